@@ -1,0 +1,223 @@
+//! Latency profile of the engine's memory operations (criterion).
+//!
+//! `cargo bench --bench engine_ops` — insert (single and batched), BM25 search and vector search
+//! (exact and HNSW) at 1k, 10k and 100k memories, vectors of dimension 384. Texts are
+//! synthetic chat-like messages drawn from a Zipf-distributed vocabulary; vectors are random
+//! unit vectors (the hardest case for HNSW). `MB_BENCH_SIZES=1000,10000` limits the sizes.
+//! The HNSW recall@10 at each size is printed alongside.
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use memorybench::engine::{Engine, EngineOptions, HnswParams, NamespaceOptions, NewRecord, Space};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const DIM: usize = 384;
+
+struct TextGen {
+    words: Vec<String>,
+    cumulative: Vec<f64>,
+}
+
+impl TextGen {
+    fn new() -> Self {
+        let words: Vec<String> = (0..5000).map(|i| format!("w{i:x}q")).collect();
+        let mut acc = 0.0;
+        let cumulative = (1..=words.len())
+            .map(|r| {
+                acc += 1.0 / r as f64;
+                acc
+            })
+            .collect();
+        TextGen { words, cumulative }
+    }
+
+    fn word(&self, rng: &mut StdRng) -> &str {
+        let x = rng.random_range(0.0..*self.cumulative.last().unwrap());
+        let i = self.cumulative.partition_point(|c| *c < x);
+        &self.words[i.min(self.words.len() - 1)]
+    }
+
+    /// A short message of 8 to 30 words (about a LoCoMo turn).
+    fn message(&self, rng: &mut StdRng) -> String {
+        let n = rng.random_range(8..30);
+        (0..n).map(|_| self.word(rng)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn unit(rng: &mut StdRng) -> Vec<f32> {
+    let v: Vec<f32> = (0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("MB_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000])
+}
+
+fn open(dir: &std::path::Path, hnsw_threshold: usize) -> Engine {
+    let options = EngineOptions {
+        hnsw: HnswParams {
+            threshold: hnsw_threshold,
+            ..HnswParams::default()
+        },
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open(dir, options).unwrap();
+    engine
+        .create_namespace("bench", NamespaceOptions::default())
+        .unwrap();
+    engine.create_space(Space::new("s", DIM)).unwrap();
+    engine
+}
+
+fn insert(c: &mut Criterion) {
+    let gen = TextGen::new();
+    let mut rng = StdRng::seed_from_u64(1);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("e"), usize::MAX);
+    let mut group = c.benchmark_group("insert");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("single", |b| {
+        b.iter_batched(
+            || NewRecord::new(gen.message(&mut rng)),
+            |r| engine.put("bench", r).unwrap(),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("single_with_vector", |b| {
+        b.iter_batched(
+            || NewRecord::new(gen.message(&mut rng)).with_vector("s", unit(&mut rng)),
+            |r| engine.put("bench", r).unwrap(),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.throughput(Throughput::Elements(1000));
+    group.bench_function("batch_1000", |b| {
+        b.iter_batched(
+            || {
+                (0..1000)
+                    .map(|_| NewRecord::new(gen.message(&mut rng)))
+                    .collect::<Vec<_>>()
+            },
+            |rs| engine.put_many("bench", rs).unwrap(),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+fn lexical_search(c: &mut Criterion) {
+    let gen = TextGen::new();
+    let mut group = c.benchmark_group("bm25_top10");
+    for n in sizes() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(&dir.path().join("e"), usize::MAX);
+        // A second namespace of the same size: per-namespace scoring must filter it out.
+        engine
+            .create_namespace("other", NamespaceOptions::default())
+            .unwrap();
+        for _ in 0..n / 1000 {
+            engine
+                .put_many(
+                    "bench",
+                    (0..1000).map(|_| NewRecord::new(gen.message(&mut rng))),
+                )
+                .unwrap();
+            engine
+                .put_many(
+                    "other",
+                    (0..1000).map(|_| NewRecord::new(gen.message(&mut rng))),
+                )
+                .unwrap();
+        }
+        engine.flush().unwrap();
+        let queries: Vec<String> = (0..64)
+            .map(|_| {
+                gen.message(&mut rng)
+                    .split(' ')
+                    .take(10)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let mut i = 0;
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                i = (i + 1) % queries.len();
+                engine.search_text("bench", &queries[i], 10).unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+fn vector_search(c: &mut Criterion) {
+    let mut group = c.benchmark_group("vector_top10");
+    for n in sizes() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let data: Vec<Vec<f32>> = (0..n).map(|_| unit(&mut rng)).collect();
+        let queries: Vec<Vec<f32>> = (0..64).map(|_| unit(&mut rng)).collect();
+        let mut exact_ids = Vec::new();
+        for (mode, threshold) in [("exact", usize::MAX), ("hnsw", 1)] {
+            let dir = tempfile::tempdir().unwrap();
+            let engine = open(&dir.path().join("e"), threshold);
+            engine.search_vector("bench", "s", &queries[0], 1).unwrap();
+            for chunk in data.chunks(1000) {
+                engine
+                    .put_many(
+                        "bench",
+                        chunk
+                            .iter()
+                            .map(|v| NewRecord::new("m").with_vector("s", v.clone())),
+                    )
+                    .unwrap();
+            }
+            engine.flush().unwrap();
+            let results: Vec<Vec<u64>> = queries
+                .iter()
+                .map(|q| {
+                    engine
+                        .search_vector("bench", "s", q, 10)
+                        .unwrap()
+                        .iter()
+                        .map(|h| h.record.id.0)
+                        .collect()
+                })
+                .collect();
+            if mode == "exact" {
+                exact_ids = results;
+            } else {
+                let found: usize = results
+                    .iter()
+                    .zip(&exact_ids)
+                    .map(|(a, e)| a.iter().filter(|x| e.contains(x)).count())
+                    .sum();
+                eprintln!(
+                    "HNSW recall@10 at n={n}: {:.4}",
+                    found as f64 / (10 * queries.len()) as f64
+                );
+            }
+            let mut i = 0;
+            group.bench_function(BenchmarkId::new(mode, n), |b| {
+                b.iter(|| {
+                    i = (i + 1) % queries.len();
+                    engine.search_vector("bench", "s", &queries[i], 10).unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
+    targets = insert, lexical_search, vector_search
+}
+criterion_main!(benches);

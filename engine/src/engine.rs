@@ -1,0 +1,568 @@
+//! The [`Engine`]: the public entry point tying the store and the indexes together.
+//!
+//! # Visibility model
+//! A write is acknowledged when its batch is in RocksDB's write-ahead log and applied to the
+//! in-memory views of both indexes. Every read or search that *starts* after a write was
+//! acknowledged sees that write (read-your-writes across threads); a search running
+//! concurrently with a write may or may not see it, but never sees half of a batch's record.
+//! Writes to one namespace are serialised; writes to different namespaces proceed in parallel
+//! and only share a short critical section that assigns sequence numbers.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+
+use parking_lot::{Mutex, RwLock};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::batch::{Batch, WriteReceipt};
+use crate::codec;
+use crate::error::{Error, Result};
+use crate::keys::{count_key, encode_u64, namespace_key, space_key, CF_META};
+use crate::lexical::index::LexicalIndex;
+use crate::lexical::LexicalStats;
+use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
+use crate::options::EngineOptions;
+use crate::record::{NewRecord, Record, RecordId};
+use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
+use crate::space::Space;
+use crate::store::{prepare_directory, Counters, Store};
+use crate::vector::collection::{wait_for_graph_build, SharedCollection};
+
+const LEXICAL_DIR: &str = "lexical";
+
+/// An embedded memory store: records in namespaces, BM25 and vector search over them.
+///
+/// `Engine` is `Send + Sync`; share it between threads with an `Arc`. See the crate
+/// documentation for an example and the module documentation for the visibility model.
+pub struct Engine {
+    inner: Arc<Inner>,
+    committer: Option<Committer>,
+}
+
+/// State shared with the background committer.
+pub(crate) struct Inner {
+    pub(crate) path: PathBuf,
+    pub(crate) options: EngineOptions,
+    pub(crate) store: Store,
+    pub(crate) lexical: LexicalIndex,
+    pub(crate) catalog: RwLock<Catalog>,
+    /// Held while a sequence number is assigned and its batch written, so batches reach
+    /// RocksDB and the lexical index in sequence order.
+    pub(crate) counters: Mutex<Counters>,
+    /// Set when applying a durable write to the lexical index failed; searches then refuse to
+    /// answer until the engine is reopened (which replays the change log).
+    pub(crate) lexical_failed: AtomicBool,
+}
+
+/// In-memory copy of the namespace and space catalog.
+#[derive(Default)]
+pub(crate) struct Catalog {
+    pub(crate) namespaces: HashMap<String, Arc<NamespaceState>>,
+    pub(crate) spaces: HashMap<String, Space>,
+}
+
+/// One live namespace.
+pub(crate) struct NamespaceState {
+    pub(crate) info: NamespaceInfo,
+    /// Serialises writes (and loading of derived state) in this namespace.
+    pub(crate) write_lock: Mutex<()>,
+    pub(crate) count: AtomicU64,
+    pub(crate) dropped: AtomicBool,
+    /// Search structures built from the store on first use.
+    pub(crate) derived: OnceLock<Derived>,
+}
+
+/// Per-namespace search state derived from the store.
+pub(crate) struct Derived {
+    pub(crate) lexical: RwLock<LexicalStats>,
+    pub(crate) vectors: RwLock<HashMap<String, SharedCollection>>,
+}
+
+struct Committer {
+    stop: mpsc::Sender<()>,
+    handle: JoinHandle<()>,
+}
+
+impl Engine {
+    /// Opens the engine directory at `path`, creating it if allowed, and brings the indexes up
+    /// to date with the store (replaying or rebuilding as needed).
+    ///
+    /// Errors: [`Error::NotAnEngine`] for a directory that holds something else,
+    /// [`Error::IncompatibleFormat`] for another on-disk format, [`Error::Missing`] when the
+    /// directory does not exist and `create_if_missing` is off.
+    pub fn open(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
+        let path = path.as_ref().to_path_buf();
+        prepare_directory(&path, options.create_if_missing)?;
+        let store = Store::open(&path, options.sync_writes)?;
+        let counters = store.counters()?;
+        let mut catalog = Catalog::default();
+        for (info, count) in store.namespaces()? {
+            catalog.namespaces.insert(
+                info.name.clone(),
+                Arc::new(NamespaceState::new(info, count)),
+            );
+        }
+        for space in store.spaces()? {
+            catalog.spaces.insert(space.name.clone(), space);
+        }
+        let lexical_dir = path.join(LEXICAL_DIR);
+        let opened = match LexicalIndex::open(&lexical_dir, options.lexical_writer_memory) {
+            Ok(opened) => opened,
+            Err(e) => {
+                tracing::warn!("lexical index unusable ({e}); rebuilding it from the store");
+                std::fs::remove_dir_all(&lexical_dir).map_err(|e| Error::io(&lexical_dir, e))?;
+                LexicalIndex::open(&lexical_dir, options.lexical_writer_memory)?
+            }
+        };
+        let inner = Arc::new(Inner {
+            path,
+            options,
+            store,
+            lexical: opened.index,
+            catalog: RwLock::new(catalog),
+            counters: Mutex::new(counters),
+            lexical_failed: AtomicBool::new(false),
+        });
+        inner.catch_up_lexical(opened.committed_seq)?;
+        let committer = Committer::start(Arc::clone(&inner))?;
+        Ok(Engine {
+            inner,
+            committer: Some(committer),
+        })
+    }
+
+    /// The engine directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Sequence number of the last acknowledged write.
+    pub fn last_seq(&self) -> u64 {
+        self.inner.counters.lock().seq
+    }
+
+    /// Makes everything written so far durable on disk (write-ahead log synced, lexical index
+    /// committed) and waits for background vector-index builds to finish.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.store.sync()?;
+        self.inner.commit_lexical()?;
+        let namespaces: Vec<Arc<NamespaceState>> = self
+            .inner
+            .catalog
+            .read()
+            .namespaces
+            .values()
+            .cloned()
+            .collect();
+        for ns in namespaces {
+            if let Some(derived) = ns.derived.get() {
+                let collections: Vec<SharedCollection> =
+                    derived.vectors.read().values().cloned().collect();
+                for c in &collections {
+                    wait_for_graph_build(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes and closes the engine, reporting any error (dropping the engine does the same
+    /// but can only log errors).
+    pub fn close(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        if let Some(committer) = self.committer.take() {
+            committer.stop();
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    // ----- namespaces -------------------------------------------------------------------
+
+    /// Creates a namespace. Errors with [`Error::NamespaceExists`] if the name is taken.
+    pub fn create_namespace(&self, name: &str, options: NamespaceOptions) -> Result<NamespaceInfo> {
+        validate_name(name)?;
+        let mut catalog = self.inner.catalog.write();
+        if catalog.namespaces.contains_key(name) {
+            return Err(Error::NamespaceExists(name.to_string()));
+        }
+        let mut counters = self.inner.counters.lock();
+        let mut next = *counters;
+        let info = NamespaceInfo {
+            name: name.to_string(),
+            id: next.next_namespace,
+            analyzer: options.analyzer,
+        };
+        next.next_namespace += 1;
+        let store = &self.inner.store;
+        let meta = store.cf(CF_META)?;
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put_cf(
+            meta,
+            namespace_key(name),
+            codec::encode("namespace", &info)?,
+        );
+        batch.put_cf(meta, count_key(info.id), encode_u64(0));
+        store.put_counters(&mut batch, &next)?;
+        store.write(batch)?;
+        *counters = next;
+        catalog.namespaces.insert(
+            name.to_string(),
+            Arc::new(NamespaceState::new(info.clone(), 0)),
+        );
+        Ok(info)
+    }
+
+    /// Returns the namespace, creating it with `options` if it does not exist. An existing
+    /// namespace keeps its own options.
+    pub fn ensure_namespace(&self, name: &str, options: NamespaceOptions) -> Result<NamespaceInfo> {
+        match self.create_namespace(name, options) {
+            Err(Error::NamespaceExists(_)) => self.namespace(name),
+            other => other,
+        }
+    }
+
+    /// Information about one namespace.
+    pub fn namespace(&self, name: &str) -> Result<NamespaceInfo> {
+        Ok(self.inner.namespace(name)?.info.clone())
+    }
+
+    /// Every namespace, sorted by name.
+    pub fn namespaces(&self) -> Vec<NamespaceInfo> {
+        let mut all: Vec<NamespaceInfo> = self
+            .inner
+            .catalog
+            .read()
+            .namespaces
+            .values()
+            .map(|ns| ns.info.clone())
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// Number of records in a namespace.
+    pub fn count(&self, namespace: &str) -> Result<u64> {
+        Ok(self
+            .inner
+            .namespace(namespace)?
+            .count
+            .load(Ordering::SeqCst))
+    }
+
+    /// Deletes a namespace with all its records, vectors and state.
+    pub fn drop_namespace(&self, name: &str) -> Result<()> {
+        self.inner.drop_namespace(name)
+    }
+
+    // ----- embedding spaces -------------------------------------------------------------
+
+    /// Declares an embedding space. Idempotent for the same dimension; a different dimension
+    /// is [`Error::SpaceConflict`].
+    pub fn create_space(&self, space: Space) -> Result<Space> {
+        if space.name.is_empty() || space.dim == 0 {
+            return Err(Error::SpaceConflict {
+                space: space.name,
+                existing: 0,
+                requested: space.dim,
+            });
+        }
+        let mut catalog = self.inner.catalog.write();
+        if let Some(existing) = catalog.spaces.get(&space.name) {
+            if existing.dim != space.dim {
+                return Err(Error::SpaceConflict {
+                    space: space.name,
+                    existing: existing.dim,
+                    requested: space.dim,
+                });
+            }
+            return Ok(existing.clone());
+        }
+        let store = &self.inner.store;
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put_cf(
+            store.cf(CF_META)?,
+            space_key(&space.name),
+            codec::encode("space", &space)?,
+        );
+        store.write(batch)?;
+        catalog.spaces.insert(space.name.clone(), space.clone());
+        Ok(space)
+    }
+
+    /// Every embedding space, sorted by name.
+    pub fn spaces(&self) -> Vec<Space> {
+        let mut all: Vec<Space> = self.inner.catalog.read().spaces.values().cloned().collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    // ----- writes -----------------------------------------------------------------------
+
+    /// Applies a batch atomically to a namespace.
+    pub fn write(&self, namespace: &str, batch: Batch) -> Result<WriteReceipt> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.write(&ns, batch)
+    }
+
+    /// Stores one record and returns its id.
+    pub fn put(&self, namespace: &str, record: NewRecord) -> Result<RecordId> {
+        let mut batch = Batch::new();
+        batch.put(record);
+        let receipt = self.write(namespace, batch)?;
+        receipt
+            .ids
+            .first()
+            .copied()
+            .ok_or(Error::Background("write acknowledged without an id".into()))
+    }
+
+    /// Stores many records atomically and returns their ids in order.
+    pub fn put_many(
+        &self,
+        namespace: &str,
+        records: impl IntoIterator<Item = NewRecord>,
+    ) -> Result<Vec<RecordId>> {
+        let mut batch = Batch::new();
+        for r in records {
+            batch.put(r);
+        }
+        Ok(self.write(namespace, batch)?.ids)
+    }
+
+    /// Replaces an existing record; [`Error::RecordNotFound`] if it does not exist.
+    pub fn update(&self, namespace: &str, id: RecordId, record: NewRecord) -> Result<()> {
+        let mut batch = Batch::new();
+        batch.update(id, record);
+        self.write(namespace, batch).map(|_| ())
+    }
+
+    /// Deletes a record; returns whether it existed.
+    pub fn delete(&self, namespace: &str, id: RecordId) -> Result<bool> {
+        let mut batch = Batch::new();
+        batch.delete(id);
+        Ok(self.write(namespace, batch)?.deleted == 1)
+    }
+
+    /// Stores a value in the namespace's free-form state (see [`Batch::put_state`]).
+    pub fn put_state<T: Serialize>(&self, namespace: &str, key: &str, value: &T) -> Result<()> {
+        let mut batch = Batch::new();
+        batch.put_state(key, value)?;
+        self.write(namespace, batch).map(|_| ())
+    }
+
+    /// Removes a key from the namespace's free-form state.
+    pub fn delete_state(&self, namespace: &str, key: &str) -> Result<()> {
+        let mut batch = Batch::new();
+        batch.delete_state(key);
+        self.write(namespace, batch).map(|_| ())
+    }
+
+    // ----- reads ------------------------------------------------------------------------
+
+    /// One record by id.
+    pub fn get(&self, namespace: &str, id: RecordId) -> Result<Option<Record>> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.store.record(ns.info.id, id)
+    }
+
+    /// Iterates a namespace's records in insertion order, reading them lazily from the store.
+    pub fn records(&self, namespace: &str) -> Result<impl Iterator<Item = Result<Record>> + '_> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.store.iter_records(ns.info.id)
+    }
+
+    /// A value from the namespace's free-form state.
+    pub fn get_state<T: DeserializeOwned>(&self, namespace: &str, key: &str) -> Result<Option<T>> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner
+            .store
+            .state(ns.info.id, key)?
+            .map(|b| codec::decode("namespace state", &b))
+            .transpose()
+    }
+
+    /// Keys of the namespace's free-form state that start with `prefix`, sorted.
+    pub fn state_keys(&self, namespace: &str, prefix: &str) -> Result<Vec<String>> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.store.state_keys(ns.info.id, prefix)
+    }
+
+    // ----- search -----------------------------------------------------------------------
+
+    /// The `k` best records for `query` by BM25, scored with this namespace's statistics only.
+    /// The query is plain text: operators, quotes and `field:` prefixes have no meaning.
+    pub fn search_text(&self, namespace: &str, query: &str, k: usize) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let ranked = self.inner.lexical_ranking(&ns, query, k)?;
+        self.inner.hydrate(&ns, ranked)
+    }
+
+    /// The `k` records whose vector in `space` is most similar (cosine) to `query`.
+    pub fn search_vector(
+        &self,
+        namespace: &str,
+        space: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let ranked = self.inner.vector_ranking(&ns, space, query, k)?;
+        self.inner.hydrate(&ns, ranked)
+    }
+
+    /// Lexical and vector search fused by reciprocal rank fusion (see [`HybridQuery`]).
+    pub fn search_hybrid(&self, namespace: &str, query: &HybridQuery) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let n = query.candidates();
+        let ids = |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
+        let lexical = ids(self.inner.lexical_ranking(&ns, &query.text, n)?);
+        let vector = ids(self
+            .inner
+            .vector_ranking(&ns, &query.space, &query.vector, n)?);
+        let fused = reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, query.k);
+        self.inner.hydrate(&ns, fused)
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::error!("closing the memory engine: {e}");
+        }
+    }
+}
+
+impl NamespaceState {
+    fn new(info: NamespaceInfo, count: u64) -> Self {
+        NamespaceState {
+            info,
+            write_lock: Mutex::new(()),
+            count: AtomicU64::new(count),
+            dropped: AtomicBool::new(false),
+            derived: OnceLock::new(),
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn namespace(&self, name: &str) -> Result<Arc<NamespaceState>> {
+        self.catalog
+            .read()
+            .namespaces
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::UnknownNamespace(name.to_string()))
+    }
+
+    pub(crate) fn space(&self, name: &str) -> Result<Space> {
+        self.catalog
+            .read()
+            .spaces
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::UnknownSpace(name.to_string()))
+    }
+
+    /// Commits the lexical index and forgets the change-log entries it now holds.
+    pub(crate) fn commit_lexical(&self) -> Result<()> {
+        if let Some(seq) = self.lexical.commit()? {
+            self.store.trim_changes(seq)?;
+        }
+        Ok(())
+    }
+
+    fn lexical_ranking(
+        &self,
+        ns: &NamespaceState,
+        query: &str,
+        k: usize,
+    ) -> Result<Vec<(RecordId, f32)>> {
+        if self.lexical_failed.load(Ordering::SeqCst) {
+            return Err(Error::Background(
+                "the lexical index missed a write; reopen the engine to catch it up".into(),
+            ));
+        }
+        let derived = self.derived(ns)?;
+        let terms: Vec<String> = ns
+            .info
+            .analyzer
+            .analyze(query)
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        let stats = derived.lexical.read();
+        self.lexical
+            .search(ns.info.id, ns.info.analyzer, &terms, &stats, k)
+    }
+
+    fn vector_ranking(
+        &self,
+        ns: &NamespaceState,
+        space: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<(RecordId, f32)>> {
+        let space = self.space(space)?;
+        let query = space.normalise(query)?;
+        let derived = self.derived(ns)?;
+        let collection = derived.vectors.read().get(&space.name).cloned();
+        Ok(match collection {
+            Some(c) => c.read().search(&query, k, &self.options.hnsw),
+            None => Vec::new(),
+        })
+    }
+
+    /// Loads the records of ranked ids, dropping any deleted since ranking.
+    fn hydrate(&self, ns: &NamespaceState, ranked: Vec<(RecordId, f32)>) -> Result<Vec<Hit>> {
+        let ids: Vec<RecordId> = ranked.iter().map(|r| r.0).collect();
+        let records = self.store.records_by_id(ns.info.id, &ids)?;
+        Ok(ranked
+            .into_iter()
+            .zip(records)
+            .filter_map(|((_, score), record)| {
+                Some(Hit {
+                    record: record?,
+                    score,
+                })
+            })
+            .collect())
+    }
+}
+
+impl Committer {
+    fn start(inner: Arc<Inner>) -> Result<Committer> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let interval = inner.options.lexical_commit_interval;
+        let handle = std::thread::Builder::new()
+            .name("mb-lexical-commit".into())
+            .spawn(move || loop {
+                match stopped.recv_timeout(interval) {
+                    Err(RecvTimeoutError::Timeout) => {
+                        if let Err(e) = inner.commit_lexical() {
+                            tracing::error!("background lexical commit failed: {e}");
+                        }
+                    }
+                    Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+                }
+            })
+            .map_err(|e| Error::Background(format!("cannot start the commit thread: {e}")))?;
+        Ok(Committer { stop, handle })
+    }
+
+    fn stop(self) {
+        // The receiver may already be gone if the thread ended; either way it stops.
+        let _ = self.stop.send(());
+        if self.handle.join().is_err() {
+            tracing::error!("the lexical commit thread panicked");
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The engine's error type.
+//!
+//! Every fallible engine call returns [`Result`]. Variants name the namespace, space, record or path
+//! involved so that a caller can print one readable line and a program can match on the cause.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The directory exists but was not created by this engine.
+    #[error("{path}: not a memory-engine directory ({reason})")]
+    NotAnEngine {
+        /// The directory that was opened.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+    /// The directory was written by an engine with another on-disk format.
+    #[error("{path}: written with engine format {found}, this build reads format {expected}")]
+    IncompatibleFormat {
+        /// The directory that was opened.
+        path: PathBuf,
+        /// Format version found on disk.
+        found: u32,
+        /// Format version this build understands.
+        expected: u32,
+    },
+    /// The directory does not exist and `create_if_missing` is off.
+    #[error("{path}: no engine directory here (create_if_missing is off)")]
+    Missing {
+        /// The directory that was opened.
+        path: PathBuf,
+    },
+    /// A namespace name that was never created (or was dropped).
+    #[error("unknown namespace {0:?}")]
+    UnknownNamespace(String),
+    /// `create_namespace` on a name that already exists.
+    #[error("namespace {0:?} already exists")]
+    NamespaceExists(String),
+    /// A namespace name that cannot be used.
+    #[error("invalid namespace name {name:?}: {reason}")]
+    InvalidNamespaceName {
+        /// The rejected name.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// An embedding space that was never created.
+    #[error("unknown embedding space {0:?}")]
+    UnknownSpace(String),
+    /// A space re-declared with a different dimension.
+    #[error(
+        "embedding space {space:?} has dimension {existing}, cannot redeclare it with {requested}"
+    )]
+    SpaceConflict {
+        /// Space name.
+        space: String,
+        /// Dimension on record.
+        existing: usize,
+        /// Dimension asked for.
+        requested: usize,
+    },
+    /// A vector whose length differs from its space's dimension.
+    #[error("vector for space {space:?} has dimension {got}, expected {expected}")]
+    DimensionMismatch {
+        /// Space name.
+        space: String,
+        /// The space's dimension.
+        expected: usize,
+        /// The vector's length.
+        got: usize,
+    },
+    /// A vector with NaN or infinite components.
+    #[error("vector for space {space:?} has a non-finite component at index {index}")]
+    NonFiniteVector {
+        /// Space name.
+        space: String,
+        /// First offending index.
+        index: usize,
+    },
+    /// A record with neither text nor vectors: nothing to store or find.
+    #[error("record has blank text and no vector: nothing could ever find it")]
+    EmptyRecord,
+    /// A record text above [`crate::EngineOptions::max_text_bytes`].
+    #[error("record text is {len} bytes, above the limit of {max} bytes")]
+    TextTooLarge {
+        /// Size of the text.
+        len: usize,
+        /// Configured limit.
+        max: usize,
+    },
+    /// A record id that does not exist in the namespace.
+    #[error("record {id} not found in namespace {namespace:?}")]
+    RecordNotFound {
+        /// Namespace searched.
+        namespace: String,
+        /// The missing record id.
+        id: u64,
+    },
+    /// Stored bytes that do not decode as the expected structure.
+    #[error("corrupt {what}: {detail}")]
+    Corrupt {
+        /// Which structure failed to decode.
+        what: &'static str,
+        /// Decoder message.
+        detail: String,
+    },
+    /// A value serialised by a different version of a structure.
+    #[error("{what} is stored in format version {found}, this build reads version {expected}")]
+    FormatVersion {
+        /// Which structure.
+        what: &'static str,
+        /// Tag found.
+        found: u8,
+        /// Tag expected.
+        expected: u8,
+    },
+    /// A user value (namespace state) that could not be serialised.
+    #[error("cannot encode {what}: {detail}")]
+    Encode {
+        /// Which structure.
+        what: &'static str,
+        /// Encoder message.
+        detail: String,
+    },
+    /// RocksDB failed.
+    #[error("storage: {0}")]
+    Storage(#[from] rocksdb::Error),
+    /// tantivy failed.
+    #[error("lexical index: {0}")]
+    Lexical(#[from] tantivy::TantivyError),
+    /// A file-system operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// Path involved.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// A background thread of the engine died.
+    #[error("engine background task failed: {0}")]
+    Background(String),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The on-disk key layout of every column family.
+//!
+//! Integers are big-endian so that RocksDB's byte order is numeric order: records iterate in
+//! insertion order within a namespace and the change log in sequence order.
+
+use crate::record::RecordId;
+
+/// Column family of engine metadata: format, counters, namespace and space catalog, counts.
+pub(crate) const CF_META: &str = "meta";
+/// Column family of records, keyed by namespace id then record id.
+pub(crate) const CF_RECORDS: &str = "records";
+/// Column family of normalised vectors, keyed by namespace id, record id, space name.
+pub(crate) const CF_VECTORS: &str = "vectors";
+/// Column family of index bookkeeping: the change log the derived indexes replay.
+pub(crate) const CF_CHANGELOG: &str = "changelog";
+/// Column family of free-form per-namespace state owned by memory systems.
+pub(crate) const CF_STATE: &str = "state";
+
+/// Every column family the engine opens.
+pub(crate) const COLUMN_FAMILIES: [&str; 5] =
+    [CF_META, CF_RECORDS, CF_VECTORS, CF_CHANGELOG, CF_STATE];
+
+pub(crate) const META_FORMAT: &[u8] = b"format";
+pub(crate) const META_SEQ: &[u8] = b"seq";
+pub(crate) const META_NEXT_RECORD: &[u8] = b"next_record";
+pub(crate) const META_NEXT_NAMESPACE: &[u8] = b"next_namespace";
+pub(crate) const META_NAMESPACE_PREFIX: &[u8] = b"ns/";
+pub(crate) const META_SPACE_PREFIX: &[u8] = b"space/";
+pub(crate) const META_COUNT_PREFIX: &[u8] = b"count/";
+
+pub(crate) fn namespace_key(name: &str) -> Vec<u8> {
+    [META_NAMESPACE_PREFIX, name.as_bytes()].concat()
+}
+
+pub(crate) fn space_key(name: &str) -> Vec<u8> {
+    [META_SPACE_PREFIX, name.as_bytes()].concat()
+}
+
+pub(crate) fn count_key(ns: u32) -> Vec<u8> {
+    [META_COUNT_PREFIX, &ns.to_be_bytes()[..]].concat()
+}
+
+/// Prefix shared by every key of a namespace in the records, vectors and state families.
+pub(crate) fn ns_prefix(ns: u32) -> [u8; 4] {
+    ns.to_be_bytes()
+}
+
+/// The first key past every key of namespace `ns`.
+pub(crate) fn ns_end(ns: u32) -> Vec<u8> {
+    match ns.checked_add(1) {
+        Some(next) => next.to_be_bytes().to_vec(),
+        None => vec![0xff; 5],
+    }
+}
+
+pub(crate) fn record_key(ns: u32, id: RecordId) -> [u8; 12] {
+    let mut key = [0u8; 12];
+    key[..4].copy_from_slice(&ns.to_be_bytes());
+    key[4..].copy_from_slice(&id.0.to_be_bytes());
+    key
+}
+
+/// Record id of a records-family or vectors-family key.
+pub(crate) fn record_id_of(key: &[u8]) -> Option<RecordId> {
+    let bytes: [u8; 8] = key.get(4..12)?.try_into().ok()?;
+    Some(RecordId(u64::from_be_bytes(bytes)))
+}
+
+pub(crate) fn vector_key(ns: u32, id: RecordId, space: &str) -> Vec<u8> {
+    [&record_key(ns, id)[..], space.as_bytes()].concat()
+}
+
+/// Space name of a vectors-family key.
+pub(crate) fn vector_space_of(key: &[u8]) -> Option<&str> {
+    std::str::from_utf8(key.get(12..)?).ok()
+}
+
+/// Range of every vector of one record: `[record_key, record_key of id + 1)`.
+pub(crate) fn vector_range(ns: u32, id: RecordId) -> ([u8; 12], [u8; 12]) {
+    (record_key(ns, id), record_key(ns, RecordId(id.0 + 1)))
+}
+
+pub(crate) fn state_key(ns: u32, key: &str) -> Vec<u8> {
+    [&ns.to_be_bytes()[..], key.as_bytes()].concat()
+}
+
+pub(crate) fn changelog_key(seq: u64) -> [u8; 8] {
+    seq.to_be_bytes()
+}
+
+pub(crate) fn seq_of_changelog_key(key: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(key.try_into().ok()?))
+}
+
+pub(crate) fn encode_u64(v: u64) -> [u8; 8] {
+    v.to_le_bytes()
+}
+
+pub(crate) fn decode_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+pub(crate) fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_keys_sort_numerically_and_parse_back() {
+        let a = record_key(1, RecordId(255));
+        let b = record_key(1, RecordId(256));
+        assert!(a < b);
+        assert!(b.as_slice() < ns_end(1).as_slice());
+        assert_eq!(record_id_of(&b), Some(RecordId(256)));
+        let v = vector_key(1, RecordId(7), "minilm");
+        assert_eq!(vector_space_of(&v), Some("minilm"));
+        let (lo, hi) = vector_range(1, RecordId(7));
+        assert!(lo.as_slice() <= v.as_slice() && v.as_slice() < hi.as_slice());
+    }
+
+    #[test]
+    fn vectors_round_trip() {
+        let v = vec![0.5f32, -1.25, 3.0];
+        assert_eq!(decode_vector(&encode_vector(&v)), Some(v));
+        assert_eq!(decode_vector(&[1, 2, 3]), None);
+    }
+}

@@ -1,0 +1,8 @@
+//! Lexical (BM25) search: analyzers, per-namespace statistics and the tantivy index.
+
+pub mod analyzer;
+pub(crate) mod index;
+pub mod stats;
+
+pub use analyzer::{AnalyzerTokenizer, Term};
+pub use stats::LexicalStats;

@@ -1,0 +1,113 @@
+//! Per-namespace BM25 statistics.
+//!
+//! One tantivy index holds every namespace, but BM25 must score a namespace's documents as if
+//! the index held nothing else. These statistics (document count, token count, document
+//! frequency per term, all over live documents of one namespace) replace tantivy's index-wide
+//! ones through [`Bm25StatisticsProvider`].
+
+use std::collections::HashMap;
+
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::schema::Field;
+use tantivy::Term as IndexTerm;
+
+use super::analyzer::Term;
+
+/// Live-document statistics of one namespace's lexical field.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalStats {
+    num_docs: u64,
+    total_tokens: u64,
+    doc_freq: HashMap<String, u64>,
+}
+
+impl LexicalStats {
+    /// Accounts for a document with these terms.
+    pub(crate) fn add(&mut self, terms: &[Term]) {
+        self.num_docs += 1;
+        self.total_tokens += terms.len() as u64;
+        for term in distinct(terms) {
+            *self.doc_freq.entry(term.to_string()).or_default() += 1;
+        }
+    }
+
+    /// Removes a document previously added with these terms.
+    pub(crate) fn remove(&mut self, terms: &[Term]) {
+        self.num_docs = self.num_docs.saturating_sub(1);
+        self.total_tokens = self.total_tokens.saturating_sub(terms.len() as u64);
+        for term in distinct(terms) {
+            if let Some(df) = self.doc_freq.get_mut(term) {
+                *df -= 1;
+                if *df == 0 {
+                    self.doc_freq.remove(term);
+                }
+            }
+        }
+    }
+
+    /// Number of live documents.
+    pub fn num_docs(&self) -> u64 {
+        self.num_docs
+    }
+
+    /// Number of live documents containing `term`.
+    pub fn doc_freq(&self, term: &str) -> u64 {
+        self.doc_freq.get(term).copied().unwrap_or(0)
+    }
+
+    /// Average number of terms per document (BM25's average field length).
+    pub fn average_length(&self) -> f32 {
+        if self.num_docs == 0 {
+            0.0
+        } else {
+            self.total_tokens as f32 / self.num_docs as f32
+        }
+    }
+}
+
+fn distinct(terms: &[Term]) -> impl Iterator<Item = &str> {
+    let mut seen: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.into_iter()
+}
+
+impl Bm25StatisticsProvider for LexicalStats {
+    fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
+        Ok(self.total_tokens)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.num_docs)
+    }
+
+    fn doc_freq(&self, term: &IndexTerm) -> tantivy::Result<u64> {
+        Ok(term
+            .value()
+            .as_str()
+            .map_or(0, |t| LexicalStats::doc_freq(self, t)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namespace::Analyzer;
+
+    #[test]
+    fn add_remove_is_exact() {
+        let mut s = LexicalStats::default();
+        let a = Analyzer::Standard.analyze("apple banana apple");
+        let b = Analyzer::Standard.analyze("banana cherry");
+        s.add(&a);
+        s.add(&b);
+        assert_eq!(s.num_docs(), 2);
+        assert_eq!(s.doc_freq("apple"), 1);
+        assert_eq!(s.doc_freq("banana"), 2);
+        assert!((s.average_length() - 2.5).abs() < 1e-6);
+        s.remove(&a);
+        let mut only_b = LexicalStats::default();
+        only_b.add(&b);
+        assert_eq!(s, only_b);
+    }
+}

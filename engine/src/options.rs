@@ -1,0 +1,42 @@
+//! Engine configuration.
+
+use std::time::Duration;
+
+use crate::vector::HnswParams;
+
+/// Options for [`crate::Engine::open`]. `EngineOptions::default()` suits most uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineOptions {
+    /// Create the directory if it does not exist (default `true`).
+    pub create_if_missing: bool,
+    /// `fsync` the write-ahead log on every write (default `false`). Without it an
+    /// acknowledged write survives a process crash (`kill -9`) but not a power cut; with it,
+    /// both, at the cost of one disk flush per write. [`crate::Engine::flush`] syncs on demand.
+    pub sync_writes: bool,
+    /// Largest accepted record text, in bytes (default 8 MiB).
+    pub max_text_bytes: usize,
+    /// How often uncommitted lexical-index changes are committed in the background
+    /// (default 1 s). Searches see every acknowledged write regardless.
+    pub lexical_commit_interval: Duration,
+    /// Commit the lexical index inline once this many documents are uncommitted
+    /// (default 50 000), bounding the memory of the uncommitted overlay.
+    pub lexical_commit_docs: usize,
+    /// Memory budget of the tantivy index writer, in bytes (default 64 MiB).
+    pub lexical_writer_memory: usize,
+    /// Vector index parameters.
+    pub hnsw: HnswParams,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            create_if_missing: true,
+            sync_writes: false,
+            max_text_bytes: 8 << 20,
+            lexical_commit_interval: Duration::from_secs(1),
+            lexical_commit_docs: 50_000,
+            lexical_writer_memory: 64 << 20,
+            hnsw: HnswParams::default(),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Bringing derived data up to date with the store.
+//!
+//! The lexical index is caught up on open: its last commit names the sequence number it holds,
+//! and the change log after that is replayed; if the log does not reach back that far, or the
+//! index is missing, newer than the store or unreadable, it is rebuilt from the records.
+//! A namespace's BM25 statistics and vector collections are built from the store the first
+//! time the namespace is searched, then maintained by every write.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::engine::{Derived, Inner, NamespaceState};
+use crate::error::Result;
+use crate::lexical::index::LexicalOp;
+use crate::lexical::LexicalStats;
+use crate::namespace::NamespaceInfo;
+use crate::store::{Change, ChangeEntry};
+use crate::vector::collection::{schedule_graph_build, SharedCollection, VectorCollection};
+
+/// Records indexed per `apply` call during a rebuild.
+const REBUILD_CHUNK: usize = 2048;
+
+impl Inner {
+    /// Brings the lexical index from its last commit (`committed`) to the store's sequence.
+    pub(crate) fn catch_up_lexical(&self, committed: Option<u64>) -> Result<()> {
+        let seq = self.counters.lock().seq;
+        let replay = match committed {
+            Some(c) if c == seq => Some(Vec::new()),
+            Some(c) if c < seq => {
+                let changes = self.store.changes_after(c)?;
+                let contiguous = changes.len() as u64 == seq - c
+                    && changes
+                        .iter()
+                        .zip(c + 1..)
+                        .all(|((s, _), expected)| *s == expected);
+                contiguous.then_some(changes)
+            }
+            _ => None,
+        };
+        match replay {
+            Some(changes) => {
+                if !changes.is_empty() {
+                    tracing::info!("lexical index: replaying {} writes", changes.len());
+                }
+                for (s, entry) in changes {
+                    self.replay(s, entry)?;
+                }
+            }
+            None => self.rebuild_lexical(seq)?,
+        }
+        self.commit_lexical()
+    }
+
+    fn namespaces_by_id(&self) -> HashMap<u32, NamespaceInfo> {
+        self.catalog
+            .read()
+            .namespaces
+            .values()
+            .map(|ns| (ns.info.id, ns.info.clone()))
+            .collect()
+    }
+
+    fn replay(&self, seq: u64, entry: ChangeEntry) -> Result<()> {
+        let info = self.namespaces_by_id().remove(&entry.ns);
+        let mut ops = Vec::with_capacity(entry.changes.len());
+        for change in entry.changes {
+            let op = match (change, &info) {
+                (Change::Upsert(id), Some(info)) => match self.store.record(info.id, id)? {
+                    Some(record) => LexicalOp::Upsert {
+                        ns: info.id,
+                        id,
+                        analyzer: info.analyzer,
+                        terms: info.analyzer.analyze(&record.text),
+                        replaces: true,
+                    },
+                    None => LexicalOp::Delete { ns: entry.ns, id },
+                },
+                (Change::Upsert(id) | Change::Delete(id), _) => {
+                    LexicalOp::Delete { ns: entry.ns, id }
+                }
+                (Change::DropNamespace, _) => LexicalOp::DropNamespace { ns: entry.ns },
+            };
+            ops.push(op);
+        }
+        self.lexical.apply(seq, &ops)
+    }
+
+    fn rebuild_lexical(&self, seq: u64) -> Result<()> {
+        tracing::info!("lexical index: rebuilding from the store");
+        self.lexical.clear()?;
+        let mut total = 0usize;
+        for info in self.namespaces_by_id().into_values() {
+            let mut ops = Vec::with_capacity(REBUILD_CHUNK);
+            for record in self.store.iter_records(info.id)? {
+                let record = record?;
+                ops.push(LexicalOp::Upsert {
+                    ns: info.id,
+                    id: record.id,
+                    analyzer: info.analyzer,
+                    terms: info.analyzer.analyze(&record.text),
+                    replaces: false,
+                });
+                if ops.len() == REBUILD_CHUNK {
+                    total += ops.len();
+                    self.lexical.apply(seq, &ops)?;
+                    ops.clear();
+                }
+            }
+            total += ops.len();
+            self.lexical.apply(seq, &ops)?;
+        }
+        tracing::info!("lexical index: rebuilt {total} records");
+        Ok(())
+    }
+
+    /// The namespace's derived search state, built from the store on first use.
+    pub(crate) fn derived<'a>(&self, ns: &'a NamespaceState) -> Result<&'a Derived> {
+        if let Some(d) = ns.derived.get() {
+            return Ok(d);
+        }
+        let _serialised = ns.write_lock.lock();
+        if let Some(d) = ns.derived.get() {
+            return Ok(d);
+        }
+        let mut stats = LexicalStats::default();
+        for record in self.store.iter_records(ns.info.id)? {
+            stats.add(&ns.info.analyzer.analyze(&record?.text));
+        }
+        let mut collections: HashMap<String, VectorCollection> = HashMap::new();
+        for item in self.store.iter_vectors(ns.info.id)? {
+            let (id, space, vector) = item?;
+            collections
+                .entry(space)
+                .or_insert_with(|| VectorCollection::new(vector.len()))
+                .upsert(id, &vector);
+        }
+        let vectors: HashMap<String, SharedCollection> = collections
+            .into_iter()
+            .map(|(space, c)| (space, Arc::new(RwLock::new(c))))
+            .collect();
+        for c in vectors.values() {
+            schedule_graph_build(c, self.options.hnsw);
+        }
+        Ok(ns.derived.get_or_init(|| Derived {
+            lexical: RwLock::new(stats),
+            vectors: RwLock::new(vectors),
+        }))
+    }
+}

@@ -1,0 +1,369 @@
+//! RocksDB, the engine's source of truth: directory layout, format checks and typed access to
+//! every column family.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rocksdb::{
+    ColumnFamily, ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions,
+    WriteBatch, WriteOptions, DB,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::codec;
+use crate::error::{Error, Result};
+use crate::keys::*;
+use crate::namespace::NamespaceInfo;
+use crate::record::{Record, RecordId};
+use crate::space::Space;
+
+/// On-disk format of the whole engine directory. Bump when the key layout or the meaning of
+/// stored values changes incompatibly.
+pub const ENGINE_FORMAT: u32 = 1;
+
+/// Marker file identifying an engine directory.
+const MARKER: &str = "MEMORY_ENGINE";
+const MARKER_TEXT: &str = "memorybench-rs memory engine\nformat ";
+const STORE_DIR: &str = "store";
+
+/// What one logical write changed, replayed by the derived indexes after a crash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ChangeEntry {
+    pub ns: u32,
+    pub changes: Vec<Change>,
+}
+
+/// One change of a [`ChangeEntry`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) enum Change {
+    /// The record was created or replaced; its current version is in the records family.
+    Upsert(RecordId),
+    /// The record was deleted.
+    Delete(RecordId),
+    /// The whole namespace was dropped.
+    DropNamespace,
+}
+
+/// Counters persisted in the meta family with every write.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Counters {
+    pub seq: u64,
+    pub next_record: u64,
+    pub next_namespace: u32,
+}
+
+/// Handle on the RocksDB database of an engine directory.
+pub(crate) struct Store {
+    db: DB,
+    write_options: WriteOptions,
+}
+
+/// Prepares `path` as an engine directory (creating it if allowed) and checks its marker.
+pub(crate) fn prepare_directory(path: &Path, create_if_missing: bool) -> Result<()> {
+    let marker = path.join(MARKER);
+    if path.is_file() {
+        return Err(Error::NotAnEngine {
+            path: path.into(),
+            reason: "it is a file".into(),
+        });
+    }
+    if !path.exists() {
+        if !create_if_missing {
+            return Err(Error::Missing { path: path.into() });
+        }
+        fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
+    }
+    if marker.exists() {
+        let text = fs::read_to_string(&marker).map_err(|e| Error::io(&marker, e))?;
+        let found = text
+            .strip_prefix(MARKER_TEXT)
+            .and_then(|rest| rest.trim().parse::<u32>().ok())
+            .ok_or_else(|| Error::NotAnEngine {
+                path: path.into(),
+                reason: format!("{MARKER} does not hold an engine format line"),
+            })?;
+        if found != ENGINE_FORMAT {
+            return Err(Error::IncompatibleFormat {
+                path: path.into(),
+                found,
+                expected: ENGINE_FORMAT,
+            });
+        }
+        return Ok(());
+    }
+    let mut entries = fs::read_dir(path).map_err(|e| Error::io(path, e))?;
+    if entries.next().is_some() {
+        return Err(Error::NotAnEngine {
+            path: path.into(),
+            reason: format!("not empty and has no {MARKER} file"),
+        });
+    }
+    if !create_if_missing {
+        return Err(Error::Missing { path: path.into() });
+    }
+    write_marker(&marker)
+}
+
+fn write_marker(marker: &Path) -> Result<()> {
+    let tmp = marker.with_extension("tmp");
+    let mut file = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    file.write_all(format!("{MARKER_TEXT}{ENGINE_FORMAT}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io(&tmp, e))?;
+    fs::rename(&tmp, marker).map_err(|e| Error::io(marker, e))
+}
+
+impl Store {
+    /// Opens (creating if needed) the database below an engine directory.
+    pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
+        let path: PathBuf = engine_dir.join(STORE_DIR);
+        let mut options = Options::default();
+        options.create_if_missing(true);
+        options.create_missing_column_families(true);
+        options.increase_parallelism(2);
+        options.set_compression_type(rocksdb::DBCompressionType::Lz4);
+        let families = COLUMN_FAMILIES.iter().map(|name| {
+            let mut cf = Options::default();
+            cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
+            ColumnFamilyDescriptor::new(*name, cf)
+        });
+        let db = DB::open_cf_descriptors(&options, &path, families)?;
+        let mut write_options = WriteOptions::default();
+        write_options.set_sync(sync_writes);
+        let store = Store { db, write_options };
+        match store.get(CF_META, META_FORMAT)? {
+            None => {
+                store
+                    .db
+                    .put_cf(store.cf(CF_META)?, META_FORMAT, ENGINE_FORMAT.to_le_bytes())?
+            }
+            Some(bytes) => {
+                let found = bytes
+                    .as_slice()
+                    .try_into()
+                    .map(u32::from_le_bytes)
+                    .map_err(|_| Error::Corrupt {
+                        what: "format marker",
+                        detail: format!("{} bytes", bytes.len()),
+                    })?;
+                if found != ENGINE_FORMAT {
+                    return Err(Error::IncompatibleFormat {
+                        path: engine_dir.into(),
+                        found,
+                        expected: ENGINE_FORMAT,
+                    });
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
+        self.db.cf_handle(name).ok_or(Error::Corrupt {
+            what: "store",
+            detail: format!("column family {name} is missing"),
+        })
+    }
+
+    fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get_cf(self.cf(cf)?, key)?)
+    }
+
+    /// Applies a batch atomically, with the configured durability.
+    pub(crate) fn write(&self, batch: WriteBatch) -> Result<()> {
+        Ok(self.db.write_opt(batch, &self.write_options)?)
+    }
+
+    /// Forces the write-ahead log to disk.
+    pub(crate) fn sync(&self) -> Result<()> {
+        Ok(self.db.flush_wal(true)?)
+    }
+
+    pub(crate) fn counters(&self) -> Result<Counters> {
+        let u64_at = |key: &[u8]| -> Result<u64> {
+            match self.get(CF_META, key)? {
+                None => Ok(0),
+                Some(b) => decode_u64(&b).ok_or(Error::Corrupt {
+                    what: "counter",
+                    detail: String::from_utf8_lossy(key).into_owned(),
+                }),
+            }
+        };
+        Ok(Counters {
+            seq: u64_at(META_SEQ)?,
+            next_record: u64_at(META_NEXT_RECORD)?.max(1),
+            next_namespace: u32::try_from(u64_at(META_NEXT_NAMESPACE)?).map_err(|_| {
+                Error::Corrupt {
+                    what: "counter",
+                    detail: "namespace counter overflow".into(),
+                }
+            })?,
+        })
+    }
+
+    /// Adds the counters to a batch.
+    pub(crate) fn put_counters(&self, batch: &mut WriteBatch, c: &Counters) -> Result<()> {
+        let meta = self.cf(CF_META)?;
+        batch.put_cf(meta, META_SEQ, encode_u64(c.seq));
+        batch.put_cf(meta, META_NEXT_RECORD, encode_u64(c.next_record));
+        batch.put_cf(
+            meta,
+            META_NEXT_NAMESPACE,
+            encode_u64(u64::from(c.next_namespace)),
+        );
+        Ok(())
+    }
+
+    /// Every namespace with its record count.
+    pub(crate) fn namespaces(&self) -> Result<Vec<(NamespaceInfo, u64)>> {
+        let mut out = Vec::new();
+        for (_, value) in self.scan(
+            CF_META,
+            META_NAMESPACE_PREFIX,
+            &prefix_end(META_NAMESPACE_PREFIX),
+        )? {
+            let info: NamespaceInfo = codec::decode("namespace", &value)?;
+            let count = match self.get(CF_META, &count_key(info.id))? {
+                Some(b) => decode_u64(&b).ok_or(Error::Corrupt {
+                    what: "namespace count",
+                    detail: info.name.clone(),
+                })?,
+                None => 0,
+            };
+            out.push((info, count));
+        }
+        Ok(out)
+    }
+
+    /// Every embedding space.
+    pub(crate) fn spaces(&self) -> Result<Vec<Space>> {
+        self.scan(CF_META, META_SPACE_PREFIX, &prefix_end(META_SPACE_PREFIX))?
+            .into_iter()
+            .map(|(_, v)| codec::decode("space", &v))
+            .collect()
+    }
+
+    pub(crate) fn record(&self, ns: u32, id: RecordId) -> Result<Option<Record>> {
+        self.get(CF_RECORDS, &record_key(ns, id))?
+            .map(|b| codec::decode("record", &b))
+            .transpose()
+    }
+
+    /// Records by id, in the order asked; `None` for ids that do not exist.
+    pub(crate) fn records_by_id(&self, ns: u32, ids: &[RecordId]) -> Result<Vec<Option<Record>>> {
+        let cf = self.cf(CF_RECORDS)?;
+        let keys: Vec<[u8; 12]> = ids.iter().map(|id| record_key(ns, *id)).collect();
+        self.db
+            .multi_get_cf(keys.iter().map(|k| (cf, k.as_slice())))
+            .into_iter()
+            .map(|r| r?.map(|b| codec::decode("record", &b)).transpose())
+            .collect()
+    }
+
+    /// Iterates the records of a namespace in id (insertion) order.
+    pub(crate) fn iter_records(
+        &self,
+        ns: u32,
+    ) -> Result<impl Iterator<Item = Result<Record>> + '_> {
+        let it = self.iter_range(CF_RECORDS, &ns_prefix(ns), &ns_end(ns))?;
+        Ok(it.map(|item| {
+            let (_, value) = item?;
+            codec::decode("record", &value)
+        }))
+    }
+
+    /// Iterates `(record, space, vector)` for every vector of a namespace.
+    pub(crate) fn iter_vectors(
+        &self,
+        ns: u32,
+    ) -> Result<impl Iterator<Item = Result<(RecordId, String, Vec<f32>)>> + '_> {
+        let it = self.iter_range(CF_VECTORS, &ns_prefix(ns), &ns_end(ns))?;
+        Ok(it.map(|item| {
+            let (key, value) = item?;
+            let corrupt = || Error::Corrupt {
+                what: "vector",
+                detail: format!("key {key:?}"),
+            };
+            let id = record_id_of(&key).ok_or_else(corrupt)?;
+            let space = vector_space_of(&key).ok_or_else(corrupt)?.to_string();
+            let vector = decode_vector(&value).ok_or_else(corrupt)?;
+            Ok((id, space, vector))
+        }))
+    }
+
+    pub(crate) fn state(&self, ns: u32, key: &str) -> Result<Option<Vec<u8>>> {
+        self.get(CF_STATE, &state_key(ns, key))
+    }
+
+    /// State keys of a namespace starting with `prefix`, in byte order.
+    pub(crate) fn state_keys(&self, ns: u32, prefix: &str) -> Result<Vec<String>> {
+        let start = state_key(ns, prefix);
+        let mut out = Vec::new();
+        for item in self.iter_range(CF_STATE, &start, &prefix_end(&start))? {
+            let (key, _) = item?;
+            out.push(String::from_utf8_lossy(&key[4..]).into_owned());
+        }
+        Ok(out)
+    }
+
+    /// Change-log entries with a sequence number above `after`, in order.
+    pub(crate) fn changes_after(&self, after: u64) -> Result<Vec<(u64, ChangeEntry)>> {
+        let start = changelog_key(after.saturating_add(1));
+        let mut out = Vec::new();
+        for item in self.iter_range(CF_CHANGELOG, &start, &[0xff; 9])? {
+            let (key, value) = item?;
+            let seq = seq_of_changelog_key(&key).ok_or(Error::Corrupt {
+                what: "change log",
+                detail: format!("key {key:?}"),
+            })?;
+            out.push((seq, codec::decode("change log entry", &value)?));
+        }
+        Ok(out)
+    }
+
+    /// Forgets change-log entries up to and including `seq` (the indexes have them).
+    pub(crate) fn trim_changes(&self, seq: u64) -> Result<()> {
+        let cf = self.cf(CF_CHANGELOG)?;
+        Ok(self
+            .db
+            .delete_range_cf(cf, changelog_key(0), changelog_key(seq.saturating_add(1)))?)
+    }
+
+    fn iter_range<'a>(
+        &'a self,
+        cf: &'static str,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>)>> + 'a> {
+        let mut read = ReadOptions::default();
+        read.set_iterate_upper_bound(end.to_vec());
+        let it = self.db.iterator_cf_opt(
+            self.cf(cf)?,
+            read,
+            IteratorMode::From(start, Direction::Forward),
+        );
+        Ok(it.map(|r| r.map_err(Error::from)))
+    }
+
+    fn scan(
+        &self,
+        cf: &'static str,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<Vec<(Box<[u8]>, Box<[u8]>)>> {
+        self.iter_range(cf, start, end)?.collect()
+    }
+}
+
+/// The first byte string after every string starting with `prefix`.
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0xff; prefix.len() + 1]
+}

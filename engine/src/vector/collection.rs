@@ -1,0 +1,454 @@
+//! The vectors of one namespace in one embedding space.
+//!
+//! Vectors live in one contiguous arena that exact search scans; it is the whole index while
+//! the collection is small. From [`HnswParams::threshold`] vectors on, an HNSW graph
+//! (`hnsw_rs`) is built over the arena in a background thread and used for search once
+//! ready; until then, and whenever the graph is absent, search stays exact. The graph cannot
+//! delete, so removals and updates leave tombstones that searches filter out; when too many
+//! accumulate the graph is rebuilt from the arena.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use hnsw_rs::prelude::Hnsw;
+use parking_lot::RwLock;
+
+use super::distance::{dot, UnitDotDistance};
+use crate::record::RecordId;
+
+/// When and how the approximate (HNSW) index is used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HnswParams {
+    /// A collection with at least this many vectors gets an HNSW graph; smaller ones are
+    /// searched exactly. `usize::MAX` disables HNSW.
+    pub threshold: usize,
+    /// Maximum links per node (HNSW `M`).
+    pub max_connections: usize,
+    /// Candidate list size while inserting.
+    pub ef_construction: usize,
+    /// Candidate list size while searching (at least `k` is used).
+    pub ef_search: usize,
+    /// Rebuild the graph once this fraction of its points are tombstones.
+    pub rebuild_dead_fraction: f32,
+}
+
+impl Default for HnswParams {
+    fn default() -> Self {
+        HnswParams {
+            threshold: 50_000,
+            max_connections: 24,
+            ef_construction: 200,
+            ef_search: 128,
+            rebuild_dead_fraction: 0.25,
+        }
+    }
+}
+
+/// A collection shared between writers, searchers and its background graph builder.
+pub(crate) type SharedCollection = Arc<RwLock<VectorCollection>>;
+
+/// Vectors of one (namespace, space) pair.
+pub(crate) struct VectorCollection {
+    dim: usize,
+    ids: Vec<RecordId>,
+    data: Vec<f32>,
+    slot_of: HashMap<RecordId, usize>,
+    graph: Option<Graph>,
+    build: BuildState,
+}
+
+enum BuildState {
+    Idle,
+    Running {
+        /// Ids changed while the builder worked from its snapshot.
+        dirty: HashSet<RecordId>,
+        handle: Option<JoinHandle<()>>,
+    },
+}
+
+impl VectorCollection {
+    /// An empty collection of `dim`-dimensional unit vectors.
+    pub(crate) fn new(dim: usize) -> Self {
+        VectorCollection {
+            dim,
+            ids: Vec::new(),
+            data: Vec::new(),
+            slot_of: HashMap::new(),
+            graph: None,
+            build: BuildState::Idle,
+        }
+    }
+
+    /// Number of live vectors.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether an HNSW graph is currently serving searches.
+    #[cfg(test)]
+    fn has_graph(&self) -> bool {
+        self.graph.is_some()
+    }
+
+    /// Inserts or replaces the vector of `id` (already normalised, of the right dimension).
+    pub(crate) fn upsert(&mut self, id: RecordId, vector: &[f32]) {
+        debug_assert_eq!(vector.len(), self.dim);
+        match self.slot_of.get(&id) {
+            Some(&slot) => {
+                self.data[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(vector)
+            }
+            None => {
+                self.slot_of.insert(id, self.ids.len());
+                self.ids.push(id);
+                self.data.extend_from_slice(vector);
+            }
+        }
+        if let Some(graph) = &mut self.graph {
+            graph.insert(id, vector);
+        }
+        self.mark_dirty(id);
+    }
+
+    /// Removes the vector of `id`; returns whether it was present.
+    pub(crate) fn remove(&mut self, id: RecordId) -> bool {
+        let Some(slot) = self.slot_of.remove(&id) else {
+            return false;
+        };
+        let last = self.ids.len() - 1;
+        if slot != last {
+            let moved = self.ids[last];
+            self.ids[slot] = moved;
+            self.slot_of.insert(moved, slot);
+            let (head, tail) = self.data.split_at_mut(last * self.dim);
+            head[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
+        }
+        self.ids.pop();
+        self.data.truncate(last * self.dim);
+        if let Some(graph) = &mut self.graph {
+            graph.kill(id);
+        }
+        self.mark_dirty(id);
+        true
+    }
+
+    fn mark_dirty(&mut self, id: RecordId) {
+        if let BuildState::Running { dirty, .. } = &mut self.build {
+            dirty.insert(id);
+        }
+    }
+
+    fn vector(&self, slot: usize) -> &[f32] {
+        &self.data[slot * self.dim..(slot + 1) * self.dim]
+    }
+
+    /// The `k` most similar vectors to the unit vector `query`, best first, with cosine
+    /// similarity. Uses the graph when one is ready, exact search otherwise.
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        params: &HnswParams,
+    ) -> Vec<(RecordId, f32)> {
+        if k == 0 || self.ids.is_empty() {
+            return Vec::new();
+        }
+        match &self.graph {
+            Some(graph) => graph.search(query, k, params.ef_search.max(k)),
+            None => self.exact_search(query, k),
+        }
+    }
+
+    /// Exact top-`k` by scanning every vector.
+    pub(crate) fn exact_search(&self, query: &[f32], k: usize) -> Vec<(RecordId, f32)> {
+        let mut top = TopK::new(k);
+        for (slot, id) in self.ids.iter().enumerate() {
+            top.offer(*id, dot(query, self.vector(slot)));
+        }
+        top.into_sorted()
+    }
+
+    fn wants_graph(&self, params: &HnswParams) -> bool {
+        if !matches!(self.build, BuildState::Idle) || self.ids.len() < params.threshold {
+            return false;
+        }
+        match &self.graph {
+            None => true,
+            Some(g) => g.dead as f32 > params.rebuild_dead_fraction * g.point_rid.len() as f32,
+        }
+    }
+
+    /// Installs a graph built from a snapshot, catching up on changes made since. Returns
+    /// `false` (installing nothing) when so much changed that a fresh bulk build is cheaper
+    /// than inserting the changes one by one.
+    fn install(&mut self, mut graph: Graph) -> bool {
+        if let BuildState::Running { dirty, .. } =
+            std::mem::replace(&mut self.build, BuildState::Idle)
+        {
+            if dirty.len() > graph.point_rid.len() / 2 {
+                return false;
+            }
+            for id in dirty {
+                graph.kill(id);
+                if let Some(&slot) = self.slot_of.get(&id) {
+                    graph.insert(id, &self.data[slot * self.dim..(slot + 1) * self.dim]);
+                }
+            }
+        }
+        self.graph = Some(graph);
+        true
+    }
+}
+
+/// Starts a background graph build if the collection has grown past the threshold (or its
+/// graph is mostly tombstones). Searches stay exact, and correct, until it is installed.
+pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswParams) {
+    let (ids, data, dim) = {
+        let mut c = collection.write();
+        if !c.wants_graph(&params) {
+            return;
+        }
+        c.build = BuildState::Running {
+            dirty: HashSet::new(),
+            handle: None,
+        };
+        (c.ids.clone(), c.data.clone(), c.dim)
+    };
+    let shared = Arc::clone(collection);
+    let spawned = std::thread::Builder::new()
+        .name("mb-hnsw-build".into())
+        .spawn(move || {
+            let graph = Graph::build(&ids, &data, dim, &params);
+            let installed = shared.write().install(graph);
+            if !installed {
+                schedule_graph_build(&shared, params);
+            }
+        });
+    let mut c = collection.write();
+    match spawned {
+        Ok(handle) => {
+            if let BuildState::Running { handle: slot, .. } = &mut c.build {
+                *slot = Some(handle);
+            }
+        }
+        Err(e) => {
+            tracing::warn!("cannot start HNSW build thread, staying exact: {e}");
+            c.build = BuildState::Idle;
+        }
+    }
+}
+
+/// Blocks until no background build is running (a build may schedule a follow-up build).
+pub(crate) fn wait_for_graph_build(collection: &SharedCollection) {
+    loop {
+        let handle = match &mut collection.write().build {
+            BuildState::Idle => return,
+            BuildState::Running { handle, .. } => handle.take(),
+        };
+        match handle {
+            Some(handle) => {
+                if handle.join().is_err() {
+                    tracing::error!("HNSW build thread panicked; the collection stays exact");
+                    collection.write().build = BuildState::Idle;
+                }
+            }
+            // The builder is being spawned, or another waiter holds its handle.
+            None => std::thread::sleep(std::time::Duration::from_millis(1)),
+        }
+    }
+}
+
+/// An HNSW graph over a snapshot of the arena, with tombstones.
+struct Graph {
+    hnsw: Hnsw<'static, f32, UnitDotDistance>,
+    /// Record of each graph point (points are numbered in insertion order).
+    point_rid: Vec<RecordId>,
+    /// The live point of each record; any other point of the record is a tombstone.
+    live: HashMap<RecordId, usize>,
+    dead: usize,
+}
+
+impl Graph {
+    fn build(ids: &[RecordId], data: &[f32], dim: usize, params: &HnswParams) -> Graph {
+        let capacity = (ids.len() * 2).max(1024);
+        let hnsw = Hnsw::new(
+            params.max_connections,
+            capacity,
+            16,
+            params.ef_construction,
+            UnitDotDistance,
+        );
+        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(0..ids.len()).collect();
+        hnsw.parallel_insert_slice(&points);
+        Graph {
+            hnsw,
+            point_rid: ids.to_vec(),
+            live: ids.iter().enumerate().map(|(p, id)| (*id, p)).collect(),
+            dead: 0,
+        }
+    }
+
+    fn insert(&mut self, id: RecordId, vector: &[f32]) {
+        let point = self.point_rid.len();
+        self.point_rid.push(id);
+        if self.live.insert(id, point).is_some() {
+            self.dead += 1;
+        }
+        self.hnsw.insert_slice((vector, point));
+    }
+
+    fn kill(&mut self, id: RecordId) {
+        if self.live.remove(&id).is_some() {
+            self.dead += 1;
+        }
+    }
+
+    fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(RecordId, f32)> {
+        let neighbours = if self.dead == 0 {
+            self.hnsw.search(query, k, ef)
+        } else {
+            let is_live = |point: &usize| {
+                self.point_rid
+                    .get(*point)
+                    .is_some_and(|id| self.live.get(id) == Some(point))
+            };
+            self.hnsw.search_filter(query, k, ef, Some(&is_live))
+        };
+        let mut hits: Vec<(RecordId, f32)> = neighbours
+            .into_iter()
+            .filter_map(|n| {
+                let id = *self.point_rid.get(n.d_id)?;
+                (self.live.get(&id) == Some(&n.d_id)).then_some((id, 1.0 - n.distance))
+            })
+            .collect();
+        hits.sort_by(rank);
+        hits
+    }
+}
+
+/// Best first; equal scores rank the older record first.
+pub(crate) fn rank(a: &(RecordId, f32), b: &(RecordId, f32)) -> Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// Bounded selection of the best `k` (id, score) pairs.
+struct TopK {
+    k: usize,
+    heap: BinaryHeap<Ranked>,
+}
+
+/// Heap entry ordered so that the heap's top is the worst kept candidate.
+struct Ranked(RecordId, f32);
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        rank(&(self.0, self.1), &(other.0, other.1))
+    }
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        TopK {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    fn offer(&mut self, id: RecordId, score: f32) {
+        if self.heap.len() < self.k {
+            self.heap.push(Ranked(id, score));
+        } else if let Some(worst) = self.heap.peek() {
+            if rank(&(id, score), &(worst.0, worst.1)) == Ordering::Less {
+                self.heap.pop();
+                self.heap.push(Ranked(id, score));
+            }
+        }
+    }
+
+    fn into_sorted(self) -> Vec<(RecordId, f32)> {
+        let mut v: Vec<(RecordId, f32)> = self.heap.into_iter().map(|r| (r.0, r.1)).collect();
+        v.sort_by(rank);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn exact_search_ranks_and_breaks_ties_by_age() {
+        let mut c = VectorCollection::new(2);
+        c.upsert(RecordId(3), &unit(&[1.0, 0.0]));
+        c.upsert(RecordId(1), &unit(&[1.0, 0.0]));
+        c.upsert(RecordId(2), &unit(&[0.0, 1.0]));
+        let hits = c.exact_search(&unit(&[1.0, 0.1]), 2);
+        assert_eq!(
+            hits.iter().map(|h| h.0).collect::<Vec<_>>(),
+            [RecordId(1), RecordId(3)]
+        );
+    }
+
+    #[test]
+    fn remove_and_update_keep_arena_consistent() {
+        let mut c = VectorCollection::new(2);
+        for i in 0..5u64 {
+            c.upsert(RecordId(i), &unit(&[1.0, i as f32]));
+        }
+        assert!(c.remove(RecordId(1)));
+        assert!(!c.remove(RecordId(1)));
+        c.upsert(RecordId(4), &unit(&[0.0, -1.0]));
+        assert_eq!(c.len(), 4);
+        let best = c.exact_search(&unit(&[0.0, -1.0]), 1);
+        assert_eq!(best[0].0, RecordId(4));
+        assert!((best[0].1 - 1.0).abs() < 1e-5);
+        let all = c.exact_search(&unit(&[1.0, 1.0]), 10);
+        assert!(all.iter().all(|h| h.0 != RecordId(1)));
+    }
+
+    #[test]
+    fn graph_handles_tombstones_and_updates() {
+        let params = HnswParams {
+            threshold: 10,
+            ..HnswParams::default()
+        };
+        let shared: SharedCollection = Arc::new(RwLock::new(VectorCollection::new(3)));
+        for i in 0..200u64 {
+            let f = i as f32;
+            shared
+                .write()
+                .upsert(RecordId(i), &unit(&[f.sin(), f.cos(), 0.3]));
+        }
+        schedule_graph_build(&shared, params);
+        // Changes made while the graph is built are caught up on install.
+        shared.write().remove(RecordId(7));
+        wait_for_graph_build(&shared);
+        let mut c = shared.write();
+        assert!(c.has_graph());
+        let q = unit(&[7f32.sin(), 7f32.cos(), 0.3]);
+        assert!(c.search(&q, 5, &params).iter().all(|h| h.0 != RecordId(7)));
+        c.upsert(RecordId(8), &unit(&[0.0, 0.0, 1.0]));
+        let top = c.search(&unit(&[0.0, 0.0, 1.0]), 1, &params);
+        assert_eq!(top[0].0, RecordId(8));
+        let hits = c.search(&unit(&[8f32.sin(), 8f32.cos(), 0.3]), 200, &params);
+        assert_eq!(hits.iter().filter(|h| h.0 == RecordId(8)).count(), 1);
+    }
+}

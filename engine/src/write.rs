@@ -1,0 +1,367 @@
+//! The write path: validate a batch, store it atomically under one sequence number, then
+//! bring the lexical index and the namespace's derived search state up to date.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::RwLock;
+
+use crate::batch::{Batch, Op, WriteReceipt};
+use crate::codec;
+use crate::engine::{Inner, NamespaceState};
+use crate::error::{Error, Result};
+use crate::keys::*;
+use crate::lexical::index::LexicalOp;
+use crate::lexical::Term;
+use crate::record::{NewRecord, Record, RecordId};
+use crate::store::{Change, ChangeEntry};
+use crate::vector::collection::{schedule_graph_build, VectorCollection};
+
+/// A batch operation checked against the store, ready to be written.
+enum Prepared {
+    /// New record (its id is assigned at commit).
+    Put {
+        record: Record,
+        vectors: Vec<(String, Vec<f32>)>,
+        terms: Vec<Term>,
+    },
+    /// Replacement of an existing record.
+    Update {
+        record: Record,
+        vectors: Vec<(String, Vec<f32>)>,
+        terms: Vec<Term>,
+        old_terms: Vec<Term>,
+    },
+    Delete {
+        id: RecordId,
+        old_terms: Vec<Term>,
+    },
+    PutState(String, Vec<u8>),
+    DeleteState(String),
+}
+
+impl Inner {
+    pub(crate) fn write(&self, ns: &Arc<NamespaceState>, batch: Batch) -> Result<WriteReceipt> {
+        let _serialised = ns.write_lock.lock();
+        if ns.dropped.load(Ordering::SeqCst) {
+            return Err(Error::UnknownNamespace(ns.info.name.clone()));
+        }
+        let mut prepared = self.prepare(ns, batch)?;
+        if prepared.is_empty() {
+            return Ok(WriteReceipt {
+                seq: self.counters.lock().seq,
+                ids: Vec::new(),
+                deleted: 0,
+            });
+        }
+        let receipt = self.commit(ns, &mut prepared)?;
+        self.update_derived(ns, &prepared);
+        if self.lexical.uncommitted() >= self.options.lexical_commit_docs {
+            self.commit_lexical()?;
+        }
+        Ok(receipt)
+    }
+
+    /// Validates every operation and reads what updates and deletes replace. Later operations
+    /// see the effect of earlier ones in the same batch.
+    fn prepare(&self, ns: &NamespaceState, batch: Batch) -> Result<Vec<Prepared>> {
+        let analyzer = ns.info.analyzer;
+        // Terms of records as earlier operations of this batch left them (`None`: deleted).
+        let mut overlay: HashMap<RecordId, Option<Vec<Term>>> = HashMap::new();
+        let old_terms = |overlay: &HashMap<RecordId, Option<Vec<Term>>>,
+                         id: RecordId|
+         -> Result<Option<Vec<Term>>> {
+            if let Some(known) = overlay.get(&id) {
+                return Ok(known.clone());
+            }
+            Ok(self
+                .store
+                .record(ns.info.id, id)?
+                .map(|r| analyzer.analyze(&r.text)))
+        };
+        let mut out = Vec::with_capacity(batch.ops.len());
+        for op in batch.ops {
+            let prepared = match op {
+                Op::Put(new) => {
+                    let (record, vectors) = self.validate(RecordId(0), new)?;
+                    let terms = analyzer.analyze(&record.text);
+                    Prepared::Put {
+                        record,
+                        vectors,
+                        terms,
+                    }
+                }
+                Op::Update(id, new) => {
+                    let old = old_terms(&overlay, id)?.ok_or_else(|| Error::RecordNotFound {
+                        namespace: ns.info.name.clone(),
+                        id: id.0,
+                    })?;
+                    let (record, vectors) = self.validate(id, new)?;
+                    let terms = analyzer.analyze(&record.text);
+                    overlay.insert(id, Some(terms.clone()));
+                    Prepared::Update {
+                        record,
+                        vectors,
+                        terms,
+                        old_terms: old,
+                    }
+                }
+                Op::Delete(id) => match old_terms(&overlay, id)? {
+                    None => continue,
+                    Some(old) => {
+                        overlay.insert(id, None);
+                        Prepared::Delete { id, old_terms: old }
+                    }
+                },
+                Op::PutState(key, value) => Prepared::PutState(key, value),
+                Op::DeleteState(key) => Prepared::DeleteState(key),
+            };
+            out.push(prepared);
+        }
+        Ok(out)
+    }
+
+    fn validate(&self, id: RecordId, new: NewRecord) -> Result<(Record, Vec<(String, Vec<f32>)>)> {
+        if new.text.len() > self.options.max_text_bytes {
+            return Err(Error::TextTooLarge {
+                len: new.text.len(),
+                max: self.options.max_text_bytes,
+            });
+        }
+        if new.text.trim().is_empty() && new.vectors.is_empty() {
+            return Err(Error::EmptyRecord);
+        }
+        let mut vectors = Vec::with_capacity(new.vectors.len());
+        for (space, vector) in &new.vectors {
+            let normalised = self.space(space)?.normalise(vector)?;
+            vectors.push((space.clone(), normalised));
+        }
+        let created_at_ms = new.created_at_ms.unwrap_or_else(now_ms);
+        let record = Record {
+            id,
+            text: new.text,
+            body: new.body,
+            attributes: new.attributes,
+            created_at_ms,
+            seq: 0,
+        };
+        Ok((record, vectors))
+    }
+
+    /// Writes the batch under the next sequence number and applies it to the lexical index.
+    fn commit(&self, ns: &NamespaceState, prepared: &mut [Prepared]) -> Result<WriteReceipt> {
+        let ns_id = ns.info.id;
+        let (records, vectors, state) = (
+            self.store.cf(CF_RECORDS)?,
+            self.store.cf(CF_VECTORS)?,
+            self.store.cf(CF_STATE)?,
+        );
+        let mut counters = self.counters.lock();
+        let mut next = *counters;
+        next.seq += 1;
+        let seq = next.seq;
+        let mut batch = rocksdb::WriteBatch::default();
+        let mut changes = Vec::new();
+        let mut lexical_ops = Vec::new();
+        let mut ids = Vec::new();
+        let mut deleted = 0usize;
+        let mut count_delta: i64 = 0;
+        for op in prepared.iter_mut() {
+            let (record, vs, terms, replaces) = match op {
+                Prepared::Put {
+                    record,
+                    vectors,
+                    terms,
+                } => (record, vectors, terms, false),
+                Prepared::Update {
+                    record,
+                    vectors,
+                    terms,
+                    ..
+                } => (record, vectors, terms, true),
+                Prepared::Delete { id, .. } => {
+                    batch.delete_cf(records, record_key(ns_id, *id));
+                    let (lo, hi) = vector_range(ns_id, *id);
+                    batch.delete_range_cf(vectors, lo, hi);
+                    changes.push(Change::Delete(*id));
+                    lexical_ops.push(LexicalOp::Delete { ns: ns_id, id: *id });
+                    deleted += 1;
+                    count_delta -= 1;
+                    continue;
+                }
+                Prepared::PutState(key, value) => {
+                    batch.put_cf(state, state_key(ns_id, key), value);
+                    continue;
+                }
+                Prepared::DeleteState(key) => {
+                    batch.delete_cf(state, state_key(ns_id, key));
+                    continue;
+                }
+            };
+            if replaces {
+                let (lo, hi) = vector_range(ns_id, record.id);
+                batch.delete_range_cf(vectors, lo, hi);
+            } else {
+                record.id = RecordId(next.next_record);
+                next.next_record += 1;
+                ids.push(record.id);
+                count_delta += 1;
+            }
+            record.seq = seq;
+            batch.put_cf(
+                records,
+                record_key(ns_id, record.id),
+                codec::encode("record", record)?,
+            );
+            for (space, v) in vs.iter() {
+                batch.put_cf(
+                    vectors,
+                    vector_key(ns_id, record.id, space),
+                    encode_vector(v),
+                );
+            }
+            changes.push(Change::Upsert(record.id));
+            lexical_ops.push(LexicalOp::Upsert {
+                ns: ns_id,
+                id: record.id,
+                analyzer: ns.info.analyzer,
+                terms: terms.clone(),
+                replaces,
+            });
+        }
+        let count = ns
+            .count
+            .load(Ordering::SeqCst)
+            .saturating_add_signed(count_delta);
+        batch.put_cf(self.store.cf(CF_META)?, count_key(ns_id), encode_u64(count));
+        let entry = ChangeEntry { ns: ns_id, changes };
+        batch.put_cf(
+            self.store.cf(CF_CHANGELOG)?,
+            changelog_key(seq),
+            codec::encode("change log entry", &entry)?,
+        );
+        self.store.put_counters(&mut batch, &next)?;
+        self.store.write(batch)?;
+        *counters = next;
+        ns.count.store(count, Ordering::SeqCst);
+        if let Err(e) = self.lexical.apply(seq, &lexical_ops) {
+            // The write is durable; the index will catch up from the change log on reopen.
+            tracing::error!("lexical index failed to apply write {seq}: {e}");
+            self.lexical_failed.store(true, Ordering::SeqCst);
+        }
+        Ok(WriteReceipt { seq, ids, deleted })
+    }
+
+    /// Mirrors a committed batch into the namespace's statistics and vector collections.
+    fn update_derived(&self, ns: &NamespaceState, prepared: &[Prepared]) {
+        let Some(derived) = ns.derived.get() else {
+            return;
+        };
+        let mut touched = Vec::new();
+        {
+            let mut stats = derived.lexical.write();
+            let mut collections = derived.vectors.write();
+            for op in prepared {
+                match op {
+                    Prepared::Put {
+                        record,
+                        vectors,
+                        terms,
+                    } => {
+                        stats.add(terms);
+                        for (space, v) in vectors {
+                            let dim = v.len();
+                            let c = collections.entry(space.clone()).or_insert_with(|| {
+                                Arc::new(RwLock::new(VectorCollection::new(dim)))
+                            });
+                            c.write().upsert(record.id, v);
+                            touched.push(Arc::clone(c));
+                        }
+                    }
+                    Prepared::Update {
+                        record,
+                        vectors,
+                        terms,
+                        old_terms,
+                    } => {
+                        stats.remove(old_terms);
+                        stats.add(terms);
+                        for c in collections.values() {
+                            c.write().remove(record.id);
+                        }
+                        for (space, v) in vectors {
+                            let dim = v.len();
+                            let c = collections.entry(space.clone()).or_insert_with(|| {
+                                Arc::new(RwLock::new(VectorCollection::new(dim)))
+                            });
+                            c.write().upsert(record.id, v);
+                            touched.push(Arc::clone(c));
+                        }
+                    }
+                    Prepared::Delete { id, old_terms } => {
+                        stats.remove(old_terms);
+                        for c in collections.values() {
+                            if c.write().remove(*id) {
+                                touched.push(Arc::clone(c));
+                            }
+                        }
+                    }
+                    Prepared::PutState(..) | Prepared::DeleteState(_) => {}
+                }
+            }
+        }
+        for c in touched {
+            schedule_graph_build(&c, self.options.hnsw);
+        }
+    }
+
+    pub(crate) fn drop_namespace(&self, name: &str) -> Result<()> {
+        let ns = self.namespace(name)?;
+        let _serialised = ns.write_lock.lock();
+        let mut catalog = self.catalog.write();
+        if ns.dropped.load(Ordering::SeqCst) {
+            return Err(Error::UnknownNamespace(name.to_string()));
+        }
+        let id = ns.info.id;
+        let mut counters = self.counters.lock();
+        let mut next = *counters;
+        next.seq += 1;
+        let mut batch = rocksdb::WriteBatch::default();
+        let meta = self.store.cf(CF_META)?;
+        batch.delete_cf(meta, namespace_key(name));
+        batch.delete_cf(meta, count_key(id));
+        for cf in [CF_RECORDS, CF_VECTORS, CF_STATE] {
+            batch.delete_range_cf(self.store.cf(cf)?, ns_prefix(id).to_vec(), ns_end(id));
+        }
+        let entry = ChangeEntry {
+            ns: id,
+            changes: vec![Change::DropNamespace],
+        };
+        batch.put_cf(
+            self.store.cf(CF_CHANGELOG)?,
+            changelog_key(next.seq),
+            codec::encode("change log entry", &entry)?,
+        );
+        self.store.put_counters(&mut batch, &next)?;
+        self.store.write(batch)?;
+        *counters = next;
+        if let Err(e) = self
+            .lexical
+            .apply(next.seq, &[LexicalOp::DropNamespace { ns: id }])
+        {
+            tracing::error!("lexical index failed to drop namespace {name:?}: {e}");
+            self.lexical_failed.store(true, Ordering::SeqCst);
+        }
+        ns.dropped.store(true, Ordering::SeqCst);
+        catalog.namespaces.remove(name);
+        Ok(())
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,169 @@
+//! Everything written is there after close and reopen, and the indexes agree with the store,
+//! including when the lexical index has to be rebuilt from scratch.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mb_engine::{
+    Analyzer, Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, Record, RecordId, Space,
+};
+
+fn snapshot(e: &Engine) -> BTreeMap<String, Vec<Record>> {
+    e.namespaces()
+        .into_iter()
+        .map(|ns| {
+            (
+                ns.name.clone(),
+                e.records(&ns.name).unwrap().map(Result::unwrap).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Checks that both indexes find every stored record by its own content.
+fn assert_indexes_agree(e: &Engine, snap: &BTreeMap<String, Vec<Record>>) {
+    for (ns, records) in snap {
+        assert_eq!(e.count(ns).unwrap(), records.len() as u64);
+        for r in records {
+            let unique = r.attribute("token").unwrap();
+            let hits = e.search_text(ns, unique, 2).unwrap();
+            assert_eq!(hits.len(), 1, "{ns}: {unique}");
+            assert_eq!(&hits[0].record, r);
+            let v = vector_for(r.id);
+            let nearest = e.search_vector(ns, "s", &v, 1).unwrap();
+            assert_eq!(nearest[0].record.id, r.id);
+        }
+    }
+}
+
+fn vector_for(id: RecordId) -> Vec<f32> {
+    let x = id.0 as f32;
+    vec![x.sin(), x.cos(), (x * 0.5).sin(), 1.0]
+}
+
+fn populate(e: &Engine) {
+    e.create_space(Space::new("s", 4)).unwrap();
+    e.create_namespace("en", NamespaceOptions::default())
+        .unwrap();
+    e.create_namespace(
+        "zh",
+        NamespaceOptions {
+            analyzer: Analyzer::Cjk,
+        },
+    )
+    .unwrap();
+    e.create_namespace("gone", NamespaceOptions::default())
+        .unwrap();
+    for i in 0..300u64 {
+        for ns in ["en", "zh", "gone"] {
+            let token = format!("uniq{ns}{i}");
+            let text = if ns == "zh" {
+                format!("记忆 {token} 法律问题")
+            } else {
+                format!("memory {token} about things")
+            };
+            let id = e
+                .put(
+                    ns,
+                    NewRecord::new(text)
+                        .with_attribute("token", token)
+                        .with_created_at_ms(i as i64),
+                )
+                .unwrap();
+            // Vectors are derived from the id so the check can recompute them.
+            let r = e.get(ns, id).unwrap().unwrap();
+            let updated = NewRecord {
+                text: r.text,
+                body: Some(format!("body of {id}")),
+                attributes: r.attributes,
+                created_at_ms: Some(r.created_at_ms),
+                vectors: vec![("s".into(), vector_for(id))],
+            };
+            e.update(ns, id, updated).unwrap();
+        }
+    }
+    let victims: Vec<RecordId> = e
+        .records("en")
+        .unwrap()
+        .map(|r| r.unwrap().id)
+        .step_by(4)
+        .collect();
+    let mut batch = Batch::new();
+    for id in victims {
+        batch.delete(id);
+    }
+    batch
+        .put_state("profile", &vec!["likes tea".to_string()])
+        .unwrap();
+    e.write("en", batch).unwrap();
+    e.put_state("zh", "heat/7", &3.5f64).unwrap();
+    e.drop_namespace("gone").unwrap();
+}
+
+fn reopen(path: &Path) -> Engine {
+    Engine::open(path, EngineOptions::default()).unwrap()
+}
+
+#[test]
+fn reopen_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e");
+    let e = reopen(&path);
+    populate(&e);
+    let before = snapshot(&e);
+    assert_eq!(before["en"].len(), 225);
+    assert!(before.keys().eq(["en", "zh"].iter()));
+    assert_indexes_agree(&e, &before);
+    let seq = e.last_seq();
+    e.close().unwrap();
+
+    let e = reopen(&path);
+    assert_eq!(snapshot(&e), before);
+    assert_eq!(e.last_seq(), seq);
+    assert_indexes_agree(&e, &before);
+    assert_eq!(
+        e.get_state::<Vec<String>>("en", "profile")
+            .unwrap()
+            .unwrap(),
+        ["likes tea"]
+    );
+    assert_eq!(e.get_state::<f64>("zh", "heat/7").unwrap(), Some(3.5));
+    assert_eq!(e.state_keys("zh", "heat/").unwrap(), ["heat/7"]);
+    assert!(matches!(
+        e.count("gone"),
+        Err(mb_engine::Error::UnknownNamespace(_))
+    ));
+    // Insertion order and the record fields survive.
+    let en = &before["en"];
+    assert!(en.windows(2).all(|w| w[0].id < w[1].id));
+    assert_eq!(
+        en[0].body.as_deref(),
+        Some(format!("body of {}", en[0].id).as_str())
+    );
+    assert_eq!(en[0].content(), en[0].body.as_deref().unwrap());
+    // A dropped namespace's name can be reused and starts empty.
+    e.create_namespace("gone", NamespaceOptions::default())
+        .unwrap();
+    assert_eq!(e.count("gone").unwrap(), 0);
+    assert!(e.search_text("gone", "memory", 5).unwrap().is_empty());
+}
+
+#[test]
+fn missing_or_corrupt_lexical_index_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e");
+    let e = reopen(&path);
+    populate(&e);
+    let before = snapshot(&e);
+    e.close().unwrap();
+
+    std::fs::remove_dir_all(path.join("lexical")).unwrap();
+    let e = reopen(&path);
+    assert_indexes_agree(&e, &before);
+    e.close().unwrap();
+
+    std::fs::write(path.join("lexical").join("meta.json"), b"{ not json").unwrap();
+    let e = reopen(&path);
+    assert_indexes_agree(&e, &before);
+    assert_eq!(snapshot(&e), before);
+}

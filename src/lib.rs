@@ -1,0 +1,7 @@
+//! memorybench-rs: a native rebuild of the MemoryBench memory baselines and harness.
+//!
+//! This umbrella crate re-exports the workspace crates so that cross-crate integration tests
+//! (`tests/`) and benchmarks (`benches/`) have a package to live in.
+
+pub use mb_baselines as baselines;
+pub use mb_engine as engine;
