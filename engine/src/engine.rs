@@ -544,14 +544,12 @@ impl Committer {
         let interval = inner.options.lexical_commit_interval;
         let handle = std::thread::Builder::new()
             .name("mb-lexical-commit".into())
-            .spawn(move || loop {
-                match stopped.recv_timeout(interval) {
-                    Err(RecvTimeoutError::Timeout) => {
-                        if let Err(e) = inner.commit_lexical() {
-                            tracing::error!("background lexical commit failed: {e}");
-                        }
+            .spawn(move || {
+                // Ends when `stop` sends or is dropped.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    if let Err(e) = inner.commit_lexical() {
+                        tracing::error!("background lexical commit failed: {e}");
                     }
-                    Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
                 }
             })
             .map_err(|e| Error::Background(format!("cannot start the commit thread: {e}")))?;

@@ -12,7 +12,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The directory exists but was not created by this engine.
-    #[error("{path}: not a memory-engine directory ({reason})")]
+    #[error("{}: not a memory-engine directory ({reason})", path.display())]
     NotAnEngine {
         /// The directory that was opened.
         path: PathBuf,
@@ -20,7 +20,7 @@ pub enum Error {
         reason: String,
     },
     /// The directory was written by an engine with another on-disk format.
-    #[error("{path}: written with engine format {found}, this build reads format {expected}")]
+    #[error("{}: written with engine format {found}, this build reads format {expected}", path.display())]
     IncompatibleFormat {
         /// The directory that was opened.
         path: PathBuf,
@@ -30,9 +30,15 @@ pub enum Error {
         expected: u32,
     },
     /// The directory does not exist and `create_if_missing` is off.
-    #[error("{path}: no engine directory here (create_if_missing is off)")]
+    #[error("{}: no engine directory here (create_if_missing is off)", path.display())]
     Missing {
         /// The directory that was opened.
+        path: PathBuf,
+    },
+    /// A path the storage layer cannot use (RocksDB only takes UTF-8 paths).
+    #[error("{}: engine paths must be valid UTF-8", path.display())]
+    NonUtf8Path {
+        /// The rejected path.
         path: PathBuf,
     },
     /// A namespace name that was never created (or was dropped).
@@ -134,7 +140,7 @@ pub enum Error {
     #[error("lexical index: {0}")]
     Lexical(#[from] tantivy::TantivyError),
     /// A file-system operation failed.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", path.display())]
     Io {
         /// Path involved.
         path: PathBuf,

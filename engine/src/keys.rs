@@ -105,7 +105,7 @@ pub(crate) fn encode_vector(v: &[f32]) -> Vec<u8> {
 }
 
 pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     Some(

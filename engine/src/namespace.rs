@@ -11,7 +11,8 @@ pub enum Analyzer {
     /// and tokens shorter than two characters removed. The MemoryBench default.
     #[default]
     Standard,
-    /// Chinese-aware: jieba word segmentation, then the same lowercasing and stop words; single
+    /// Chinese-aware: jieba word segmentation (search mode, which adds the words inside
+    /// compounds), then the same lowercasing and stop words; single
     /// CJK characters are kept because they are words.
     Cjk,
 }

@@ -45,6 +45,9 @@ pub(crate) enum Change {
     DropNamespace,
 }
 
+/// A raw key and value read from RocksDB.
+type KeyValue = (Box<[u8]>, Box<[u8]>);
+
 /// Counters persisted in the meta family with every write.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Counters {
@@ -61,6 +64,9 @@ pub(crate) struct Store {
 
 /// Prepares `path` as an engine directory (creating it if allowed) and checks its marker.
 pub(crate) fn prepare_directory(path: &Path, create_if_missing: bool) -> Result<()> {
+    if path.to_str().is_none() {
+        return Err(Error::NonUtf8Path { path: path.into() });
+    }
     let marker = path.join(MARKER);
     if path.is_file() {
         return Err(Error::NotAnEngine {
@@ -335,7 +341,7 @@ impl Store {
         cf: &'static str,
         start: &[u8],
         end: &[u8],
-    ) -> Result<impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>)>> + 'a> {
+    ) -> Result<impl Iterator<Item = Result<KeyValue>> + 'a> {
         let mut read = ReadOptions::default();
         read.set_iterate_upper_bound(end.to_vec());
         let it = self.db.iterator_cf_opt(
@@ -346,12 +352,7 @@ impl Store {
         Ok(it.map(|r| r.map_err(Error::from)))
     }
 
-    fn scan(
-        &self,
-        cf: &'static str,
-        start: &[u8],
-        end: &[u8],
-    ) -> Result<Vec<(Box<[u8]>, Box<[u8]>)>> {
+    fn scan(&self, cf: &'static str, start: &[u8], end: &[u8]) -> Result<Vec<KeyValue>> {
         self.iter_range(cf, start, end)?.collect()
     }
 }

@@ -19,18 +19,21 @@ use crate::record::{NewRecord, Record, RecordId};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, VectorCollection};
 
+/// Normalised vectors of one record, by space name.
+type SpaceVectors = Vec<(String, Vec<f32>)>;
+
 /// A batch operation checked against the store, ready to be written.
 enum Prepared {
     /// New record (its id is assigned at commit).
     Put {
         record: Record,
-        vectors: Vec<(String, Vec<f32>)>,
+        vectors: SpaceVectors,
         terms: Vec<Term>,
     },
     /// Replacement of an existing record.
     Update {
         record: Record,
-        vectors: Vec<(String, Vec<f32>)>,
+        vectors: SpaceVectors,
         terms: Vec<Term>,
         old_terms: Vec<Term>,
     },
@@ -123,7 +126,7 @@ impl Inner {
         Ok(out)
     }
 
-    fn validate(&self, id: RecordId, new: NewRecord) -> Result<(Record, Vec<(String, Vec<f32>)>)> {
+    fn validate(&self, id: RecordId, new: NewRecord) -> Result<(Record, SpaceVectors)> {
         if new.text.len() > self.options.max_text_bytes {
             return Err(Error::TextTooLarge {
                 len: new.text.len(),

@@ -237,19 +237,14 @@ fn other_formats_are_refused_without_damage() {
 
 #[cfg(unix)]
 #[test]
-fn non_utf8_paths_work() {
+fn non_utf8_paths_are_refused_cleanly() {
     use std::os::unix::ffi::OsStrExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir
         .path()
         .join(std::ffi::OsStr::from_bytes(b"mem\xff\xfeory"));
-    let e = Engine::open(&path, EngineOptions::default()).unwrap();
-    e.create_namespace("n", NamespaceOptions::default())
-        .unwrap();
-    let id = e
-        .put("n", NewRecord::new("stored under an odd path"))
-        .unwrap();
-    e.close().unwrap();
-    let e = Engine::open(&path, EngineOptions::default()).unwrap();
-    assert_eq!(e.search_text("n", "odd path", 1).unwrap()[0].record.id, id);
+    let err = Engine::open(&path, EngineOptions::default()).err().unwrap();
+    assert!(matches!(err, Error::NonUtf8Path { .. }), "{err}");
+    assert!(err.to_string().contains("UTF-8"));
+    assert!(!path.exists(), "nothing is created");
 }

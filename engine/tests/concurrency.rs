@@ -5,6 +5,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use mb_engine::{Engine, EngineOptions, NamespaceOptions, NewRecord, Space};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 #[test]
 fn parallel_writers_and_readers_stay_consistent() {
@@ -14,7 +16,7 @@ fn parallel_writers_and_readers_stay_consistent() {
         ..EngineOptions::default()
     };
     let engine = Arc::new(Engine::open(dir.path().join("e"), options).unwrap());
-    engine.create_space(Space::new("s", 3)).unwrap();
+    engine.create_space(Space::new("s", 16)).unwrap();
     engine
         .create_namespace("shared", NamespaceOptions::default())
         .unwrap();
@@ -31,7 +33,9 @@ fn parallel_writers_and_readers_stay_consistent() {
                 let mut ids = Vec::new();
                 for i in 0..WRITES {
                     let token = format!("t{t}w{i}");
-                    let v = vec![t as f32 + 1.0, i as f32, 1.0];
+                    // A random direction per write: its nearest neighbour is itself.
+                    let mut rng = StdRng::seed_from_u64((t * WRITES + i) as u64);
+                    let v: Vec<f32> = (0..16).map(|_| rng.random_range(-1.0..1.0)).collect();
                     let id = engine
                         .put(
                             &own,

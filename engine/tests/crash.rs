@@ -56,6 +56,8 @@ fn crash_child_writer() {
     let mut rng = StdRng::seed_from_u64(round);
     let mut mine: Vec<(&str, RecordId)> = Vec::new();
     for n in 0.. {
+        // Paced so a round leaves a few hundred writes to verify, not tens of thousands.
+        std::thread::sleep(Duration::from_micros(400));
         let ns = NAMESPACES[rng.random_range(0..2)];
         if n % 5 == 4 && !mine.is_empty() {
             let (ns, id) = mine.swap_remove(rng.random_range(0..mine.len()));
@@ -219,7 +221,7 @@ fn crash_recovery() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("engine");
     let mut log = Log::default();
-    let rounds = 12;
+    let rounds = 24;
     for round in 1..=rounds {
         run_round(&path, round, &mut log);
         if round % 4 == 0 {

@@ -121,7 +121,9 @@ fn jieba() -> &'static jieba_rs::Jieba {
 }
 
 fn cjk_terms(text: &str, out: &mut Vec<Term>) {
-    for token in jieba().cut(text, true) {
+    // Search mode also emits the dictionary words inside long compounds (合同纠纷 gives 合同,
+    // 纠纷 and 合同纠纷), so a query word matches the compounds that contain it.
+    for token in jieba().cut_for_search(text, true) {
         if token.word.chars().any(is_cjk) {
             let word: String = token.word.chars().filter(|c| is_word_char(*c)).collect();
             if !word.is_empty() {
