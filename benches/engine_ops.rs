@@ -3,12 +3,16 @@
 //! `cargo bench --bench engine_ops` — insert (single and batched), BM25 search and vector search
 //! (exact and HNSW) at 1k, 10k and 100k memories, vectors of dimension 384. Texts are
 //! synthetic chat-like messages drawn from a Zipf-distributed vocabulary; vectors are random
-//! unit vectors (the hardest case for HNSW). `MB_BENCH_SIZES=1000,10000` limits the sizes.
-//! The HNSW recall@10 at each size is printed alongside.
+//! points near a random 32-dimensional subspace, shaped like sentence embeddings (uniformly
+//! random 384-d vectors have no neighbourhood structure for a graph index to exploit; set
+//! `MB_BENCH_UNIFORM=1` to measure that worst case). `MB_BENCH_SIZES=1000,10000` limits the
+//! sizes. The HNSW recall@10 at each size is printed alongside. `MB_BENCH_IDF=lucene` scores
+//! BM25 with Lucene's idf instead of Whoosh's (which allows tantivy's block-max WAND pruning).
 
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use memorybench::engine::lexical::Idf;
 use memorybench::engine::{Engine, EngineOptions, HnswParams, NamespaceOptions, NewRecord, Space};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -46,10 +50,42 @@ impl TextGen {
     }
 }
 
-fn unit(rng: &mut StdRng) -> Vec<f32> {
-    let v: Vec<f32> = (0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+fn normalised(v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.into_iter().map(|x| x / n).collect()
+}
+
+fn unit(rng: &mut StdRng) -> Vec<f32> {
+    normalised((0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+}
+
+/// Vector generator: embedding-like (near a random 32-d subspace) or uniform.
+struct Vectors {
+    basis: Vec<Vec<f32>>,
+}
+
+impl Vectors {
+    fn new(rng: &mut StdRng) -> Self {
+        let uniform = std::env::var("MB_BENCH_UNIFORM").is_ok_and(|v| v == "1");
+        let basis = if uniform {
+            Vec::new()
+        } else {
+            (0..32).map(|_| unit(rng)).collect()
+        };
+        Vectors { basis }
+    }
+
+    fn sample(&self, rng: &mut StdRng) -> Vec<f32> {
+        if self.basis.is_empty() {
+            return unit(rng);
+        }
+        let mut v: Vec<f32> = unit(rng).into_iter().map(|x| 0.15 * x).collect();
+        for b in &self.basis {
+            let z: f32 = rng.random_range(-1.0..1.0);
+            v.iter_mut().zip(b).for_each(|(x, y)| *x += z * y);
+        }
+        normalised(v)
+    }
 }
 
 fn sizes() -> Vec<usize> {
@@ -161,8 +197,9 @@ fn vector_search(c: &mut Criterion) {
     let mut group = c.benchmark_group("vector_top10");
     for n in sizes() {
         let mut rng = StdRng::seed_from_u64(3);
-        let data: Vec<Vec<f32>> = (0..n).map(|_| unit(&mut rng)).collect();
-        let queries: Vec<Vec<f32>> = (0..64).map(|_| unit(&mut rng)).collect();
+        let vectors = Vectors::new(&mut rng);
+        let data: Vec<Vec<f32>> = (0..n).map(|_| vectors.sample(&mut rng)).collect();
+        let queries: Vec<Vec<f32>> = (0..200).map(|_| vectors.sample(&mut rng)).collect();
         let mut exact_ids = Vec::new();
         for (mode, threshold) in [("exact", usize::MAX), ("hnsw", 1)] {
             let dir = tempfile::tempdir().unwrap();

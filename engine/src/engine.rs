@@ -500,8 +500,14 @@ impl Inner {
             .map(|t| t.text)
             .collect();
         let stats = derived.lexical.read();
-        self.lexical
-            .search(ns.info.id, ns.info.analyzer, &terms, &stats, k)
+        self.lexical.search(
+            ns.info.id,
+            ns.info.analyzer,
+            &terms,
+            &stats,
+            self.options.bm25_idf,
+            k,
+        )
     }
 
     fn vector_ranking(

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::lexical::Idf;
 use crate::vector::HnswParams;
 
 /// Options for [`crate::Engine::open`]. `EngineOptions::default()` suits most uses.
@@ -23,6 +24,8 @@ pub struct EngineOptions {
     pub lexical_commit_docs: usize,
     /// Memory budget of the tantivy index writer, in bytes (default 64 MiB).
     pub lexical_writer_memory: usize,
+    /// Idf formula of BM25 (default [`Idf::Whoosh`], as MemoryBench's Whoosh baselines).
+    pub bm25_idf: Idf,
     /// Vector index parameters.
     pub hnsw: HnswParams,
 }
@@ -36,6 +39,7 @@ impl Default for EngineOptions {
             lexical_commit_interval: Duration::from_secs(1),
             lexical_commit_docs: 50_000,
             lexical_writer_memory: 64 << 20,
+            bm25_idf: Idf::default(),
             hnsw: HnswParams::default(),
         }
     }

@@ -1,12 +1,13 @@
 //! Per-namespace BM25: a namespace must rank exactly as a tantivy index holding only its
-//! documents, whatever other namespaces hold, before and after commits and deletes.
+//! documents, whatever other namespaces hold, before and after commits and deletes; and scores
+//! follow Whoosh's BM25F formula (MemoryBench parity) by default.
 
-use mb_engine::lexical::AnalyzerTokenizer;
+use mb_engine::lexical::{AnalyzerTokenizer, Idf};
 use mb_engine::{Analyzer, Engine, EngineOptions, NamespaceOptions, NewRecord, RecordId};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED};
 use tantivy::{doc, Index, Term};
 
@@ -29,7 +30,8 @@ fn random_text(rng: &mut StdRng, skew: usize) -> String {
         .join(" ")
 }
 
-/// Ranking of `query` in a standalone tantivy index over `docs` with tantivy's own statistics.
+/// Ranking of `query` in a standalone tantivy index over `docs` with tantivy's own statistics,
+/// each term boosted from Lucene's to Whoosh's idf.
 fn reference_ranking(docs: &[String], query: &str, k: usize) -> Vec<(String, f32)> {
     let mut builder = Schema::builder();
     let indexing = TextFieldIndexing::default()
@@ -56,9 +58,12 @@ fn reference_ranking(docs: &[String], query: &str, k: usize) -> Vec<(String, f32
         .analyze(query)
         .into_iter()
         .map(|t| {
-            let q: Box<dyn Query> = Box::new(TermQuery::new(
-                Term::from_field_text(text, &t.text),
-                IndexRecordOption::WithFreqs,
+            let term = Term::from_field_text(text, &t.text);
+            let (n, total) = (searcher.doc_freq(&term).unwrap(), searcher.num_docs());
+            let boost = Idf::Whoosh.value(n, total) / Idf::Lucene.value(n, total);
+            let q: Box<dyn Query> = Box::new(BoostQuery::new(
+                Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
+                boost,
             ));
             (Occur::Should, q)
         })
@@ -257,4 +262,69 @@ fn chinese_namespace_uses_word_segmentation() {
         .search_text("std", "关于合同的问题", 5)
         .unwrap()
         .is_empty());
+}
+
+/// Whoosh BM25F (`K1 = 1.2`, `B = 0.75`, idf `ln(N / (n + 1)) + 1`) computed by hand.
+fn whoosh_bm25f(docs: &[Vec<&str>], doc: &[&str], query: &[&str]) -> f32 {
+    let (k1, b) = (1.2f64, 0.75f64);
+    let n_docs = docs.len() as f64;
+    let avgdl = docs.iter().map(|d| d.len()).sum::<usize>() as f64 / n_docs;
+    query
+        .iter()
+        .map(|q| {
+            let df = docs.iter().filter(|d| d.contains(q)).count() as f64;
+            let tf = doc.iter().filter(|w| *w == q).count() as f64;
+            let idf = (n_docs / (df + 1.0)).ln() + 1.0;
+            idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * doc.len() as f64 / avgdl))
+        })
+        .sum::<f64>() as f32
+}
+
+#[test]
+fn scores_follow_whoosh_bm25f() {
+    let texts = [
+        "tea garden tea ceremony",
+        "coffee garden",
+        "tea tea tea tea",
+        "marathon training plan for october",
+        "garden party with coffee and tea",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap();
+    engine
+        .create_namespace("n", NamespaceOptions::default())
+        .unwrap();
+    for t in texts {
+        engine.put("n", NewRecord::new(t)).unwrap();
+    }
+    let analysed: Vec<Vec<String>> = texts
+        .iter()
+        .map(|t| {
+            Analyzer::Standard
+                .analyze(t)
+                .into_iter()
+                .map(|x| x.text)
+                .collect()
+        })
+        .collect();
+    let docs: Vec<Vec<&str>> = analysed
+        .iter()
+        .map(|d| d.iter().map(String::as_str).collect())
+        .collect();
+    for query in ["tea garden", "coffee", "tea tea marathon"] {
+        let q: Vec<&str> = query.split(' ').collect();
+        let hits = engine.search_text("n", query, 10).unwrap();
+        assert!(!hits.is_empty());
+        for hit in hits {
+            let i = texts.iter().position(|t| *t == hit.record.text).unwrap();
+            let expected = whoosh_bm25f(&docs, &docs[i], &q);
+            assert!(
+                (hit.score - expected).abs() < 1e-4,
+                "{query:?} on {:?}: {} vs {expected}",
+                texts[i],
+                hit.score
+            );
+        }
+        engine.flush().unwrap();
+    }
 }

@@ -7,6 +7,10 @@
 //! visible to the next search while commits happen in batches. Deletes and updates since the
 //! last commit mask older copies of a document.
 //!
+//! Every indexed term is prefixed with its namespace id (`"{ns:x}:{term}"`), so each namespace
+//! has its own posting lists inside the one index: a query reads only its namespace's postings
+//! and needs no filter.
+//!
 //! The index is derived data: each commit stores the last applied sequence number as its
 //! payload, and the engine replays the change log after it on open.
 
@@ -16,7 +20,7 @@ use std::path::Path;
 use parking_lot::{Mutex, RwLock};
 use tantivy::collector::TopDocs;
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::query::{Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25Weight, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
 };
@@ -24,6 +28,7 @@ use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use super::analyzer::{AnalyzerTokenizer, Term as AnalyzedTerm};
+use super::scoring::Idf;
 use super::stats::LexicalStats;
 use crate::error::{Error, Result};
 use crate::namespace::Analyzer;
@@ -140,6 +145,16 @@ impl Generation {
         }
         self.masked.extend(newer.masked);
     }
+}
+
+/// The indexed form of `term` in namespace `ns`.
+fn namespaced(ns: u32, term: &str) -> String {
+    format!("{ns:x}:{term}")
+}
+
+/// The term of an indexed, namespaced term text.
+pub(crate) fn strip_namespace(indexed: &str) -> &str {
+    indexed.split_once(':').map_or(indexed, |(_, term)| term)
 }
 
 /// A scored hit from the lexical index.
@@ -320,14 +335,15 @@ impl LexicalIndex {
     }
 
     /// Top `k` records of namespace `ns` for the analysed query terms (duplicates count, as in
-    /// an OR query), scored by BM25 with the namespace's own statistics. Ties rank the older
-    /// record first.
+    /// an OR query), scored by BM25 with the namespace's own statistics and the `idf` formula.
+    /// Ties rank the older record first.
     pub(crate) fn search(
         &self,
         ns: u32,
         analyzer: Analyzer,
         query_terms: &[String],
         stats: &LexicalStats,
+        idf: Idf,
         k: usize,
     ) -> Result<Vec<LexicalHit>> {
         if k == 0 || query_terms.is_empty() || stats.num_docs() == 0 {
@@ -335,15 +351,20 @@ impl LexicalIndex {
         }
         let view = self.view.read();
         let field = self.fields.text(analyzer);
+        let boosts: Vec<f32> = query_terms
+            .iter()
+            .map(|t| idf.boost(stats.doc_freq(t), stats.num_docs()))
+            .collect();
         let weights: Vec<(&str, Bm25Weight)> = query_terms
             .iter()
-            .map(|t| {
+            .zip(&boosts)
+            .map(|(t, boost)| {
                 let w = Bm25Weight::for_one_term_without_explain(
                     stats.doc_freq(t),
                     stats.num_docs(),
                     stats.average_length(),
                 );
-                (t.as_str(), w)
+                (t.as_str(), w.boost_by(*boost))
             })
             .collect();
 
@@ -356,7 +377,7 @@ impl LexicalIndex {
         let mut hits: Vec<LexicalHit> = Vec::new();
 
         // Committed documents.
-        let query = self.query(ns, field, query_terms);
+        let query = self.query(ns, field, query_terms, &boosts);
         let collector = TopDocs::with_limit(k + masked_in_memory).order_by_score();
         let top = view
             .searcher
@@ -404,28 +425,25 @@ impl LexicalIndex {
         Ok(hits)
     }
 
-    fn query(&self, ns: u32, field: Field, terms: &[String]) -> BooleanQuery {
-        let in_namespace: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-            Box::new(TermQuery::new(
-                Term::from_field_u64(self.fields.ns, u64::from(ns)),
-                IndexRecordOption::Basic,
-            )),
-            0.0,
-        ));
+    fn query(&self, ns: u32, field: Field, terms: &[String], boosts: &[f32]) -> BooleanQuery {
         let any_term: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
-            .map(|t| {
-                let q: Box<dyn Query> = Box::new(TermQuery::new(
-                    Term::from_field_text(field, t),
+            .zip(boosts)
+            .map(|(t, boost)| {
+                let term: Box<dyn Query> = Box::new(TermQuery::new(
+                    Term::from_field_text(field, &namespaced(ns, t)),
                     IndexRecordOption::WithFreqs,
                 ));
+                // An unboosted term query keeps tantivy's block-max WAND pruning available.
+                let q: Box<dyn Query> = if *boost == 1.0 {
+                    term
+                } else {
+                    Box::new(BoostQuery::new(term, *boost))
+                };
                 (Occur::Should, q)
             })
             .collect();
-        BooleanQuery::new(vec![
-            (Occur::Must, in_namespace),
-            (Occur::Must, Box::new(BooleanQuery::new(any_term))),
-        ])
+        BooleanQuery::new(any_term)
     }
 
     fn rid_term(&self, id: RecordId) -> Term {
@@ -446,7 +464,7 @@ impl LexicalIndex {
                 offset_from: t.start,
                 offset_to: t.end,
                 position,
-                text: t.text.clone(),
+                text: namespaced(ns, &t.text),
                 position_length: 1,
             })
             .collect();

@@ -2,7 +2,9 @@
 
 pub mod analyzer;
 pub(crate) mod index;
+pub mod scoring;
 pub mod stats;
 
 pub use analyzer::{AnalyzerTokenizer, Term};
+pub use scoring::Idf;
 pub use stats::LexicalStats;

@@ -12,6 +12,7 @@ use tantivy::schema::Field;
 use tantivy::Term as IndexTerm;
 
 use super::analyzer::Term;
+use super::index::strip_namespace;
 
 /// Live-document statistics of one namespace's lexical field.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -82,10 +83,9 @@ impl Bm25StatisticsProvider for LexicalStats {
     }
 
     fn doc_freq(&self, term: &IndexTerm) -> tantivy::Result<u64> {
-        Ok(term
-            .value()
-            .as_str()
-            .map_or(0, |t| LexicalStats::doc_freq(self, t)))
+        let value = term.value();
+        let indexed = value.as_str().unwrap_or_default();
+        Ok(LexicalStats::doc_freq(self, strip_namespace(indexed)))
     }
 }
 
