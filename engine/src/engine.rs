@@ -268,12 +268,15 @@ impl Engine {
     /// Declares an embedding space. Idempotent for the same dimension; a different dimension
     /// is [`Error::SpaceConflict`].
     pub fn create_space(&self, space: Space) -> Result<Space> {
-        if space.name.is_empty() || space.dim == 0 {
-            return Err(Error::SpaceConflict {
-                space: space.name,
-                existing: 0,
-                requested: space.dim,
-            });
+        let invalid = |reason| Error::InvalidSpace {
+            space: space.name.clone(),
+            reason,
+        };
+        if space.name.is_empty() {
+            return Err(invalid("empty name"));
+        }
+        if space.dim == 0 {
+            return Err(invalid("dimension 0"));
         }
         let mut catalog = self.inner.catalog.write();
         if let Some(existing) = catalog.spaces.get(&space.name) {

@@ -55,6 +55,14 @@ pub enum Error {
         /// Why it was rejected.
         reason: &'static str,
     },
+    /// A space declaration that cannot be used.
+    #[error("invalid embedding space {space:?}: {reason}")]
+    InvalidSpace {
+        /// The rejected name.
+        space: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
     /// An embedding space that was never created.
     #[error("unknown embedding space {0:?}")]
     UnknownSpace(String),

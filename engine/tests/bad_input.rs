@@ -159,6 +159,14 @@ fn invalid_records_are_rejected_and_nothing_is_lost() {
             ..
         })
     ));
+    assert!(matches!(
+        e.create_space(Space::new("z", 0)),
+        Err(Error::InvalidSpace { .. })
+    ));
+    assert!(matches!(
+        e.create_space(Space::new("", 3)),
+        Err(Error::InvalidSpace { .. })
+    ));
     assert_intact(&e, id);
 }
 
