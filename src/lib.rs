@@ -4,4 +4,5 @@
 //! (`tests/`) and benchmarks (`benches/`) have a package to live in.
 
 pub use mb_baselines as baselines;
+pub use mb_embed as embed;
 pub use mb_engine as engine;

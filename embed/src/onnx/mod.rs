@@ -105,10 +105,18 @@ impl OnnxEmbedder {
             OptimizationLevel::Extended => GraphOptimizationLevel::Level2,
             OptimizationLevel::All => GraphOptimizationLevel::All,
         };
+        let disabled = config.disabled_optimizers.join(",");
         let mut sessions = Vec::with_capacity(config.sessions);
         for _ in 0..config.sessions {
             let session = Session::builder(environment)
                 .and_then(|b| Ok(b.with_optimization_level(level)?))
+                .and_then(|b| {
+                    if disabled.is_empty() {
+                        Ok(b)
+                    } else {
+                        Ok(b.with_disabled_optimizers(&disabled)?)
+                    }
+                })
                 .and_then(|b| Ok(b.with_intra_threads(config.intra_threads)?))
                 .and_then(|b| Ok(b.with_inter_threads(1)?))
                 .and_then(|mut b| b.commit_from_file(&config.model))
@@ -221,6 +229,26 @@ impl OnnxEmbedder {
         batch
     }
 
+    /// Cuts length-sorted texts into batches within `batch_size` and `max_batch_tokens`.
+    fn plan_batches<'o>(&self, order: &'o [usize], encodings: &[Encoding]) -> Vec<&'o [usize]> {
+        let mut batches = Vec::new();
+        let mut start = 0;
+        for (position, &text) in order.iter().enumerate() {
+            // Sorted by length, so the newest text is the batch's widest.
+            let rows = position - start + 1;
+            let padded = rows * encodings[text].len();
+            if rows > 1 && (rows > self.config.batch_size || padded > self.config.max_batch_tokens)
+            {
+                batches.push(&order[start..position]);
+                start = position;
+            }
+        }
+        if start < order.len() {
+            batches.push(&order[start..]);
+        }
+        batches
+    }
+
     /// Embeds each batch (indexes into `encodings`) on up to `sessions` threads; returns the
     /// vectors of each batch, in batch order.
     fn run_batches(
@@ -327,7 +355,7 @@ impl Embedder for OnnxEmbedder {
         let encodings = self.encode(texts)?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
-        let batches: Vec<&[usize]> = order.chunks(self.config.batch_size).collect();
+        let batches = self.plan_batches(&order, &encodings);
 
         let per_batch = self.run_batches(&batches, &encodings)?;
         let mut vectors = vec![Vec::new(); texts.len()];

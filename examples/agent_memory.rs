@@ -1,17 +1,18 @@
-//! How an agent project embeds `mb-engine` as its memory store.
+//! How an agent project embeds `mb-engine` as its memory store, with `mb-embed` embeddings.
 //!
 //! The agent keeps one namespace per user. Every chat turn becomes a record (with the speaker
-//! and session as attributes and an embedding from the agent's own embedder); before answering,
-//! the agent retrieves the most relevant memories by BM25, by vector similarity, or both fused.
-//! Small per-user structures (here a profile) live in the namespace's state, written atomically
-//! with the turn that changed them.
+//! and session as attributes and an all-MiniLM-L6-v2 embedding computed in-process); before
+//! answering, the agent retrieves the most relevant memories by BM25, by vector similarity, or
+//! both fused. Small per-user structures (here a profile) live in the namespace's state, written
+//! atomically with the turn that changed them. Embeddings go through the engine-backed cache, so
+//! the second run of the agent computes none.
 //!
-//! Run: `cargo run --release -p mb-engine --example agent_memory [ENGINE_DIR]`
+//! Run (after `bash scripts/setup.sh`): `cargo run --release --example agent_memory [ENGINE_DIR]`
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
-use mb_engine::{Batch, Engine, EngineOptions, HybridQuery, NamespaceOptions, NewRecord, Space};
+use mb_embed::{CachedEmbedder, Embedder, OnnxEmbedder};
+use mb_engine::{Batch, Engine, EngineOptions, HybridQuery, NamespaceOptions, NewRecord};
 
 /// A built-in sample conversation: (session, speaker, text).
 const CONVERSATION: &[(u32, &str, &str)] = &[
@@ -68,46 +69,46 @@ const QUESTIONS: &[&str] = &[
     "What will Jon's new job be?",
 ];
 
-/// A stand-in for a real embedding model: hashed bag of words. An agent would call its
-/// sentence-embedding model here; the engine only needs vectors of a fixed dimension.
-fn embed(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; 64];
-    for term in mb_engine::Analyzer::Standard.analyze(text) {
-        let mut h = DefaultHasher::new();
-        term.text.hash(&mut h);
-        v[(h.finish() % 64) as usize] += 1.0;
-    }
-    v
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| ".cache/agent-memory-demo".to_string());
     let _ = std::fs::remove_dir_all(&dir);
-    let engine = Engine::open(&dir, EngineOptions::default())?;
-    engine.create_space(Space::new("hash-bow-64", 64))?;
+    let engine = Arc::new(Engine::open(&dir, EngineOptions::default())?);
+    let embedder = CachedEmbedder::new(OnnxEmbedder::open_default()?, engine.clone())?;
+    let space = embedder.space();
+    engine.create_space(space.clone())?;
     engine.create_namespace("maya", NamespaceOptions::default())?;
 
-    for (turn, (session, speaker, text)) in CONVERSATION.iter().enumerate() {
+    let texts: Vec<&str> = CONVERSATION.iter().map(|(_, _, text)| *text).collect();
+    let vectors = embedder.embed(&texts)?;
+    for (turn, ((session, speaker, text), vector)) in CONVERSATION.iter().zip(vectors).enumerate() {
         let mut batch = Batch::new();
         batch.put(
             NewRecord::new(format!("{speaker} says: {text}"))
                 .with_attribute("speaker", *speaker)
                 .with_attribute("session", session.to_string())
                 .with_attribute("turn", turn.to_string())
-                .with_vector("hash-bow-64", embed(text)),
+                .with_vector(&space.name, vector),
         );
         if text.contains("adopted") {
             batch.put_state("profile/pet", &"border collie named Pixel")?;
         }
         engine.write("maya", batch)?;
     }
-    println!("stored {} memories in {dir}", engine.count("maya")?);
-    engine.close()?;
+    println!(
+        "stored {} memories in {dir} ({:?})",
+        engine.count("maya")?,
+        embedder.stats()
+    );
+    drop(embedder);
+    close(engine)?;
 
-    // A later run of the agent: everything is still there.
-    let engine = Engine::open(&dir, EngineOptions::default())?;
+    // A later run of the agent: memories and embeddings are still there.
+    let engine = Arc::new(Engine::open(&dir, EngineOptions::default())?);
+    let embedder = CachedEmbedder::new(OnnxEmbedder::open_default()?, engine.clone())?;
+    embedder.embed(&texts)?;
+    println!("re-embedding the conversation: {:?}", embedder.stats());
     let pet: Option<String> = engine.get_state("maya", "profile/pet")?;
     println!("profile/pet = {pet:?}\n");
     for question in QUESTIONS {
@@ -115,11 +116,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for hit in engine.search_text("maya", question, 2)? {
             println!("  bm25   {:6.3}  {}", hit.score, hit.record.text);
         }
-        let query = HybridQuery::new(*question, "hash-bow-64", embed(question), 2);
+        let query_vector = embedder.embed_one(question)?;
+        for hit in engine.search_vector("maya", &space.name, &query_vector, 2)? {
+            println!("  vector {:6.3}  {}", hit.score, hit.record.text);
+        }
+        let query = HybridQuery::new(*question, &space.name, query_vector, 2);
         for hit in engine.search_hybrid("maya", &query)? {
             println!("  hybrid {:6.3}  {}", hit.score, hit.record.text);
         }
     }
-    engine.close()?;
-    Ok(())
+    drop(embedder);
+    close(engine)
+}
+
+/// Closes the engine once the last other handle (the cache's) is gone.
+fn close(engine: Arc<Engine>) -> Result<(), Box<dyn std::error::Error>> {
+    match Arc::try_unwrap(engine) {
+        Ok(engine) => Ok(engine.close()?),
+        Err(_) => Err("the engine is still shared".into()),
+    }
 }
