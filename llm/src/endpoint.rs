@@ -1,0 +1,262 @@
+//! One HTTP endpoint with retries, backoff, a concurrency limit and error classification.
+//!
+//! Both providers post JSON and read JSON; what differs is the wire format. This module owns
+//! everything else: the per-request timeout, the in-flight limit (a semaphore, so a run with
+//! many parallel test cases never floods a vLLM server), retries with exponential backoff and
+//! jitter on transient failures (connection errors, timeouts, 429, 5xx, unreadable bodies)
+//! honouring `Retry-After`, and the split of client errors into context overflows and plain
+//! rejections, neither of which is retried.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::Rng;
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+
+use crate::error::{LlmError, Result};
+
+/// Connection and robustness settings of one endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EndpointConfig {
+    /// Base URL, e.g. `http://localhost:12345/v1` (OpenAI-compatible) or
+    /// `https://api.anthropic.com` (Anthropic).
+    pub base_url: String,
+    /// Model name sent with each request.
+    pub model: String,
+    /// Environment variable holding the API key, if the endpoint needs one.
+    pub api_key_env: Option<String>,
+    /// Timeout of one request, in seconds.
+    pub timeout_secs: f64,
+    /// Retries after transient failures before giving up.
+    pub max_retries: u32,
+    /// Wait before the first retry, in seconds; doubled per retry up to `max_backoff_secs`,
+    /// each wait drawn uniformly from its upper half (jitter).
+    pub initial_backoff_secs: f64,
+    /// Longest wait between retries, in seconds.
+    pub max_backoff_secs: f64,
+    /// Most requests in flight at once to this endpoint.
+    pub max_concurrency: usize,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig {
+            base_url: "http://localhost:12345/v1".to_string(),
+            model: "Qwen/Qwen3-8B".to_string(),
+            api_key_env: None,
+            timeout_secs: 300.0,
+            max_retries: 6,
+            initial_backoff_secs: 1.0,
+            max_backoff_secs: 60.0,
+            max_concurrency: 16,
+        }
+    }
+}
+
+/// A configured endpoint, shared by every request to it.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    pub(crate) config: EndpointConfig,
+    client: reqwest::Client,
+    in_flight: Arc<Semaphore>,
+    api_key: Option<String>,
+}
+
+/// A successful response body and how many retries it took.
+pub(crate) struct Reply {
+    pub(crate) body: serde_json::Value,
+    pub(crate) retries: u32,
+}
+
+impl Endpoint {
+    pub(crate) fn new(config: EndpointConfig) -> Result<Endpoint> {
+        let positive = |field, value: f64| {
+            if value.is_finite() && value > 0.0 {
+                Ok(())
+            } else {
+                Err(LlmError::Config {
+                    field,
+                    reason: format!("must be a positive number of seconds, got {value}"),
+                })
+            }
+        };
+        positive("timeout_secs", config.timeout_secs)?;
+        positive("initial_backoff_secs", config.initial_backoff_secs)?;
+        positive("max_backoff_secs", config.max_backoff_secs)?;
+        if config.max_concurrency == 0 {
+            return Err(LlmError::Config {
+                field: "max_concurrency",
+                reason: "must be at least 1".to_string(),
+            });
+        }
+        let api_key = match &config.api_key_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| LlmError::Config {
+                field: "api_key_env",
+                reason: format!("environment variable {var} is not set"),
+            })?),
+            None => None,
+        };
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs_f64(config.timeout_secs))
+            .build()
+            .map_err(|e| LlmError::Config {
+                field: "base_url",
+                reason: e.to_string(),
+            })?;
+        Ok(Endpoint {
+            in_flight: Arc::new(Semaphore::new(config.max_concurrency)),
+            config,
+            client,
+            api_key,
+        })
+    }
+
+    pub(crate) fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.config.base_url.trim_end_matches('/'))
+    }
+
+    /// Posts `body` to `path` until it succeeds, fails for good, or retries run out.
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        headers: HeaderMap,
+        body: &serde_json::Value,
+    ) -> Result<Reply> {
+        let url = self.url(path);
+        let mut backoff = self.config.initial_backoff_secs;
+        let mut retries = 0;
+        loop {
+            let (detail, retry_after) = match self.attempt(&url, &headers, body).await {
+                Attempt::Done(body) => return Ok(Reply { body, retries }),
+                Attempt::Fatal(error) => return Err(error),
+                Attempt::Transient(detail, retry_after) => (detail, retry_after),
+            };
+            if retries >= self.config.max_retries {
+                return Err(LlmError::Exhausted {
+                    url,
+                    attempts: retries + 1,
+                    detail,
+                });
+            }
+            retries += 1;
+            let jittered = backoff * rand::rng().random_range(0.5..=1.0);
+            let wait = retry_after.unwrap_or(Duration::from_secs_f64(jittered));
+            tracing::warn!(%url, retries, ?wait, %detail, "LLM request failed; retrying");
+            tokio::time::sleep(wait).await;
+            backoff = (backoff * 2.0).min(self.config.max_backoff_secs);
+        }
+    }
+
+    async fn attempt(&self, url: &str, headers: &HeaderMap, body: &serde_json::Value) -> Attempt {
+        let Ok(_permit) = self.in_flight.acquire().await else {
+            return Attempt::Fatal(LlmError::Config {
+                field: "max_concurrency",
+                reason: "the endpoint's request limiter was closed".to_string(),
+            });
+        };
+        let response = match self
+            .client
+            .post(url)
+            .headers(headers.clone())
+            .json(body)
+            .send()
+            .await
+        {
+            Ok(response) => response,
+            Err(e) => return Attempt::Transient(describe(&e), None),
+        };
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64);
+        let text = match response.text().await {
+            Ok(text) => text,
+            Err(e) => return Attempt::Transient(describe(&e), None),
+        };
+        if status.is_success() {
+            return match serde_json::from_str(&text) {
+                Ok(body) => Attempt::Done(body),
+                Err(e) => Attempt::Transient(
+                    format!("unreadable response ({e}): {}", excerpt(&text)),
+                    None,
+                ),
+            };
+        }
+        let detail = format!("HTTP {status}: {}", excerpt(&text));
+        if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+            return Attempt::Transient(detail, retry_after);
+        }
+        if is_context_overflow(status, &text) {
+            return Attempt::Fatal(LlmError::ContextOverflow {
+                url: url.to_string(),
+                detail: excerpt(&text),
+            });
+        }
+        Attempt::Fatal(LlmError::Rejected {
+            url: url.to_string(),
+            status: status.as_u16(),
+            detail: excerpt(&text),
+        })
+    }
+}
+
+enum Attempt {
+    Done(serde_json::Value),
+    Transient(String, Option<Duration>),
+    Fatal(LlmError),
+}
+
+/// Whether a client error says the prompt is longer than the model's context: vLLM ("maximum
+/// context length"), OpenAI (`context_length_exceeded`), Anthropic ("prompt is too long"),
+/// llama.cpp ("exceeds the available context size").
+fn is_context_overflow(status: StatusCode, body: &str) -> bool {
+    if !(status == StatusCode::BAD_REQUEST || status == StatusCode::PAYLOAD_TOO_LARGE) {
+        return false;
+    }
+    let body = body.to_lowercase();
+    [
+        "maximum context length",
+        "context_length_exceeded",
+        "prompt is too long",
+        "exceeds the available context size",
+        "context window",
+        "too many tokens",
+    ]
+    .iter()
+    .any(|marker| body.contains(marker))
+}
+
+fn describe(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "request timed out".to_string()
+    } else if error.is_connect() {
+        format!("cannot connect: {error}")
+    } else {
+        error.to_string()
+    }
+}
+
+pub(crate) fn excerpt(body: &str) -> String {
+    const LIMIT: usize = 400;
+    let mut end = body.len().min(LIMIT);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut text = body[..end].trim().replace('\n', " ");
+    if end < body.len() {
+        text.push('…');
+    }
+    text
+}

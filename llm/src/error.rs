@@ -1,0 +1,56 @@
+//! The LLM error type.
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = LlmError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong calling a model.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// The prompt does not fit the model's context window. Retrying the same request cannot
+    /// succeed; callers shorten the prompt (the harness falls back to a shorter context).
+    #[error("{url}: prompt exceeds the model's context window: {detail}")]
+    ContextOverflow {
+        /// The endpoint.
+        url: String,
+        /// The server's message.
+        detail: String,
+    },
+    /// A client error (4xx other than 429) that will not succeed on retry: bad key, unknown
+    /// model, invalid parameters.
+    #[error("{url}: HTTP {status}: {detail}")]
+    Rejected {
+        /// The endpoint.
+        url: String,
+        /// HTTP status code.
+        status: u16,
+        /// The server's message.
+        detail: String,
+    },
+    /// Transient failures (connection errors, timeouts, 429, 5xx, unreadable bodies) that
+    /// persisted through every retry.
+    #[error("{url}: gave up after {attempts} attempts: {detail}")]
+    Exhausted {
+        /// The endpoint.
+        url: String,
+        /// Requests sent.
+        attempts: u32,
+        /// What the last attempt ran into.
+        detail: String,
+    },
+    /// A successful response without the fields the wire format promises.
+    #[error("{url}: unexpected response: {detail}")]
+    BadResponse {
+        /// The endpoint.
+        url: String,
+        /// What was missing, with an excerpt of the body.
+        detail: String,
+    },
+    /// A configuration value that cannot work.
+    #[error("invalid LLM setting {field}: {reason}")]
+    Config {
+        /// The setting.
+        field: &'static str,
+        /// Why it was rejected.
+        reason: String,
+    },
+}

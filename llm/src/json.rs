@@ -1,0 +1,199 @@
+//! Finding the JSON in what a model wrote.
+//!
+//! Models asked for JSON wrap it in code fences, add a sentence before or after, write Python
+//! literals (`True`, `None`, single quotes) or leave trailing commas. [`extract_json`] accepts
+//! all of that and returns the first JSON object or array that parses.
+
+use serde_json::Value;
+
+/// The first JSON object or array in `text`, tolerating fences, prose, Python literals and
+/// trailing commas; `None` when there is none.
+pub fn extract_json(text: &str) -> Option<Value> {
+    let text = crate::think::strip_think(text);
+    fenced_blocks(&text)
+        .into_iter()
+        .chain(std::iter::once(text.as_str()))
+        .find_map(first_value)
+}
+
+/// Contents of ```` ``` ```` fenced blocks, in order.
+fn fenced_blocks(text: &str) -> Vec<&str> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        // Skip the info string (`json`, `python`) up to the end of the line.
+        let body_start = after.find('\n').map_or(after.len(), |n| n + 1);
+        let body = &after[body_start..];
+        match body.find("```") {
+            Some(end) => {
+                blocks.push(&body[..end]);
+                rest = &body[end + 3..];
+            }
+            None => {
+                blocks.push(body);
+                break;
+            }
+        }
+    }
+    blocks
+}
+
+/// Tries every `{` or `[` in turn as the start of a value.
+fn first_value(text: &str) -> Option<Value> {
+    text.char_indices()
+        .filter(|(_, c)| *c == '{' || *c == '[')
+        .find_map(|(start, _)| {
+            let candidate = balanced(&text[start..])?;
+            serde_json::from_str(candidate)
+                .ok()
+                .or_else(|| serde_json::from_str(&pythonic_to_json(candidate)).ok())
+        })
+}
+
+/// The prefix of `text` (which starts with a bracket) up to its matching closing bracket,
+/// skipping brackets inside single- or double-quoted strings.
+fn balanced(text: &str) -> Option<&str> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '{' | '[' => depth += 1,
+            '}' | ']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(&text[..=i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Rewrites Python-literal syntax as JSON: single-quoted strings, `True`/`False`/`None`, and
+/// trailing commas.
+fn pythonic_to_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(match word.as_str() {
+            "True" => "true",
+            "False" => "false",
+            "None" => "null",
+            other => other,
+        });
+        word.clear();
+    };
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut out);
+        match c {
+            '"' | '\'' => {
+                out.push('"');
+                let mut escaped = false;
+                for s in chars.by_ref() {
+                    if escaped {
+                        // `\'` needs no escape in JSON; keep every other escape as written.
+                        if s != '\'' {
+                            out.push('\\');
+                        }
+                        out.push(s);
+                        escaped = false;
+                    } else if s == '\\' {
+                        escaped = true;
+                    } else if s == c {
+                        break;
+                    } else if s == '"' {
+                        out.push_str("\\\"");
+                    } else {
+                        out.push(s);
+                    }
+                }
+                out.push('"');
+            }
+            ',' => {
+                // Drop a comma that only precedes a closing bracket.
+                let mut lookahead = chars.clone();
+                let next = lookahead.find(|n| !n.is_whitespace());
+                if !matches!(next, Some('}') | Some(']')) {
+                    out.push(',');
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extract_json;
+    use serde_json::json;
+
+    #[test]
+    fn plain_fenced_and_embedded_json() {
+        assert_eq!(extract_json(r#"{"a": 1}"#), Some(json!({"a": 1})));
+        assert_eq!(
+            extract_json("Here you go:\n```json\n{\"facts\": [\"likes tea\"]}\n```\nDone."),
+            Some(json!({"facts": ["likes tea"]}))
+        );
+        assert_eq!(
+            extract_json("The answer is [1, 2, 3] as requested."),
+            Some(json!([1, 2, 3]))
+        );
+        assert_eq!(
+            extract_json("<think>maybe {\"x\": 0}?</think>{\"x\": 1}"),
+            Some(json!({"x": 1}))
+        );
+    }
+
+    #[test]
+    fn python_literals_and_trailing_commas() {
+        assert_eq!(
+            extract_json("{'keep': True, 'gone': None, 'no': False, 'list': ['a', 'b',],}"),
+            Some(json!({"keep": true, "gone": null, "no": false, "list": ["a", "b"]}))
+        );
+        assert_eq!(
+            extract_json(r#"{'quote': 'she said "hi"', 'apostrophe': 'it\'s'}"#),
+            Some(json!({"quote": "she said \"hi\"", "apostrophe": "it's"}))
+        );
+        // Words that merely contain True/None stay as they are.
+        assert_eq!(
+            extract_json("{'name': 'Nonesuch', 'v': 'TrueColor'}"),
+            Some(json!({"name": "Nonesuch", "v": "TrueColor"}))
+        );
+    }
+
+    #[test]
+    fn brackets_inside_strings_and_broken_prefixes() {
+        assert_eq!(
+            extract_json(r#"{"text": "a } tricky ] string"}"#),
+            Some(json!({"text": "a } tricky ] string"}))
+        );
+        // An unparsable bracketed phrase before the real value is skipped.
+        assert_eq!(
+            extract_json("[see below] {\"ok\": true}"),
+            Some(json!({"ok": true}))
+        );
+        assert_eq!(extract_json("no json here"), None);
+        assert_eq!(extract_json("{\"truncated\": [1, 2"), None);
+    }
+}

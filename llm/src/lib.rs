@@ -1,0 +1,164 @@
+//! `mb-llm`: every LLM call of memorybench-rs goes through this crate.
+//!
+//! A [`ChatProvider`] turns a [`ChatRequest`] into a [`Completion`]. Two wire formats are
+//! implemented, [`OpenAiProvider`] (vLLM, OpenAI, llama.cpp server, Ollama: any
+//! OpenAI-compatible `chat/completions`) and [`AnthropicProvider`] (Messages API), on one
+//! [`EndpointConfig`] that adds timeouts, retries with backoff and jitter, a concurrency
+//! limit, and typed errors that tell a context overflow from a rejected request. Reasoning
+//! blocks are stripped from every answer, and [`extract_json`] finds JSON in free-form output.
+
+mod anthropic;
+mod endpoint;
+mod error;
+mod json;
+mod openai;
+mod think;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+pub use anthropic::{AnthropicProvider, ANTHROPIC_VERSION};
+pub use endpoint::EndpointConfig;
+pub use error::{LlmError, Result};
+pub use json::extract_json;
+pub use openai::OpenAiProvider;
+pub use think::strip_think;
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions to the model.
+    System,
+    /// The user (or the harness speaking as the user).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Author.
+    pub role: Role,
+    /// Text.
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// Sampling parameters, defaulting to upstream MemoryBench's (temperature 0.1, top-p 0.1,
+/// 2048 output tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sampling {
+    /// Sampling temperature.
+    pub temperature: f32,
+    /// Nucleus sampling mass.
+    pub top_p: f32,
+    /// Most output tokens.
+    pub max_tokens: u32,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            temperature: 0.1,
+            top_p: 0.1,
+            max_tokens: 2048,
+        }
+    }
+}
+
+/// A structured-output constraint passed through to servers that support it (OpenAI-compatible
+/// `response_format`; vLLM enforces it with guided decoding).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ResponseFormat {
+    /// Any JSON object.
+    JsonObject,
+    /// JSON matching a schema.
+    JsonSchema {
+        /// Schema name.
+        name: String,
+        /// The JSON schema.
+        schema: serde_json::Value,
+    },
+}
+
+/// One chat completion request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// Sampling parameters.
+    pub sampling: Sampling,
+    /// Structured-output constraint, if any.
+    pub response_format: Option<ResponseFormat>,
+}
+
+impl ChatRequest {
+    /// A request with default sampling and no output constraint.
+    pub fn new(messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            messages,
+            sampling: Sampling::default(),
+            response_format: None,
+        }
+    }
+}
+
+/// Token counts reported by the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+}
+
+/// A model's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// The answer with reasoning blocks removed.
+    pub text: String,
+    /// Token usage, when the server reports it.
+    pub usage: Option<Usage>,
+    /// Why generation stopped (`stop`, `length`, `end_turn`, …), when reported.
+    pub finish_reason: Option<String>,
+    /// Retries the request needed.
+    pub retries: u32,
+}
+
+/// Something that answers chat requests.
+#[async_trait]
+pub trait ChatProvider: Send + Sync {
+    /// The model that answers.
+    fn model(&self) -> &str;
+
+    /// Answers one request.
+    async fn complete(&self, request: &ChatRequest) -> Result<Completion>;
+}
