@@ -83,12 +83,17 @@ impl AnthropicProvider {
             usage,
             finish_reason: body["stop_reason"].as_str().map(str::to_string),
             retries,
+            replayed: false,
         })
     }
 }
 
 #[async_trait]
 impl ChatProvider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
     fn model(&self) -> &str {
         &self.endpoint.config.model
     }

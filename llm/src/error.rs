@@ -45,6 +45,19 @@ pub enum LlmError {
         /// What was missing, with an excerpt of the body.
         detail: String,
     },
+    /// Replay mode met a request that was never recorded.
+    #[error("replay: operation {operation:?} on {model} was never recorded (key {key}); run with --llm-cache record first")]
+    ReplayMiss {
+        /// The operation that asked.
+        operation: String,
+        /// The model asked.
+        model: String,
+        /// The request's cache key.
+        key: String,
+    },
+    /// The engine behind the record cache failed.
+    #[error("LLM record cache: {0}")]
+    Cache(String),
     /// A configuration value that cannot work.
     #[error("invalid LLM setting {field}: {reason}")]
     Config {

@@ -6,12 +6,17 @@
 //! [`EndpointConfig`] that adds timeouts, retries with backoff and jitter, a concurrency
 //! limit, and typed errors that tell a context overflow from a rejected request. Reasoning
 //! blocks are stripped from every answer, and [`extract_json`] finds JSON in free-form output.
+//!
+//! Providers compose: a [`RecordedProvider`] stores answers in the engine and replays them, and
+//! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation.
 
 mod anthropic;
 mod endpoint;
 mod error;
 mod json;
+mod ledger;
 mod openai;
+mod record;
 mod think;
 
 use async_trait::async_trait;
@@ -21,7 +26,9 @@ pub use anthropic::{AnthropicProvider, ANTHROPIC_VERSION};
 pub use endpoint::EndpointConfig;
 pub use error::{LlmError, Result};
 pub use json::extract_json;
+pub use ledger::{Ledger, MeteredProvider, OperationStats, TokenCounter};
 pub use openai::OpenAiProvider;
+pub use record::{CacheMode, RecordedProvider, RECORD_NAMESPACE};
 pub use think::strip_think;
 
 /// Who wrote a message.
@@ -112,6 +119,9 @@ pub enum ResponseFormat {
 /// One chat completion request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
+    /// Which operation asks (`answer`, `extract_facts`, …): labels accounting and errors; never
+    /// sent to the model.
+    pub operation: String,
     /// The conversation so far.
     pub messages: Vec<Message>,
     /// Sampling parameters.
@@ -124,10 +134,17 @@ impl ChatRequest {
     /// A request with default sampling and no output constraint.
     pub fn new(messages: Vec<Message>) -> ChatRequest {
         ChatRequest {
+            operation: "chat".to_string(),
             messages,
             sampling: Sampling::default(),
             response_format: None,
         }
+    }
+
+    /// The same request labelled with an operation name.
+    pub fn with_operation(mut self, operation: impl Into<String>) -> ChatRequest {
+        self.operation = operation.into();
+        self
     }
 }
 
@@ -151,11 +168,16 @@ pub struct Completion {
     pub finish_reason: Option<String>,
     /// Retries the request needed.
     pub retries: u32,
+    /// Whether the answer came from the record cache instead of the model.
+    pub replayed: bool,
 }
 
 /// Something that answers chat requests.
 #[async_trait]
 pub trait ChatProvider: Send + Sync {
+    /// The wire format or backend (`openai`, `anthropic`, `offline`).
+    fn name(&self) -> &str;
+
     /// The model that answers.
     fn model(&self) -> &str;
 

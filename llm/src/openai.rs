@@ -73,12 +73,17 @@ impl OpenAiProvider {
             usage,
             finish_reason: choice["finish_reason"].as_str().map(str::to_string),
             retries,
+            replayed: false,
         })
     }
 }
 
 #[async_trait]
 impl ChatProvider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
     fn model(&self) -> &str {
         &self.endpoint.config.model
     }
