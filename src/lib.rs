@@ -6,3 +6,4 @@
 pub use mb_baselines as baselines;
 pub use mb_embed as embed;
 pub use mb_engine as engine;
+pub use mb_llm as llm;

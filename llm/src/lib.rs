@@ -7,6 +7,10 @@
 //! limit, and typed errors that tell a context overflow from a rejected request. Reasoning
 //! blocks are stripped from every answer, and [`extract_json`] finds JSON in free-form output.
 //!
+//! Memory systems call models through typed operations ([`ops`]): each owns its prompt, parser,
+//! fallback and a deterministic offline implementation, and an [`ops::Backend`] runs them on a
+//! model or offline.
+//!
 //! Providers compose: a [`RecordedProvider`] stores answers in the engine and replays them, and
 //! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation.
 
@@ -16,6 +20,7 @@ mod error;
 mod json;
 mod ledger;
 mod openai;
+pub mod ops;
 mod record;
 mod think;
 

@@ -1,0 +1,156 @@
+//! Typed LLM operations and the backends that run them.
+//!
+//! Memory systems never build prompts inline. Each operation is a type implementing
+//! [`Operation`]: it owns its prompt (English and Chinese), the JSON shape it expects, a parser,
+//! the fallback upstream uses when the output is unusable, and a deterministic offline answer.
+//! A [`Backend`] runs operations either on a model (with a bounded number of re-asks on
+//! malformed output, then the fallback, counted) or offline, so every memory system runs on a
+//! machine without a model. The offline answers are heuristics, not an LLM's quality: they make
+//! every path runnable, testable and timeable.
+
+mod answer;
+mod facts;
+mod keywords;
+mod text;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::error::Result;
+use crate::{ChatProvider, ChatRequest, Message, ResponseFormat, Sampling};
+
+pub use answer::Answer;
+pub use facts::{DecideMemoryUpdates, ExtractFacts, MemoryEvent, MemoryEventKind, StoredMemory};
+pub use keywords::QueryKeywords;
+
+/// Language of an operation's prompt (and of the facts it records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    /// English.
+    #[default]
+    En,
+    /// Chinese.
+    Zh,
+}
+
+/// One LLM-backed step of a memory system, with everything needed to run it on a model or not.
+pub trait Operation {
+    /// What the operation produces.
+    type Output;
+
+    /// Name used in accounting, logs and replay errors.
+    fn name(&self) -> &'static str;
+
+    /// The prompt.
+    fn messages(&self, lang: Lang) -> Vec<Message>;
+
+    /// Sampling parameters (upstream's defaults unless the operation has its own).
+    fn sampling(&self) -> Sampling {
+        Sampling::default()
+    }
+
+    /// Structured-output constraint passed to servers that support one.
+    fn response_format(&self) -> Option<ResponseFormat> {
+        None
+    }
+
+    /// Reads the model's answer; `None` when it is unusable.
+    fn parse(&self, text: &str) -> Option<Self::Output>;
+
+    /// What to use when every answer was unusable (upstream's behaviour, e.g. no facts).
+    fn fallback(&self) -> Self::Output;
+
+    /// A deterministic answer computed without a model.
+    fn offline(&self, lang: Lang) -> Self::Output;
+
+    /// The message appended, after the model's unusable answer, to ask again.
+    fn reask(&self, lang: Lang) -> Message {
+        Message::user(match lang {
+            Lang::En => {
+                "That reply could not be read. Answer again in exactly the format \
+                         requested, with nothing else."
+            }
+            Lang::Zh => "无法读取上面的回复。请严格按照要求的格式重新回答，不要添加其他内容。",
+        })
+    }
+}
+
+/// Runs operations on a model or offline.
+pub struct Backend {
+    kind: BackendKind,
+    lang: Lang,
+    fallbacks: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+enum BackendKind {
+    Model {
+        provider: Arc<dyn ChatProvider>,
+        reasks: u32,
+    },
+    Offline,
+}
+
+impl Backend {
+    /// Operations answered by `provider`, re-asking up to `reasks` times on unusable output.
+    pub fn model(provider: Arc<dyn ChatProvider>, reasks: u32, lang: Lang) -> Backend {
+        Backend {
+            kind: BackendKind::Model { provider, reasks },
+            lang,
+            fallbacks: Mutex::default(),
+        }
+    }
+
+    /// Operations answered by their deterministic offline implementations.
+    pub fn offline(lang: Lang) -> Backend {
+        Backend {
+            kind: BackendKind::Offline,
+            lang,
+            fallbacks: Mutex::default(),
+        }
+    }
+
+    /// The prompt language.
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    /// How often each operation fell back after unusable output.
+    pub fn fallbacks(&self) -> BTreeMap<&'static str, u64> {
+        self.fallbacks.lock().clone()
+    }
+
+    /// Runs `operation`. Errors are the provider's (unreachable server, context overflow);
+    /// unusable output never is one: it ends in the operation's fallback.
+    pub async fn run<O: Operation + Sync>(&self, operation: &O) -> Result<O::Output> {
+        let (provider, reasks) = match &self.kind {
+            BackendKind::Offline => return Ok(operation.offline(self.lang)),
+            BackendKind::Model { provider, reasks } => (provider, *reasks),
+        };
+        let mut request =
+            ChatRequest::new(operation.messages(self.lang)).with_operation(operation.name());
+        request.sampling = operation.sampling();
+        request.response_format = operation.response_format();
+        for attempt in 0..=reasks {
+            let completion = provider.complete(&request).await?;
+            if let Some(output) = operation.parse(&completion.text) {
+                return Ok(output);
+            }
+            tracing::debug!(
+                operation = operation.name(),
+                attempt,
+                "unusable output; re-asking"
+            );
+            request.messages.push(Message::assistant(completion.text));
+            request.messages.push(operation.reask(self.lang));
+        }
+        tracing::warn!(
+            operation = operation.name(),
+            "unusable output after re-asks; using the fallback"
+        );
+        *self.fallbacks.lock().entry(operation.name()).or_default() += 1;
+        Ok(operation.fallback())
+    }
+}

@@ -1,0 +1,91 @@
+//! Text heuristics behind the offline operations: sentences, content terms, overlap.
+
+use std::collections::HashSet;
+
+use mb_engine::Analyzer;
+
+use super::Lang;
+
+/// The analyzer for a language: Whoosh-style English, jieba for Chinese.
+pub(crate) fn analyzer(lang: Lang) -> Analyzer {
+    match lang {
+        Lang::En => Analyzer::Standard,
+        Lang::Zh => Analyzer::Cjk,
+    }
+}
+
+/// Content terms of `text` (lowercased, stop words removed), in order, repeats kept.
+pub(crate) fn terms(text: &str, lang: Lang) -> Vec<String> {
+    analyzer(lang)
+        .analyze(text)
+        .into_iter()
+        .map(|t| t.text)
+        .collect()
+}
+
+/// Distinct content terms.
+pub(crate) fn term_set(text: &str, lang: Lang) -> HashSet<String> {
+    terms(text, lang).into_iter().collect()
+}
+
+/// Splits text into sentences at `.`, `!`, `?`, their CJK forms and line breaks; trims them and
+/// drops empty ones.
+pub(crate) fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            push_sentence(&mut out, &mut current);
+            continue;
+        }
+        current.push(c);
+        let ends = matches!(c, '。' | '！' | '？')
+            || (matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace()));
+        if ends {
+            push_sentence(&mut out, &mut current);
+        }
+    }
+    push_sentence(&mut out, &mut current);
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, current: &mut String) {
+    let sentence = current.trim();
+    if !sentence.is_empty() {
+        out.push(sentence.to_string());
+    }
+    current.clear();
+}
+
+/// Jaccard similarity of two term sets (0 when both are empty).
+pub(crate) fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        0.0
+    } else {
+        a.intersection(b).count() as f64 / union as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_sentences_without_breaking_decimals() {
+        assert_eq!(
+            sentences("I paid 3.50 for it. Was it cheap? Yes!\nNew line"),
+            vec!["I paid 3.50 for it.", "Was it cheap?", "Yes!", "New line"]
+        );
+        assert_eq!(sentences("我喜欢猫。你呢？"), vec!["我喜欢猫。", "你呢？"]);
+    }
+
+    #[test]
+    fn jaccard_of_term_sets() {
+        let a = term_set("the cat sat on the mat", Lang::En);
+        let b = term_set("a cat on a mat", Lang::En);
+        assert!((jaccard(&a, &b) - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(jaccard(&HashSet::new(), &HashSet::new()), 0.0);
+    }
+}
