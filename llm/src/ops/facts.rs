@@ -6,9 +6,10 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::shape::{list_field, strings};
 use super::text::{jaccard, sentences, term_set};
 use super::{Lang, Operation};
-use crate::{extract_json, Message, Role};
+use crate::{Message, Role};
 
 /// Extracts short, self-contained facts about the user from a dialog (`{"facts": [...]}`).
 ///
@@ -76,13 +77,7 @@ impl Operation for ExtractFacts {
     }
 
     fn parse(&self, text: &str) -> Option<Vec<String>> {
-        let value = extract_json(text)?;
-        let list = match &value {
-            Value::Array(_) => &value,
-            Value::Object(map) => map.get("facts")?,
-            _ => return None,
-        };
-        string_list(list)
+        strings(&list_field(text, "facts")?)
     }
 
     fn fallback(&self) -> Vec<String> {
@@ -102,7 +97,7 @@ impl Operation for ExtractFacts {
     }
 }
 
-fn is_first_person(sentence: &str, lang: Lang) -> bool {
+pub(crate) fn is_first_person(sentence: &str, lang: Lang) -> bool {
     match lang {
         Lang::En => sentence
             .split(|c: char| !(c.is_alphanumeric() || c == '\''))
@@ -117,15 +112,6 @@ fn role_name(role: Role) -> &'static str {
         Role::User => "user",
         Role::Assistant => "assistant",
     }
-}
-
-fn string_list(value: &Value) -> Option<Vec<String>> {
-    value
-        .as_array()?
-        .iter()
-        .map(|v| v.as_str().map(|s| s.trim().to_string()))
-        .filter(|s| s.as_ref().is_none_or(|s| !s.is_empty()))
-        .collect()
 }
 
 /// A memory already stored, as shown to the update step (ids are short temporary ones).
@@ -227,12 +213,7 @@ impl Operation for DecideMemoryUpdates {
     }
 
     fn parse(&self, text: &str) -> Option<Vec<MemoryEvent>> {
-        let value = extract_json(text)?;
-        let list = match value {
-            Value::Array(_) => value,
-            Value::Object(mut map) => map.remove("memory")?,
-            _ => return None,
-        };
+        let list = list_field(text, "memory")?;
         let events: Vec<Value> = serde_json::from_value(list).ok()?;
         // Entries that do not read as events are skipped, as upstream skips them one by one.
         Some(

@@ -1,12 +1,9 @@
 //! Keywords of a query or a note, for keyword-aware retrieval (A-Mem, MemoryOS).
 
-use std::collections::HashMap;
-
-use serde_json::Value;
-
-use super::text::terms;
+use super::shape::{list_field, strings};
+use super::text::top_terms;
 use super::{Lang, Operation};
-use crate::{extract_json, Message, ResponseFormat};
+use crate::{Message, ResponseFormat};
 
 /// The few words that best capture what a text is about (`{"keywords": [...]}`).
 ///
@@ -68,19 +65,7 @@ impl Operation for QueryKeywords {
     }
 
     fn parse(&self, text: &str) -> Option<Vec<String>> {
-        let value = extract_json(text)?;
-        let list = match &value {
-            Value::Array(_) => &value,
-            Value::Object(map) => map.get("keywords")?,
-            _ => return None,
-        };
-        let keywords: Option<Vec<String>> = list
-            .as_array()?
-            .iter()
-            .map(|v| v.as_str().map(|s| s.trim().to_string()))
-            .collect();
-        let mut keywords = keywords?;
-        keywords.retain(|k| !k.is_empty());
+        let mut keywords = strings(&list_field(text, "keywords")?)?;
         keywords.truncate(self.max);
         Some(keywords)
     }
@@ -90,18 +75,7 @@ impl Operation for QueryKeywords {
     }
 
     fn offline(&self, lang: Lang) -> Vec<String> {
-        let terms = terms(&self.text, lang);
-        let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
-        for (position, term) in terms.iter().enumerate() {
-            counts.entry(term.as_str()).or_insert((0, position)).0 += 1;
-        }
-        let mut ranked: Vec<(&str, (usize, usize))> = counts.into_iter().collect();
-        ranked.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .1.cmp(&b.1 .1)));
-        ranked
-            .into_iter()
-            .take(self.max)
-            .map(|(term, _)| term.to_string())
-            .collect()
+        top_terms(&self.text, lang, self.max)
     }
 }
 

@@ -8,9 +8,13 @@
 //! machine without a model. The offline answers are heuristics, not an LLM's quality: they make
 //! every path runnable, testable and timeable.
 
+mod amem;
 mod answer;
 mod facts;
+mod feedback;
 mod keywords;
+mod memoryos;
+mod shape;
 mod text;
 
 use std::collections::BTreeMap;
@@ -21,9 +25,17 @@ use parking_lot::Mutex;
 use crate::error::Result;
 use crate::{ChatProvider, ChatRequest, Message, ResponseFormat, Sampling};
 
+pub use amem::{
+    AnalyzeNote, Evolution, EvolveNote, NeighbourUpdate, NoteAttributes, NoteView, Strengthen,
+};
 pub use answer::Answer;
 pub use facts::{DecideMemoryUpdates, ExtractFacts, MemoryEvent, MemoryEventKind, StoredMemory};
+pub use feedback::{Behaviour, Feedback, ImplicitAction, SimulateFeedback, UserPersona};
 pub use keywords::QueryKeywords;
+pub use memoryos::{
+    Exchange, ExtractKnowledge, IsContinuous, Knowledge, MetaSummary, MultiTopicSummary, Topic,
+    UpdateProfile,
+};
 
 /// Language of an operation's prompt (and of the facts it records).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

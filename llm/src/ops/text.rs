@@ -1,6 +1,6 @@
 //! Text heuristics behind the offline operations: sentences, content terms, overlap.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use mb_engine::Analyzer;
 
@@ -26,6 +26,31 @@ pub(crate) fn terms(text: &str, lang: Lang) -> Vec<String> {
 /// Distinct content terms.
 pub(crate) fn term_set(text: &str, lang: Lang) -> HashSet<String> {
     terms(text, lang).into_iter().collect()
+}
+
+/// The `k` most frequent content terms of `text`, earlier ones first on ties.
+pub(crate) fn top_terms(text: &str, lang: Lang, k: usize) -> Vec<String> {
+    let terms = terms(text, lang);
+    let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (position, term) in terms.iter().enumerate() {
+        counts.entry(term.as_str()).or_insert((0, position)).0 += 1;
+    }
+    let mut ranked: Vec<(&str, (usize, usize))> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .1.cmp(&b.1 .1)));
+    ranked
+        .into_iter()
+        .take(k)
+        .map(|(term, _)| term.to_string())
+        .collect()
+}
+
+/// The first `n` sentences of `text`, joined by spaces.
+pub(crate) fn lead(text: &str, n: usize) -> String {
+    sentences(text)
+        .into_iter()
+        .take(n)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Splits text into sentences at `.`, `!`, `?`, their CJK forms and line breaks; trims them and
