@@ -13,7 +13,7 @@ async fn extractive_answers_come_from_evidence_turns() {
     let Some(samples) = locomo() else { return };
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap();
-    let backend = Backend::offline(Lang::En);
+    let backend = Backend::offline();
     let (mut from_evidence, mut answered, mut total) = (0usize, 0usize, 0usize);
     for (i, sample) in samples.iter().enumerate() {
         let ns = format!("locomo-{i}");
@@ -28,8 +28,12 @@ async fn extractive_answers_come_from_evidence_turns() {
                 .collect();
             let op = Answer::new(vec![Message::user(&question)])
                 .with_evidence(&question, retrieved.clone());
-            let answer = backend.run(&op).await.unwrap();
-            assert_eq!(answer, backend.run(&op).await.unwrap(), "deterministic");
+            let answer = backend.run(&op, Lang::En).await.unwrap();
+            assert_eq!(
+                answer,
+                backend.run(&op, Lang::En).await.unwrap(),
+                "deterministic"
+            );
             total += 1;
             if answer != "I don't know." {
                 answered += 1;
@@ -61,7 +65,7 @@ async fn extractive_answers_come_from_evidence_turns() {
 #[tokio::test]
 async fn facts_and_keywords_from_a_real_session() {
     let Some(samples) = locomo() else { return };
-    let backend = Backend::offline(Lang::En);
+    let backend = Backend::offline();
     let conversation = &samples[0]["conversation"];
     let speaker = conversation["speaker_a"].as_str().unwrap();
     let dialog: Vec<Message> = conversation["session_1"]
@@ -84,7 +88,7 @@ async fn facts_and_keywords_from_a_real_session() {
         .collect::<Vec<_>>()
         .join("\n");
     let facts = backend
-        .run(&ExtractFacts::new(dialog.clone(), "2023-05-08"))
+        .run(&ExtractFacts::new(dialog.clone(), "2023-05-08"), Lang::En)
         .await
         .unwrap();
     eprintln!("{} offline facts, e.g. {:?}", facts.len(), facts.first());
@@ -100,7 +104,10 @@ async fn facts_and_keywords_from_a_real_session() {
     let mut with_keywords = 0;
     let qs = questions(&samples[0]);
     for (question, _) in &qs {
-        let keywords = backend.run(&QueryKeywords::new(question, 5)).await.unwrap();
+        let keywords = backend
+            .run(&QueryKeywords::new(question, 5), Lang::En)
+            .await
+            .unwrap();
         assert!(keywords.len() <= 5);
         with_keywords += usize::from(!keywords.is_empty());
         for keyword in &keywords {

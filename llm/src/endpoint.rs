@@ -20,7 +20,7 @@ use crate::error::{LlmError, Result};
 
 /// Connection and robustness settings of one endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct EndpointConfig {
     /// Base URL, e.g. `http://localhost:12345/v1` (OpenAI-compatible) or
     /// `https://api.anthropic.com` (Anthropic).

@@ -22,6 +22,7 @@ mod ledger;
 mod openai;
 pub mod ops;
 mod record;
+mod settings;
 mod think;
 
 use async_trait::async_trait;
@@ -34,6 +35,7 @@ pub use json::extract_json;
 pub use ledger::{Ledger, MeteredProvider, OperationStats, TokenCounter};
 pub use openai::OpenAiProvider;
 pub use record::{CacheMode, RecordedProvider, RECORD_NAMESPACE};
+pub use settings::{LlmSettings, LlmStack, RoleSettings};
 pub use think::strip_think;
 
 /// Who wrote a message.
@@ -188,4 +190,19 @@ pub trait ChatProvider: Send + Sync {
 
     /// Answers one request.
     async fn complete(&self, request: &ChatRequest) -> Result<Completion>;
+}
+
+#[async_trait]
+impl<P: ChatProvider + ?Sized> ChatProvider for Box<P> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn model(&self) -> &str {
+        (**self).model()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<Completion> {
+        (**self).complete(request).await
+    }
 }

@@ -62,9 +62,9 @@ async fn unusable_output_is_re_asked_then_parsed() {
         "Sure, the user moved to Lisbon.",
         "```json\n{\"facts\": [\"Moved to Lisbon\", \"Adopted a dog\"]}\n```",
     ]);
-    let backend = Backend::model(provider.clone(), 2, Lang::En);
+    let backend = Backend::model(provider.clone(), 2);
     let facts = backend
-        .run(&ExtractFacts::new(dialog(), "2024-05-01"))
+        .run(&ExtractFacts::new(dialog(), "2024-05-01"), Lang::En)
         .await
         .unwrap();
     assert_eq!(facts, vec!["Moved to Lisbon", "Adopted a dog"]);
@@ -86,12 +86,12 @@ async fn unusable_output_is_re_asked_then_parsed() {
 #[tokio::test]
 async fn persistent_garbage_ends_in_the_counted_fallback() {
     let provider = Scripted::new(&["no", "still no", "nope"]);
-    let backend = Backend::model(provider.clone(), 2, Lang::Zh);
+    let backend = Backend::model(provider.clone(), 2);
     let events = backend
-        .run(&DecideMemoryUpdates::new(
-            vec![],
-            vec!["搬到了里斯本".into()],
-        ))
+        .run(
+            &DecideMemoryUpdates::new(vec![], vec!["搬到了里斯本".into()]),
+            Lang::Zh,
+        )
         .await
         .unwrap();
     assert!(events.is_empty(), "upstream's fallback: no events");
@@ -107,17 +107,17 @@ async fn parsed_events_and_response_formats_reach_the_caller() {
         r#"{"memory": [{"id": "0", "text": "Lives in Lisbon", "event": "ADD"}]}"#,
         r#"{"keywords": ["Lisbon", "dog"]}"#,
     ]);
-    let backend = Backend::model(provider.clone(), 0, Lang::En);
+    let backend = Backend::model(provider.clone(), 0);
     let events = backend
-        .run(&DecideMemoryUpdates::new(
-            vec![],
-            vec!["Lives in Lisbon".into()],
-        ))
+        .run(
+            &DecideMemoryUpdates::new(vec![], vec!["Lives in Lisbon".into()]),
+            Lang::En,
+        )
         .await
         .unwrap();
     assert_eq!(events[0].event, MemoryEventKind::Add);
     let keywords = backend
-        .run(&QueryKeywords::new("Where does the dog live?", 5))
+        .run(&QueryKeywords::new("Where does the dog live?", 5), Lang::En)
         .await
         .unwrap();
     assert_eq!(keywords, vec!["Lisbon", "dog"]);
@@ -131,9 +131,9 @@ async fn parsed_events_and_response_formats_reach_the_caller() {
 #[tokio::test]
 async fn provider_errors_are_errors_not_fallbacks() {
     let provider = Scripted::new(&[]);
-    let backend = Backend::model(provider, 2, Lang::En);
+    let backend = Backend::model(provider, 2);
     let error = backend
-        .run(&ExtractFacts::new(dialog(), "2024-05-01"))
+        .run(&ExtractFacts::new(dialog(), "2024-05-01"), Lang::En)
         .await
         .unwrap_err();
     assert!(matches!(error, LlmError::Rejected { .. }));

@@ -93,7 +93,6 @@ pub trait Operation {
 /// Runs operations on a model or offline.
 pub struct Backend {
     kind: BackendKind,
-    lang: Lang,
     fallbacks: Mutex<BTreeMap<&'static str, u64>>,
 }
 
@@ -107,26 +106,24 @@ enum BackendKind {
 
 impl Backend {
     /// Operations answered by `provider`, re-asking up to `reasks` times on unusable output.
-    pub fn model(provider: Arc<dyn ChatProvider>, reasks: u32, lang: Lang) -> Backend {
+    pub fn model(provider: Arc<dyn ChatProvider>, reasks: u32) -> Backend {
         Backend {
             kind: BackendKind::Model { provider, reasks },
-            lang,
             fallbacks: Mutex::default(),
         }
     }
 
     /// Operations answered by their deterministic offline implementations.
-    pub fn offline(lang: Lang) -> Backend {
+    pub fn offline() -> Backend {
         Backend {
             kind: BackendKind::Offline,
-            lang,
             fallbacks: Mutex::default(),
         }
     }
 
-    /// The prompt language.
-    pub fn lang(&self) -> Lang {
-        self.lang
+    /// Whether operations run without a model.
+    pub fn is_offline(&self) -> bool {
+        matches!(self.kind, BackendKind::Offline)
     }
 
     /// How often each operation fell back after unusable output.
@@ -134,15 +131,16 @@ impl Backend {
         self.fallbacks.lock().clone()
     }
 
-    /// Runs `operation`. Errors are the provider's (unreachable server, context overflow);
-    /// unusable output never is one: it ends in the operation's fallback.
-    pub async fn run<O: Operation + Sync>(&self, operation: &O) -> Result<O::Output> {
+    /// Runs `operation` with its prompt in `lang`. Errors are the provider's (unreachable
+    /// server, context overflow); unusable output never is one: it ends in the operation's
+    /// fallback.
+    pub async fn run<O: Operation + Sync>(&self, operation: &O, lang: Lang) -> Result<O::Output> {
         let (provider, reasks) = match &self.kind {
-            BackendKind::Offline => return Ok(operation.offline(self.lang)),
+            BackendKind::Offline => return Ok(operation.offline(lang)),
             BackendKind::Model { provider, reasks } => (provider, *reasks),
         };
         let mut request =
-            ChatRequest::new(operation.messages(self.lang)).with_operation(operation.name());
+            ChatRequest::new(operation.messages(lang)).with_operation(operation.name());
         request.sampling = operation.sampling();
         request.response_format = operation.response_format();
         for attempt in 0..=reasks {
@@ -156,7 +154,7 @@ impl Backend {
                 "unusable output; re-asking"
             );
             request.messages.push(Message::assistant(completion.text));
-            request.messages.push(operation.reask(self.lang));
+            request.messages.push(operation.reask(lang));
         }
         tracing::warn!(
             operation = operation.name(),

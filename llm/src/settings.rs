@@ -1,0 +1,141 @@
+//! Which model answers each role, from a configuration file.
+//!
+//! MemoryBench uses four models: the answering model, the model inside memory systems (fact
+//! extraction, summaries, …), the user simulator, and the LLM judge. Each role is configured on
+//! its own (`configs/llm/*.toml`); a role without an endpoint runs offline. [`LlmStack`] builds
+//! the four backends with the record cache and the shared accounting ledger in front of every
+//! model.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use mb_engine::Engine;
+use serde::{Deserialize, Serialize};
+
+use crate::endpoint::EndpointConfig;
+use crate::error::{LlmError, Result};
+use crate::ledger::{Ledger, MeteredProvider, TokenCounter};
+use crate::ops::Backend;
+use crate::record::{CacheMode, RecordedProvider};
+use crate::{AnthropicProvider, ChatProvider, OpenAiProvider};
+
+/// How one role reaches its model.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "provider", rename_all = "lowercase")]
+pub enum RoleSettings {
+    /// No model: the operations' deterministic offline implementations.
+    #[default]
+    Offline,
+    /// An OpenAI-compatible endpoint (`provider = "openai"` or `"vllm"`).
+    #[serde(alias = "vllm")]
+    Openai(EndpointConfig),
+    /// The Anthropic Messages API.
+    Anthropic(EndpointConfig),
+}
+
+/// The four roles' settings (`configs/llm/*.toml`). Every role defaults to offline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    /// The model that answers the user.
+    pub answer: RoleSettings,
+    /// The model memory systems call (Mem0, A-Mem, MemoryOS operations).
+    pub memory: RoleSettings,
+    /// The simulated user giving feedback.
+    pub simulator: RoleSettings,
+    /// The LLM judge of judged metrics.
+    pub judge: RoleSettings,
+    /// Re-asks after unusable output before an operation falls back.
+    pub reasks: u32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        LlmSettings {
+            answer: RoleSettings::Offline,
+            memory: RoleSettings::Offline,
+            simulator: RoleSettings::Offline,
+            judge: RoleSettings::Offline,
+            reasks: 2,
+        }
+    }
+}
+
+impl LlmSettings {
+    /// Reads settings from a TOML file; errors name the file, line and field.
+    pub fn from_file(path: &Path) -> Result<LlmSettings> {
+        let text = std::fs::read_to_string(path).map_err(|e| LlmError::Config {
+            field: "settings file",
+            reason: format!("{}: {e}", path.display()),
+        })?;
+        toml::from_str(&text).map_err(|e| LlmError::Config {
+            field: "settings file",
+            reason: format!("{}: {e}", path.display()),
+        })
+    }
+
+    /// Whether no role needs a model.
+    pub fn is_offline(&self) -> bool {
+        [&self.answer, &self.memory, &self.simulator, &self.judge]
+            .iter()
+            .all(|r| **r == RoleSettings::Offline)
+    }
+}
+
+/// The four roles' backends, metered into one ledger.
+pub struct LlmStack {
+    /// Answers the user.
+    pub answer: Backend,
+    /// Runs memory-system operations.
+    pub memory: Backend,
+    /// Simulates user feedback.
+    pub simulator: Backend,
+    /// Judges answers.
+    pub judge: Backend,
+    /// Every model call of the four, by role and operation.
+    pub ledger: Arc<Ledger>,
+}
+
+impl LlmStack {
+    /// Builds the backends. Model roles go through the record cache (`cache`, stored in
+    /// `engine`; required unless the cache is off) and the ledger.
+    pub fn build(
+        settings: &LlmSettings,
+        cache: CacheMode,
+        engine: Option<Arc<Engine>>,
+    ) -> Result<LlmStack> {
+        let ledger = Ledger::new();
+        let backend = |role: &str, role_settings: &RoleSettings| -> Result<Backend> {
+            let provider: Box<dyn ChatProvider> = match role_settings {
+                RoleSettings::Offline => return Ok(Backend::offline()),
+                RoleSettings::Openai(endpoint) => Box::new(OpenAiProvider::new(endpoint.clone())?),
+                RoleSettings::Anthropic(endpoint) => {
+                    Box::new(AnthropicProvider::new(endpoint.clone())?)
+                }
+            };
+            let provider: Box<dyn ChatProvider> = match (cache, &engine) {
+                (CacheMode::Off, _) => provider,
+                (mode, Some(engine)) => {
+                    Box::new(RecordedProvider::new(provider, mode, engine.clone())?)
+                }
+                (_, None) => {
+                    return Err(LlmError::Config {
+                        field: "llm cache",
+                        reason: "recording or replaying needs an engine to store answers in"
+                            .to_string(),
+                    })
+                }
+            };
+            let metered =
+                MeteredProvider::new(provider, role, ledger.clone(), TokenCounter::Heuristic);
+            Ok(Backend::model(Arc::new(metered), settings.reasks))
+        };
+        Ok(LlmStack {
+            answer: backend("answer", &settings.answer)?,
+            memory: backend("memory", &settings.memory)?,
+            simulator: backend("simulator", &settings.simulator)?,
+            judge: backend("judge", &settings.judge)?,
+            ledger: ledger.clone(),
+        })
+    }
+}
