@@ -7,7 +7,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     eprintln!(
         "mb-harness: the benchmark regimes are not built yet; run \
-         `cargo run --release -p mb-engine --example agent_memory` to try the memory engine"
+         `cargo run --release --example agent_memory` to try the memory engine"
     );
     ExitCode::from(2)
 }

@@ -15,6 +15,7 @@
 //! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation.
 
 mod anthropic;
+mod args;
 mod endpoint;
 mod error;
 mod json;
@@ -29,6 +30,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use anthropic::{AnthropicProvider, ANTHROPIC_VERSION};
+pub use args::{CacheFlag, LlmArgs};
 pub use endpoint::EndpointConfig;
 pub use error::{LlmError, Result};
 pub use json::extract_json;
