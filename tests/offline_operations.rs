@@ -151,6 +151,18 @@ fn exchanges(sample: &serde_json::Value, n: usize) -> Vec<Exchange> {
     out
 }
 
+/// Facts as stored memories with ids "0", "1", …
+fn as_stored(facts: &[String]) -> Vec<StoredMemory> {
+    facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| StoredMemory {
+            id: i.to_string(),
+            text: f.clone(),
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn memory_system_operations_on_real_sessions() {
     let Some(samples) = locomo() else { return };
@@ -237,14 +249,7 @@ async fn memory_system_operations_on_real_sessions() {
         .run(&ExtractFacts::new(first, "2023-05-08"), en)
         .await
         .unwrap();
-    let stored: Vec<StoredMemory> = facts
-        .iter()
-        .enumerate()
-        .map(|(i, f)| StoredMemory {
-            id: i.to_string(),
-            text: f.clone(),
-        })
-        .collect();
+    let stored = as_stored(&facts);
     let second: Vec<Message> = exchanges(&samples[0], 2)
         .iter()
         .map(|e| Message::user(&e.user))
@@ -266,14 +271,7 @@ async fn memory_system_operations_on_real_sessions() {
         assert!(stored.iter().any(|m| m.id == event.id));
     }
     // Re-deciding the same facts against themselves changes nothing.
-    let same: Vec<StoredMemory> = new_facts
-        .iter()
-        .enumerate()
-        .map(|(i, f)| StoredMemory {
-            id: i.to_string(),
-            text: f.clone(),
-        })
-        .collect();
+    let same = as_stored(&new_facts);
     let idempotent = backend
         .run(&DecideMemoryUpdates::new(same, new_facts), en)
         .await
