@@ -1,15 +1,17 @@
 //! One HTTP endpoint with retries, backoff, a concurrency limit and error classification.
 //!
 //! Both providers post JSON and read JSON; what differs is the wire format. This module owns
-//! everything else: the per-request timeout, the in-flight limit (a semaphore, so a run with
-//! many parallel test cases never floods a vLLM server), retries with exponential backoff and
+//! everything else: the per-request timeout, the in-flight limit (a semaphore per server, so a
+//! run with many parallel test cases never floods a vLLM server), retries with exponential backoff and
 //! jitter on transient failures (connection errors, timeouts, 429, 5xx, unreadable bodies)
 //! honouring `Retry-After`, and the split of client errors into context overflows and plain
 //! rejections, neither of which is retried.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use rand::Rng;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
@@ -38,7 +40,8 @@ pub struct EndpointConfig {
     pub initial_backoff_secs: f64,
     /// Longest wait between retries, in seconds.
     pub max_backoff_secs: f64,
-    /// Most requests in flight at once to this endpoint.
+    /// Most requests in flight at once to this endpoint, across every provider of the process
+    /// that uses the same base URL (the first one's value counts).
     pub max_concurrency: usize,
 }
 
@@ -108,7 +111,7 @@ impl Endpoint {
                 reason: e.to_string(),
             })?;
         Ok(Endpoint {
-            in_flight: Arc::new(Semaphore::new(config.max_concurrency)),
+            in_flight: shared_limit(&config.base_url, config.max_concurrency),
             config,
             client,
             api_key,
@@ -210,6 +213,26 @@ impl Endpoint {
             detail: excerpt(&text),
         })
     }
+}
+
+/// The in-flight limit of a server, shared by every provider that talks to it (the paper's
+/// answer and memory roles are one vLLM server): the first provider's `max_concurrency` sets it.
+fn shared_limit(base_url: &str, max_concurrency: usize) -> Arc<Semaphore> {
+    static LIMITS: Mutex<BTreeMap<String, (usize, Arc<Semaphore>)>> = Mutex::new(BTreeMap::new());
+    let key = base_url.trim_end_matches('/').to_string();
+    let mut limits = LIMITS.lock();
+    let (limit, semaphore) = limits
+        .entry(key)
+        .or_insert_with(|| (max_concurrency, Arc::new(Semaphore::new(max_concurrency))));
+    if *limit != max_concurrency {
+        tracing::warn!(
+            base_url,
+            kept = *limit,
+            ignored = max_concurrency,
+            "endpoint already has an in-flight limit; keeping the first"
+        );
+    }
+    semaphore.clone()
 }
 
 enum Attempt {

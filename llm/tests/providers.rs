@@ -313,6 +313,32 @@ async fn the_concurrency_limit_holds_on_the_server_side() {
     assert_eq!(seen.max_in_flight.load(Ordering::SeqCst), 3);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn providers_of_one_server_share_its_limit() {
+    let (base, seen) =
+        serve(|_, _| Reply::After(Duration::from_millis(100), Box::new(openai_reply("done"))));
+    let limited = EndpointConfig {
+        max_concurrency: 2,
+        ..config(&base)
+    };
+    let answer = Arc::new(OpenAiProvider::new(limited.clone()).unwrap());
+    let memory = Arc::new(OpenAiProvider::new(limited).unwrap());
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let provider = if i % 2 == 0 {
+                answer.clone()
+            } else {
+                memory.clone()
+            };
+            tokio::spawn(async move { provider.complete(&request()).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    assert_eq!(seen.max_in_flight.load(Ordering::SeqCst), 2);
+}
+
 #[tokio::test]
 async fn unreachable_servers_and_bad_settings() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
