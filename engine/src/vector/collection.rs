@@ -1,21 +1,22 @@
 //! The vectors of one namespace in one embedding space.
 //!
 //! Vectors live in one contiguous arena that exact search scans; it is the whole index while
-//! the collection is small. From [`HnswParams::threshold`] vectors on, an HNSW graph
-//! (`hnsw_rs`) is built over the arena in a background thread and used for search once
-//! ready; until then, and whenever the graph is absent, search stays exact. The graph cannot
-//! delete, so removals and updates leave tombstones that searches filter out; when too many
-//! accumulate the graph is rebuilt from the arena.
+//! the collection is small. From [`HnswParams::threshold`] vectors on, an HNSW graph is built
+//! from a snapshot of the arena in a background thread and used for search once ready; until
+//! then, and whenever the graph is absent, search stays exact. The graph is immutable:
+//! removals and updates leave tombstones that searches skip, and records added or changed
+//! since the build are searched exactly beside it; when those grow too many the graph is
+//! rebuilt from the arena.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use hnsw_rs::prelude::Hnsw;
 use parking_lot::RwLock;
 
-use super::distance::{dot, UnitDotDistance};
+use super::distance::dot;
+use super::graph::Graph;
 use crate::record::RecordId;
 
 /// When and how the approximate (HNSW) index is used.
@@ -34,7 +35,8 @@ pub struct HnswParams {
     pub ef_construction: usize,
     /// Candidate list size while searching (at least `k` is used).
     pub ef_search: usize,
-    /// Rebuild the graph once this fraction of its points are tombstones.
+    /// Rebuild the graph once tombstones plus records changed since the build reach this
+    /// fraction of its points.
     pub rebuild_dead_fraction: f32,
 }
 
@@ -111,7 +113,7 @@ impl VectorCollection {
             }
         }
         if let Some(graph) = &mut self.graph {
-            graph.insert(id, vector);
+            graph.upsert(id);
         }
         self.mark_dirty(id);
     }
@@ -132,7 +134,7 @@ impl VectorCollection {
         self.ids.pop();
         self.data.truncate(last * self.dim);
         if let Some(graph) = &mut self.graph {
-            graph.kill(id);
+            graph.remove(id);
         }
         self.mark_dirty(id);
         true
@@ -159,10 +161,19 @@ impl VectorCollection {
         if k == 0 || self.ids.is_empty() {
             return Vec::new();
         }
-        match &self.graph {
-            Some(graph) => graph.search(query, k, params.ef_search.max(k)),
-            None => self.exact_search(query, k),
+        let Some(graph) = &self.graph else {
+            return self.exact_search(query, k);
+        };
+        let mut top = TopK::new(k);
+        for (id, score) in graph.search(query, params.ef_search.max(k)) {
+            top.offer(id, score);
         }
+        for id in graph.fresh() {
+            if let Some(&slot) = self.slot_of.get(id) {
+                top.offer(*id, dot(query, self.vector(slot)));
+            }
+        }
+        top.into_sorted()
     }
 
     /// Exact top-`k` by scanning every vector.
@@ -180,24 +191,25 @@ impl VectorCollection {
         }
         match &self.graph {
             None => true,
-            Some(g) => g.dead as f32 > params.rebuild_dead_fraction * g.point_rid.len() as f32,
+            Some(g) => g.stale() as f32 > params.rebuild_dead_fraction * g.points() as f32,
         }
     }
 
     /// Installs a graph built from a snapshot, catching up on changes made since. Returns
-    /// `false` (installing nothing) when so much changed that a fresh bulk build is cheaper
-    /// than inserting the changes one by one.
+    /// `false` (installing nothing) when so much changed that a fresh build is better than
+    /// searching all those changes exactly beside the graph.
     fn install(&mut self, mut graph: Graph) -> bool {
         if let BuildState::Running { dirty, .. } =
             std::mem::replace(&mut self.build, BuildState::Idle)
         {
-            if dirty.len() > graph.point_rid.len() / 2 {
+            if dirty.len() > graph.points() / 2 {
                 return false;
             }
             for id in dirty {
-                graph.kill(id);
-                if let Some(&slot) = self.slot_of.get(&id) {
-                    graph.insert(id, &self.data[slot * self.dim..(slot + 1) * self.dim]);
+                if self.slot_of.contains_key(&id) {
+                    graph.upsert(id);
+                } else {
+                    graph.remove(id);
                 }
             }
         }
@@ -207,7 +219,7 @@ impl VectorCollection {
 }
 
 /// Starts a background graph build if the collection has grown past the threshold (or its
-/// graph is mostly tombstones). Searches stay exact, and correct, until it is installed.
+/// graph is too stale). Searches stay exact, and correct, until it is installed.
 pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswParams) {
     let (ids, data, dim) = {
         let mut c = collection.write();
@@ -224,7 +236,7 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
     let spawned = std::thread::Builder::new()
         .name("mb-hnsw-build".into())
         .spawn(move || {
-            let graph = Graph::build(&ids, &data, dim, &params);
+            let graph = Graph::build(&ids, data, dim, &params);
             let installed = shared.write().install(graph);
             if !installed {
                 schedule_graph_build(&shared, params);
@@ -261,74 +273,6 @@ pub(crate) fn wait_for_graph_build(collection: &SharedCollection) {
             // The builder is being spawned, or another waiter holds its handle.
             None => std::thread::sleep(std::time::Duration::from_millis(1)),
         }
-    }
-}
-
-/// An HNSW graph over a snapshot of the arena, with tombstones.
-struct Graph {
-    hnsw: Hnsw<'static, f32, UnitDotDistance>,
-    /// Record of each graph point (points are numbered in insertion order).
-    point_rid: Vec<RecordId>,
-    /// The live point of each record; any other point of the record is a tombstone.
-    live: HashMap<RecordId, usize>,
-    dead: usize,
-}
-
-impl Graph {
-    fn build(ids: &[RecordId], data: &[f32], dim: usize, params: &HnswParams) -> Graph {
-        let capacity = (ids.len() * 2).max(1024);
-        let hnsw = Hnsw::new(
-            params.max_connections,
-            capacity,
-            16,
-            params.ef_construction,
-            UnitDotDistance,
-        );
-        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(0..ids.len()).collect();
-        hnsw.parallel_insert_slice(&points);
-        Graph {
-            hnsw,
-            point_rid: ids.to_vec(),
-            live: ids.iter().enumerate().map(|(p, id)| (*id, p)).collect(),
-            dead: 0,
-        }
-    }
-
-    fn insert(&mut self, id: RecordId, vector: &[f32]) {
-        let point = self.point_rid.len();
-        self.point_rid.push(id);
-        if self.live.insert(id, point).is_some() {
-            self.dead += 1;
-        }
-        self.hnsw.insert_slice((vector, point));
-    }
-
-    fn kill(&mut self, id: RecordId) {
-        if self.live.remove(&id).is_some() {
-            self.dead += 1;
-        }
-    }
-
-    fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(RecordId, f32)> {
-        let neighbours = if self.dead == 0 {
-            self.hnsw.search(query, k, ef)
-        } else {
-            let is_live = |point: &usize| {
-                self.point_rid
-                    .get(*point)
-                    .is_some_and(|id| self.live.get(id) == Some(point))
-            };
-            self.hnsw.search_filter(query, k, ef, Some(&is_live))
-        };
-        let mut hits: Vec<(RecordId, f32)> = neighbours
-            .into_iter()
-            .filter_map(|n| {
-                let id = *self.point_rid.get(n.d_id)?;
-                (self.live.get(&id) == Some(&n.d_id)).then_some((id, 1.0 - n.distance))
-            })
-            .collect();
-        hits.sort_by(rank);
-        hits
     }
 }
 

@@ -2,5 +2,6 @@
 
 pub(crate) mod collection;
 pub mod distance;
+mod graph;
 
 pub use collection::HnswParams;

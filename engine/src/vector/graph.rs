@@ -1,0 +1,249 @@
+//! The HNSW graph of a large collection: built by `hnsw_rs`, searched from flat arrays.
+//!
+//! `hnsw_rs` builds good graphs in parallel, but its search pays for generality on every visited
+//! point (reference-counted points, a lock per neighbour list, hashed visited sets). Once built,
+//! the graph is therefore copied into flat arrays (layer-0 links in compressed rows, the sparse
+//! upper layers in maps, the vectors contiguous in point order) and searched by a plain
+//! best-first beam with a bitset of visited points, and the `hnsw_rs` structure is dropped.
+//!
+//! A flat graph is immutable. Records removed or changed after the build become tombstones that
+//! searches skip; changed and new records are *fresh*: the collection searches them exactly
+//! beside the graph, and rebuilds the graph when tombstones and fresh records grow too many.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use hnsw_rs::prelude::Hnsw;
+
+use super::collection::HnswParams;
+use super::distance::{dot, UnitDotDistance};
+use crate::record::RecordId;
+
+/// An immutable HNSW graph over a snapshot of a collection, with tombstones and fresh records.
+pub(crate) struct Graph {
+    dim: usize,
+    /// The snapshot's vectors, in point order.
+    vectors: Vec<f32>,
+    /// Record of each point.
+    point_rid: Vec<RecordId>,
+    /// Layer-0 links of point `p`: `links[offsets[p]..offsets[p + 1]]`.
+    offsets: Vec<u32>,
+    links: Vec<u32>,
+    /// Links on layers 1, 2, … of the points that reach them.
+    upper: Vec<HashMap<u32, Vec<u32>>>,
+    entry: u32,
+    /// The point of each record still current in the graph.
+    live: HashMap<RecordId, u32>,
+    dead: usize,
+    /// Records added or changed since the build, searched exactly by the collection.
+    fresh: HashSet<RecordId>,
+}
+
+impl Graph {
+    /// Builds the graph of `ids` and their `dim`-dimensional unit vectors (`data`, the build's
+    /// snapshot, which the graph keeps).
+    pub(crate) fn build(
+        ids: &[RecordId],
+        data: Vec<f32>,
+        dim: usize,
+        params: &HnswParams,
+    ) -> Graph {
+        let n = ids.len();
+        let hnsw = Hnsw::new(
+            params.max_connections,
+            n.max(1024),
+            16,
+            params.ef_construction,
+            UnitDotDistance,
+        );
+        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(0..n).collect();
+        hnsw.parallel_insert_slice(&points);
+
+        let indexation = hnsw.get_point_indexation();
+        let top = usize::from(indexation.get_max_level_observed());
+        let mut base: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut upper: Vec<HashMap<u32, Vec<u32>>> = vec![HashMap::new(); top];
+        for point in indexation {
+            let origin = point.get_origin_id();
+            let level = usize::from(point.get_point_id().0);
+            for (layer, neighbours) in point.get_neighborhood_id().into_iter().enumerate() {
+                if layer > level {
+                    break;
+                }
+                let linked: Vec<u32> = neighbours.iter().map(|nb| nb.d_id as u32).collect();
+                match layer {
+                    0 => {
+                        if let Some(slot) = base.get_mut(origin) {
+                            *slot = linked;
+                        }
+                    }
+                    _ => {
+                        upper[layer - 1].insert(origin as u32, linked);
+                    }
+                }
+            }
+        }
+        let entry = indexation
+            .get_layer_iterator(top)
+            .next()
+            .map_or(0, |p| p.get_origin_id() as u32);
+        drop(points);
+        drop(hnsw);
+
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut links = Vec::with_capacity(n * params.max_connections * 2);
+        offsets.push(0);
+        for linked in base {
+            links.extend(linked);
+            offsets.push(links.len() as u32);
+        }
+        Graph {
+            dim,
+            vectors: data,
+            point_rid: ids.to_vec(),
+            offsets,
+            links,
+            upper,
+            entry,
+            live: ids
+                .iter()
+                .enumerate()
+                .map(|(p, id)| (*id, p as u32))
+                .collect(),
+            dead: 0,
+            fresh: HashSet::new(),
+        }
+    }
+
+    /// Number of points in the graph, tombstones included.
+    pub(crate) fn points(&self) -> usize {
+        self.point_rid.len()
+    }
+
+    /// Tombstones plus fresh records: the work a rebuild would absorb.
+    pub(crate) fn stale(&self) -> usize {
+        self.dead + self.fresh.len()
+    }
+
+    /// Records added or changed since the build.
+    pub(crate) fn fresh(&self) -> impl Iterator<Item = &RecordId> {
+        self.fresh.iter()
+    }
+
+    /// `id` got a new vector (or is new): its graph point, if any, becomes a tombstone.
+    pub(crate) fn upsert(&mut self, id: RecordId) {
+        self.kill(id);
+        self.fresh.insert(id);
+    }
+
+    /// `id` is gone.
+    pub(crate) fn remove(&mut self, id: RecordId) {
+        self.kill(id);
+        self.fresh.remove(&id);
+    }
+
+    fn kill(&mut self, id: RecordId) {
+        if self.live.remove(&id).is_some() {
+            self.dead += 1;
+        }
+    }
+
+    fn similarity(&self, query: &[f32], point: u32) -> f32 {
+        let start = point as usize * self.dim;
+        dot(query, &self.vectors[start..start + self.dim])
+    }
+
+    /// Up to `ef` live graph records near the unit vector `query`, best first, with their
+    /// cosine similarity.
+    pub(crate) fn search(&self, query: &[f32], ef: usize) -> Vec<(RecordId, f32)> {
+        let n = self.point_rid.len();
+        if n == 0 || ef == 0 {
+            return Vec::new();
+        }
+        // Greedy descent through the upper layers.
+        let mut current = self.entry;
+        let mut best = self.similarity(query, current);
+        for layer in self.upper.iter().rev() {
+            loop {
+                let mut moved = false;
+                for &next in layer.get(&current).into_iter().flatten() {
+                    let s = self.similarity(query, next);
+                    if s > best {
+                        (best, current, moved) = (s, next, true);
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+        }
+
+        // Best-first beam search on layer 0.
+        let mut visited = vec![0u64; n.div_ceil(64)];
+        let mut visit = |p: u32| {
+            let (word, bit) = (p as usize / 64, 1u64 << (p % 64));
+            let seen = visited[word] & bit != 0;
+            visited[word] |= bit;
+            !seen
+        };
+        visit(current);
+        let mut frontier = BinaryHeap::with_capacity(ef * 4);
+        let mut found: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+        frontier.push(Scored(best, current));
+        found.push(std::cmp::Reverse(Scored(best, current)));
+        while let Some(Scored(s, point)) = frontier.pop() {
+            let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+            if found.len() >= ef && s < worst {
+                break;
+            }
+            let (from, to) = (
+                self.offsets[point as usize],
+                self.offsets[point as usize + 1],
+            );
+            for &next in &self.links[from as usize..to as usize] {
+                if !visit(next) {
+                    continue;
+                }
+                let s = self.similarity(query, next);
+                let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+                if found.len() < ef || s > worst {
+                    frontier.push(Scored(s, next));
+                    found.push(std::cmp::Reverse(Scored(s, next)));
+                    if found.len() > ef {
+                        found.pop();
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<(RecordId, f32)> = found
+            .into_iter()
+            .filter_map(|std::cmp::Reverse(Scored(s, p))| {
+                let id = self.point_rid[p as usize];
+                (self.live.get(&id) == Some(&p)).then_some((id, s))
+            })
+            .collect();
+        hits.sort_by(super::collection::rank);
+        hits
+    }
+}
+
+/// A point and its similarity, ordered by similarity (then point, for a total order).
+#[derive(Clone, Copy)]
+struct Scored(f32, u32);
+
+impl PartialEq for Scored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
