@@ -56,15 +56,11 @@ fn brute_force(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<usize> {
 fn hnsw_recall_at_default_parameters() {
     let n = 20_000;
     let dir = tempfile::tempdir().unwrap();
-    let options = EngineOptions {
-        // Only the threshold is lowered so the graph is built at this size.
-        hnsw: HnswParams {
-            threshold: 10_000,
-            ..HnswParams::default()
-        },
-        ..EngineOptions::default()
-    };
-    let engine = Engine::open(dir.path().join("e"), options).unwrap();
+    assert!(
+        n > HnswParams::default().threshold,
+        "the graph must be used"
+    );
+    let engine = Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap();
     engine
         .create_namespace("v", NamespaceOptions::default())
         .unwrap();
@@ -116,6 +112,35 @@ fn hnsw_recall_at_default_parameters() {
         let hits = engine.search_vector("v", "s", v, 10).unwrap();
         assert!(hits.iter().all(|h| !ids[..500].contains(&h.record.id)));
     }
+
+    // Records changed or added after the build are found (searched exactly beside the graph),
+    // and a changed record is not found at its old place.
+    let moved = space.sample(&mut rng);
+    engine
+        .update(
+            "v",
+            ids[600],
+            NewRecord::new("moved").with_vector("s", moved.clone()),
+        )
+        .unwrap();
+    let added = space.sample(&mut rng);
+    let new_id = engine
+        .put("v", NewRecord::new("added").with_vector("s", added.clone()))
+        .unwrap();
+    assert_eq!(
+        engine.search_vector("v", "s", &moved, 1).unwrap()[0]
+            .record
+            .id,
+        ids[600]
+    );
+    assert_eq!(
+        engine.search_vector("v", "s", &added, 1).unwrap()[0]
+            .record
+            .id,
+        new_id
+    );
+    let old_place = engine.search_vector("v", "s", &data[600], 1).unwrap();
+    assert!(old_place[0].record.id != ids[600] || old_place[0].score < 0.999);
 }
 
 #[test]

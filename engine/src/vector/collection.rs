@@ -22,8 +22,9 @@ use crate::record::RecordId;
 /// When and how the approximate (HNSW) index is used.
 ///
 /// The defaults come from `cargo bench --bench engine_ops` on a 2-core machine (see the
-/// README): exact search scans memory at about 55 ns per 384-d vector, so it stays below a
-/// millisecond up to roughly 20k vectors, where HNSW starts to win.
+/// README): exact search scans memory at about 55 ns per 384-d vector, and the graph search
+/// overtakes it at a few thousand vectors (10k: 220 µs against 552 µs, recall 0.997), so
+/// collections get a graph from 5,000 vectors on; ef 96 keeps recall@10 at 0.97 at 100k.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HnswParams {
     /// A collection with at least this many vectors gets an HNSW graph; smaller ones are
@@ -43,7 +44,7 @@ pub struct HnswParams {
 impl Default for HnswParams {
     fn default() -> Self {
         HnswParams {
-            threshold: 20_000,
+            threshold: 5_000,
             max_connections: 16,
             ef_construction: 128,
             ef_search: 96,
