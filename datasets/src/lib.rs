@@ -1,0 +1,11 @@
+//! `mb-datasets`: MemoryBench's datasets as upstream reads and splits them.
+//!
+//! Upstream regenerates train/test splits from raw data with Python's `random` module, so a
+//! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
+//! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
+//! and [`split::test_ids`] applies upstream's `get_test_ids`.
+
+mod pyrandom;
+pub mod split;
+
+pub use pyrandom::PyRandom;
