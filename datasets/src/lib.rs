@@ -3,8 +3,10 @@
 //! Upstream regenerates train/test splits from raw data with Python's `random` module, so a
 //! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
 //! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
-//! and [`split::test_ids`] applies upstream's `get_test_ids`.
+//! and [`split::test_ids`] applies upstream's `get_test_ids`. [`metrics`] scores predictions
+//! with upstream's per-dataset metrics.
 
+pub mod metrics;
 mod pyrandom;
 pub mod split;
 
