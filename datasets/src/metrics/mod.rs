@@ -1,3 +1,4 @@
 //! MemoryBench's per-dataset metrics, computed exactly as upstream computes them.
 
+pub mod porter;
 pub mod rouge;
