@@ -4,10 +4,12 @@
 //! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
 //! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
 //! and [`split::test_ids`] applies upstream's `get_test_ids`. [`metrics`] scores predictions
-//! with upstream's per-dataset metrics.
+//! with upstream's per-dataset metrics, and [`summary`] computes upstream's normalised
+//! summaries.
 
 pub mod metrics;
 mod pyrandom;
 pub mod split;
+pub mod summary;
 
 pub use pyrandom::PyRandom;
