@@ -1,0 +1,221 @@
+//! The dataset catalog: `configs/datasets/{each,domain,task}.json`.
+//!
+//! The files carry upstream's dataset configurations (names, domain and task tags, test
+//! metrics, output limits, sizes and sampling) plus each dataset's language. `each` resolves a
+//! single dataset; `domain` and `task` list their datasets in upstream's order, which summaries
+//! and regimes follow.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// What a dataset's text is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetLang {
+    /// English.
+    En,
+    /// Chinese.
+    Zh,
+    /// Given per row (WritingBench).
+    PerRow,
+}
+
+/// One dataset's configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct DatasetConfig {
+    /// Name, e.g. `Locomo-0`.
+    pub dataset_name: String,
+    /// Task shape: `Long-Short`, `Short-Long`, `Long-Long` or `Short-Short`.
+    pub task_tag: String,
+    /// `Open-Domain`, `Legal` or `Academic&Knowledge`.
+    pub domain_tag: String,
+    /// Metrics its evaluation reports.
+    pub test_metrics: Vec<String>,
+    /// Answer length limit in tokens (`null` upstream means the default 8192).
+    pub max_output_len: Option<u32>,
+    /// Upstream's implementing class, e.g. `Locomo.Locomo_Dataset`.
+    pub class_name: String,
+    /// Rows before sampling, where upstream records it.
+    #[serde(default)]
+    pub dataset_size: Option<usize>,
+    /// Rows kept by upstream's sampling, where set.
+    #[serde(default)]
+    pub sample_count: Option<usize>,
+    /// Sampling seed, where set.
+    #[serde(default)]
+    pub random_seed: Option<u64>,
+    /// Language.
+    pub lang: DatasetLang,
+}
+
+impl DatasetConfig {
+    /// The answer length limit, with upstream's default for `null`.
+    pub fn max_output_tokens(&self) -> u32 {
+        self.max_output_len.unwrap_or(8192)
+    }
+}
+
+/// Why the catalog cannot answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A catalog file cannot be read or parsed.
+    #[error("{path}: {detail}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong (with line and column for parse errors).
+        detail: String,
+    },
+    /// A name the catalog does not know.
+    #[error("unknown {kind} {name:?} (known: {known})")]
+    Unknown {
+        /// `dataset`, `domain` or `task`.
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The names it does know.
+        known: String,
+    },
+}
+
+/// All dataset configurations.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    each: BTreeMap<String, DatasetConfig>,
+    domains: BTreeMap<String, Vec<DatasetConfig>>,
+    tasks: BTreeMap<String, Vec<DatasetConfig>>,
+}
+
+impl Catalog {
+    /// Reads `each.json`, `domain.json` and `task.json` from `dir` (`configs/datasets`).
+    pub fn load(dir: &Path) -> Result<Catalog, CatalogError> {
+        Ok(Catalog {
+            each: read(&dir.join("each.json"))?,
+            domains: read(&dir.join("domain.json"))?,
+            tasks: read(&dir.join("task.json"))?,
+        })
+    }
+
+    /// One dataset.
+    pub fn dataset(&self, name: &str) -> Result<&DatasetConfig, CatalogError> {
+        self.each
+            .get(name)
+            .ok_or_else(|| unknown("dataset", name, self.each.keys()))
+    }
+
+    /// A domain's datasets, in upstream's order.
+    pub fn domain(&self, name: &str) -> Result<&[DatasetConfig], CatalogError> {
+        self.domains
+            .get(name)
+            .map(Vec::as_slice)
+            .ok_or_else(|| unknown("domain", name, self.domains.keys()))
+    }
+
+    /// A task's datasets, in upstream's order.
+    pub fn task(&self, name: &str) -> Result<&[DatasetConfig], CatalogError> {
+        self.tasks
+            .get(name)
+            .map(Vec::as_slice)
+            .ok_or_else(|| unknown("task", name, self.tasks.keys()))
+    }
+
+    /// Every dataset, by name.
+    pub fn datasets(&self) -> impl Iterator<Item = &DatasetConfig> {
+        self.each.values()
+    }
+}
+
+fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, CatalogError> {
+    let fail = |detail: String| CatalogError::File {
+        path: path.display().to_string(),
+        detail,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| fail(e.to_string()))
+}
+
+fn unknown<'a>(
+    kind: &'static str,
+    name: &str,
+    known: impl Iterator<Item = &'a String>,
+) -> CatalogError {
+    CatalogError::Unknown {
+        kind,
+        name: name.to_string(),
+        known: known.cloned().collect::<Vec<_>>().join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog() -> Catalog {
+        Catalog::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/datasets")).unwrap()
+    }
+
+    #[test]
+    fn the_shipped_catalog_matches_the_reference_layout() {
+        let catalog = catalog();
+        assert_eq!(catalog.datasets().count(), 28);
+        let sizes: Vec<usize> = ["Open-Domain", "Legal", "Academic&Knowledge"]
+            .iter()
+            .map(|d| catalog.domain(d).unwrap().len())
+            .collect();
+        assert_eq!(sizes, [17, 5, 6]);
+        let tasks: Vec<usize> = ["Long-Short", "Short-Long", "Long-Long", "Short-Short"]
+            .iter()
+            .map(|t| catalog.task(t).unwrap().len())
+            .collect();
+        assert_eq!(tasks, [16, 3, 6, 3]);
+        let open = catalog.domain("Open-Domain").unwrap();
+        assert_eq!(open[0].dataset_name, "Locomo-0");
+        assert_eq!(open[10].dataset_name, "DialSim-friends");
+        let locomo = catalog.dataset("Locomo-3").unwrap();
+        assert_eq!(
+            (locomo.test_metrics.as_slice(), locomo.lang),
+            (&["f1".to_string()][..], DatasetLang::En)
+        );
+        assert_eq!(
+            catalog
+                .dataset("DialSim-friends")
+                .unwrap()
+                .max_output_tokens(),
+            8192
+        );
+        assert_eq!(catalog.dataset("LexEval-QA").unwrap().lang, DatasetLang::Zh);
+        // Every dataset of a domain or task is in `each`, with the same tags.
+        for list in ["Open-Domain", "Legal", "Academic&Knowledge"]
+            .iter()
+            .map(|d| catalog.domain(d).unwrap())
+        {
+            for config in list {
+                let single = catalog.dataset(&config.dataset_name).unwrap();
+                assert_eq!(single.domain_tag, config.domain_tag);
+                assert_eq!(single.task_tag, config.task_tag);
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_names_and_broken_files_are_named() {
+        let catalog = catalog();
+        let error = catalog.dataset("Locomo-99").unwrap_err().to_string();
+        assert!(
+            error.contains("Locomo-99") && error.contains("Locomo-9"),
+            "{error}"
+        );
+        assert!(catalog.task("Long-Longer").is_err());
+        let dir = std::env::temp_dir().join(format!("mb-catalog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("each.json"), "{\"X\": {\"dataset_name\": 3}}").unwrap();
+        let error = Catalog::load(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains("each.json") && error.contains("line 1"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
