@@ -1,6 +1,7 @@
 //! MemoryBench's per-dataset metrics, computed exactly as upstream computes them, and our
 //! retrieval metrics for datasets with evidence labels.
 
+pub mod judged;
 pub mod locomo;
 pub mod porter;
 pub mod retrieval;
