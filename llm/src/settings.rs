@@ -6,7 +6,7 @@
 //! the four backends with the record cache and the shared accounting ledger in front of every
 //! model.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mb_engine::Engine;
@@ -47,6 +47,9 @@ pub struct LlmSettings {
     pub judge: RoleSettings,
     /// Re-asks after unusable output before an operation falls back.
     pub reasks: u32,
+    /// A `tokenizer.json` for counting tokens when a server reports no usage (else about four
+    /// characters per token).
+    pub tokenizer: Option<PathBuf>,
 }
 
 impl Default for LlmSettings {
@@ -57,6 +60,7 @@ impl Default for LlmSettings {
             simulator: RoleSettings::Offline,
             judge: RoleSettings::Offline,
             reasks: 2,
+            tokenizer: None,
         }
     }
 }
@@ -126,8 +130,11 @@ impl LlmStack {
                     })
                 }
             };
-            let metered =
-                MeteredProvider::new(provider, role, ledger.clone(), TokenCounter::Heuristic);
+            let counter = match &settings.tokenizer {
+                Some(path) => TokenCounter::from_file(path)?,
+                None => TokenCounter::Heuristic,
+            };
+            let metered = MeteredProvider::new(provider, role, ledger.clone(), counter);
             Ok(Backend::model(Arc::new(metered), settings.reasks))
         };
         Ok(LlmStack {

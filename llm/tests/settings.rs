@@ -109,6 +109,15 @@ async fn a_stack_records_meters_and_replays() {
         Err(LlmError::ReplayMiss { .. })
     ));
 
+    let bad_tokenizer = LlmSettings {
+        tokenizer: Some(PathBuf::from("no/tokenizer.json")),
+        ..settings.clone()
+    };
+    let error = LlmStack::build(&bad_tokenizer, CacheMode::Off, None)
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("no/tokenizer.json"), "{error}");
+
     let no_engine = LlmStack::build(&settings, CacheMode::Record, None);
     assert!(matches!(
         no_engine,
