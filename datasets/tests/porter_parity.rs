@@ -1,17 +1,16 @@
 //! The Porter stemmer against NLTK's `PorterStemmer()` (setup venv) on every distinct word of
 //! the LoCoMo and DialSim texts in `../shared/data` (skipped when absent).
 
-use std::collections::BTreeSet;
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+mod common;
 
+use std::collections::BTreeSet;
+
+use common::{root, venv_python};
 use mb_datasets::metrics::porter::stem;
 
 #[test]
 fn matches_nltk_on_real_vocabulary() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let data = root.join("../shared/data");
+    let data = root().join("../shared/data");
     let mut text = String::new();
     for file in [
         "locomo/locomo10-dev.json",
@@ -35,27 +34,11 @@ fn matches_nltk_on_real_vocabulary() {
         .collect();
     assert!(words.len() > 5_000, "{} words", words.len());
 
-    let python = root.join(".cache/venv/bin/python");
-    assert!(python.exists(), "run `bash scripts/setup.sh` first");
-    let mut child = Command::new(python)
-        .args([
-            "-c",
-            "import json, sys; from nltk.stem import PorterStemmer; p = PorterStemmer(); \
-             print(json.dumps([p.stem(w) for w in json.load(sys.stdin)]))",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(&words).unwrap().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    let expected: Vec<String> = serde_json::from_slice(&output.stdout).unwrap();
+    let expected: Vec<String> = venv_python(
+        "import json, sys; from nltk.stem import PorterStemmer; p = PorterStemmer(); \
+         print(json.dumps([p.stem(w) for w in json.load(sys.stdin)]))",
+        &words,
+    );
 
     let mismatches: Vec<String> = words
         .iter()

@@ -1,10 +1,9 @@
 //! LexEval ROUGE-L against the Python packages upstream uses (`jieba`, `rouge` 1.0.1, installed
 //! in the setup venv), on the LexEval-QA answers of `../shared/data` (skipped when absent).
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+mod common;
 
+use common::{root, venv_python};
 use jieba_rs::Jieba;
 use mb_datasets::metrics::rouge::{lexeval_rouge_l, normalise};
 
@@ -28,8 +27,7 @@ print(json.dumps(scores))
 
 #[test]
 fn matches_python_jieba_and_rouge_on_lexeval_answers() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let Ok(text) = std::fs::read_to_string(root.join("../shared/data/lexeval/5_4.json")) else {
+    let Ok(text) = std::fs::read_to_string(root().join("../shared/data/lexeval/5_4.json")) else {
         eprintln!("skipping: ../shared/data/lexeval/5_4.json not found");
         return;
     };
@@ -53,23 +51,7 @@ fn matches_python_jieba_and_rouge_on_lexeval_answers() {
         .map(|(h, r)| (normalise(h), normalise(r)))
         .collect();
 
-    let python = root.join(".cache/venv/bin/python");
-    assert!(python.exists(), "run `bash scripts/setup.sh` first");
-    let mut child = Command::new(python)
-        .args(["-c", PYTHON])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(&normalised).unwrap().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    let expected: Vec<f64> = serde_json::from_slice(&output.stdout).unwrap();
+    let expected: Vec<f64> = venv_python(PYTHON, &normalised);
 
     let jieba = Jieba::new();
     let mut zeros = 0;
