@@ -434,7 +434,8 @@ impl LexicalIndex {
                     Term::from_field_text(field, &namespaced(ns, t)),
                     IndexRecordOption::WithFreqs,
                 ));
-                // An unboosted term query keeps tantivy's block-max WAND pruning available.
+                // A boost is folded into the term scorer, which keeps block-max WAND pruning;
+                // a boost of 1 needs no wrapper at all.
                 let q: Box<dyn Query> = if *boost == 1.0 {
                     term
                 } else {
