@@ -1,7 +1,28 @@
-//! `mb-baselines`: the MemoryBench memory systems (BM25 and embedding RAG, A-Mem, Mem0,
-//! MemoryOS) as native structures on [`mb_engine`].
+//! `mb-baselines`: MemoryBench's memory systems as native structures on [`mb_engine`].
 //!
-//! The crate is being built up issue by issue; it currently only fixes the dependency on the
-//! engine, which every memory system stores its state in.
+//! Every system implements [`MemorySystem`]: memorise training dialogs and conversation
+//! corpora, retrieve for a question, assemble upstream's prompt and answer through the LLM
+//! layer. State lives in an engine namespace, so a memory built once is reused by later runs.
+//! [`registry`] lists the systems with upstream's names, configuration files, dialog columns
+//! and skipped runs.
+//!
+//! Systems so far: Vanilla ([`vanilla`], with upstream's long-context fallback on corpus
+//! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]).
 
+pub mod dense;
+mod error;
+pub mod lexical;
+pub mod prompt;
+pub mod registry;
+mod store;
+mod system;
+pub mod units;
+pub mod vanilla;
+
+pub use error::MemoryError;
 pub use mb_engine as engine;
+pub use registry::{SystemSpec, REGISTRY};
+pub use system::{
+    last_user_text, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem,
+    Retrieved, SystemSettings, TrainingDialog,
+};

@@ -80,6 +80,46 @@ pub enum CatalogError {
     },
 }
 
+/// How a run names its datasets: one dataset, a domain or a task (upstream's `dataset_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DatasetType {
+    /// One dataset by name.
+    Single,
+    /// A domain's datasets (`Open-Domain`, `Legal`, `Academic&Knowledge`, and our `Sample`).
+    Domain,
+    /// A task shape's datasets (`Long-Short`, `Short-Long`, `Long-Long`, `Short-Short`).
+    Task,
+}
+
+impl DatasetType {
+    /// The name used on the command line and in result paths.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatasetType::Single => "single",
+            DatasetType::Domain => "domain",
+            DatasetType::Task => "task",
+        }
+    }
+}
+
+impl std::str::FromStr for DatasetType {
+    type Err = CatalogError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "single" => Ok(DatasetType::Single),
+            "domain" => Ok(DatasetType::Domain),
+            "task" => Ok(DatasetType::Task),
+            other => Err(CatalogError::Unknown {
+                kind: "dataset type",
+                name: other.to_string(),
+                known: "single, domain, task".into(),
+            }),
+        }
+    }
+}
+
 /// All dataset configurations.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -89,13 +129,85 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Reads `each.json`, `domain.json` and `task.json` from `dir` (`configs/datasets`).
+    /// Reads `each.json`, `domain.json` and `task.json` from `dir` (`configs/datasets`), plus
+    /// `sample.json` where present: the built-in sample datasets, listed as the domain
+    /// `Sample` and added to the single datasets.
     pub fn load(dir: &Path) -> Result<Catalog, CatalogError> {
-        Ok(Catalog {
+        let mut catalog = Catalog {
             each: read(&dir.join("each.json"))?,
             domains: read(&dir.join("domain.json"))?,
             tasks: read(&dir.join("task.json"))?,
+        };
+        let sample = dir.join("sample.json");
+        if sample.exists() {
+            catalog.add_sample(read(&sample)?);
+        }
+        Ok(catalog)
+    }
+
+    /// The catalog shipped in `configs/datasets/`, built into the binary so that it works
+    /// from any directory.
+    pub fn builtin() -> Result<Catalog, CatalogError> {
+        fn parse<T: serde::de::DeserializeOwned>(
+            name: &str,
+            text: &str,
+        ) -> Result<T, CatalogError> {
+            serde_json::from_str(text).map_err(|e| CatalogError::File {
+                path: format!("configs/datasets/{name} (built in)"),
+                detail: e.to_string(),
+            })
+        }
+        let mut catalog = Catalog {
+            each: parse(
+                "each.json",
+                include_str!("../../configs/datasets/each.json"),
+            )?,
+            domains: parse(
+                "domain.json",
+                include_str!("../../configs/datasets/domain.json"),
+            )?,
+            tasks: parse(
+                "task.json",
+                include_str!("../../configs/datasets/task.json"),
+            )?,
+        };
+        catalog.add_sample(parse(
+            "sample.json",
+            include_str!("../../configs/datasets/sample.json"),
+        )?);
+        Ok(catalog)
+    }
+
+    fn add_sample(&mut self, sets: BTreeMap<String, Vec<DatasetConfig>>) {
+        for (name, configs) in sets {
+            for config in &configs {
+                self.each
+                    .insert(config.dataset_name.clone(), config.clone());
+            }
+            self.domains.insert(name, configs);
+        }
+    }
+
+    /// The datasets a run over `name` covers, in upstream's order.
+    pub fn resolve(
+        &self,
+        kind: DatasetType,
+        name: &str,
+    ) -> Result<Vec<DatasetConfig>, CatalogError> {
+        Ok(match kind {
+            DatasetType::Single => vec![self.dataset(name)?.clone()],
+            DatasetType::Domain => self.domain(name)?.to_vec(),
+            DatasetType::Task => self.task(name)?.to_vec(),
         })
+    }
+
+    /// Names of every dataset, domain or task, for help text and listings.
+    pub fn set_names(&self, kind: DatasetType) -> Vec<&str> {
+        match kind {
+            DatasetType::Single => self.each.keys().map(String::as_str).collect(),
+            DatasetType::Domain => self.domains.keys().map(String::as_str).collect(),
+            DatasetType::Task => self.tasks.keys().map(String::as_str).collect(),
+        }
     }
 
     /// One dataset.
@@ -159,7 +271,8 @@ mod tests {
     #[test]
     fn the_shipped_catalog_matches_the_reference_layout() {
         let catalog = catalog();
-        assert_eq!(catalog.datasets().count(), 28);
+        assert_eq!(catalog.datasets().count(), 30);
+        assert_eq!(Catalog::builtin().unwrap().datasets().count(), 30);
         let sizes: Vec<usize> = ["Open-Domain", "Legal", "Academic&Knowledge"]
             .iter()
             .map(|d| catalog.domain(d).unwrap().len())

@@ -1,8 +1,14 @@
-//! `mb-datasets`: MemoryBench's datasets as upstream reads and splits them.
+//! `mb-datasets`: MemoryBench's datasets as upstream reads, splits and scores them.
 //!
-//! [`catalog`] reads the dataset configurations (`configs/datasets/`) and [`corpus`] the
-//! conversation corpora (LoCoMo, DialSim) with upstream's memory documents; [`pyliteral`]
-//! reads string columns written as JSON or as Python literals. Upstream regenerates train/test splits from raw data with Python's `random` module, so a
+//! [`catalog`] reads the dataset configurations (`configs/datasets/`). A [`source::DataSource`]
+//! hands out stored rows — a local copy of the Hugging Face repository
+//! ([`source::HfDirectory`], Arrow, Parquet or JSON lines via [`table`]) or rows built in the
+//! process ([`source::InMemorySource`]: the raw-data [`import`]ers and the built-in
+//! [`sample`]) — and [`dataset::load`] types them into [`row::Row`]s, reading string columns
+//! written as JSON or as Python literals ([`pyliteral`]) and the conversation corpora
+//! ([`corpus`]).
+//!
+//! Upstream regenerates train/test splits from raw data with Python's `random` module, so a
 //! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
 //! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
 //! and [`split::test_ids`] applies upstream's `get_test_ids`. [`metrics`] scores predictions
@@ -11,10 +17,22 @@
 
 pub mod catalog;
 pub mod corpus;
+pub mod dataset;
+pub mod evaluate;
+pub mod import;
 pub mod metrics;
 pub mod pyliteral;
 mod pyrandom;
+pub mod results;
+pub mod row;
+pub mod sample;
+pub mod source;
 pub mod split;
 pub mod summary;
+pub mod table;
 
+pub use catalog::{Catalog, DatasetConfig, DatasetType};
+pub use dataset::{load, load_dataset, DataError, Dataset, SplitName};
 pub use pyrandom::PyRandom;
+pub use row::{Input, Lang, Row};
+pub use source::{DataSource, HfDirectory, InMemorySource};

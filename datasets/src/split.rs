@@ -31,3 +31,36 @@ pub fn test_ids(ids: &[u64], truncate_size: Option<usize>) -> Split {
     let train = kept.into_iter().filter(|id| !test.contains(id)).collect();
     Split { test, train }
 }
+
+/// Upstream's per-group split (HelloBench by category file, WritingBench by domain): every
+/// group gives `ceil(0.2 · n_group)` test ids drawn with a fresh `Random(42)`, with no
+/// truncation. Groups are visited in order of first appearance (upstream visits a Python set,
+/// so its lists are ordered differently; membership is the same).
+pub fn test_ids_by_group<G: PartialEq + Copy>(ids: &[(u64, G)]) -> Split {
+    let mut groups: Vec<G> = Vec::new();
+    for &(_, group) in ids {
+        if !groups.contains(&group) {
+            groups.push(group);
+        }
+    }
+    let mut split = Split {
+        test: Vec::new(),
+        train: Vec::new(),
+    };
+    for group in groups {
+        let members: Vec<u64> = ids
+            .iter()
+            .filter(|(_, g)| *g == group)
+            .map(|&(id, _)| id)
+            .collect();
+        let count = (members.len() as f64 * 0.2).ceil() as usize;
+        let test = PyRandom::new(SPLIT_SEED)
+            .sample(&members, count)
+            .unwrap_or_default();
+        split
+            .train
+            .extend(members.iter().filter(|id| !test.contains(id)));
+        split.test.extend(test);
+    }
+    split
+}

@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use crate::catalog::{DatasetConfig, DatasetType};
+use crate::evaluate::{summary_value, EvaluateDetail};
+
 /// Why a summary cannot be computed.
 #[derive(Debug, thiserror::Error)]
 pub enum SummaryError {
@@ -166,6 +169,56 @@ impl Normalisation {
             "details": details,
         }))
     }
+}
+
+/// The normalisation statistics shipped in `configs/datasets/normalisation.json` (upstream's
+/// reference values plus the built-in sample's identity statistics), built into the binary.
+pub fn builtin_statistics() -> Result<Value, SummaryError> {
+    serde_json::from_str(include_str!("../../configs/datasets/normalisation.json"))
+        .map_err(|e| SummaryError::Stats(format!("configs/datasets/normalisation.json: {e}")))
+}
+
+/// Upstream's `summary_results` for a whole run: the single-dataset summary (mean of each
+/// test metric) for `single`, the normalised summary with the statistics of `kind`/`name`
+/// from `stats_file` for domains and tasks. `details` may come in any order.
+pub fn summarize_run(
+    kind: DatasetType,
+    name: &str,
+    configs: &[DatasetConfig],
+    details: &[EvaluateDetail],
+    stats_file: &Value,
+) -> Result<Value, SummaryError> {
+    let config_of = |dataset: &str| {
+        configs
+            .iter()
+            .find(|c| c.dataset_name == dataset)
+            .ok_or_else(|| {
+                SummaryError::Stats(format!(
+                    "details name dataset {dataset:?}, which the run does not cover"
+                ))
+            })
+    };
+    if kind == DatasetType::Single {
+        let config = configs.first().ok_or_else(|| {
+            SummaryError::Stats("a single-dataset run without its dataset".into())
+        })?;
+        let items: Vec<Map<String, Value>> = details.iter().map(|d| d.metrics.clone()).collect();
+        let metrics: Vec<&str> = config.test_metrics.iter().map(String::as_str).collect();
+        return Ok(single_summary(&items, &metrics));
+    }
+    let mut sorted: Vec<&EvaluateDetail> = details.iter().collect();
+    sorted.sort_by(|a, b| (&a.dataset, a.test_idx).cmp(&(&b.dataset, b.test_idx)));
+    let items = sorted
+        .into_iter()
+        .map(|detail| {
+            let config = config_of(&detail.dataset)?;
+            Ok((
+                group_name(&detail.dataset).to_string(),
+                item_value(summary_value(config, &detail.metrics)),
+            ))
+        })
+        .collect::<Result<Vec<_>, SummaryError>>()?;
+    Normalisation::from_reference(stats_file, kind.as_str(), name)?.summarise(&items)
 }
 
 /// The summary group of a dataset: `Locomo-N` → `Locomo`, others keep their name.

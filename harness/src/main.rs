@@ -1,13 +1,53 @@
-//! `mb-harness`: runs MemoryBench regimes over the memory systems.
+//! `mb-harness`: the MemoryBench benchmark on memorybench-rs.
 //!
-//! The regimes are not implemented yet; the binary says so instead of pretending.
+//! Commands so far: `retrieve` (retrieval quality of a memory system on LoCoMo-style
+//! conversations, without an LLM) and `list` (datasets, sets and memory systems). Errors are
+//! printed as one line; `RUST_LOG` controls logging.
+
+mod retrieve;
+mod runtime;
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
+/// MemoryBench on memorybench-rs.
+#[derive(Parser)]
+#[command(name = "mb-harness", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Retrieval quality of a memory system against LoCoMo evidence turns (no LLM needed).
+    Retrieve(retrieve::RetrieveArgs),
+    /// The datasets, domains, tasks and memory systems the harness knows.
+    List,
+}
+
 fn main() -> ExitCode {
-    eprintln!(
-        "mb-harness: the benchmark regimes are not built yet; run \
-         `cargo run --release --example agent_memory` to try the memory engine"
-    );
-    ExitCode::from(2)
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Retrieve(args) => retrieve::run(&args),
+        Command::List => runtime::list(),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(runtime::HarnessError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("mb-harness: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }

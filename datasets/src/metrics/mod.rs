@@ -3,6 +3,8 @@
 
 pub mod judged;
 pub mod locomo;
+pub mod meteor;
 pub mod porter;
 pub mod retrieval;
 pub mod rouge;
+pub mod tokenize;

@@ -1,9 +1,7 @@
 //! LexEval ROUGE-L against the Python packages upstream uses (`jieba`, `rouge` 1.0.1, installed
 //! in the setup venv), on the LexEval-QA answers of `../shared/data` (skipped when absent).
 
-mod common;
-
-use common::{root, venv_python};
+use crate::common::{root, venv_python};
 use jieba_rs::Jieba;
 use mb_datasets::metrics::rouge::{lexeval_rouge_l, normalise};
 

@@ -1,11 +1,9 @@
 //! The Porter stemmer against NLTK's `PorterStemmer()` (setup venv) on every distinct word of
 //! the LoCoMo and DialSim texts in `../shared/data` (skipped when absent).
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::{root, venv_python};
+use crate::common::{root, venv_python};
 use mb_datasets::metrics::porter::stem;
 
 #[test]

@@ -6,9 +6,7 @@
 //! of questions, and that a conversation ranks identically whether it shares the engine with
 //! the seven others or is alone.
 
-mod common;
-
-use common::{ingest, locomo, questions};
+use crate::common::{ingest, locomo, questions};
 use memorybench::engine::{Engine, EngineOptions};
 
 #[test]

@@ -1,9 +1,7 @@
 //! The offline LLM backend on real LoCoMo conversations: every operation gives sensible,
 //! deterministic results without a model. (Skipped when `../shared/data` is absent.)
 
-mod common;
-
-use common::{ingest, locomo, questions, turns};
+use crate::common::{ingest, locomo, questions, turns};
 use memorybench::engine::{Engine, EngineOptions};
 use memorybench::llm::ops::{
     AnalyzeNote, Answer, Backend, DecideMemoryUpdates, EvolveNote, Exchange, ExtractFacts,

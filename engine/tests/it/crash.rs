@@ -112,7 +112,7 @@ fn run_round(dir: &Path, round: u64, log: &mut Log) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "crash_child_writer",
+            "crash::crash_child_writer",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -1,0 +1,124 @@
+//! Emb-M (`embedder_message`) and Emb-S (`embedder_dialog`): upstream's FAISS baselines as
+//! engine records with unit vectors from the configured embedder, searched by cosine
+//! similarity (equal in ranking to upstream's L2 search over unit vectors).
+//!
+//! Units are BM25-M's and BM25-S's. Deleted units leave the index at once (the engine keeps
+//! tombstones out of results), which is what upstream's over-fetch-and-skip achieves.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mb_datasets::corpus::Conversation;
+use mb_datasets::dataset::CorpusFormat;
+use mb_embed::Embedder;
+use mb_llm::ops::Lang;
+
+use crate::error::MemoryError;
+use crate::registry::SystemSpec;
+use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
+use crate::system::{
+    CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
+};
+use crate::units::{corpus_units, dialog_units, Granularity, Unit};
+
+/// An embedding memory over message or session units.
+pub struct DenseMemory {
+    spec: &'static SystemSpec,
+    context: MemoryContext,
+    granularity: Granularity,
+    embedder: Arc<dyn Embedder>,
+}
+
+impl DenseMemory {
+    /// An embedding memory in the context's namespace; the context must carry an embedder.
+    pub fn new(
+        spec: &'static SystemSpec,
+        context: MemoryContext,
+        granularity: Granularity,
+    ) -> Result<Self, MemoryError> {
+        let embedder = context
+            .embedder
+            .clone()
+            .ok_or_else(|| MemoryError::Config(format!("{} needs an embedder", spec.name)))?;
+        ensure_namespace(&context, &context.namespace)?;
+        context.engine.create_space(embedder.space())?;
+        Ok(DenseMemory {
+            spec,
+            context,
+            granularity,
+            embedder,
+        })
+    }
+
+    fn write(&self, units: &[Unit]) -> Result<(), MemoryError> {
+        let texts: Vec<&str> = units.iter().map(|u| u.index_text.as_str()).collect();
+        let vectors = self.embedder.embed(&texts)?;
+        let space = self.embedder.model_id();
+        let records: Vec<_> = units
+            .iter()
+            .zip(vectors)
+            .map(|(unit, vector)| unit_record(unit, Some((space, vector))))
+            .collect();
+        self.context
+            .engine
+            .put_many(&self.context.namespace, records)?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl MemorySystem for DenseMemory {
+    fn spec(&self) -> &'static SystemSpec {
+        self.spec
+    }
+
+    fn context(&self) -> &MemoryContext {
+        &self.context
+    }
+
+    async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
+        let units =
+            dialog_units(dialog, self.granularity).ok_or_else(|| MemoryError::BadDialog {
+                test_idx: dialog.test_idx,
+                reason: "no user message to index the dialog by".into(),
+            })?;
+        self.write(&units)
+    }
+
+    async fn memorize_corpus(
+        &self,
+        corpus: &Conversation,
+        _format: CorpusFormat,
+    ) -> Result<CorpusMemory, MemoryError> {
+        let units = corpus_units(corpus, self.granularity);
+        self.write(&units)?;
+        Ok(CorpusMemory {
+            namespace: self.context.namespace.clone(),
+            units: units.into_iter().map(Unit::into_corpus_unit).collect(),
+        })
+    }
+
+    async fn retrieve(
+        &self,
+        query: &str,
+        _lang: Lang,
+        k: usize,
+    ) -> Result<Vec<Retrieved>, MemoryError> {
+        let vector = self.embedder.embed_one(query)?;
+        let hits = self.context.engine.search_vector(
+            &self.context.namespace,
+            self.embedder.model_id(),
+            &vector,
+            k,
+        )?;
+        Ok(hits.into_iter().map(retrieved).collect())
+    }
+
+    fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {
+        delete_units(&self.context.engine, &corpus.namespace, &corpus.doc_ids())
+    }
+
+    fn stats(&self) -> Result<MemoryStats, MemoryError> {
+        stats(&self.context.engine, &self.context.namespace)
+    }
+}

@@ -1,0 +1,104 @@
+//! BM25-M (`bm25_message`) and BM25-S (`bm25_dialog`): upstream's Whoosh baselines as engine
+//! records searched by the engine's per-namespace BM25 (Whoosh's formula, K1 1.2, B 0.75, and
+//! its standard analyzer by default).
+//!
+//! BM25-M stores one unit per dialog message and corpus turn; BM25-S one per dialog, searched
+//! by its first user message and returning the whole dialog, and one per corpus session.
+//! Queries are plain text: unlike Whoosh, words such as `AND` or quotes in a question are not
+//! query syntax.
+
+use async_trait::async_trait;
+use mb_datasets::corpus::Conversation;
+use mb_datasets::dataset::CorpusFormat;
+use mb_llm::ops::Lang;
+
+use crate::error::MemoryError;
+use crate::registry::SystemSpec;
+use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
+use crate::system::{
+    CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
+};
+use crate::units::{corpus_units, dialog_units, Granularity, Unit};
+
+/// A BM25 memory over message or session units.
+pub struct LexicalMemory {
+    spec: &'static SystemSpec,
+    context: MemoryContext,
+    granularity: Granularity,
+}
+
+impl LexicalMemory {
+    /// A BM25 memory in the context's namespace.
+    pub fn new(
+        spec: &'static SystemSpec,
+        context: MemoryContext,
+        granularity: Granularity,
+    ) -> Result<Self, MemoryError> {
+        ensure_namespace(&context, &context.namespace)?;
+        Ok(LexicalMemory {
+            spec,
+            context,
+            granularity,
+        })
+    }
+
+    fn write(&self, namespace: &str, units: &[Unit]) -> Result<(), MemoryError> {
+        let records: Vec<_> = units.iter().map(|u| unit_record(u, None)).collect();
+        self.context.engine.put_many(namespace, records)?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl MemorySystem for LexicalMemory {
+    fn spec(&self) -> &'static SystemSpec {
+        self.spec
+    }
+
+    fn context(&self) -> &MemoryContext {
+        &self.context
+    }
+
+    async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
+        let units =
+            dialog_units(dialog, self.granularity).ok_or_else(|| MemoryError::BadDialog {
+                test_idx: dialog.test_idx,
+                reason: "no user message to index the dialog by".into(),
+            })?;
+        self.write(&self.context.namespace, &units)
+    }
+
+    async fn memorize_corpus(
+        &self,
+        corpus: &Conversation,
+        _format: CorpusFormat,
+    ) -> Result<CorpusMemory, MemoryError> {
+        let units = corpus_units(corpus, self.granularity);
+        self.write(&self.context.namespace, &units)?;
+        Ok(CorpusMemory {
+            namespace: self.context.namespace.clone(),
+            units: units.into_iter().map(Unit::into_corpus_unit).collect(),
+        })
+    }
+
+    async fn retrieve(
+        &self,
+        query: &str,
+        _lang: Lang,
+        k: usize,
+    ) -> Result<Vec<Retrieved>, MemoryError> {
+        let hits = self
+            .context
+            .engine
+            .search_text(&self.context.namespace, query, k)?;
+        Ok(hits.into_iter().map(retrieved).collect())
+    }
+
+    fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {
+        delete_units(&self.context.engine, &corpus.namespace, &corpus.doc_ids())
+    }
+
+    fn stats(&self) -> Result<MemoryStats, MemoryError> {
+        stats(&self.context.engine, &self.context.namespace)
+    }
+}

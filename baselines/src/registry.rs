@@ -1,0 +1,210 @@
+//! The registry of memory systems: names, paper names, configuration files, dialog columns and
+//! the runs upstream skips. The command line's choices, help and sweeps derive from it, so a
+//! new memory system is one module plus one entry here.
+
+use std::path::{Path, PathBuf};
+
+use mb_datasets::catalog::DatasetType;
+
+use crate::dense::DenseMemory;
+use crate::error::MemoryError;
+use crate::lexical::LexicalMemory;
+use crate::system::{MemoryContext, MemorySystem, SystemSettings};
+use crate::units::Granularity;
+use crate::vanilla::Vanilla;
+
+/// Opens a system's memory in a context.
+type Builder = fn(&'static SystemSpec, MemoryContext) -> Result<Box<dyn MemorySystem>, MemoryError>;
+
+/// One memory system's registry entry.
+pub struct SystemSpec {
+    /// Name on the command line and in result paths (upstream's code name).
+    pub name: &'static str,
+    /// Name in the paper's tables.
+    pub paper_name: &'static str,
+    /// Its settings file under `configs/memory/`.
+    pub config_file: &'static str,
+    /// The stem of its pre-recorded dialog column on corpus datasets (`dialog_<stem>`).
+    pub dialog_stem: &'static str,
+    /// (dataset type, set) runs upstream does not make with it.
+    pub skip_combinations: &'static [(DatasetType, &'static str)],
+    /// Whether sweeps (`--baseline all`) include it.
+    pub available_by_default: bool,
+    /// Whether it needs an embedder.
+    pub needs_embedder: bool,
+    build: Builder,
+}
+
+impl SystemSpec {
+    /// Opens (or creates) the system's memory in `context`.
+    pub fn build(
+        &'static self,
+        context: MemoryContext,
+    ) -> Result<Box<dyn MemorySystem>, MemoryError> {
+        (self.build)(self, context)
+    }
+
+    /// The dialog column it memorises on corpus datasets.
+    pub fn dialog_key(&self) -> String {
+        format!("dialog_{}", self.dialog_stem)
+    }
+
+    /// Whether upstream skips this system for the run.
+    pub fn skips(&self, kind: DatasetType, set: &str) -> bool {
+        self.skip_combinations
+            .iter()
+            .any(|&(k, s)| k == kind && s == set)
+    }
+
+    /// Its settings file in the configuration directory `configs`.
+    pub fn config_path(&self, configs: &Path) -> PathBuf {
+        configs.join("memory").join(self.config_file)
+    }
+
+    /// Reads its settings (upstream's defaults when the file is absent).
+    pub fn settings(&self, configs: &Path) -> Result<SystemSettings, MemoryError> {
+        let path = self.config_path(configs);
+        if !path.exists() {
+            return Ok(SystemSettings::default());
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))
+    }
+}
+
+impl std::fmt::Debug for SystemSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemSpec")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every registered memory system, in upstream's order.
+pub static REGISTRY: &[SystemSpec] = &[
+    SystemSpec {
+        name: "wo_memory",
+        paper_name: "Vanilla",
+        config_file: "base.toml",
+        dialog_stem: "wo_memory",
+        skip_combinations: &[],
+        available_by_default: true,
+        needs_embedder: false,
+        build: |spec, context| Ok(Box::new(Vanilla::new(spec, context))),
+    },
+    SystemSpec {
+        name: "bm25_message",
+        paper_name: "BM25-M",
+        config_file: "bm25.toml",
+        dialog_stem: "bm25",
+        skip_combinations: &[],
+        available_by_default: true,
+        needs_embedder: false,
+        build: |spec, context| {
+            Ok(Box::new(LexicalMemory::new(
+                spec,
+                context,
+                Granularity::Message,
+            )?))
+        },
+    },
+    SystemSpec {
+        name: "bm25_dialog",
+        paper_name: "BM25-S",
+        config_file: "bm25.toml",
+        dialog_stem: "bm25_dialog",
+        skip_combinations: &[],
+        available_by_default: true,
+        needs_embedder: false,
+        build: |spec, context| {
+            Ok(Box::new(LexicalMemory::new(
+                spec,
+                context,
+                Granularity::Session,
+            )?))
+        },
+    },
+    SystemSpec {
+        name: "embedder_message",
+        paper_name: "Emb-M",
+        config_file: "embedder.toml",
+        dialog_stem: "embedder",
+        skip_combinations: &[],
+        available_by_default: true,
+        needs_embedder: true,
+        build: |spec, context| {
+            Ok(Box::new(DenseMemory::new(
+                spec,
+                context,
+                Granularity::Message,
+            )?))
+        },
+    },
+    SystemSpec {
+        name: "embedder_dialog",
+        paper_name: "Emb-S",
+        config_file: "embedder.toml",
+        dialog_stem: "embedder_dialog",
+        skip_combinations: &[],
+        available_by_default: true,
+        needs_embedder: true,
+        build: |spec, context| {
+            Ok(Box::new(DenseMemory::new(
+                spec,
+                context,
+                Granularity::Session,
+            )?))
+        },
+    },
+];
+
+/// The entry named `name`.
+pub fn get(name: &str) -> Result<&'static SystemSpec, MemoryError> {
+    REGISTRY.iter().find(|s| s.name == name).ok_or_else(|| {
+        MemoryError::Config(format!(
+            "unknown memory system {name:?} (known: {})",
+            REGISTRY
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+/// The systems a sweep runs.
+pub fn default_systems() -> impl Iterator<Item = &'static SystemSpec> {
+    REGISTRY.iter().filter(|s| s.available_by_default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_stems_and_files_follow_upstream() {
+        let keys: Vec<String> = REGISTRY.iter().map(SystemSpec::dialog_key).collect();
+        assert_eq!(
+            keys,
+            [
+                "dialog_wo_memory",
+                "dialog_bm25",
+                "dialog_bm25_dialog",
+                "dialog_embedder",
+                "dialog_embedder_dialog"
+            ]
+        );
+        assert_eq!(get("bm25_dialog").unwrap().paper_name, "BM25-S");
+        let error = get("bm26").unwrap_err().to_string();
+        assert!(
+            error.contains("bm26") && error.contains("embedder_message"),
+            "{error}"
+        );
+        let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+        for spec in REGISTRY {
+            assert!(spec.config_path(&configs).exists(), "{}", spec.config_file);
+            assert_eq!(spec.settings(&configs).unwrap().retrieve_k, 5);
+        }
+    }
+}

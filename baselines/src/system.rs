@@ -1,0 +1,209 @@
+//! The memory-system trait every MemoryBench baseline implements, and what flows through it.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mb_datasets::corpus::Conversation;
+use mb_datasets::dataset::CorpusFormat;
+use mb_datasets::row::DialogMessage;
+use mb_embed::Embedder;
+use mb_engine::Engine;
+use mb_llm::ops::{Answer, Lang};
+use mb_llm::{LlmStack, Message, Role};
+use serde::{Deserialize, Serialize};
+
+use crate::error::MemoryError;
+use crate::prompt::rag_prompt;
+use crate::registry::SystemSpec;
+
+/// Everything a memory system needs to run: where it stores its state, its models and its
+/// settings.
+#[derive(Clone)]
+pub struct MemoryContext {
+    /// The engine holding every memory's state.
+    pub engine: Arc<Engine>,
+    /// This memory's namespace (one per run, set and system; corpus memories add a suffix).
+    pub namespace: String,
+    /// The LLM roles (answering, memory operations).
+    pub llm: Arc<LlmStack>,
+    /// The embedder, for systems that embed.
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// The language of the rows it serves (Chinese when any dataset of the set is Chinese):
+    /// selects the lexical analyzer.
+    pub lang: Lang,
+    /// Retrieval and analysis settings.
+    pub settings: SystemSettings,
+}
+
+/// Settings shared by the retrieval baselines, defaulting to upstream's effective values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SystemSettings {
+    /// Memories retrieved per question (upstream's config value, 5; Mem0 10).
+    pub retrieve_k: usize,
+    /// Index Chinese rows with the jieba analyzer (upstream's Whoosh analyzer keeps whole CJK
+    /// runs as single tokens; `false` reproduces that).
+    pub cjk_analyzer: bool,
+}
+
+impl Default for SystemSettings {
+    fn default() -> Self {
+        SystemSettings {
+            retrieve_k: 5,
+            cjk_analyzer: true,
+        }
+    }
+}
+
+/// A training dialog to memorise: the row it came from and its messages.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainingDialog<'a> {
+    /// The row's `test_idx` (upstream's document ids are built from it).
+    pub test_idx: u64,
+    /// The row's dataset.
+    pub dataset: &'a str,
+    /// The row's language.
+    pub lang: Lang,
+    /// The recorded conversation.
+    pub messages: &'a [DialogMessage],
+}
+
+/// One retrieved memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Retrieved {
+    /// The memory's id in upstream's scheme (`conv_3_1`, a LoCoMo turn date, …).
+    pub doc_id: String,
+    /// The score the system ranked it by (BM25 score, cosine similarity, …).
+    pub score: f32,
+    /// The text that goes into the prompt.
+    pub text: String,
+    /// The corpus turns it covers (LoCoMo `dia_id`s), for retrieval metrics.
+    pub turns: Vec<String>,
+}
+
+/// The answer to one question with how it was produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answered {
+    /// The messages sent to the model (the last one carries the memory context).
+    pub messages: Vec<Message>,
+    /// The model's answer.
+    pub response: String,
+    /// What was retrieved, best first.
+    pub retrieved: Vec<Retrieved>,
+}
+
+/// What a memorised corpus left in the memory, so it can be deleted again and retrieval can be
+/// scored against its evidence turns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CorpusMemory {
+    /// The namespace it was written to.
+    pub namespace: String,
+    /// The units written.
+    pub units: Vec<CorpusUnit>,
+}
+
+/// One memory unit made from a corpus.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CorpusUnit {
+    /// Its id, as [`Retrieved::doc_id`] reports it.
+    pub doc_id: String,
+    /// The corpus turns (LoCoMo `dia_id`s) it covers.
+    pub turns: Vec<String>,
+}
+
+impl CorpusMemory {
+    /// The ids of the units written.
+    pub fn doc_ids(&self) -> Vec<String> {
+        self.units.iter().map(|u| u.doc_id.clone()).collect()
+    }
+}
+
+/// Size of a memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MemoryStats {
+    /// Memory units stored (documents, notes, pages, …).
+    pub items: u64,
+    /// Bytes of stored text.
+    pub text_bytes: u64,
+}
+
+/// A MemoryBench memory system.
+///
+/// State lives in the engine under the context's namespace, so a memory built once is found
+/// again by a later run (upstream's memory cache). The default [`answer`](Self::answer) is
+/// upstream's retrieval-augmented flow: retrieve for the last message, put the memories in the
+/// RAG template in its place, and ask the answer model.
+#[async_trait]
+pub trait MemorySystem: Send + Sync {
+    /// The system's registry entry.
+    fn spec(&self) -> &'static SystemSpec;
+
+    /// The context it runs in.
+    fn context(&self) -> &MemoryContext;
+
+    /// Memorises one training dialog.
+    async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError>;
+
+    /// Memorises a conversation corpus cut into upstream's units for this system.
+    async fn memorize_corpus(
+        &self,
+        corpus: &Conversation,
+        format: CorpusFormat,
+    ) -> Result<CorpusMemory, MemoryError>;
+
+    /// The `k` memories most relevant to `query`, best first.
+    async fn retrieve(
+        &self,
+        query: &str,
+        lang: Lang,
+        k: usize,
+    ) -> Result<Vec<Retrieved>, MemoryError>;
+
+    /// Removes a memorised corpus.
+    fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError>;
+
+    /// Size of the memory.
+    fn stats(&self) -> Result<MemoryStats, MemoryError>;
+
+    /// The messages sent to the model: the last message replaced by the RAG template filled
+    /// with the retrieved memories.
+    fn prompt(&self, messages: &[Message], retrieved: &[Retrieved], lang: Lang) -> Vec<Message> {
+        let texts: Vec<&str> = retrieved.iter().map(|r| r.text.as_str()).collect();
+        rag_prompt(messages, &texts.join("\n"), lang)
+    }
+
+    /// Answers the conversation `messages` using `k` memories.
+    async fn answer(
+        &self,
+        messages: &[Message],
+        lang: Lang,
+        k: usize,
+    ) -> Result<Answered, MemoryError> {
+        let question = last_user_text(messages);
+        let retrieved = if k == 0 {
+            Vec::new()
+        } else {
+            self.retrieve(&question, lang, k).await?
+        };
+        let prompt = self.prompt(messages, &retrieved, lang);
+        let evidence = retrieved.iter().map(|r| r.text.clone()).collect();
+        let operation = Answer::new(prompt.clone()).with_evidence(question, evidence);
+        let response = self.context().llm.answer.run(&operation, lang).await?;
+        Ok(Answered {
+            messages: prompt,
+            response,
+            retrieved,
+        })
+    }
+}
+
+/// The content of the last message (upstream retrieves with it, whatever its role).
+pub fn last_user_text(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .or(messages.last())
+        .map(|m| m.content.clone())
+        .unwrap_or_default()
+}

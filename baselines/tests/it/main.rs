@@ -1,0 +1,6 @@
+//! Integration tests of `mb-baselines`, one binary: the retrieval baselines and Vanilla on the
+//! built-in sample and (when present) the real LoCoMo conversations.
+
+mod common;
+mod retrieval;
+mod vanilla;

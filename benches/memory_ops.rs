@@ -1,0 +1,98 @@
+//! Latency profile of the retrieval baselines' memory operations (criterion).
+//!
+//! `cargo bench --bench memory_ops` — for BM25-M and BM25-S: memorising one LoCoMo conversation
+//! (the first of `../shared/data/locomo/locomo10-dev.json`, 419 turns, or the built-in sample's
+//! 70 turns when that file is absent) into a fresh namespace, and retrieving the top 5 for every
+//! one of its questions. Engine time only: the offline LLM roles are not involved, and the
+//! embedding baselines' time is dominated by the embedder (see `benches/embed_throughput.py`
+//! and `mb-harness retrieve`, which reports embedding and engine time apart).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use memorybench::baselines::{registry, MemoryContext, SystemSettings};
+use memorybench::datasets::corpus::{locomo_conversation, Conversation};
+use memorybench::datasets::dataset::CorpusFormat;
+use memorybench::datasets::sample::SAMPLE_LOCOMO_JSON;
+use memorybench::engine::{Engine, EngineOptions};
+use memorybench::llm::ops::Lang;
+use memorybench::llm::{CacheMode, LlmSettings, LlmStack};
+use serde_json::Value;
+
+fn conversation() -> (Conversation, Vec<String>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/locomo/locomo10-dev.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|_| SAMPLE_LOCOMO_JSON.to_string());
+    let samples: Vec<Value> = serde_json::from_str(&text).expect("LoCoMo JSON");
+    let conversation = locomo_conversation(&samples[0]["conversation"]).expect("conversation");
+    let questions = samples[0]["qa"]
+        .as_array()
+        .expect("qa")
+        .iter()
+        .filter_map(|q| q["question"].as_str().map(str::to_string))
+        .collect();
+    (conversation, questions)
+}
+
+fn bench(c: &mut Criterion) {
+    let (conversation, questions) = conversation();
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let engine = Arc::new(
+        Engine::open(dir.path().join("engine"), EngineOptions::default()).expect("engine"),
+    );
+    let llm = Arc::new(
+        LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).expect("offline roles"),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let counter = AtomicUsize::new(0);
+    let context = |name: &str| MemoryContext {
+        engine: engine.clone(),
+        namespace: format!("{name}-{}", counter.fetch_add(1, Ordering::Relaxed)),
+        llm: llm.clone(),
+        embedder: None,
+        lang: Lang::En,
+        settings: SystemSettings::default(),
+    };
+    let mut group = c.benchmark_group(format!(
+        "conversation of {} turns",
+        conversation.turn_count()
+    ));
+    group.sample_size(20);
+    for name in ["bm25_message", "bm25_dialog"] {
+        let spec = registry::get(name).expect("registered");
+        group.bench_function(format!("{name}/memorize corpus"), |b| {
+            b.iter_batched(
+                || spec.build(context(name)).expect("memory"),
+                |memory| {
+                    runtime
+                        .block_on(memory.memorize_corpus(&conversation, CorpusFormat::Locomo))
+                        .expect("memorized")
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        let memory = spec.build(context(name)).expect("memory");
+        runtime
+            .block_on(memory.memorize_corpus(&conversation, CorpusFormat::Locomo))
+            .expect("memorized");
+        group.bench_function(
+            format!("{name}/retrieve top 5 for {} questions", questions.len()),
+            |b| {
+                b.iter(|| {
+                    for question in &questions {
+                        runtime
+                            .block_on(memory.retrieve(question, Lang::En, 5))
+                            .expect("retrieved");
+                    }
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,356 @@
+//! The LLM-judge calls of upstream's metrics, as typed operations of the LLM layer.
+//!
+//! Each owns its prompt (our wording; the sampling, reply format and parsing follow upstream),
+//! and its fallback is upstream's value after failed attempts. A judge cannot be imitated
+//! without a model: evaluators refuse an offline judge before any of these runs (see
+//! [`super::EvalError::NeedsJudge`]), so the offline answer only mirrors the fallback.
+
+use mb_llm::ops::{Lang, Operation};
+use mb_llm::{extract_json, Message, Sampling};
+use serde_json::Value;
+
+use crate::metrics::judged::{dialsim_verdict, first_score_1_to_10, nfcats_score};
+
+/// DialSim: does a prediction match the true answer? (`Correct`/`Wrong`; false after three
+/// unusable replies.)
+#[derive(Debug, Clone)]
+pub struct MatchJudge {
+    /// The question.
+    pub question: String,
+    /// The gold answer.
+    pub golden: String,
+    /// The system's answer.
+    pub prediction: String,
+}
+
+impl Operation for MatchJudge {
+    type Output = bool;
+
+    fn name(&self) -> &'static str {
+        "judge_match"
+    }
+
+    fn messages(&self, _lang: Lang) -> Vec<Message> {
+        vec![
+            Message::system(
+                "You grade answers to questions about a TV show. Decide whether the \
+                 prediction means the same as the true answer. Reply with one word only: \
+                 Correct or Wrong.",
+            ),
+            Message::user(format!(
+                "Question:\n{}\n\nTrue answer:\n{}\n\nPrediction:\n{}",
+                self.question, self.golden, self.prediction
+            )),
+        ]
+    }
+
+    fn sampling(&self) -> Sampling {
+        Sampling {
+            temperature: 0.2,
+            top_p: 0.1,
+            max_tokens: 1024,
+        }
+    }
+
+    fn parse(&self, text: &str) -> Option<bool> {
+        dialsim_verdict(text)
+    }
+
+    fn fallback(&self) -> bool {
+        false
+    }
+
+    fn offline(&self, _lang: Lang) -> bool {
+        self.fallback()
+    }
+}
+
+/// NFCats: a 1–5 rating of an answer to a non-factoid question, read after the last
+/// `###Score of the answer:` marker. `None` (counted as 0) after three unusable replies.
+#[derive(Debug, Clone)]
+pub struct RubricJudge {
+    /// The question as asked.
+    pub question: String,
+    /// The system's answer.
+    pub answer: String,
+}
+
+impl Operation for RubricJudge {
+    type Output = Option<u8>;
+
+    fn name(&self) -> &'static str {
+        "judge_rubric"
+    }
+
+    fn messages(&self, _lang: Lang) -> Vec<Message> {
+        vec![Message::user(format!(
+            "Rate how well the answer below serves the person who asked the non-factoid \
+             question, on this scale:\n\
+             1 - does not answer the question, or is wrong or harmful;\n\
+             2 - touches the question but misses most of what was asked;\n\
+             3 - a partial answer with noticeable gaps or errors;\n\
+             4 - a good answer with minor gaps;\n\
+             5 - a complete, accurate, well-organised answer.\n\n\
+             Question:\n{}\n\nAnswer:\n{}\n\n\
+             Explain your rating briefly, then end with a line of the form\n\
+             ###Score of the answer: <1-5>",
+            self.question, self.answer
+        ))]
+    }
+
+    fn sampling(&self) -> Sampling {
+        Sampling {
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens: 1024,
+        }
+    }
+
+    fn parse(&self, text: &str) -> Option<Option<u8>> {
+        nfcats_score(text).map(Some)
+    }
+
+    fn fallback(&self) -> Option<u8> {
+        None
+    }
+
+    fn offline(&self, _lang: Lang) -> Option<u8> {
+        self.fallback()
+    }
+}
+
+/// HelloBench: every checklist item scored in {0, 0.25, 0.5, 0.75, 1}. The reply must list as
+/// many items as the checklist has; an item whose score is unreadable counts 0; no usable
+/// reply gives an empty list.
+#[derive(Debug, Clone)]
+pub struct ChecklistJudge {
+    /// The instruction.
+    pub instruction: String,
+    /// The response, re-tokenised as upstream does.
+    pub response: String,
+    /// The checklist items as stored.
+    pub checklist: Vec<Value>,
+}
+
+impl Operation for ChecklistJudge {
+    type Output = Vec<Value>;
+
+    fn name(&self) -> &'static str {
+        "judge_checklist"
+    }
+
+    fn messages(&self, _lang: Lang) -> Vec<Message> {
+        let checklist = serde_json::to_string(&self.checklist).unwrap_or_default();
+        vec![
+            Message::system(
+                "You check responses of language models against a checklist of yes/no \
+                 questions about what the user asked for.",
+            ),
+            Message::user(format!(
+                "Score each checklist item for the response below with one of 0, 0.25, \
+                 0.5, 0.75 or 1: 0 when the response fails the item, 0.25 when it meets a \
+                 little of it, 0.5 when it is unclear, 0.75 when it meets most of it with \
+                 small flaws, 1 only when it cannot be improved on that item. Be strict.\n\n\
+                 Instruction:\n{}\n\nResponse (complete):\n{}\n\nChecklist:\n{}\n\n\
+                 Reply with a JSON list of exactly {} objects, one per item in order: \
+                 [{{\"checklist_id\": <n>, \"reason\": \"...\", \"evaluation_score\": <score>}}] \
+                 and nothing else.",
+                self.instruction,
+                self.response,
+                checklist,
+                self.checklist.len()
+            )),
+        ]
+    }
+
+    fn sampling(&self) -> Sampling {
+        Sampling {
+            temperature: 0.8,
+            top_p: 0.1,
+            max_tokens: 4096,
+        }
+    }
+
+    fn parse(&self, text: &str) -> Option<Vec<Value>> {
+        // Upstream removes fences, newlines and backslashes before parsing.
+        let cleaned = text
+            .replace("```json", "")
+            .replace("```python", "")
+            .replace("```", "")
+            .replace(['\n', '\\'], "");
+        let items = extract_json(&cleaned)?.as_array()?.clone();
+        (items.len() == self.checklist.len()).then_some(items)
+    }
+
+    fn fallback(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    fn offline(&self, _lang: Lang) -> Vec<Value> {
+        self.fallback()
+    }
+}
+
+/// WritingBench's critic: a 1–10 score of a response against the query's criteria, as
+/// `{"score": n, "reason": "..."}`. `None` after the attempts (upstream raises).
+#[derive(Debug, Clone)]
+pub struct CriticJudge {
+    /// The writing request.
+    pub query: String,
+    /// The system's text.
+    pub response: String,
+    /// The criteria list as stored.
+    pub criteria: Value,
+}
+
+impl Operation for CriticJudge {
+    type Output = Option<(u8, String)>;
+
+    fn name(&self) -> &'static str {
+        "judge_critic"
+    }
+
+    fn messages(&self, lang: Lang) -> Vec<Message> {
+        let criteria = serde_json::to_string_pretty(&self.criteria).unwrap_or_default();
+        let (system, user) = match lang {
+            Lang::En => (
+                "You are an expert judge of writing.",
+                format!(
+                    "Score the response to the writing request from 1 to 10 against the \
+                     criteria. Reserve 9-10 for work with no real weakness; most competent \
+                     work deserves 5-7.\n\nRequest:\n{}\n\nResponse:\n{}\n\nCriteria:\n{}\n\n\
+                     Reply with JSON only: {{\"score\": <1-10>, \"reason\": \"...\"}}",
+                    self.query, self.response, criteria
+                ),
+            ),
+            Lang::Zh => (
+                "你是一名写作评审专家。",
+                format!(
+                    "请依据评分标准，对回答给出 1 到 10 分。只有毫无明显缺点的作品才能得 9-10 分，\
+                     多数合格作品应在 5-7 分。\n\n写作要求：\n{}\n\n回答：\n{}\n\n评分标准：\n{}\n\n\
+                     只回复 JSON：{{\"score\": <1-10>, \"reason\": \"...\"}}",
+                    self.query, self.response, criteria
+                ),
+            ),
+        };
+        vec![Message::system(system), Message::user(user)]
+    }
+
+    fn sampling(&self) -> Sampling {
+        Sampling {
+            temperature: 1.0,
+            top_p: 0.95,
+            max_tokens: 2048,
+        }
+    }
+
+    fn parse(&self, text: &str) -> Option<Option<(u8, String)>> {
+        let value = extract_json(&text.replace("```json", "").replace("```", ""))?;
+        let score = match &value["score"] {
+            Value::Number(n) => n.as_u64()?,
+            Value::String(s) => s.trim().parse().ok()?,
+            _ => return None,
+        };
+        let reason = value["reason"].as_str().unwrap_or_default().to_string();
+        (1..=10)
+            .contains(&score)
+            .then_some(Some((score as u8, reason)))
+    }
+
+    fn fallback(&self) -> Option<(u8, String)> {
+        None
+    }
+
+    fn offline(&self, _lang: Lang) -> Option<(u8, String)> {
+        self.fallback()
+    }
+}
+
+/// Upstream's merged score for datasets with several metrics (JuDGE, IdeaBench, JRE-L): one
+/// 1–10 rating of the output given the input, the reference and the computed metrics; 0 after
+/// three unusable replies.
+#[derive(Debug, Clone)]
+pub struct OverallJudge {
+    /// The task input.
+    pub input: String,
+    /// The system's output.
+    pub output: String,
+    /// The reference output.
+    pub reference: String,
+    /// Metrics already computed, with their meaning, as `name: value` lines.
+    pub metrics: String,
+}
+
+impl Operation for OverallJudge {
+    type Output = u8;
+
+    fn name(&self) -> &'static str {
+        "judge_overall"
+    }
+
+    fn messages(&self, lang: Lang) -> Vec<Message> {
+        let prompt = match lang {
+            Lang::En => format!(
+                "Rate the generated output for the task from 1 (useless) to 10 (as good as \
+                 the reference or better), using the reference and the automatic metrics as \
+                 evidence.\n\nTask input:\n{}\n\nGenerated output:\n{}\n\nReference:\n{}\n\n\
+                 Automatic metrics:\n{}\n\nReply with the integer rating only.",
+                self.input, self.output, self.reference, self.metrics
+            ),
+            Lang::Zh => format!(
+                "请参考标准答案和自动指标，对生成结果打分，1 分表示毫无用处，10 分表示不逊于标准答案。\
+                 \n\n任务输入：\n{}\n\n生成结果：\n{}\n\n标准答案：\n{}\n\n自动指标：\n{}\n\n只回复一个整数分数。",
+                self.input, self.output, self.reference, self.metrics
+            ),
+        };
+        vec![Message::user(prompt)]
+    }
+
+    fn parse(&self, text: &str) -> Option<u8> {
+        first_score_1_to_10(text)
+    }
+
+    fn fallback(&self) -> u8 {
+        0
+    }
+
+    fn offline(&self, _lang: Lang) -> u8 {
+        self.fallback()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn replies_are_read_as_upstream_reads_them() {
+        let checklist = ChecklistJudge {
+            instruction: "i".into(),
+            response: "r".into(),
+            checklist: vec![json!("a?"), json!("b?")],
+        };
+        let reply = "```json\n[{\"checklist_id\": 1, \"reason\": \"x\", \"evaluation_score\": 0.75},\n{\"checklist_id\": 2, \"reason\": \"y\", \"evaluation_score\": \"1\"}]\n```";
+        assert_eq!(checklist.parse(reply).map(|v| v.len()), Some(2));
+        assert_eq!(checklist.parse("[{\"checklist_id\": 1}]"), None);
+
+        let critic = CriticJudge {
+            query: "q".into(),
+            response: "r".into(),
+            criteria: json!([]),
+        };
+        assert_eq!(
+            critic.parse("```json{\"score\": \"7\", \"reason\": \"fine\"}```"),
+            Some(Some((7, "fine".to_string())))
+        );
+        assert_eq!(critic.parse("{\"score\": 11}"), None);
+
+        let rubric = RubricJudge {
+            question: "q".into(),
+            answer: "a".into(),
+        };
+        assert_eq!(rubric.parse("ok\n###Score of the answer: 4"), Some(Some(4)));
+        assert_eq!(rubric.parse("no score"), None);
+    }
+}

@@ -1,0 +1,212 @@
+//! Evaluation end to end on the built-in sample, the judge path with a scripted model, and
+//! the refusal of an offline judge.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use mb_datasets::catalog::{Catalog, DatasetType};
+use mb_datasets::evaluate::{evaluate, evaluator_for, EvalError, EvaluateDetail, Prediction};
+use mb_datasets::row::Row;
+use mb_datasets::sample::{sample_source, SAMPLE_SET};
+use mb_datasets::summary::{builtin_statistics, summarize_run};
+use mb_datasets::{load, Dataset};
+use mb_llm::ops::Backend;
+use mb_llm::{ChatProvider, ChatRequest, Completion};
+use serde_json::{json, Value};
+
+fn sample() -> Vec<Dataset> {
+    let catalog = Catalog::builtin().unwrap();
+    load(
+        &sample_source().unwrap(),
+        &catalog,
+        DatasetType::Domain,
+        SAMPLE_SET,
+    )
+    .unwrap()
+}
+
+/// The answer a perfect system gives: the golden answer, or the abstaining option.
+fn perfect_answer(row: &Row) -> String {
+    let golden = row.golden_answer().unwrap();
+    match row.info.get("category").and_then(Value::as_u64) {
+        Some(5) => "Not mentioned in the conversation".to_string(),
+        // Only the part before `;` of a category-3 answer is scored.
+        Some(3) => golden.split(';').next().unwrap().trim().to_string(),
+        _ => golden.to_string(),
+    }
+}
+
+fn predictions(dataset: &Dataset, answer: impl Fn(&Row) -> String) -> Vec<Prediction> {
+    dataset
+        .test
+        .iter()
+        .map(|row| Prediction {
+            test_idx: row.test_idx,
+            messages: Vec::new(),
+            response: answer(row),
+            dataset: dataset.name().to_string(),
+        })
+        .collect()
+}
+
+async fn details(
+    datasets: &[Dataset],
+    answer: impl Fn(&Row) -> String + Copy,
+) -> Vec<EvaluateDetail> {
+    let mut all = Vec::new();
+    for dataset in datasets {
+        let evaluator = evaluator_for(&dataset.config).unwrap();
+        let predictions = predictions(dataset, answer);
+        all.extend(
+            evaluate(
+                dataset,
+                &predictions,
+                evaluator.as_ref(),
+                &Backend::offline(),
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    all
+}
+
+#[tokio::test]
+async fn the_sample_domain_is_scored_and_summarised() {
+    let datasets = sample();
+    let perfect = details(&datasets, perfect_answer).await;
+    let locomo: Vec<&EvaluateDetail> = perfect
+        .iter()
+        .filter(|d| d.dataset == "Sample-Locomo")
+        .collect();
+    assert_eq!(locomo.len(), datasets[0].test.len());
+    for detail in &locomo {
+        assert_eq!(detail.metrics["f1"], json!(1.0), "{detail:?}");
+    }
+    // METEOR of a text against itself is just under 1 (one chunk still pays a tiny penalty).
+    for detail in perfect.iter().filter(|d| d.dataset == "Sample-Stories") {
+        let meteor = detail.metrics["meteor"].as_f64().unwrap();
+        assert!(meteor > 0.99 && meteor < 1.0, "{meteor}");
+    }
+    let silent = details(&datasets, |_| "I cannot say.".to_string()).await;
+    let stats = builtin_statistics().unwrap();
+    let configs: Vec<_> = datasets.iter().map(|d| d.config.clone()).collect();
+    let good = summarize_run(DatasetType::Domain, SAMPLE_SET, &configs, &perfect, &stats).unwrap();
+    let bad = summarize_run(DatasetType::Domain, SAMPLE_SET, &configs, &silent, &stats).unwrap();
+    let score = |summary: &Value| summary["summary"]["average"].as_f64().unwrap();
+    assert!(score(&good) > 0.99 && score(&bad) < 0.2, "{good} {bad}");
+    // The sample's statistics are the identity: normalised group means equal raw means.
+    assert_eq!(
+        good["minmax_normalized_average"]["Sample-Locomo"][2],
+        good["average"]["Sample-Locomo"]
+    );
+
+    let single = summarize_run(
+        DatasetType::Single,
+        "Sample-Locomo",
+        &configs[..1],
+        &perfect[..locomo.len()],
+        &stats,
+    )
+    .unwrap();
+    assert_eq!(single, json!({"summary": {"f1": 1.0}}));
+}
+
+/// Replies from a script and records the prompts.
+struct Scripted {
+    replies: Mutex<Vec<&'static str>>,
+    prompts: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ChatProvider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn model(&self) -> &str {
+        "judge-1"
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> mb_llm::Result<Completion> {
+        let prompt = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.prompts.lock().unwrap().push(prompt);
+        let reply = self.replies.lock().unwrap().pop().unwrap_or("Wrong");
+        Ok(Completion {
+            text: reply.to_string(),
+            usage: None,
+            finish_reason: None,
+            retries: 0,
+            replayed: false,
+        })
+    }
+}
+
+fn row(columns: Value) -> Row {
+    Row::from_columns(columns.as_object().unwrap().clone()).unwrap()
+}
+
+#[tokio::test]
+async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
+    let catalog = Catalog::builtin().unwrap();
+    let dialsim = evaluator_for(catalog.dataset("DialSim-friends").unwrap()).unwrap();
+    let question = row(json!({
+        "test_idx": 0, "dataset_name": "DialSim-friends", "lang": "en",
+        "input_prompt": "Who did Ross marry in Las Vegas?",
+        "info": "{'golden_answer': 'Rachel'}",
+    }));
+    // An exact match needs no judge, even an offline one.
+    let exact = dialsim
+        .evaluate(&question, "rachel.", &Backend::offline())
+        .await
+        .unwrap();
+    assert_eq!(exact["accuracy"], json!(true));
+    // Otherwise the judge decides; an unusable reply is re-asked.
+    let scripted = Arc::new(Scripted {
+        replies: Mutex::new(vec!["Correct", "I think it is right"]),
+        prompts: Mutex::default(),
+    });
+    let judge = Backend::model(scripted.clone(), 2);
+    let judged = dialsim
+        .evaluate(&question, "He married Rachel Green", &judge)
+        .await
+        .unwrap();
+    assert_eq!(judged["accuracy"], json!(true));
+    let prompts = scripted.prompts.lock().unwrap().clone();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts[0].contains("Rachel") && prompts[0].contains("He married Rachel Green"));
+
+    let error = dialsim
+        .evaluate(&question, "Monica", &Backend::offline())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, EvalError::NeedsJudge { .. }));
+    assert!(error.to_string().contains("DialSim-friends") && error.to_string().contains("--llm"));
+
+    let nfcats = evaluator_for(catalog.dataset("NFCats").unwrap()).unwrap();
+    let why = row(json!({
+        "test_idx": 3, "dataset_name": "NFCats", "lang": "en", "input_prompt": "Why do cats purr?", "info": "{}",
+    }));
+    let scripted = Arc::new(Scripted {
+        replies: Mutex::new(vec!["Clear and accurate.\n###Score of the answer: 4"]),
+        prompts: Mutex::default(),
+    });
+    let scored = nfcats
+        .evaluate(&why, "Purring is...", &Backend::model(scripted, 2))
+        .await
+        .unwrap();
+    assert_eq!(scored["score"], json!(4));
+    assert!(nfcats
+        .evaluate(&why, "x", &Backend::offline())
+        .await
+        .is_err());
+
+    let limitgen = catalog.dataset("LimitGen-Syn").unwrap();
+    let error = evaluator_for(limitgen).err().unwrap().to_string();
+    assert!(error.contains("LimitGen-Syn"), "{error}");
+}

@@ -1,0 +1,13 @@
+//! Integration tests of `mb-datasets`, one binary: loading, importers, corpora, parity with
+//! upstream's Python.
+
+mod common;
+mod corpora;
+mod evaluation;
+mod importers;
+mod loading;
+mod meteor_parity;
+mod porter_parity;
+mod pyliteral_parity;
+mod pyrandom_parity;
+mod rouge_parity;

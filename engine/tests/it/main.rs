@@ -1,0 +1,8 @@
+//! Integration tests of `mb-engine`, one binary: storage, indexes, crash safety.
+
+mod bad_input;
+mod bm25_parity;
+mod concurrency;
+mod crash;
+mod reopen;
+mod vector_recall;

@@ -1,0 +1,162 @@
+//! What every command builds the same way: the engine, the embedder, the LLM roles, and a
+//! memory system's context.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mb_baselines::{registry, MemoryContext, MemoryError, SystemSpec};
+use mb_datasets::catalog::{Catalog, DatasetType};
+use mb_embed::{CachedEmbedder, Embedder, OnnxEmbedder};
+use mb_engine::{Engine, EngineOptions};
+use mb_llm::ops::Lang;
+use mb_llm::{CacheMode, LlmSettings, LlmStack};
+
+/// Why a command failed; printed as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// The engine failed.
+    #[error(transparent)]
+    Engine(#[from] mb_engine::Error),
+    /// The embedder failed or is not set up.
+    #[error(transparent)]
+    Embed(#[from] mb_embed::EmbedError),
+    /// The LLM layer failed or is misconfigured.
+    #[error(transparent)]
+    Llm(#[from] mb_llm::LlmError),
+    /// A memory system failed.
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    /// Data could not be loaded.
+    #[error(transparent)]
+    Data(#[from] mb_datasets::DataError),
+    /// A raw file could not be imported.
+    #[error(transparent)]
+    Import(#[from] mb_datasets::import::ImportError),
+    /// A catalog lookup failed.
+    #[error(transparent)]
+    Catalog(#[from] mb_datasets::catalog::CatalogError),
+    /// Standard output is closed or full (a closed pipe ends the command quietly).
+    #[error("writing the output: {0}")]
+    Output(std::io::Error),
+    /// The command cannot run as asked.
+    #[error("{0}")]
+    Usage(String),
+    /// A file could not be read or written.
+    #[error("{path}: {detail}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// The repository's `configs/` directory (next to the workspace root this binary was built
+/// from), where memory-system settings live.
+pub fn configs_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs")
+}
+
+/// An open engine, and the temporary directory it lives in when the user gave none.
+pub struct Store {
+    /// The engine. Fields drop in order: the engine closes before its directory is removed.
+    pub engine: Arc<Engine>,
+    _temporary: Option<TemporaryDir>,
+}
+
+impl Store {
+    /// Opens the engine at `path`, or in a fresh temporary directory removed when the store is
+    /// dropped.
+    pub fn open(path: Option<&Path>) -> Result<Store, HarnessError> {
+        let (path, temporary) = match path {
+            Some(path) => (path.to_path_buf(), None),
+            None => {
+                let dir = std::env::temp_dir().join(format!("mb-harness-{}", std::process::id()));
+                (dir.clone(), Some(TemporaryDir(dir)))
+            }
+        };
+        Ok(Store {
+            engine: Arc::new(Engine::open(&path, EngineOptions::default())?),
+            _temporary: temporary,
+        })
+    }
+}
+
+/// A directory removed when dropped.
+struct TemporaryDir(PathBuf);
+
+impl Drop for TemporaryDir {
+    fn drop(&mut self) {
+        // Best effort: a leftover temporary directory is harmless.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The default embedder (all-MiniLM-L6-v2 in-process) behind the engine's embedding cache.
+pub fn default_embedder(engine: &Arc<Engine>) -> Result<Arc<dyn Embedder>, HarnessError> {
+    Ok(Arc::new(CachedEmbedder::new(
+        OnnxEmbedder::open_default()?,
+        engine.clone(),
+    )?))
+}
+
+/// The LLM roles, every one offline.
+pub fn offline_llm() -> Result<Arc<LlmStack>, HarnessError> {
+    Ok(Arc::new(LlmStack::build(
+        &LlmSettings::default(),
+        CacheMode::Off,
+        None,
+    )?))
+}
+
+/// The context of `spec`'s memory in `namespace`.
+pub fn memory_context(
+    spec: &SystemSpec,
+    engine: Arc<Engine>,
+    namespace: String,
+    llm: Arc<LlmStack>,
+    lang: Lang,
+) -> Result<MemoryContext, HarnessError> {
+    let embedder = if spec.needs_embedder {
+        Some(default_embedder(&engine)?)
+    } else {
+        None
+    };
+    Ok(MemoryContext {
+        settings: spec.settings(&configs_dir())?,
+        engine,
+        namespace,
+        llm,
+        embedder,
+        lang,
+    })
+}
+
+/// `list`: datasets, sets and memory systems.
+pub fn list() -> Result<(), HarnessError> {
+    let catalog = Catalog::builtin()?;
+    let mut out = std::io::stdout().lock();
+    let io = |e: std::io::Error| HarnessError::Output(e);
+    for kind in [DatasetType::Domain, DatasetType::Task] {
+        writeln!(out, "{}s:", kind.as_str()).map_err(io)?;
+        for name in catalog.set_names(kind) {
+            let datasets: Vec<String> = catalog
+                .resolve(kind, name)?
+                .into_iter()
+                .map(|c| c.dataset_name)
+                .collect();
+            writeln!(out, "  {name}: {}", datasets.join(", ")).map_err(io)?;
+        }
+    }
+    writeln!(out, "memory systems:").map_err(io)?;
+    for spec in registry::REGISTRY {
+        writeln!(
+            out,
+            "  {:<18} {:<8} config configs/memory/{}",
+            spec.name, spec.paper_name, spec.config_file
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,3 @@
+//! Integration tests of `mb-harness`, one binary: the commands run as a user runs them.
+
+mod retrieve;

@@ -1,0 +1,5 @@
+//! Cross-crate integration tests, one binary: the engine, embedder and LLM layer together.
+
+mod common;
+mod locomo_retrieval;
+mod offline_operations;
