@@ -7,6 +7,7 @@
 //! with [`EvalError::NeedsJudge`] instead of inventing a score.
 
 mod judges;
+mod limitgen;
 mod scorers;
 
 use async_trait::async_trait;
@@ -20,6 +21,7 @@ use crate::dataset::Dataset;
 use crate::row::Row;
 
 pub use judges::{ChecklistJudge, CriticJudge, MatchJudge, OverallJudge, RubricJudge};
+pub use limitgen::{limitations, LimitGenScorer};
 pub use scorers::{
     DialSimScorer, HelloBenchScorer, LexEvalScorer, LocomoScorer, MergedJudgeScorer, MeteorScorer,
     NfcatsScorer, WritingBenchScorer,
@@ -118,13 +120,11 @@ pub fn evaluator_for(config: &DatasetConfig) -> Result<Box<dyn Evaluator>, EvalE
         "HelloBench" => Box::new(HelloBenchScorer),
         "WritingBench" => Box::new(WritingBenchScorer),
         "JuDGE" | "IdeaBench" | "JRE-L" | "JRE_L" => Box::new(MergedJudgeScorer),
+        "LimitGen" => Box::new(LimitGenScorer),
         _ => {
             return Err(EvalError::Unsupported {
                 dataset: config.dataset_name.clone(),
-                reason: format!(
-                    "no evaluator for class {:?} (LimitGen's aspect/subtype judging is not implemented yet)",
-                    config.class_name
-                ),
+                reason: format!("no evaluator for class {:?}", config.class_name),
             })
         }
     })

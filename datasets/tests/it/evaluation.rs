@@ -206,7 +206,39 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         .await
         .is_err());
 
-    let limitgen = catalog.dataset("LimitGen-Syn").unwrap();
-    let error = evaluator_for(limitgen).err().unwrap().to_string();
-    assert!(error.contains("LimitGen-Syn"), "{error}");
+    // LimitGen: aspect yes, subtype 2 (the planted "limited datasets"), rating 4 for the first
+    // limitation; aspect no for the second.
+    let limitgen = evaluator_for(catalog.dataset("LimitGen-Syn").unwrap()).unwrap();
+    let paper = row(json!({
+        "test_idx": 9, "dataset_name": "LimitGen-Syn", "lang": "en", "input_prompt": "",
+        "input_chat_messages": [{"role": "system", "content": "List limitations."}, {"role": "user", "content": "Paper..."}],
+        "info": {"ground_truth": "Only one small dataset is used.", "category": "dataset"},
+    }));
+    let scripted = Arc::new(Scripted {
+        replies: Mutex::new(vec![
+            "no",
+            "```json\n{\"explanation\": \"same point\", \"rating\": 4}\n```",
+            "2",
+            "Yes.",
+        ]),
+        prompts: Mutex::default(),
+    });
+    let answer = "{\"limitations\": [\"Evaluated on a single dataset.\", \"The prose is dense.\"]}";
+    let scored = limitgen
+        .evaluate(&paper, answer, &Backend::model(scripted.clone(), 2))
+        .await
+        .unwrap();
+    assert_eq!(scored["accuracy"], json!(true));
+    assert_eq!(scored["rating"], json!(4));
+    assert_eq!(scored["accuracy_list"], json!([true, false]));
+    assert_eq!(
+        scored["predicted_subtype_list"],
+        json!(["limited datasets", "N/A"])
+    );
+    assert_eq!(scripted.prompts.lock().unwrap().len(), 4);
+    let error = limitgen
+        .evaluate(&paper, answer, &Backend::offline())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, EvalError::NeedsJudge { .. }), "{error}");
 }
