@@ -23,6 +23,6 @@ pub use error::MemoryError;
 pub use mb_engine as engine;
 pub use registry::{SystemSpec, REGISTRY};
 pub use system::{
-    last_user_text, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem,
-    Retrieved, SystemSettings, TrainingDialog,
+    last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
+    MemorySystem, Retrieved, SystemSettings, TrainingDialog,
 };

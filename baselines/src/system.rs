@@ -1,6 +1,7 @@
 //! The memory-system trait every MemoryBench baseline implements, and what flows through it.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use async_trait::async_trait;
 use mb_datasets::corpus::Conversation;
@@ -90,6 +91,18 @@ pub struct Answered {
     pub response: String,
     /// What was retrieved, best first.
     pub retrieved: Vec<Retrieved>,
+    /// Where the time went.
+    pub timing: AnswerTiming,
+}
+
+/// Time spent answering one question: in the memory (retrieval, prompt assembly) and waiting
+/// for the answer model.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct AnswerTiming {
+    /// Seconds in the memory system and engine.
+    pub memory_seconds: f64,
+    /// Seconds waiting for the answer model (every attempt).
+    pub llm_seconds: f64,
 }
 
 /// What a memorised corpus left in the memory, so it can be deleted again and retrieval can be
@@ -125,6 +138,9 @@ pub struct MemoryStats {
     pub items: u64,
     /// Bytes of stored text.
     pub text_bytes: u64,
+    /// LLM operations run to build the memory (memory role; none for the retrieval
+    /// baselines), kept with the memory so a reopened memory still reports them.
+    pub llm_operations: u64,
 }
 
 /// A MemoryBench memory system.
@@ -179,6 +195,7 @@ pub trait MemorySystem: Send + Sync {
         lang: Lang,
         k: usize,
     ) -> Result<Answered, MemoryError> {
+        let started = Instant::now();
         let question = last_user_text(messages);
         let retrieved = if k == 0 {
             Vec::new()
@@ -186,13 +203,19 @@ pub trait MemorySystem: Send + Sync {
             self.retrieve(&question, lang, k).await?
         };
         let prompt = self.prompt(messages, &retrieved, lang);
+        let memory_seconds = started.elapsed().as_secs_f64();
         let evidence = retrieved.iter().map(|r| r.text.clone()).collect();
         let operation = Answer::new(prompt.clone()).with_evidence(question, evidence);
+        let asked = Instant::now();
         let response = self.context().llm.answer.run(&operation, lang).await?;
         Ok(Answered {
             messages: prompt,
             response,
             retrieved,
+            timing: AnswerTiming {
+                memory_seconds,
+                llm_seconds: asked.elapsed().as_secs_f64(),
+            },
         })
     }
 }

@@ -6,6 +6,8 @@
 //! one fewer, down to none. Only a context-overflow error counts as "does not fit" (upstream
 //! treats any error so, which turns an outage into silently shorter contexts).
 
+use std::time::Instant;
+
 use async_trait::async_trait;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
@@ -17,8 +19,8 @@ use crate::error::MemoryError;
 use crate::prompt::rag_prompt;
 use crate::registry::SystemSpec;
 use crate::system::{
-    last_user_text, Answered, CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved,
-    TrainingDialog,
+    last_user_text, AnswerTiming, Answered, CorpusMemory, MemoryContext, MemoryStats, MemorySystem,
+    Retrieved, TrainingDialog,
 };
 use crate::units::long_context;
 
@@ -49,16 +51,23 @@ impl Vanilla {
         lang: Lang,
         sessions: usize,
     ) -> Result<Option<Answered>, MemoryError> {
+        let started = Instant::now();
         let context = long_context(corpus, sessions);
         let prompt = rag_prompt(messages, &context, lang);
         let evidence = context.lines().map(str::to_string).collect();
         let operation =
             Answer::new(prompt.clone()).with_evidence(last_user_text(messages), evidence);
+        let memory_seconds = started.elapsed().as_secs_f64();
+        let asked = Instant::now();
         match self.context.llm.answer.run(&operation, lang).await {
             Ok(response) => Ok(Some(Answered {
                 messages: prompt,
                 response,
                 retrieved: Vec::new(),
+                timing: AnswerTiming {
+                    memory_seconds,
+                    llm_seconds: asked.elapsed().as_secs_f64(),
+                },
             })),
             Err(LlmError::ContextOverflow { .. }) => Ok(None),
             Err(other) => Err(other.into()),
@@ -145,14 +154,20 @@ impl MemorySystem for Vanilla {
         lang: Lang,
         _k: usize,
     ) -> Result<Answered, MemoryError> {
+        let started = Instant::now();
         let corpus = self.corpus.read().clone();
         let Some(corpus) = corpus else {
             let operation = Answer::new(messages.to_vec());
+            let asked = Instant::now();
             let response = self.context.llm.answer.run(&operation, lang).await?;
             return Ok(Answered {
                 messages: messages.to_vec(),
                 response,
                 retrieved: Vec::new(),
+                timing: AnswerTiming {
+                    memory_seconds: 0.0,
+                    llm_seconds: asked.elapsed().as_secs_f64(),
+                },
             });
         };
         let fitted = *self.fitting_sessions.lock();
@@ -165,7 +180,11 @@ impl MemorySystem for Vanilla {
             }
         };
         for sessions in (0..=fitted).rev() {
-            if let Some(answered) = self.try_sessions(&corpus, messages, lang, sessions).await? {
+            if let Some(mut answered) = self.try_sessions(&corpus, messages, lang, sessions).await?
+            {
+                // Fitting and failed attempts waited on the model too.
+                answered.timing.llm_seconds =
+                    started.elapsed().as_secs_f64() - answered.timing.memory_seconds;
                 return Ok(answered);
             }
         }

@@ -1,9 +1,12 @@
 //! `mb-harness`: the MemoryBench benchmark on memorybench-rs.
 //!
-//! Commands so far: `retrieve` (retrieval quality of a memory system on LoCoMo-style
-//! conversations, without an LLM) and `list` (datasets, sets and memory systems). Errors are
-//! printed as one line; `RUST_LOG` controls logging.
+//! Commands so far: `off-policy` (upstream's off-policy regime, with the time of every case),
+//! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
+//! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
+//! `RUST_LOG` controls logging.
 
+mod data;
+mod offpolicy;
 mod retrieve;
 mod runtime;
 
@@ -21,6 +24,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Memorise the set's training dialogs, answer its test questions, evaluate, and time
+    /// memory processing against prediction for every case.
+    OffPolicy(offpolicy::OffPolicyArgs),
     /// Retrieval quality of a memory system against LoCoMo evidence turns (no LLM needed).
     Retrieve(retrieve::RetrieveArgs),
     /// The datasets, domains, tasks and memory systems the harness knows.
@@ -37,6 +43,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::OffPolicy(args) => offpolicy::run(&args),
         Command::Retrieve(args) => retrieve::run(&args),
         Command::List => runtime::list(),
     };

@@ -33,6 +33,15 @@ pub enum HarnessError {
     /// A raw file could not be imported.
     #[error(transparent)]
     Import(#[from] mb_datasets::import::ImportError),
+    /// Predictions could not be evaluated.
+    #[error(transparent)]
+    Eval(#[from] mb_datasets::evaluate::EvalError),
+    /// A summary could not be computed.
+    #[error(transparent)]
+    Summary(#[from] mb_datasets::summary::SummaryError),
+    /// A result file could not be read or written.
+    #[error(transparent)]
+    Results(#[from] mb_datasets::results::ResultsError),
     /// A catalog lookup failed.
     #[error(transparent)]
     Catalog(#[from] mb_datasets::catalog::CatalogError),

@@ -1,3 +1,4 @@
 //! Integration tests of `mb-harness`, one binary: the commands run as a user runs them.
 
+mod offpolicy;
 mod retrieve;

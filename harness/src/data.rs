@@ -1,0 +1,34 @@
+//! Where a run's data comes from: a local MemoryBench copy (`--data DIR`, or
+//! `MEMORY_BENCH_PATH`) or, by default, the built-in sample.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use mb_datasets::sample::sample_source;
+use mb_datasets::source::DATA_ENV;
+use mb_datasets::{DataSource, HfDirectory};
+
+use crate::runtime::HarnessError;
+
+/// `--data`.
+#[derive(Args, Debug, Clone, serde::Serialize)]
+pub struct DataArgs {
+    /// A local copy of THUIR/MemoryBench (dataset/ and corpus/); default: $MEMORY_BENCH_PATH,
+    /// else the built-in sample (`--dataset-type domain --set-name Sample`).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+}
+
+impl DataArgs {
+    /// The source the flags select.
+    pub fn source(&self) -> Result<Box<dyn DataSource>, HarnessError> {
+        let path = self
+            .data
+            .clone()
+            .or_else(|| std::env::var_os(DATA_ENV).map(PathBuf::from));
+        Ok(match path {
+            Some(path) => Box::new(HfDirectory::open(path)?),
+            None => Box::new(sample_source()?),
+        })
+    }
+}

@@ -1,0 +1,114 @@
+//! `mb-harness off-policy` on the built-in sample: upstream's result files, timing, the memory
+//! reused from the store, and a resumed run that ends with the same predictions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn off_policy(store: &Path, output: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "off-policy".to_string(),
+        "--baseline".into(),
+        "bm25_dialog".into(),
+        "--store".into(),
+        store.display().to_string(),
+        "--output-dir".into(),
+        output.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+        .args(&args)
+        .output()
+        .unwrap()
+}
+
+fn run_dir(output: &Path) -> PathBuf {
+    let runs = output.join("off-policy/results/domain/Sample/bm25_dialog");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    dirs.pop().unwrap()
+}
+
+fn json(path: PathBuf) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn off_policy_writes_upstream_files_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("store"), dir.path().join("runs"));
+    let first = off_policy(&store, &output, &[]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let table = String::from_utf8(first.stdout).unwrap();
+    assert!(
+        table.contains("memory s/case") && table.contains("bm25_dialog"),
+        "{table}"
+    );
+    let run = run_dir(&output);
+    let predictions = json(run.join("predict.json"));
+    let predictions = predictions.as_array().unwrap();
+    // The sample's test split: 6 LoCoMo questions, then 4 stories, each by test_idx.
+    assert_eq!(predictions.len(), 10);
+    assert_eq!(predictions[0]["dataset"], "Sample-Locomo");
+    assert_eq!(predictions[9]["dataset"], "Sample-Stories");
+    assert!(predictions[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("Context:\n"));
+    let details = json(run.join("evaluate_details.json"));
+    assert_eq!(details.as_array().unwrap().len(), 10);
+    assert!(details[0]["metrics"]["f1"].is_number());
+    let summary = json(run.join("summary.json"));
+    assert!(summary["summary"]["average"].is_number());
+    assert_eq!(summary["timing"]["cases"], 10);
+    let timing = json(run.join("timing.json"));
+    assert!(timing[0]["seconds"]["memory_dialogs"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        json(run.join("run_config.json"))["memory_system"],
+        "bm25_dialog"
+    );
+
+    // An interrupted run: only three predictions were made. Resuming finishes the others and
+    // gives the same predictions as the uninterrupted run.
+    let partial = std::fs::read_to_string(run.join("predict.partial.jsonl")).unwrap();
+    let interrupted = dir.path().join("interrupted");
+    std::fs::create_dir_all(&interrupted).unwrap();
+    std::fs::copy(
+        run.join("run_config.json"),
+        interrupted.join("run_config.json"),
+    )
+    .unwrap();
+    let kept: String = partial.lines().take(3).map(|l| format!("{l}\n")).collect();
+    // A crash can leave half a line behind.
+    std::fs::write(
+        interrupted.join("predict.partial.jsonl"),
+        format!("{kept}{{\"predic"),
+    )
+    .unwrap();
+    let resumed = off_policy(
+        &store,
+        &output,
+        &["--resume", interrupted.to_str().unwrap()],
+    );
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(
+        json(interrupted.join("predict.json")),
+        json(run.join("predict.json"))
+    );
+    assert_eq!(
+        json(interrupted.join("evaluate_details.json")),
+        json(run.join("evaluate_details.json"))
+    );
+}
