@@ -7,11 +7,14 @@
 //! and skipped runs.
 //!
 //! Systems so far: Vanilla ([`vanilla`], with upstream's long-context fallback on corpus
-//! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]).
+//! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]), A-Mem ([`amem`])
+//! and Mem0 ([`mem0`]).
 
+pub mod amem;
 pub mod dense;
 mod error;
 pub mod lexical;
+pub mod mem0;
 pub mod prompt;
 pub mod registry;
 mod store;

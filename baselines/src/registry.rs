@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 
 use mb_datasets::catalog::DatasetType;
 
+use crate::amem::AMem;
 use crate::dense::DenseMemory;
 use crate::error::MemoryError;
 use crate::lexical::LexicalMemory;
+use crate::mem0::Mem0;
 use crate::system::{MemoryContext, MemorySystem, SystemSettings};
 use crate::units::Granularity;
 use crate::vanilla::Vanilla;
@@ -157,6 +159,29 @@ pub static REGISTRY: &[SystemSpec] = &[
             )?))
         },
     },
+    SystemSpec {
+        name: "a_mem",
+        paper_name: "A-Mem",
+        config_file: "a_mem.toml",
+        dialog_stem: "a_mem",
+        skip_combinations: &[],
+        available_by_default: true,
+        needs_embedder: true,
+        build: |spec, context| Ok(Box::new(AMem::new(spec, context)?)),
+    },
+    SystemSpec {
+        name: "mem0",
+        paper_name: "Mem0",
+        config_file: "mem0.toml",
+        dialog_stem: "mem0",
+        skip_combinations: &[
+            (DatasetType::Domain, "Open-Domain"),
+            (DatasetType::Task, "Long-Short"),
+        ],
+        available_by_default: true,
+        needs_embedder: true,
+        build: |spec, context| Ok(Box::new(Mem0::new(spec, context)?)),
+    },
 ];
 
 /// The entry named `name`.
@@ -192,7 +217,9 @@ mod tests {
                 "dialog_bm25",
                 "dialog_bm25_dialog",
                 "dialog_embedder",
-                "dialog_embedder_dialog"
+                "dialog_embedder_dialog",
+                "dialog_a_mem",
+                "dialog_mem0"
             ]
         );
         assert_eq!(get("bm25_dialog").unwrap().paper_name, "BM25-S");
@@ -204,7 +231,18 @@ mod tests {
         let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
         for spec in REGISTRY {
             assert!(spec.config_path(&configs).exists(), "{}", spec.config_file);
-            assert_eq!(spec.settings(&configs).unwrap().retrieve_k, 5);
+            let expected = if spec.name == "mem0" { 10 } else { 5 };
+            assert_eq!(
+                spec.settings(&configs).unwrap().retrieve_k,
+                expected,
+                "{}",
+                spec.name
+            );
         }
+        let mem0 = get("mem0").unwrap();
+        assert!(
+            mem0.skips(DatasetType::Domain, "Open-Domain")
+                && !mem0.skips(DatasetType::Domain, "Legal")
+        );
     }
 }

@@ -45,6 +45,9 @@ pub struct SystemSettings {
     /// Index Chinese rows with the jieba analyzer (upstream's Whoosh analyzer keeps whole CJK
     /// runs as single tokens; `false` reproduces that).
     pub cjk_analyzer: bool,
+    /// A-Mem: analyse and evolve notes as the original A-Mem does (upstream's MemoryBench
+    /// wiring never runs either; `false` reproduces that).
+    pub evolution: bool,
 }
 
 impl Default for SystemSettings {
@@ -52,6 +55,7 @@ impl Default for SystemSettings {
         SystemSettings {
             retrieve_k: 5,
             cjk_analyzer: true,
+            evolution: false,
         }
     }
 }

@@ -121,7 +121,8 @@ pub fn long_context(conversation: &Conversation, sessions: usize) -> String {
         .collect()
 }
 
-fn role_name(role: mb_llm::Role) -> &'static str {
+/// The role as upstream writes it in memory texts.
+pub(crate) fn role_name(role: mb_llm::Role) -> &'static str {
     match role {
         mb_llm::Role::System => "system",
         mb_llm::Role::User => "user",

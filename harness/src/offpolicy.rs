@@ -24,7 +24,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mb_baselines::{registry, CorpusMemory, MemoryError, MemorySystem, SystemSpec, TrainingDialog};
 use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_datasets::evaluate::{evaluate, evaluator_for, Prediction};
-use mb_datasets::results::{read_json, write_json, RunFiles};
+use mb_datasets::results::{read_json, utc_timestamp, write_json, RunFiles};
 use mb_datasets::summary::{builtin_statistics, summarize_run};
 use mb_datasets::{load, Dataset, PyRandom};
 use mb_engine::{Engine, NamespaceOptions};
@@ -168,7 +168,7 @@ async fn run_system(
             .join(kind.as_str())
             .join(&args.set_name)
             .join(spec.name)
-            .join(format!("start_at_{}", timestamp())),
+            .join(format!("start_at_{}", utc_timestamp())),
     };
     let files = RunFiles::new(&dir);
     if args.resume.is_none() {
@@ -530,28 +530,4 @@ fn file_error(path: &Path, error: std::io::Error) -> HarnessError {
         path: path.display().to_string(),
         detail: error.to_string(),
     }
-}
-
-/// `YYYY-MM-DD-HH-MM-SS` (UTC), upstream's run-directory stamp.
-fn timestamp() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}-{:02}-{:02}-{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }

@@ -1,6 +1,7 @@
 //! Integration tests of `mb-baselines`, one binary: the retrieval baselines and Vanilla on the
 //! built-in sample and (when present) the real LoCoMo conversations.
 
+mod agentic;
 mod common;
 mod retrieval;
 mod vanilla;

@@ -1,0 +1,299 @@
+//! A-Mem and Mem0 against a scripted model (the exact operations, their content and effects)
+//! and offline; persistence across reopening; malformed output handled by the fallbacks.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use mb_baselines::mem0::Mem0;
+use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
+use mb_datasets::dataset::CorpusFormat;
+use mb_datasets::row::DialogMessage;
+use mb_llm::ops::{Backend, Lang, MemoryEventKind};
+use mb_llm::{ChatProvider, ChatRequest, Completion, LlmStack, Message, Role};
+
+use crate::common::{context, engine, offline, sample};
+
+/// Replies from a script (in order) and records each request's operation and prompt.
+struct Script {
+    replies: Mutex<Vec<String>>,
+    seen: Mutex<Vec<(String, String)>>,
+}
+
+impl Script {
+    fn new(replies: &[&str]) -> Arc<Script> {
+        Arc::new(Script {
+            replies: Mutex::new(replies.iter().rev().map(|s| s.to_string()).collect()),
+            seen: Mutex::default(),
+        })
+    }
+
+    fn operations(&self) -> Vec<String> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(op, _)| op.clone())
+            .collect()
+    }
+}
+
+#[async_trait]
+impl ChatProvider for Script {
+    fn name(&self) -> &str {
+        "script"
+    }
+
+    fn model(&self) -> &str {
+        "script-1"
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> mb_llm::Result<Completion> {
+        let prompt = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let operation = request.operation.clone();
+        self.seen.lock().unwrap().push((operation, prompt));
+        let text = self
+            .replies
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or_else(|| "unexpected call".into());
+        Ok(Completion {
+            text,
+            usage: None,
+            finish_reason: None,
+            retries: 0,
+            replayed: false,
+        })
+    }
+}
+
+fn scripted(script: Arc<Script>) -> Arc<LlmStack> {
+    let mut stack = Arc::try_unwrap(offline()).ok().unwrap();
+    stack.memory = Backend::model(script, 2);
+    Arc::new(stack)
+}
+
+fn message(role: Role, content: &str) -> DialogMessage {
+    DialogMessage {
+        role,
+        content: content.into(),
+        extra: Default::default(),
+    }
+}
+
+fn mem0(context: MemoryContext) -> Mem0 {
+    Mem0::new(registry::get("mem0").unwrap(), context).unwrap()
+}
+
+#[tokio::test]
+async fn mem0_adds_updates_and_deletes_with_a_history() {
+    let script = Script::new(&[
+        "```json\n{\"facts\": [\"Lives in Lisbon\", \"Has a dog named Pixel\"]}\n```",
+        "{\"memory\": [{\"id\": \"0\", \"text\": \"Lives in Lisbon\", \"event\": \"ADD\"}, {\"id\": \"1\", \"text\": \"Has a dog named Pixel\", \"event\": \"ADD\"}]}",
+        "{\"facts\": [\"Moved to Porto\", \"No longer has a dog\"]}",
+        // The update step sees both memories under temporary ids; it updates one and deletes
+        // the other (which id is which depends on their similarity order, so both are named).
+        "not json at all",
+        "{\"memory\": [{\"id\": \"0\", \"text\": \"Lives in Porto\", \"event\": \"UPDATE\", \"old_memory\": \"Lives in Lisbon\"}, {\"id\": \"1\", \"text\": \"Has a dog named Pixel\", \"event\": \"DELETE\"}, {\"id\": \"7\", \"text\": \"ghost\", \"event\": \"UPDATE\"}]}",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let mut ctx = context(engine.clone(), "mem0", scripted(script.clone()));
+    ctx.settings = SystemSettings {
+        retrieve_k: 10,
+        ..SystemSettings::default()
+    };
+    let memory = mem0(ctx.clone());
+    let first = [
+        message(Role::User, "I live in Lisbon with my dog Pixel."),
+        message(Role::Assistant, "Lovely!"),
+    ];
+    memory
+        .memorize_dialog(TrainingDialog {
+            test_idx: 0,
+            dataset: "d",
+            lang: Lang::En,
+            messages: &first,
+        })
+        .await
+        .unwrap();
+    assert_eq!(memory.stats().unwrap().items, 2);
+    let second = [message(Role::User, "I moved to Porto; sadly Pixel died.")];
+    memory
+        .memorize_dialog(TrainingDialog {
+            test_idx: 1,
+            dataset: "d",
+            lang: Lang::En,
+            messages: &second,
+        })
+        .await
+        .unwrap();
+    // Extraction and decision per dialog; the unreadable decision was asked again once.
+    assert_eq!(
+        script.operations(),
+        [
+            "extract_facts",
+            "decide_memory_updates",
+            "extract_facts",
+            "decide_memory_updates",
+            "decide_memory_updates"
+        ]
+    );
+    let prompts = script.seen.lock().unwrap().clone();
+    assert!(prompts[0].1.contains("I live in Lisbon"));
+    assert!(prompts[3].1.contains("Lives in Lisbon") && prompts[3].1.contains("Moved to Porto"));
+
+    // Exactly one memory is left, whatever the temporary-id order was: one was updated, the
+    // other deleted, and the made-up id 7 changed nothing.
+    let stats = memory.stats().unwrap();
+    assert_eq!(stats.items, 1);
+    assert_eq!(stats.llm_operations, 4);
+    let history = memory.history().unwrap();
+    let events: Vec<MemoryEventKind> = history.iter().map(|h| h.event).collect();
+    assert_eq!(
+        events,
+        [
+            MemoryEventKind::Add,
+            MemoryEventKind::Add,
+            MemoryEventKind::Update,
+            MemoryEventKind::Delete
+        ]
+    );
+    assert_eq!(history[2].new_memory.as_deref(), Some("Lives in Porto"));
+    assert!(history[2].old_memory.is_some() && history[3].new_memory.is_none());
+
+    // The history and memory survive reopening.
+    drop(memory);
+    let memory = mem0(ctx);
+    assert_eq!(memory.history().unwrap(), history);
+    let answered = memory
+        .answer(&[Message::user("Where do I live?")], Lang::En, 10)
+        .await
+        .unwrap();
+    assert_eq!(answered.retrieved.len(), 1);
+    assert!(
+        answered.messages[0]
+            .content
+            .starts_with("User Memories:\n- "),
+        "{}",
+        answered.messages[0].content
+    );
+    assert!(answered.messages[0]
+        .content
+        .contains("User input: \nWhere do I live?"));
+}
+
+#[tokio::test]
+async fn mem0_without_usable_facts_stores_nothing() {
+    let script = Script::new(&["nope", "still nope", "{\"facts\": \"not a list\"}"]);
+    let dir = tempfile::tempdir().unwrap();
+    let memory = mem0(context(engine(dir.path()), "m", scripted(script.clone())));
+    let dialog = [message(Role::User, "I like tea.")];
+    memory
+        .memorize_dialog(TrainingDialog {
+            test_idx: 0,
+            dataset: "d",
+            lang: Lang::En,
+            messages: &dialog,
+        })
+        .await
+        .unwrap();
+    assert_eq!(script.operations().len(), 3);
+    assert_eq!(memory.stats().unwrap().items, 0);
+    assert_eq!(
+        memory.context().llm.memory.fallbacks().get("extract_facts"),
+        Some(&1)
+    );
+}
+
+#[tokio::test]
+async fn a_mem_parity_renders_notes_and_asks_for_keywords_only_at_answer_time() {
+    let script = Script::new(&["{\"keywords\": [\"greyhound\", \"races\"]}"]);
+    let dir = tempfile::tempdir().unwrap();
+    let system = registry::get("a_mem")
+        .unwrap()
+        .build(context(engine(dir.path()), "a", scripted(script.clone())))
+        .unwrap();
+    let (conversation, _) = sample();
+    let memory = system
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    assert_eq!(memory.units.len(), conversation.turn_count());
+    assert!(
+        script.operations().is_empty(),
+        "no LLM calls while memorising"
+    );
+    let hits = system
+        .retrieve("How many races did Biscuit run?", Lang::En, 2)
+        .await
+        .unwrap();
+    assert_eq!(script.operations(), ["query_keywords"]);
+    let text = &hits[0].text;
+    assert!(text.starts_with("talk start time:"), "{text}");
+    assert!(
+        text.contains("\nmemory content: Speaker ") && text.contains("memory context: General"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("memory keywords: []memory tags: []\n"),
+        "{text}"
+    );
+    assert_eq!(hits[0].turns.len(), 1);
+    system.delete_corpus(&memory).unwrap();
+    assert_eq!(system.stats().unwrap().items, 0);
+}
+
+#[tokio::test]
+async fn a_mem_full_mode_analyses_evolves_and_follows_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = context(engine(dir.path()), "full", offline());
+    ctx.settings.evolution = true;
+    let system = registry::get("a_mem").unwrap().build(ctx).unwrap();
+    let dialog = [
+        message(
+            Role::User,
+            "My greyhound Biscuit ran thirty one races in Florida.",
+        ),
+        message(
+            Role::Assistant,
+            "Biscuit the greyhound sounds like a champion of races.",
+        ),
+        message(
+            Role::User,
+            "Biscuit the greyhound now sleeps all day after his races.",
+        ),
+    ];
+    system
+        .memorize_dialog(TrainingDialog {
+            test_idx: 3,
+            dataset: "d",
+            lang: Lang::En,
+            messages: &dialog,
+        })
+        .await
+        .unwrap();
+    let stats = system.stats().unwrap();
+    assert_eq!(stats.items, 3);
+    // One analysis per note, one evolution per note that has neighbours.
+    assert_eq!(stats.llm_operations, 3 + 2);
+    // The last note was evolved against the two before it and links them: retrieving it
+    // brings them along, each once.
+    let hits = system
+        .retrieve("Biscuit sleeps all day now", Lang::En, 1)
+        .await
+        .unwrap();
+    assert_eq!(hits[0].doc_id, "note2", "{hits:?}");
+    let text = &hits[0].text;
+    assert_eq!(text.matches("talk start time:").count(), 3, "{text}");
+    assert!(
+        text.contains("talk start time:3_0") && text.contains("talk start time:3_1"),
+        "{text}"
+    );
+    assert!(!text.contains("memory keywords: []"), "{text}");
+}
