@@ -7,14 +7,15 @@
 //! and skipped runs.
 //!
 //! Systems so far: Vanilla ([`vanilla`], with upstream's long-context fallback on corpus
-//! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]), A-Mem ([`amem`])
-//! and Mem0 ([`mem0`]).
+//! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]), A-Mem ([`amem`]),
+//! Mem0 ([`mem0`]) and MemoryOS ([`memoryos`]).
 
 pub mod amem;
 pub mod dense;
 mod error;
 pub mod lexical;
 pub mod mem0;
+pub mod memoryos;
 pub mod prompt;
 pub mod registry;
 mod store;

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::MemoryError;
 use crate::registry::SystemSpec;
-use crate::store::{ensure_namespace, retrieved, stats};
+use crate::store::{ensure_namespace, now_ms, retrieved, stats};
 use crate::system::{
     last_user_text, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved,
     TrainingDialog,
@@ -318,10 +318,4 @@ impl MemorySystem for Mem0 {
             .unwrap_or(0);
         Ok(stats)
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

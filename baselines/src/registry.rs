@@ -11,6 +11,7 @@ use crate::dense::DenseMemory;
 use crate::error::MemoryError;
 use crate::lexical::LexicalMemory;
 use crate::mem0::Mem0;
+use crate::memoryos::MemoryOs;
 use crate::system::{MemoryContext, MemorySystem, SystemSettings};
 use crate::units::Granularity;
 use crate::vanilla::Vanilla;
@@ -182,6 +183,16 @@ pub static REGISTRY: &[SystemSpec] = &[
         needs_embedder: true,
         build: |spec, context| Ok(Box::new(Mem0::new(spec, context)?)),
     },
+    SystemSpec {
+        name: "memoryos",
+        paper_name: "MemoryOS",
+        config_file: "memoryos.toml",
+        dialog_stem: "memoryos",
+        skip_combinations: &[],
+        available_by_default: true,
+        needs_embedder: true,
+        build: |spec, context| Ok(Box::new(MemoryOs::new(spec, context)?)),
+    },
 ];
 
 /// The entry named `name`.
@@ -219,7 +230,8 @@ mod tests {
                 "dialog_embedder",
                 "dialog_embedder_dialog",
                 "dialog_a_mem",
-                "dialog_mem0"
+                "dialog_mem0",
+                "dialog_memoryos"
             ]
         );
         assert_eq!(get("bm25_dialog").unwrap().paper_name, "BM25-S");
@@ -231,7 +243,11 @@ mod tests {
         let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
         for spec in REGISTRY {
             assert!(spec.config_path(&configs).exists(), "{}", spec.config_file);
-            let expected = if spec.name == "mem0" { 10 } else { 5 };
+            let expected = match spec.name {
+                "mem0" => 10,
+                "memoryos" => 7,
+                _ => 5,
+            };
             assert_eq!(
                 spec.settings(&configs).unwrap().retrieve_k,
                 expected,

@@ -105,3 +105,10 @@ pub fn delete_units(
     }
     Ok(())
 }
+
+/// Milliseconds since the Unix epoch (timestamps of history entries, knowledge, visits).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -48,6 +48,9 @@ pub struct SystemSettings {
     /// A-Mem: analyse and evolve notes as the original A-Mem does (upstream's MemoryBench
     /// wiring never runs either; `false` reproduces that).
     pub evolution: bool,
+    /// MemoryOS: file evicted exchanges with an empty side (every LoCoMo/DialSim corpus turn)
+    /// instead of dropping them as upstream does.
+    pub keep_one_sided: bool,
 }
 
 impl Default for SystemSettings {
@@ -56,6 +59,7 @@ impl Default for SystemSettings {
             retrieve_k: 5,
             cjk_analyzer: true,
             evolution: false,
+            keep_one_sided: false,
         }
     }
 }

@@ -3,5 +3,6 @@
 
 mod agentic;
 mod common;
+mod memoryos;
 mod retrieval;
 mod vanilla;

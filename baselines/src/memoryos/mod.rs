@@ -1,0 +1,659 @@
+//! MemoryOS (`memoryos`): a short-term queue that spills into mid-term sessions of pages, and a
+//! long-term user profile and knowledge, all through the LLM layer's `memory` role.
+//!
+//! Each exchange joins the short-term queue (capacity 7); once full, the oldest exchange is
+//! evicted into a page: its continuity with the previous page is checked and the thread's
+//! running summary (meta-info) updated; the evicted batch is summarised into at most two topics,
+//! and its pages filed into the session whose summary matches a topic (cosine + keyword Jaccard
+//! ≥ 0.6) or into a new session (least frequently used sessions are evicted beyond 2000).
+//! Sessions heat up (`N_visit + L_interaction + exp(−Δh/24)`); when the hottest reaches 5, its
+//! unanalysed pages update the user profile and the knowledge stores (100 entries each), and its
+//! heat resets. Questions retrieve the best pages of the best sessions, knowledge and the
+//! short-term queue into upstream's prompt structure.
+//!
+//! Upstream drops evicted exchanges with an empty side, which leaves only the last turns of a
+//! LoCoMo or DialSim corpus (every corpus turn has one empty side); `keep_one_sided = true` in
+//! `configs/memory/memoryos.toml` files them as pages instead. Every tier is written through to
+//! the engine after each exchange (upstream writes its metadata only when the process exits).
+
+mod prompt;
+mod tiers;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use futures::future::join_all;
+use mb_datasets::corpus::Conversation;
+use mb_datasets::dataset::CorpusFormat;
+use mb_embed::Embedder;
+use mb_engine::Batch;
+use mb_llm::ops::{
+    Answer, Exchange, ExtractKnowledge, IsContinuous, Lang, MetaSummary, MultiTopicSummary, Topic,
+    UpdateProfile,
+};
+use mb_llm::{Message, Role};
+use parking_lot::Mutex;
+
+use crate::error::MemoryError;
+use crate::registry::SystemSpec;
+use crate::store::{ensure_namespace, now_ms};
+use crate::system::{
+    last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
+    MemorySystem, Retrieved, TrainingDialog,
+};
+use tiers::{
+    cosine, jaccard, remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD,
+    SESSION_MATCH, SHORT_TERM_CAPACITY,
+};
+
+const CORE: &str = "core";
+const SESSION: &str = "session/";
+/// Pages kept for a question (upstream's retrieval queue capacity).
+const RETRIEVED_PAGES: usize = 7;
+
+/// The MemoryOS memory.
+pub struct MemoryOs {
+    spec: &'static SystemSpec,
+    context: MemoryContext,
+    embedder: Arc<dyn Embedder>,
+    tiers: Mutex<Tiers>,
+    keep_one_sided: bool,
+}
+
+impl MemoryOs {
+    /// Opens the memory in the context's namespace (its tiers as last written).
+    pub fn new(spec: &'static SystemSpec, context: MemoryContext) -> Result<MemoryOs, MemoryError> {
+        let embedder = context
+            .embedder
+            .clone()
+            .ok_or_else(|| MemoryError::Config("memoryos needs an embedder".into()))?;
+        ensure_namespace(&context, &context.namespace)?;
+        let tiers = load(&context)?;
+        let keep_one_sided = context.settings.keep_one_sided;
+        Ok(MemoryOs {
+            spec,
+            context,
+            embedder,
+            tiers: Mutex::new(tiers),
+            keep_one_sided,
+        })
+    }
+
+    /// Writes what changed from `old` to `new` in one engine write: the small tiers always,
+    /// sessions only when they changed.
+    fn persist(&self, old: &Tiers, new: &Tiers) -> Result<(), MemoryError> {
+        let mut batch = Batch::new();
+        let core = Tiers {
+            sessions: Vec::new(),
+            ..new.clone()
+        };
+        batch.put_state(CORE, &core)?;
+        for session in &new.sessions {
+            if old.sessions.iter().find(|s| s.id == session.id) != Some(session) {
+                batch.put_state(format!("{SESSION}{}", session.id), session)?;
+            }
+        }
+        for session in &old.sessions {
+            if !new.sessions.iter().any(|s| s.id == session.id) {
+                batch.delete_state(format!("{SESSION}{}", session.id));
+            }
+        }
+        self.context.engine.write(&self.context.namespace, batch)?;
+        Ok(())
+    }
+
+    /// Upstream's `add_memory`: one exchange in, evictions filed, profile and knowledge
+    /// updated when a session is hot; written through as one engine write.
+    async fn add_memory(&self, qa: Qa, lang: Lang) -> Result<(), MemoryError> {
+        let old = self.tiers.lock().clone();
+        let mut tiers = old.clone();
+        tiers.short_term.push(qa);
+        let mut evicted = Vec::new();
+        while tiers.short_term.len() >= SHORT_TERM_CAPACITY {
+            evicted.push(tiers.short_term.remove(0));
+        }
+        evicted
+            .retain(|qa| self.keep_one_sided || (!qa.user.is_empty() && !qa.assistant.is_empty()));
+        if !evicted.is_empty() {
+            self.file(&mut tiers, evicted, lang).await?;
+            self.analyse_hottest(&mut tiers, lang).await?;
+        }
+        self.persist(&old, &tiers)?;
+        *self.tiers.lock() = tiers;
+        Ok(())
+    }
+
+    /// Turns evicted exchanges into pages and files them into sessions.
+    async fn file(
+        &self,
+        tiers: &mut Tiers,
+        evicted: Vec<Qa>,
+        lang: Lang,
+    ) -> Result<(), MemoryError> {
+        let memory = &self.context.llm.memory;
+        let texts: Vec<String> = evicted.iter().map(|qa| exchange(qa).render()).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = self.embedder.embed(&refs)?;
+        let mut pages = Vec::new();
+        for (qa, vector) in evicted.into_iter().zip(vectors) {
+            let current = exchange(&qa);
+            let (pre_page, meta_info) = match tiers.last_page.clone() {
+                Some(previous) => {
+                    tiers.llm_operations += 1;
+                    if memory
+                        .run(
+                            &IsContinuous::new(exchange(&previous.qa), current.clone()),
+                            lang,
+                        )
+                        .await?
+                    {
+                        tiers.llm_operations += 1;
+                        let meta = memory
+                            .run(
+                                &MetaSummary::new(Some(previous.meta_info.clone()), current),
+                                lang,
+                            )
+                            .await?;
+                        propagate(tiers, &previous.id, &meta);
+                        (Some(previous.id), meta)
+                    } else {
+                        tiers.llm_operations += 1;
+                        (
+                            None,
+                            memory.run(&MetaSummary::new(None, current), lang).await?,
+                        )
+                    }
+                }
+                None => {
+                    tiers.llm_operations += 1;
+                    (
+                        None,
+                        memory.run(&MetaSummary::new(None, current), lang).await?,
+                    )
+                }
+            };
+            let page = Page {
+                id: tiers.fresh("page"),
+                qa,
+                pre_page,
+                meta_info,
+                keywords: Vec::new(),
+                vector,
+                analyzed: false,
+            };
+            tiers.last_page = Some(page.clone());
+            pages.push(page);
+        }
+        let batch_text = texts.join("\n");
+        tiers.llm_operations += 1;
+        let mut topics: Vec<Topic> = memory
+            .run(&MultiTopicSummary::new(batch_text.clone()), lang)
+            .await?;
+        if topics.is_empty() {
+            topics.push(Topic {
+                theme: "general".into(),
+                keywords: Vec::new(),
+                content: batch_text,
+            });
+        }
+        for topic in topics.into_iter().take(2) {
+            self.insert(tiers, &topic, pages.clone(), lang).await?;
+        }
+        Ok(())
+    }
+
+    /// `insert_pages_into_session`: merge into the best matching session or open a new one.
+    async fn insert(
+        &self,
+        tiers: &mut Tiers,
+        topic: &Topic,
+        mut pages: Vec<Page>,
+        lang: Lang,
+    ) -> Result<(), MemoryError> {
+        let vector = self.embedder.embed_one(&topic.content)?;
+        let now = now_ms();
+        let best = top_by(&tiers.sessions, 5, |s| cosine(&vector, &s.vector))
+            .into_iter()
+            .map(|(i, score)| {
+                (
+                    i,
+                    score + jaccard(&topic.keywords, &tiers.sessions[i].keywords),
+                )
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, score)| *score >= SESSION_MATCH);
+        // Keywords of every page, one summary call each, independent of each other.
+        let calls: Vec<MultiTopicSummary> = pages
+            .iter()
+            .map(|page| MultiTopicSummary::new(exchange(&page.qa).render()))
+            .collect();
+        let memory = &self.context.llm.memory;
+        let keywords = join_all(calls.iter().map(|call| memory.run(call, lang))).await;
+        tiers.llm_operations += pages.len() as u64;
+        for (page, topics) in pages.iter_mut().zip(keywords) {
+            page.keywords = topics?.into_iter().flat_map(|t| t.keywords).collect();
+        }
+        match best {
+            Some((index, _)) => {
+                let session = &mut tiers.sessions[index];
+                session.l_interaction += pages.len() as u64;
+                session.n_visit += 1;
+                session.last_visit_ms = now;
+                session.pages.extend(pages);
+            }
+            None => {
+                tiers.llm_operations += 1;
+                let summary_keywords = self
+                    .context
+                    .llm
+                    .memory
+                    .run(&MultiTopicSummary::new(topic.content.clone()), lang)
+                    .await?
+                    .into_iter()
+                    .flat_map(|t| t.keywords)
+                    .chain(topic.keywords.iter().cloned())
+                    .collect();
+                let id = tiers.fresh("session");
+                tiers.sessions.push(Session {
+                    id,
+                    summary: topic.content.clone(),
+                    keywords: summary_keywords,
+                    vector,
+                    l_interaction: pages.len() as u64,
+                    pages,
+                    n_visit: 0,
+                    last_visit_ms: now,
+                    access_count: 0,
+                });
+                tiers.evict_lfu();
+            }
+        }
+        Ok(())
+    }
+
+    /// Profile and knowledge from the hottest session's unanalysed pages, when it is hot.
+    async fn analyse_hottest(&self, tiers: &mut Tiers, lang: Lang) -> Result<(), MemoryError> {
+        let now = now_ms();
+        let Some(index) = (0..tiers.sessions.len()).max_by(|&a, &b| {
+            tiers.sessions[a]
+                .heat(now)
+                .total_cmp(&tiers.sessions[b].heat(now))
+        }) else {
+            return Ok(());
+        };
+        let session = &tiers.sessions[index];
+        if session.heat(now) < HEAT_THRESHOLD || session.pages.iter().all(|p| p.analyzed) {
+            return Ok(());
+        }
+        let exchanges: Vec<Exchange> = session
+            .pages
+            .iter()
+            .filter(|p| !p.analyzed)
+            .map(|p| exchange(&p.qa))
+            .collect();
+        let memory = &self.context.llm.memory;
+        let profile = UpdateProfile::new(tiers.profile.clone(), exchanges.clone());
+        let knowledge = ExtractKnowledge::new(exchanges);
+        // The two analyses are independent: run them together.
+        let (profile, knowledge) =
+            futures::join!(memory.run(&profile, lang), memory.run(&knowledge, lang));
+        tiers.llm_operations += 2;
+        tiers.profile = Some(profile?);
+        let knowledge = knowledge?;
+        for (text, user) in [(knowledge.user_private, true), (knowledge.assistant, false)] {
+            let Some(text) = text.filter(|t| !t.trim().is_empty() && t.trim() != "None") else {
+                continue;
+            };
+            let entry = KnowledgeEntry {
+                vector: self.embedder.embed_one(&text)?,
+                text,
+                at_ms: now,
+            };
+            remember(
+                if user {
+                    &mut tiers.user_knowledge
+                } else {
+                    &mut tiers.assistant_knowledge
+                },
+                entry,
+            );
+        }
+        let session = &mut tiers.sessions[index];
+        for page in &mut session.pages {
+            page.analyzed = true;
+        }
+        session.n_visit = 0;
+        session.l_interaction = 0;
+        Ok(())
+    }
+
+    /// Retrieval for `query`: scored pages, and the knowledge of both stores; marks the sessions
+    /// used as visited.
+    async fn gather(&self, query: &str, lang: Lang) -> Result<Gathered, MemoryError> {
+        let vector = self.embedder.embed_one(query)?;
+        let keywords: Vec<String> = self
+            .context
+            .llm
+            .memory
+            .run(&MultiTopicSummary::new(query), lang)
+            .await?
+            .into_iter()
+            .flat_map(|t| t.keywords)
+            .collect();
+        let old = self.tiers.lock().clone();
+        let mut tiers = old.clone();
+        let now = now_ms();
+        let mut sessions: Vec<(usize, f32)> =
+            top_by(&tiers.sessions, 10, |s| cosine(&vector, &s.vector))
+                .into_iter()
+                .map(|(i, score)| (i, score + jaccard(&keywords, &tiers.sessions[i].keywords)))
+                .collect();
+        sessions.sort_by(|a, b| b.1.total_cmp(&a.1));
+        sessions.truncate(5);
+        let mut pages: Vec<(f32, Page)> = Vec::new();
+        for (index, relevance) in sessions {
+            if relevance < 0.1 {
+                continue;
+            }
+            let session = &mut tiers.sessions[index];
+            let found: Vec<(f32, Page)> =
+                top_by(&session.pages, 20, |p| cosine(&vector, &p.vector))
+                    .into_iter()
+                    .filter(|(_, score)| *score >= 0.1)
+                    .map(|(i, score)| (score, session.pages[i].clone()))
+                    .collect();
+            if !found.is_empty() {
+                session.n_visit += 1;
+                session.access_count += 1;
+                session.last_visit_ms = now;
+                pages.extend(found);
+            }
+        }
+        pages.sort_by(|a, b| b.0.total_cmp(&a.0));
+        pages.truncate(RETRIEVED_PAGES);
+        let knowledge = |store: &[KnowledgeEntry]| -> Vec<(f32, String)> {
+            top_by(store, 20, |e| cosine(&vector, &e.vector))
+                .into_iter()
+                .filter(|(_, score)| *score >= 0.01)
+                .map(|(i, score)| (score, store[i].text.clone()))
+                .collect()
+        };
+        let gathered = Gathered {
+            user_knowledge: knowledge(&tiers.user_knowledge),
+            assistant_knowledge: knowledge(&tiers.assistant_knowledge),
+            pages,
+            short_term: tiers.short_term.clone(),
+            profile: tiers.profile.clone(),
+        };
+        tiers.llm_operations += 1;
+        self.persist(&old, &tiers)?;
+        *self.tiers.lock() = tiers;
+        Ok(gathered)
+    }
+}
+
+/// What a question retrieved.
+struct Gathered {
+    pages: Vec<(f32, Page)>,
+    user_knowledge: Vec<(f32, String)>,
+    assistant_knowledge: Vec<(f32, String)>,
+    short_term: Vec<Qa>,
+    profile: Option<String>,
+}
+
+impl Gathered {
+    fn retrieved(&self) -> Vec<Retrieved> {
+        let pages = self.pages.iter().map(|(score, page)| Retrieved {
+            doc_id: page.id.clone(),
+            score: *score,
+            text: exchange(&page.qa).render(),
+            turns: page.qa.turns.clone(),
+        });
+        let knowledge = self
+            .user_knowledge
+            .iter()
+            .chain(&self.assistant_knowledge)
+            .map(|(score, text)| Retrieved {
+                doc_id: "knowledge".into(),
+                score: *score,
+                text: text.clone(),
+                turns: Vec::new(),
+            });
+        pages.chain(knowledge).collect()
+    }
+}
+
+#[async_trait]
+impl MemorySystem for MemoryOs {
+    fn spec(&self) -> &'static SystemSpec {
+        self.spec
+    }
+
+    fn context(&self) -> &MemoryContext {
+        &self.context
+    }
+
+    async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
+        let messages: Vec<_> = dialog
+            .messages
+            .iter()
+            .skip_while(|m| m.role == Role::System)
+            .collect();
+        let mut i = 0;
+        while i < messages.len() {
+            let next = messages.get(i + 1);
+            let (user, assistant) = match (messages[i].role, next.map(|m| m.role)) {
+                (Role::User, None) => (messages[i].content.clone(), String::new()),
+                (Role::User, Some(Role::Assistant)) => (
+                    messages[i].content.clone(),
+                    next.map(|m| m.content.clone()).unwrap_or_default(),
+                ),
+                (Role::Assistant, Some(Role::User)) => (
+                    next.map(|m| m.content.clone()).unwrap_or_default(),
+                    messages[i].content.clone(),
+                ),
+                _ => {
+                    i += 2;
+                    continue;
+                }
+            };
+            let qa = Qa {
+                user,
+                assistant,
+                timestamp: format!("{}_{i}", dialog.test_idx),
+                turns: Vec::new(),
+            };
+            self.add_memory(qa, dialog.lang).await?;
+            i += 2;
+        }
+        Ok(())
+    }
+
+    async fn memorize_corpus(
+        &self,
+        corpus: &Conversation,
+        format: CorpusFormat,
+    ) -> Result<CorpusMemory, MemoryError> {
+        let mut units = Vec::new();
+        let dates = corpus.turn_documents();
+        for (turn, (timestamp, _)) in corpus.sessions.iter().flat_map(|s| &s.turns).zip(dates) {
+            let first_speaker = format == CorpusFormat::DialSim
+                || corpus.speaker_a.as_deref() == Some(turn.speaker.as_str());
+            let (user, assistant) = if first_speaker {
+                (turn.text.clone(), String::new())
+            } else {
+                (String::new(), turn.text.clone())
+            };
+            self.add_memory(
+                Qa {
+                    user,
+                    assistant,
+                    timestamp,
+                    turns: vec![turn.dia_id.clone()],
+                },
+                self.context.lang,
+            )
+            .await?;
+            units.push(CorpusUnit {
+                doc_id: turn.dia_id.clone(),
+                turns: vec![turn.dia_id.clone()],
+            });
+        }
+        Ok(CorpusMemory {
+            namespace: self.context.namespace.clone(),
+            units,
+        })
+    }
+
+    async fn retrieve(
+        &self,
+        query: &str,
+        lang: Lang,
+        _k: usize,
+    ) -> Result<Vec<Retrieved>, MemoryError> {
+        Ok(self.gather(query, lang).await?.retrieved())
+    }
+
+    /// Removes the corpus's exchanges from the short-term queue and its pages from the
+    /// sessions (upstream cannot delete; profile and knowledge already derived stay).
+    fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {
+        let turns: std::collections::HashSet<&str> = corpus
+            .units
+            .iter()
+            .flat_map(|u| u.turns.iter().map(String::as_str))
+            .collect();
+        let from_corpus = |qa: &Qa| qa.turns.iter().any(|t| turns.contains(t.as_str()));
+        let old = self.tiers.lock().clone();
+        let mut tiers = old.clone();
+        tiers.short_term.retain(|qa| !from_corpus(qa));
+        for session in &mut tiers.sessions {
+            session.pages.retain(|p| !from_corpus(&p.qa));
+        }
+        tiers.sessions.retain(|s| !s.pages.is_empty());
+        if tiers.last_page.as_ref().is_some_and(|p| from_corpus(&p.qa)) {
+            tiers.last_page = None;
+        }
+        self.persist(&old, &tiers)?;
+        *self.tiers.lock() = tiers;
+        Ok(())
+    }
+
+    fn stats(&self) -> Result<MemoryStats, MemoryError> {
+        let tiers = self.tiers.lock();
+        let pages = tiers.sessions.iter().flat_map(|s| &s.pages);
+        let text_bytes = pages
+            .clone()
+            .chain(tiers.last_page.iter())
+            .map(|p| p.qa.user.len() + p.qa.assistant.len() + p.meta_info.len())
+            .sum::<usize>()
+            + tiers
+                .short_term
+                .iter()
+                .map(|qa| qa.user.len() + qa.assistant.len())
+                .sum::<usize>();
+        Ok(MemoryStats {
+            items: (pages.count()
+                + tiers.short_term.len()
+                + tiers.user_knowledge.len()
+                + tiers.assistant_knowledge.len()) as u64,
+            text_bytes: text_bytes as u64,
+            llm_operations: tiers.llm_operations,
+        })
+    }
+
+    async fn answer(
+        &self,
+        messages: &[Message],
+        lang: Lang,
+        _k: usize,
+    ) -> Result<Answered, MemoryError> {
+        let started = Instant::now();
+        let query = last_user_text(messages);
+        let gathered = self.gather(&query, lang).await?;
+        let retrieved = gathered.retrieved();
+        let text = prompt::render(&gathered, &query, lang);
+        let mut prompt = messages.to_vec();
+        if let Some(last) = prompt.last_mut() {
+            last.content = text;
+        }
+        let memory_seconds = started.elapsed().as_secs_f64();
+        let evidence = retrieved.iter().map(|r| r.text.clone()).collect();
+        let operation = Answer::new(prompt.clone()).with_evidence(query, evidence);
+        let asked = Instant::now();
+        let response = self.context.llm.answer.run(&operation, lang).await?;
+        Ok(Answered {
+            messages: prompt,
+            response,
+            retrieved,
+            timing: AnswerTiming {
+                memory_seconds,
+                llm_seconds: asked.elapsed().as_secs_f64(),
+            },
+        })
+    }
+}
+
+/// A queued exchange as the LLM operations see it.
+fn exchange(qa: &Qa) -> Exchange {
+    Exchange {
+        user: qa.user.clone(),
+        assistant: qa.assistant.clone(),
+    }
+}
+
+/// Writes the new thread summary into every page of the chain ending at `last`.
+fn propagate(tiers: &mut Tiers, last: &str, meta: &str) {
+    let mut current = Some(last.to_string());
+    let mut steps = 0;
+    while let Some(id) = current.take() {
+        steps += 1;
+        if steps > 10_000 {
+            break;
+        }
+        if let Some(page) = tiers.last_page.as_mut().filter(|p| p.id == id) {
+            page.meta_info = meta.to_string();
+        }
+        for session in &mut tiers.sessions {
+            for page in session.pages.iter_mut().filter(|p| p.id == id) {
+                page.meta_info = meta.to_string();
+                current = page.pre_page.clone();
+            }
+        }
+    }
+}
+
+/// Indices and scores of the `k` items scoring highest, best first.
+fn top_by<T>(items: &[T], k: usize, score: impl Fn(&T) -> f32) -> Vec<(usize, f32)> {
+    let mut scored: Vec<(usize, f32)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (i, score(item)))
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    scored.truncate(k);
+    scored
+}
+
+/// The tiers as last written.
+fn load(context: &MemoryContext) -> Result<Tiers, MemoryError> {
+    let engine = &context.engine;
+    let mut tiers: Tiers = engine
+        .get_state(&context.namespace, CORE)?
+        .unwrap_or_default();
+    let mut sessions = Vec::new();
+    for key in engine.state_keys(&context.namespace, SESSION)? {
+        if let Some(session) = engine.get_state::<Session>(&context.namespace, &key)? {
+            sessions.push(session);
+        }
+    }
+    // Creation order: ids are `session_<n>`.
+    sessions.sort_by_key(|s: &Session| {
+        s.id.rsplit('_')
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    });
+    tiers.sessions = sessions;
+    Ok(tiers)
+}

@@ -1,0 +1,207 @@
+//! MemoryOS's three tiers as plain data: the short-term queue, mid-term sessions of pages with
+//! their heat, and the long-term profile and knowledge stores. The memory keeps them in memory
+//! and writes every change through to the engine (`state` keys of its namespace).
+
+use serde::{Deserialize, Serialize};
+
+/// Short-term capacity (upstream's `short_term_capacity`).
+pub const SHORT_TERM_CAPACITY: usize = 7;
+/// Mid-term sessions kept before the least frequently used one is evicted.
+pub const MID_TERM_CAPACITY: usize = 2000;
+/// Session match threshold on cosine + keyword Jaccard.
+pub const SESSION_MATCH: f32 = 0.6;
+/// Heat from which a session's pages are analysed for profile and knowledge.
+pub const HEAT_THRESHOLD: f64 = 5.0;
+/// Knowledge entries kept per store.
+pub const KNOWLEDGE_CAPACITY: usize = 100;
+
+/// One user/assistant exchange waiting in the short-term queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Qa {
+    /// The user's input (empty for an assistant-only corpus turn).
+    pub user: String,
+    /// The assistant's response (empty for a user-only corpus turn).
+    pub assistant: String,
+    /// When it happened, as given.
+    pub timestamp: String,
+    /// Corpus turns it holds (LoCoMo `dia_id`s), for retrieval metrics.
+    pub turns: Vec<String>,
+}
+
+/// An evicted exchange filed into a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Page {
+    /// `page_<n>`.
+    pub id: String,
+    /// The exchange.
+    pub qa: Qa,
+    /// The previous page of the same conversation thread, when continuous.
+    pub pre_page: Option<String>,
+    /// The running summary of its thread.
+    pub meta_info: String,
+    /// Keywords (from a summary call per page).
+    pub keywords: Vec<String>,
+    /// Embedding of `User: … Assistant: …`.
+    pub vector: Vec<f32>,
+    /// Whether profile and knowledge were extracted from it.
+    pub analyzed: bool,
+}
+
+/// A mid-term session: a topic summary and its pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    /// `session_<n>`.
+    pub id: String,
+    /// Topic summary.
+    pub summary: String,
+    /// Summary keywords.
+    pub keywords: Vec<String>,
+    /// Embedding of the summary.
+    pub vector: Vec<f32>,
+    /// Its pages, oldest first.
+    pub pages: Vec<Page>,
+    /// Times retrieval used it since its last analysis.
+    pub n_visit: u64,
+    /// Pages added since its last analysis.
+    pub l_interaction: u64,
+    /// Last visit (milliseconds since the epoch).
+    pub last_visit_ms: i64,
+    /// Times retrieval used it (LFU eviction).
+    pub access_count: u64,
+}
+
+impl Session {
+    /// `N_visit + L_interaction + exp(−Δhours/24)`.
+    pub fn heat(&self, now_ms: i64) -> f64 {
+        let hours = (now_ms - self.last_visit_ms).max(0) as f64 / 3_600_000.0;
+        self.n_visit as f64 + self.l_interaction as f64 + (-hours / 24.0).exp()
+    }
+}
+
+/// One long-term knowledge entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeEntry {
+    /// The knowledge.
+    pub text: String,
+    /// Its embedding.
+    pub vector: Vec<f32>,
+    /// When it was stored (milliseconds since the epoch).
+    pub at_ms: i64,
+}
+
+/// Everything MemoryOS remembers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tiers {
+    /// Short-term queue, oldest first.
+    pub short_term: Vec<Qa>,
+    /// The last page filed (continuity is checked against it).
+    pub last_page: Option<Page>,
+    /// Mid-term sessions.
+    pub sessions: Vec<Session>,
+    /// The user profile text.
+    pub profile: Option<String>,
+    /// Private facts about the user.
+    pub user_knowledge: Vec<KnowledgeEntry>,
+    /// Knowledge the assistant stated.
+    pub assistant_knowledge: Vec<KnowledgeEntry>,
+    /// Next page and session number.
+    pub next_id: u64,
+    /// LLM operations run to build the memory.
+    pub llm_operations: u64,
+}
+
+impl Tiers {
+    /// A fresh id with `prefix`.
+    pub fn fresh(&mut self, prefix: &str) -> String {
+        self.next_id += 1;
+        format!("{prefix}_{}", self.next_id)
+    }
+
+    /// Drops the least frequently used session beyond the mid-term capacity.
+    pub fn evict_lfu(&mut self) {
+        while self.sessions.len() > MID_TERM_CAPACITY {
+            if let Some(coldest) = self
+                .sessions
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, s)| s.access_count)
+                .map(|(i, _)| i)
+            {
+                self.sessions.remove(coldest);
+            }
+        }
+    }
+}
+
+/// Adds a knowledge entry, keeping the newest `KNOWLEDGE_CAPACITY`.
+pub fn remember(store: &mut Vec<KnowledgeEntry>, entry: KnowledgeEntry) {
+    store.push(entry);
+    while store.len() > KNOWLEDGE_CAPACITY {
+        if let Some(oldest) = store
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, e)| e.at_ms)
+            .map(|(i, _)| i)
+        {
+            store.remove(oldest);
+        }
+    }
+}
+
+/// Cosine similarity of unit vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Jaccard similarity of two keyword lists (case-insensitive).
+pub fn jaccard(a: &[String], b: &[String]) -> f32 {
+    let a: std::collections::BTreeSet<String> = a.iter().map(|k| k.to_lowercase()).collect();
+    let b: std::collections::BTreeSet<String> = b.iter().map(|k| k.to_lowercase()).collect();
+    let union = a.union(&b).count();
+    if union == 0 {
+        0.0
+    } else {
+        a.intersection(&b).count() as f32 / union as f32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heat_decays_and_similarity_combines() {
+        let session = Session {
+            id: "s".into(),
+            summary: String::new(),
+            keywords: Vec::new(),
+            vector: Vec::new(),
+            pages: Vec::new(),
+            n_visit: 2,
+            l_interaction: 3,
+            last_visit_ms: 0,
+            access_count: 0,
+        };
+        assert!((session.heat(0) - 6.0).abs() < 1e-9);
+        // A day later the recency term is e^-1.
+        assert!((session.heat(86_400_000) - (5.0 + (-1.0f64).exp())).abs() < 1e-9);
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(
+            (jaccard(&words(&["Dog", "walk"]), &words(&["dog", "park"])) - 1.0 / 3.0).abs() < 1e-6
+        );
+        assert_eq!(jaccard(&[], &[]), 0.0);
+        let mut store = Vec::new();
+        for i in 0..(KNOWLEDGE_CAPACITY + 5) {
+            remember(
+                &mut store,
+                KnowledgeEntry {
+                    text: i.to_string(),
+                    vector: Vec::new(),
+                    at_ms: i as i64,
+                },
+            );
+        }
+        assert_eq!(store.len(), KNOWLEDGE_CAPACITY);
+        assert_eq!(store[0].text, "5");
+    }
+}

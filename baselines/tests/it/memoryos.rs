@@ -1,0 +1,137 @@
+//! MemoryOS offline: the short-term queue spills into pages and sessions, the LLM operations
+//! are counted, one-sided corpus turns are dropped (parity) or kept (option), and every tier
+//! survives reopening.
+
+use mb_baselines::{registry, TrainingDialog};
+use mb_datasets::dataset::CorpusFormat;
+use mb_datasets::row::DialogMessage;
+use mb_llm::ops::Lang;
+use mb_llm::{Message, Role};
+
+use crate::common::{context, engine, offline, sample};
+
+fn message(role: Role, content: String) -> DialogMessage {
+    DialogMessage {
+        role,
+        content,
+        extra: Default::default(),
+    }
+}
+
+/// A dialog of `n` exchanges about the user's garden.
+fn dialog(n: usize) -> Vec<DialogMessage> {
+    (0..n)
+        .flat_map(|i| {
+            [
+                message(
+                    Role::User,
+                    format!("My garden has {i} tomato plants and I water them daily."),
+                ),
+                message(
+                    Role::Assistant,
+                    format!("Watering {i} tomato plants daily keeps the garden healthy."),
+                ),
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn exchanges_spill_into_pages_and_survive_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let spec = registry::get("memoryos").unwrap();
+    let messages = dialog(9);
+    let stats = {
+        let memory = spec
+            .build(context(engine.clone(), "os", offline()))
+            .unwrap();
+        memory
+            .memorize_dialog(TrainingDialog {
+                test_idx: 0,
+                dataset: "d",
+                lang: Lang::En,
+                messages: &messages,
+            })
+            .await
+            .unwrap();
+        memory.stats().unwrap()
+    };
+    // Nine exchanges: six wait in the short-term queue, three became pages (filed once per
+    // topic of their eviction batch), and each eviction ran the chain and summary operations.
+    assert!(stats.items >= 6 + 3, "{stats:?}");
+    assert!(stats.llm_operations >= 3 * 3, "{stats:?}");
+
+    let memory = spec.build(context(engine, "os", offline())).unwrap();
+    assert_eq!(memory.stats().unwrap(), stats);
+    let answered = memory
+        .answer(
+            &[Message::user("How many tomato plants are in my garden?")],
+            Lang::En,
+            7,
+        )
+        .await
+        .unwrap();
+    let prompt = &answered.messages[0].content;
+    for part in [
+        "<CONTEXT>",
+        "<MEMORY>",
+        "<USER TRAITS>",
+        "【Historical Memory】",
+        "The user just said: How many tomato plants",
+    ] {
+        assert!(prompt.contains(part), "{part} missing from {prompt}");
+    }
+    assert!(
+        prompt.contains("User: My garden has 8 tomato plants"),
+        "the short-term queue is in the context"
+    );
+    assert!(
+        !answered.retrieved.is_empty(),
+        "pages about the garden are retrieved"
+    );
+    // The question's keyword call is counted too.
+    assert_eq!(
+        memory.stats().unwrap().llm_operations,
+        stats.llm_operations + 1
+    );
+}
+
+#[tokio::test]
+async fn one_sided_corpus_turns_are_dropped_unless_kept() {
+    let (conversation, _) = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let spec = registry::get("memoryos").unwrap();
+
+    let parity = spec
+        .build(context(engine.clone(), "parity", offline()))
+        .unwrap();
+    let corpus = parity
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    assert_eq!(corpus.units.len(), conversation.turn_count());
+    // Only the short-term queue is left: six turns.
+    assert_eq!(parity.stats().unwrap().items, 6);
+
+    let mut keep = context(engine, "keep", offline());
+    keep.settings.keep_one_sided = true;
+    let kept = spec.build(keep).unwrap();
+    let corpus = kept
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    let stats = kept.stats().unwrap();
+    assert!(stats.items > 6 + 60, "{stats:?}");
+    let hits = kept
+        .retrieve("Biscuit the greyhound races", Lang::En, 7)
+        .await
+        .unwrap();
+    assert!(hits.iter().any(|h| !h.turns.is_empty()), "{hits:?}");
+    kept.delete_corpus(&corpus).unwrap();
+    // Its pages and queued turns are gone; knowledge already derived from them stays.
+    let after = kept.stats().unwrap();
+    assert_eq!(after.text_bytes, 0, "{after:?}");
+    assert!(after.items < stats.items, "{after:?}");
+}
