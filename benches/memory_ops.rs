@@ -1,11 +1,12 @@
 //! Latency profile of the retrieval baselines' memory operations (criterion).
 //!
-//! `cargo bench --bench memory_ops` — for BM25-M and BM25-S: memorising one LoCoMo conversation
-//! (the first of `../shared/data/locomo/locomo10-dev.json`, 419 turns, or the built-in sample's
-//! 70 turns when that file is absent) into a fresh namespace, and retrieving the top 5 for every
-//! one of its questions. Engine time only: the offline LLM roles are not involved, and the
-//! embedding baselines' time is dominated by the embedder (see `benches/embed_throughput.py`
-//! and `mb-harness retrieve`, which reports embedding and engine time apart).
+//! `cargo bench --bench memory_ops` — for every memory system: memorising one LoCoMo
+//! conversation (the first of `../shared/data/locomo/locomo10-dev.json`, 419 turns, or the
+//! built-in sample's 70 turns when that file is absent) into a fresh namespace, and retrieving
+//! the top 5 for every one of its questions. Engine-side cost: the LLM roles are offline and
+//! embeddings come from the model-free hashing embedder, so model time (see
+//! `benches/embed_throughput.py`, and `mb-harness retrieve`, which reports embedding and engine
+//! time apart) is left out. `MB_BENCH_SYSTEMS=bm25_message,a_mem` limits the systems.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use memorybench::baselines::{registry, MemoryContext, SystemSettings};
 use memorybench::datasets::corpus::{locomo_conversation, Conversation};
 use memorybench::datasets::dataset::CorpusFormat;
 use memorybench::datasets::sample::SAMPLE_LOCOMO_JSON;
+use memorybench::embed::{Embedder, HashingEmbedder};
 use memorybench::engine::{Engine, EngineOptions};
 use memorybench::llm::ops::Lang;
 use memorybench::llm::{CacheMode, LlmSettings, LlmStack};
@@ -52,7 +54,7 @@ fn bench(c: &mut Criterion) {
         engine: engine.clone(),
         namespace: format!("{name}-{}", counter.fetch_add(1, Ordering::Relaxed)),
         llm: llm.clone(),
-        embedder: None,
+        embedder: Some(Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>),
         lang: Lang::En,
         settings: SystemSettings::default(),
     };
@@ -61,8 +63,16 @@ fn bench(c: &mut Criterion) {
         conversation.turn_count()
     ));
     group.sample_size(20);
-    for name in ["bm25_message", "bm25_dialog"] {
-        let spec = registry::get(name).expect("registered");
+    let wanted = std::env::var("MB_BENCH_SYSTEMS").ok();
+    for spec in registry::REGISTRY {
+        let name = spec.name;
+        if name == "wo_memory"
+            || wanted
+                .as_ref()
+                .is_some_and(|w| !w.split(',').any(|s| s == name))
+        {
+            continue;
+        }
         group.bench_function(format!("{name}/memorize corpus"), |b| {
             b.iter_batched(
                 || spec.build(context(name)).expect("memory"),

@@ -11,6 +11,9 @@
 //! - [`CachedEmbedder`] wraps either and keeps every vector in the engine, keyed by model and
 //!   text, so repeated runs never recompute an embedding.
 //!
+//! [`HashingEmbedder`] (feature hashing, no model) lets tests and benchmarks run memory systems
+//! without inference.
+//!
 //! Every returned vector is L2-normalised, so a dot product is a cosine similarity, which is what
 //! the engine's vector search computes.
 //!
@@ -29,6 +32,7 @@
 mod assets;
 mod cache;
 mod error;
+mod hashing;
 mod http;
 mod onnx;
 mod pooling;
@@ -38,6 +42,7 @@ use std::sync::Arc;
 pub use assets::{Assets, DEFAULT_MODEL_ID, MODEL_DIR_ENV, RUNTIME_ENV, SETUP_COMMAND};
 pub use cache::{CacheStats, CachedEmbedder, CACHE_NAMESPACE};
 pub use error::{EmbedError, Result};
+pub use hashing::HashingEmbedder;
 pub use http::{HttpConfig, HttpEmbedder, API_KEY_ENV};
 pub use onnx::{OnnxConfig, OnnxEmbedder, OptimizationLevel};
 pub use pooling::{l2_normalise, Pooling};

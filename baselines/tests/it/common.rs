@@ -1,51 +1,16 @@
-//! Fixtures: an engine in a temporary directory, offline LLM roles, a small deterministic
+//! Fixtures: an engine in a temporary directory, offline LLM roles, the model-free hashing
 //! embedder, and the built-in sample conversation.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings};
 use mb_datasets::corpus::Conversation;
 use mb_datasets::sample::sample_source;
 use mb_datasets::DataSource;
-use mb_embed::Embedder;
+use mb_embed::HashingEmbedder;
 use mb_engine::{Engine, EngineOptions};
 use mb_llm::ops::Lang;
 use mb_llm::{CacheMode, LlmSettings, LlmStack};
-
-/// Bag of hashed lower-case words in 4096 dimensions, L2-normalised: texts sharing words are
-/// close. Deterministic, so tests need no model.
-pub struct HashedWords;
-
-impl Embedder for HashedWords {
-    fn model_id(&self) -> &str {
-        "hashed-words-4096"
-    }
-
-    fn dim(&self) -> usize {
-        4096
-    }
-
-    fn embed(&self, texts: &[&str]) -> mb_embed::Result<Vec<Vec<f32>>> {
-        Ok(texts
-            .iter()
-            .map(|text| {
-                let mut v = vec![0f32; 4096];
-                for word in text
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| w.len() > 2)
-                {
-                    let mut h = DefaultHasher::new();
-                    word.to_lowercase().hash(&mut h);
-                    v[(h.finish() % 4096) as usize] += 1.0;
-                }
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                v.iter().map(|x| x / norm).collect()
-            })
-            .collect())
-    }
-}
 
 pub fn engine(dir: &std::path::Path) -> Arc<Engine> {
     Arc::new(Engine::open(dir.join("engine"), EngineOptions::default()).unwrap())
@@ -60,7 +25,7 @@ pub fn context(engine: Arc<Engine>, namespace: &str, llm: Arc<LlmStack>) -> Memo
         engine,
         namespace: namespace.to_string(),
         llm,
-        embedder: Some(Arc::new(HashedWords)),
+        embedder: Some(Arc::new(HashingEmbedder::new(4096))),
         lang: Lang::En,
         settings: SystemSettings::default(),
     }
