@@ -1,11 +1,13 @@
 //! `mb-harness`: the MemoryBench benchmark on memorybench-rs.
 //!
 //! Commands so far: `off-policy` (upstream's off-policy regime, with the time of every case),
+//! `evaluate` and `summarize` (on an existing run directory),
 //! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
 //! `RUST_LOG` controls logging.
 
 mod data;
+mod evaluation;
 mod offpolicy;
 mod retrieve;
 mod runtime;
@@ -27,6 +29,10 @@ enum Command {
     /// Memorise the set's training dialogs, answer its test questions, evaluate, and time
     /// memory processing against prediction for every case.
     OffPolicy(offpolicy::OffPolicyArgs),
+    /// Score a run's predictions again (e.g. with a judge model) and rewrite its summary.
+    Evaluate(evaluation::RunDirArgs),
+    /// Recompute a run's summary from its evaluation details.
+    Summarize(evaluation::RunDirArgs),
     /// Retrieval quality of a memory system against LoCoMo evidence turns (no LLM needed).
     Retrieve(retrieve::RetrieveArgs),
     /// The datasets, domains, tasks and memory systems the harness knows.
@@ -44,6 +50,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::OffPolicy(args) => offpolicy::run(&args),
+        Command::Evaluate(args) => evaluation::run_evaluate(&args),
+        Command::Summarize(args) => evaluation::run_summarize(&args),
         Command::Retrieve(args) => retrieve::run(&args),
         Command::List => runtime::list(),
     };

@@ -23,9 +23,8 @@ use futures::stream::{self, StreamExt};
 use indicatif::{ProgressBar, ProgressStyle};
 use mb_baselines::{registry, CorpusMemory, MemoryError, MemorySystem, SystemSpec, TrainingDialog};
 use mb_datasets::catalog::{Catalog, DatasetType};
-use mb_datasets::evaluate::{evaluate, evaluator_for, Prediction};
+use mb_datasets::evaluate::Prediction;
 use mb_datasets::results::{read_json, utc_timestamp, write_json, RunFiles};
-use mb_datasets::summary::{builtin_statistics, summarize_run};
 use mb_datasets::{load, Dataset, PyRandom};
 use mb_engine::{Engine, NamespaceOptions};
 use mb_llm::ops::Lang;
@@ -34,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::data::DataArgs;
+use crate::evaluation::{evaluate_run, summarize};
 use crate::runtime::{self, HarnessError, Store};
 
 /// Arguments of `off-policy`.
@@ -401,41 +401,22 @@ async fn finish(
         predict_llm: mean(|t| t.predict_llm),
     };
 
-    let mut details = Vec::new();
-    for dataset in datasets {
-        let evaluator = evaluator_for(&dataset.config)?;
-        let mine: Vec<Prediction> = predictions
-            .iter()
-            .filter(|p| p.dataset == dataset.name())
-            .cloned()
-            .collect();
-        details.extend(
-            evaluate(dataset, &mine, evaluator.as_ref(), &llm.judge)
-                .await
-                .map_err(|e| {
-                    HarnessError::Usage(format!(
-                        "predictions saved in {}; evaluation failed: {e}",
-                        files.dir().display()
-                    ))
-                })?,
-        );
-    }
-    files.write_details(&details)?;
-    let configs: Vec<_> = datasets.iter().map(|d| d.config.clone()).collect();
-    let mut summary = summarize_run(
-        kind,
-        &args.set_name,
-        &configs,
-        &details,
-        &builtin_statistics()?,
-    )?;
-    summary["timing"] = json!({
+    let details = evaluate_run(files, datasets, &predictions, &llm.judge).await?;
+    let timing_summary = json!({
         "mean_seconds_per_case": timing,
         "memory_processing_seconds_per_case": timing.memory_dialogs + timing.memory_corpus,
         "prediction_seconds_per_case": timing.predict_memory + timing.predict_llm,
         "cases": by_key.len(),
     });
-    files.write(mb_datasets::results::SUMMARY, &summary)?;
+    let summary = summarize(
+        files,
+        kind,
+        &args.set_name,
+        datasets,
+        &details,
+        Some(timing_summary),
+    )?;
+    let configs: Vec<_> = datasets.iter().map(|d| d.config.clone()).collect();
     let score = if kind == DatasetType::Single {
         configs[0]
             .test_metrics
