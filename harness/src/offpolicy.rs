@@ -76,6 +76,16 @@ struct MemoryBuilt {
     seconds: f64,
     dialogs: usize,
     skipped: usize,
+    /// LLM operations the memorisation ran.
+    #[serde(default)]
+    llm_operations: u64,
+}
+
+/// What ingesting one dataset's corpus cost.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct CorpusCost {
+    seconds: f64,
+    llm_operations: u64,
 }
 
 /// One finished case as appended to the partial file.
@@ -85,8 +95,9 @@ struct Finished {
     timing: CaseTiming,
 }
 
-/// Where one test case's time went, in seconds.
+/// Where one test case's time went, in seconds, and how many LLM operations it took.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CaseTiming {
     /// The set's dialog memorisation, divided by the set's test cases.
     pub memory_dialogs: f64,
@@ -96,6 +107,10 @@ pub struct CaseTiming {
     pub predict_memory: f64,
     /// Waiting for the answer model.
     pub predict_llm: f64,
+    /// LLM operations of memory processing (dialogs and corpus), amortised like its time.
+    pub llm_calls_memory: f64,
+    /// LLM operations of prediction: the memory's (e.g. query keywords) and the answer.
+    pub llm_calls_predict: f64,
 }
 
 const HARNESS_NAMESPACE: &str = "harness";
@@ -224,13 +239,14 @@ async fn run_system(
         .iter()
         .map(|f| (f.prediction.dataset.clone(), f.prediction.test_idx))
         .collect();
-    let mut corpus_seconds: BTreeMap<String, f64> = if dir.join(CORPUS_TIMING).exists() {
+    let mut corpus_costs: BTreeMap<String, CorpusCost> = if dir.join(CORPUS_TIMING).exists() {
         read_json(&dir.join(CORPUS_TIMING))?
     } else {
         BTreeMap::new()
     };
     let test_cases: usize = datasets.iter().map(|d| d.test.len()).sum();
     let per_case_memory = built.seconds / test_cases.max(1) as f64;
+    let per_case_memory_calls = built.llm_operations as f64 / test_cases.max(1) as f64;
     for dataset in datasets {
         let todo: Vec<_> = dataset
             .test
@@ -243,19 +259,26 @@ async fn run_system(
         let corpus = match (&dataset.corpus, dataset.corpus_format()) {
             (Some(conversation), Some(format)) => {
                 let started = Instant::now();
+                let operations = system.stats()?.llm_operations;
                 let memory = system.memorize_corpus(conversation, format).await?;
                 engine.put_state(HARNESS_NAMESPACE, &corpus_key, &memory)?;
-                let seconds = corpus_seconds
-                    .entry(dataset.name().to_string())
-                    .or_insert(0.0);
-                *seconds += started.elapsed().as_secs_f64();
-                write_json(&dir.join(CORPUS_TIMING), &corpus_seconds)?;
+                let cost = corpus_costs.entry(dataset.name().to_string()).or_default();
+                cost.seconds += started.elapsed().as_secs_f64();
+                cost.llm_operations += system.stats()?.llm_operations.saturating_sub(operations);
+                write_json(&dir.join(CORPUS_TIMING), &corpus_costs)?;
                 Some(memory)
             }
             _ => None,
         };
-        let per_case_corpus = corpus_seconds.get(dataset.name()).copied().unwrap_or(0.0)
-            / dataset.test.len().max(1) as f64;
+        let cost = corpus_costs
+            .get(dataset.name())
+            .copied()
+            .unwrap_or_default();
+        let cases = dataset.test.len().max(1) as f64;
+        let (per_case_corpus, per_case_corpus_calls) =
+            (cost.seconds / cases, cost.llm_operations as f64 / cases);
+        let operations_before = system.stats()?.llm_operations;
+        let first_new = finished.len();
         let bar = progress(
             todo.len() as u64,
             &format!("{} {}", spec.name, dataset.name()),
@@ -291,6 +314,8 @@ async fn run_system(
                     memory_corpus: per_case_corpus,
                     predict_memory: answered.timing.memory_seconds,
                     predict_llm: answered.timing.llm_seconds,
+                    llm_calls_memory: per_case_memory_calls + per_case_corpus_calls,
+                    llm_calls_predict: 1.0,
                 },
             };
             let line =
@@ -301,6 +326,17 @@ async fn run_system(
         }
         bar.finish_and_clear();
         file.sync_data().map_err(|e| file_error(&partial, e))?;
+        // The memory's own operations while answering (answers run concurrently, so they are
+        // shared out evenly), on top of the answer itself.
+        let answered = (finished.len() - first_new).max(1) as f64;
+        let memory_calls = system
+            .stats()?
+            .llm_operations
+            .saturating_sub(operations_before) as f64
+            / answered;
+        for entry in &mut finished[first_new..] {
+            entry.timing.llm_calls_predict += memory_calls;
+        }
         if let Some(memory) = corpus {
             system.delete_corpus(&memory)?;
             engine.delete_state(HARNESS_NAMESPACE, &corpus_key)?;
@@ -359,6 +395,7 @@ async fn memorize_dialogs(
         seconds: started.elapsed().as_secs_f64(),
         dialogs: dialogs.len(),
         skipped,
+        llm_operations: system.stats()?.llm_operations,
     })
 }
 
@@ -399,6 +436,8 @@ async fn finish(
         memory_corpus: mean(|t| t.memory_corpus),
         predict_memory: mean(|t| t.predict_memory),
         predict_llm: mean(|t| t.predict_llm),
+        llm_calls_memory: mean(|t| t.llm_calls_memory),
+        llm_calls_predict: mean(|t| t.llm_calls_predict),
     };
 
     let details = evaluate_run(files, datasets, &predictions, &llm.judge).await?;
@@ -406,6 +445,7 @@ async fn finish(
         "mean_seconds_per_case": timing,
         "memory_processing_seconds_per_case": timing.memory_dialogs + timing.memory_corpus,
         "prediction_seconds_per_case": timing.predict_memory + timing.predict_llm,
+        "llm_calls_per_case": timing.llm_calls_memory + timing.llm_calls_predict,
         "cases": by_key.len(),
     });
     let summary = summarize(
@@ -438,25 +478,27 @@ fn print_table(rows: &[Outcome]) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{:<18}{:>7}{:>16}{:>14}{:>16}{:>14}{:>9}",
+        "{:<18}{:>7}{:>15}{:>15}{:>14}{:>12}{:>11}{:>9}",
         "baseline",
         "cases",
         "memory s/case",
         "corpus s/case",
         "retrieval ms",
         "llm s/case",
+        "llm calls",
         "score"
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<18}{:>7}{:>16.4}{:>14.4}{:>16.3}{:>14.4}{:>9}",
+            "{:<18}{:>7}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>9}",
             row.system,
             row.cases,
             row.timing.memory_dialogs,
             row.timing.memory_corpus,
             row.timing.predict_memory * 1000.0,
             row.timing.predict_llm,
+            row.timing.llm_calls_memory + row.timing.llm_calls_predict,
             row.score.map_or("-".to_string(), |s| format!("{s:.4}")),
         );
     }
