@@ -1,13 +1,14 @@
 //! `mb-harness`: the MemoryBench benchmark on memorybench-rs.
 //!
 //! Commands so far: `off-policy` (upstream's off-policy regime, with the time of every case),
-//! `evaluate` and `summarize` (on an existing run directory),
+//! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files),
 //! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
 //! `RUST_LOG` controls logging.
 
 mod data;
 mod evaluation;
+mod import;
 mod offpolicy;
 mod retrieve;
 mod runtime;
@@ -33,6 +34,9 @@ enum Command {
     Evaluate(evaluation::RunDirArgs),
     /// Recompute a run's summary from its evaluation details.
     Summarize(evaluation::RunDirArgs),
+    /// Convert upstream's raw files (LoCoMo, NFCats, LexEval-QA, HelloBench) into a directory
+    /// that `--data` reads.
+    Import(import::ImportArgs),
     /// Retrieval quality of a memory system against LoCoMo evidence turns (no LLM needed).
     Retrieve(retrieve::RetrieveArgs),
     /// The datasets, domains, tasks and memory systems the harness knows.
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::OffPolicy(args) => offpolicy::run(&args),
         Command::Evaluate(args) => evaluation::run_evaluate(&args),
         Command::Summarize(args) => evaluation::run_summarize(&args),
+        Command::Import(args) => import::run(&args),
         Command::Retrieve(args) => retrieve::run(&args),
         Command::List => runtime::list(),
     };

@@ -1,4 +1,5 @@
 //! Integration tests of `mb-harness`, one binary: the commands run as a user runs them.
 
+mod import;
 mod offpolicy;
 mod retrieve;

@@ -1,0 +1,64 @@
+//! `mb-harness import` on the real raw files (skipped when `../shared/data` is absent), then an
+//! off-policy run over the imported Chinese LexEval-QA rows.
+
+use std::path::Path;
+use std::process::Command;
+
+fn harness(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn imported_raw_data_runs_off_policy() {
+    let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/lexeval/5_4.json");
+    if !raw.exists() {
+        eprintln!("skipped: {} is absent", raw.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = harness(&[
+        "import",
+        "--out",
+        data.to_str().unwrap(),
+        "--lexeval-qa",
+        raw.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(data.join("dataset/LexEval-QA/test.jsonl").exists());
+    let run = harness(&[
+        "off-policy",
+        "--data",
+        data.to_str().unwrap(),
+        "--dataset-type",
+        "single",
+        "--set-name",
+        "LexEval-QA",
+        "--baseline",
+        "bm25_message",
+        "--store",
+        dir.path().join("store").to_str().unwrap(),
+        "--output-dir",
+        dir.path().join("runs").to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let table = String::from_utf8(run.stdout).unwrap();
+    // 50 test questions, scored with ROUGE-L.
+    assert!(
+        table.contains("bm25_message") && table.contains(" 50 "),
+        "{table}"
+    );
+    let nothing = harness(&["import", "--out", data.to_str().unwrap()]);
+    assert!(!nothing.status.success());
+}
