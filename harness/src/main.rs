@@ -1,6 +1,7 @@
 //! `mb-harness`: the MemoryBench benchmark on memorybench-rs.
 //!
-//! Commands so far: `off-policy` (upstream's off-policy regime, with the time of every case),
+//! Commands so far: `off-policy`, `stepwise-off-policy` and `train-performance` (upstream's
+//! regimes, with the time of every case),
 //! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files),
 //! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
@@ -11,7 +12,9 @@ mod evaluation;
 mod import;
 mod offpolicy;
 mod retrieve;
+mod run;
 mod runtime;
+mod stepwise;
 
 use std::process::ExitCode;
 
@@ -30,6 +33,11 @@ enum Command {
     /// Memorise the set's training dialogs, answer its test questions, evaluate, and time
     /// memory processing against prediction for every case.
     OffPolicy(offpolicy::OffPolicyArgs),
+    /// Add the set's training dialogs to an initially empty memory in batches, answering the
+    /// test sets before the first batch and after each.
+    StepwiseOffPolicy(stepwise::StepwiseArgs),
+    /// As off-policy, but ask the training questions whose dialogs are in memory.
+    TrainPerformance(offpolicy::OffPolicyArgs),
     /// Score a run's predictions again (e.g. with a judge model) and rewrite its summary.
     Evaluate(evaluation::RunDirArgs),
     /// Recompute a run's summary from its evaluation details.
@@ -53,7 +61,9 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::OffPolicy(args) => offpolicy::run(&args),
+        Command::OffPolicy(args) => offpolicy::run(&args, offpolicy::Questions::Test),
+        Command::StepwiseOffPolicy(args) => stepwise::run(&args),
+        Command::TrainPerformance(args) => offpolicy::run(&args, offpolicy::Questions::Train),
         Command::Evaluate(args) => evaluation::run_evaluate(&args),
         Command::Summarize(args) => evaluation::run_summarize(&args),
         Command::Import(args) => import::run(&args),

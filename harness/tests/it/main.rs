@@ -2,4 +2,5 @@
 
 mod import;
 mod offpolicy;
+mod regimes;
 mod retrieve;
