@@ -1,7 +1,7 @@
 //! `mb-harness`: the MemoryBench benchmark on memorybench-rs.
 //!
-//! Commands so far: `off-policy`, `stepwise-off-policy` and `train-performance` (upstream's
-//! regimes, with the time of every case),
+//! Commands so far: `off-policy`, `stepwise-off-policy`, `on-policy` and `train-performance`
+//! (upstream's four regimes, with the time of every case),
 //! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files),
 //! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
@@ -9,8 +9,10 @@
 
 mod data;
 mod evaluation;
+mod feedback;
 mod import;
 mod offpolicy;
+mod onpolicy;
 mod retrieve;
 mod run;
 mod runtime;
@@ -33,6 +35,9 @@ enum Command {
     /// Memorise the set's training dialogs, answer its test questions, evaluate, and time
     /// memory processing against prediction for every case.
     OffPolicy(offpolicy::OffPolicyArgs),
+    /// Let the memory learn from dialogs it takes part in: per step, answer sampled training
+    /// questions, collect the simulated user's feedback, memorise, evaluate.
+    OnPolicy(onpolicy::OnPolicyArgs),
     /// Add the set's training dialogs to an initially empty memory in batches, answering the
     /// test sets before the first batch and after each.
     StepwiseOffPolicy(stepwise::StepwiseArgs),
@@ -62,6 +67,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::OffPolicy(args) => offpolicy::run(&args, offpolicy::Questions::Test),
+        Command::OnPolicy(args) => onpolicy::run(&args),
         Command::StepwiseOffPolicy(args) => stepwise::run(&args),
         Command::TrainPerformance(args) => offpolicy::run(&args, offpolicy::Questions::Train),
         Command::Evaluate(args) => evaluation::run_evaluate(&args),

@@ -103,3 +103,65 @@ fn train_performance_asks_the_training_questions() {
     );
     assert!(!refused.status.success());
 }
+
+#[test]
+fn on_policy_collects_feedback_dialogs_drawn_as_python_draws_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = harness(
+        dir.path(),
+        &[
+            "on-policy",
+            "--baseline",
+            "bm25_dialog",
+            "--step",
+            "2",
+            "--batch-size",
+            "8",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = only_run(
+        dir.path()
+            .join("runs/on-policy/results/domain/Sample/bm25_dialog"),
+    );
+    // Upstream draws with `random.seed(42)` once, then `random.sample(range(len(pool)), 8)`
+    // per step, over the 40 training rows of the sample (24 LoCoMo, then 16 stories).
+    let python = Command::new("python3")
+        .args([
+            "-c",
+            "import random, json; random.seed(42); print(json.dumps([random.sample(range(40), 8) for _ in range(2)]))",
+        ])
+        .output()
+        .unwrap();
+    let expected: Vec<Vec<u64>> = serde_json::from_slice(&python.stdout).unwrap();
+    for (step, expected) in expected.iter().enumerate() {
+        let dialogs = json(run.join(format!("step_{step}/train_dialogs.json")));
+        let drawn: Vec<u64> = dialogs
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["training_set_idx"].as_u64().unwrap())
+            .collect();
+        assert_eq!(&drawn, expected, "step {step}");
+        for dialog in dialogs.as_array().unwrap() {
+            let messages = dialog["dialog"].as_array().unwrap();
+            assert_eq!(messages[1]["role"], "assistant");
+            let feedback = &dialog["implicit_feedback"][0];
+            assert_eq!(feedback["round"], 0);
+            // Continued conversations end with the user's feedback, as upstream's do.
+            let ended = feedback["terminated"].as_bool().unwrap();
+            assert_eq!(messages.len(), if ended { 2 } else { 3 }, "{dialog}");
+        }
+        assert_eq!(
+            json(run.join(format!("step_{step}/test_predicts.json")))
+                .as_array()
+                .unwrap()
+                .len(),
+            10
+        );
+    }
+}
