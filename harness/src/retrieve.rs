@@ -38,6 +38,8 @@ pub struct RetrieveArgs {
     /// Cut-offs to report, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "5,10")]
     k: Vec<usize>,
+    #[command(flatten)]
+    embedder: runtime::EmbedderArgs,
     /// Engine directory (default: a temporary one, removed afterwards).
     #[arg(long)]
     store: Option<PathBuf>,
@@ -88,6 +90,11 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
     let store = runtime::Store::open(args.store.as_deref())?;
     let engine = store.engine.clone();
     let llm = runtime::offline_llm()?;
+    let embedder = if spec.needs_embedder {
+        Some(args.embedder.open(&engine)?)
+    } else {
+        None
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -106,8 +113,14 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
         if engine.namespace(&namespace).is_ok() {
             engine.drop_namespace(&namespace)?;
         }
-        let mut context =
-            runtime::memory_context(spec, engine.clone(), namespace, llm.clone(), Lang::En)?;
+        let mut context = runtime::memory_context(
+            spec,
+            engine.clone(),
+            namespace,
+            llm.clone(),
+            embedder.clone(),
+            Lang::En,
+        )?;
         let timer = context
             .embedder
             .take()

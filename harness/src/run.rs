@@ -18,6 +18,7 @@ use mb_datasets::evaluate::Prediction;
 use mb_datasets::results::{RunFiles, RUN_CONFIG};
 use mb_datasets::row::{Dialog, Row};
 use mb_datasets::{load, Dataset, PyRandom};
+use mb_embed::Embedder;
 use mb_engine::{Engine, NamespaceOptions};
 use mb_llm::ops::Lang;
 use mb_llm::{LlmArgs, LlmStack};
@@ -44,6 +45,8 @@ pub struct RunArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
+    #[command(flatten)]
+    pub embedder: runtime::EmbedderArgs,
     /// Engine directory: memories, the embedding cache and recorded model answers; reused by
     /// later runs.
     #[arg(long, default_value = "runs/store")]
@@ -73,6 +76,8 @@ pub struct Setup {
     pub llm: Arc<LlmStack>,
     /// The async runtime answers run on.
     pub runtime: tokio::runtime::Runtime,
+    /// The embedder, when a system needs one.
+    pub embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl Setup {
@@ -104,6 +109,11 @@ impl Setup {
             args.llm.cache_mode(),
             Some(store.engine.clone()),
         )?);
+        let embedder = if specs.iter().any(|s| s.needs_embedder) {
+            Some(args.embedder.open(&store.engine)?)
+        } else {
+            None
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(args.threads.max(1))
             .enable_all()
@@ -116,6 +126,7 @@ impl Setup {
             store,
             llm,
             runtime,
+            embedder,
         })
     }
 
@@ -138,11 +149,17 @@ impl Setup {
         spec: &'static SystemSpec,
         namespace: &str,
     ) -> Result<Box<dyn MemorySystem>, HarnessError> {
+        let embedder = if spec.needs_embedder {
+            self.embedder.clone()
+        } else {
+            None
+        };
         let context = runtime::memory_context(
             spec,
             self.store.engine.clone(),
             namespace.to_string(),
             self.llm.clone(),
+            embedder,
             self.lang(),
         )?;
         Ok(spec.build(context)?)
@@ -180,6 +197,7 @@ pub fn new_run_dir(
         "memory_system_config": spec.config_path(&runtime::configs_dir()).display().to_string(),
         "data": args.data.data,
         "llm": args.llm.llm,
+        "embedder": args.embedder.embedder,
         "store": args.store,
         "output_dir": args.output_dir,
         "threads": args.threads,

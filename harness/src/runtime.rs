@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mb_baselines::{registry, MemoryContext, MemoryError, SystemSpec};
 use mb_datasets::catalog::{Catalog, DatasetType};
-use mb_embed::{CachedEmbedder, Embedder, OnnxEmbedder};
+use mb_embed::{CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxEmbedder};
 use mb_engine::{Engine, EngineOptions};
 use mb_llm::ops::Lang;
 use mb_llm::{CacheMode, LlmSettings, LlmStack};
@@ -102,12 +102,45 @@ impl Drop for TemporaryDir {
     }
 }
 
-/// The default embedder (all-MiniLM-L6-v2 in-process) behind the engine's embedding cache.
-pub fn default_embedder(engine: &Arc<Engine>) -> Result<Arc<dyn Embedder>, HarnessError> {
-    Ok(Arc::new(CachedEmbedder::new(
-        OnnxEmbedder::open_default()?,
-        engine.clone(),
-    )?))
+/// `--embedder`: which embedder memory systems that embed use.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EmbedderArgs {
+    /// `onnx` (all-MiniLM-L6-v2 in-process, the default), `hashing` (model-free feature
+    /// hashing, for quick runs), or an OpenAI-compatible endpoint's settings file such as
+    /// configs/embedder/paper.toml.
+    #[arg(
+        long = "embedder",
+        value_name = "onnx|hashing|FILE",
+        default_value = "onnx"
+    )]
+    pub embedder: String,
+}
+
+impl EmbedderArgs {
+    /// Opens the embedder; model-backed ones go through the engine's embedding cache.
+    pub fn open(&self, engine: &Arc<Engine>) -> Result<Arc<dyn Embedder>, HarnessError> {
+        Ok(match self.embedder.as_str() {
+            "onnx" => Arc::new(CachedEmbedder::new(
+                OnnxEmbedder::open_default()?,
+                engine.clone(),
+            )?),
+            "hashing" => Arc::new(HashingEmbedder::new(384)),
+            path => {
+                let text = std::fs::read_to_string(path).map_err(|e| HarnessError::File {
+                    path: path.to_string(),
+                    detail: e.to_string(),
+                })?;
+                let config: HttpConfig = toml::from_str(&text).map_err(|e| HarnessError::File {
+                    path: path.to_string(),
+                    detail: e.to_string(),
+                })?;
+                Arc::new(CachedEmbedder::new(
+                    HttpEmbedder::new(config)?,
+                    engine.clone(),
+                )?)
+            }
+        })
+    }
 }
 
 /// The LLM roles, every one offline.
@@ -125,13 +158,9 @@ pub fn memory_context(
     engine: Arc<Engine>,
     namespace: String,
     llm: Arc<LlmStack>,
+    embedder: Option<Arc<dyn Embedder>>,
     lang: Lang,
 ) -> Result<MemoryContext, HarnessError> {
-    let embedder = if spec.needs_embedder {
-        Some(default_embedder(&engine)?)
-    } else {
-        None
-    };
     Ok(MemoryContext {
         settings: spec.settings(&configs_dir())?,
         engine,
@@ -168,4 +197,35 @@ pub fn list() -> Result<(), HarnessError> {
         .map_err(io)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedder_choices_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine =
+            Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
+        let choose = |embedder: &str| {
+            EmbedderArgs {
+                embedder: embedder.to_string(),
+            }
+            .open(&engine)
+        };
+        assert_eq!(choose("hashing").unwrap().dim(), 384);
+        // The paper's endpoint settings parse; the dimension is given, so nothing is contacted.
+        let paper = configs_dir().join("embedder/paper.toml");
+        let http = choose(paper.to_str().unwrap()).unwrap();
+        assert_eq!(
+            (http.model_id(), http.dim()),
+            ("Qwen/Qwen3-Embedding-0.6B", 1024)
+        );
+        let error = choose("/nonexistent/embedder.toml")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("/nonexistent/embedder.toml"), "{error}");
+    }
 }
