@@ -2,7 +2,7 @@
 //!
 //! Commands so far: `off-policy`, `stepwise-off-policy`, `on-policy` and `train-performance`
 //! (upstream's four regimes, with the time of every case),
-//! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files),
+//! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files), `report` (HTML with charts),
 //! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
 //! `RUST_LOG` controls logging.
@@ -13,6 +13,7 @@ mod feedback;
 mod import;
 mod offpolicy;
 mod onpolicy;
+mod report;
 mod retrieve;
 mod run;
 mod runtime;
@@ -50,6 +51,8 @@ enum Command {
     /// Convert upstream's raw files (LoCoMo, NFCats, LexEval-QA, HelloBench) into a directory
     /// that `--data` reads.
     Import(import::ImportArgs),
+    /// An HTML page with charts comparing the runs under result directories.
+    Report(report::ReportArgs),
     /// Retrieval quality of a memory system against LoCoMo evidence turns (no LLM needed).
     Retrieve(retrieve::RetrieveArgs),
     /// The datasets, domains, tasks and memory systems the harness knows.
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Evaluate(args) => evaluation::run_evaluate(&args),
         Command::Summarize(args) => evaluation::run_summarize(&args),
         Command::Import(args) => import::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Retrieve(args) => retrieve::run(&args),
         Command::List => runtime::list(),
     };

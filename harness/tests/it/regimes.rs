@@ -165,3 +165,54 @@ fn on_policy_collects_feedback_dialogs_drawn_as_python_draws_them() {
         );
     }
 }
+
+#[test]
+fn report_compares_runs_in_one_offline_page() {
+    let dir = tempfile::tempdir().unwrap();
+    for baseline in ["bm25_message", "bm25_dialog"] {
+        let out = harness(dir.path(), &["off-policy", "--baseline", baseline]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let page = dir.path().join("report.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+        .args([
+            "report",
+            dir.path().join("runs").to_str().unwrap(),
+            "--out",
+            page.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("bm25_message")
+            && html.contains("bm25_dialog")
+            && html.contains("domain/Sample")
+    );
+    // Score, LLM operations and efficiency charts, inline, with no external resource.
+    assert_eq!(html.matches("<svg").count(), 3);
+    assert!(
+        !html.contains("http://") && !html.contains("https://")
+            || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let none = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+        .args([
+            "report",
+            empty.path().to_str().unwrap(),
+            "--out",
+            page.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!none.status.success());
+}

@@ -1,0 +1,299 @@
+//! `report`: one self-contained HTML page comparing the runs under result directories.
+//!
+//! Every directory holding a `summary.json` is a run (a step of `stepwise-off-policy` or
+//! `on-policy` counts as its own run); its regime, set and memory system come from its path and
+//! `run_config.json`. For each (regime, set, system) the newest run is kept. The page has a
+//! table of scores and costs, and SVG charts: the score of each system per set, memory
+//! processing against prediction time per case (the paper's efficiency figure), and LLM
+//! operations per case. It needs no network to open.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use plotters::prelude::*;
+use serde_json::Value;
+
+use crate::runtime::HarnessError;
+
+/// Arguments of `report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Result directories to collect runs from.
+    #[arg(default_value = "runs")]
+    dirs: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(long, default_value = "runs/report.html")]
+    out: PathBuf,
+}
+
+/// One run's numbers.
+#[derive(Debug, Clone)]
+struct RunRow {
+    regime: String,
+    set: String,
+    system: String,
+    dir: PathBuf,
+    score: Option<f64>,
+    memory_seconds: f64,
+    prediction_seconds: f64,
+    llm_calls: f64,
+}
+
+const REGIMES: [&str; 4] = [
+    "off-policy",
+    "step_off-policy",
+    "on-policy",
+    "train_performance",
+];
+
+/// Runs `report`.
+pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
+    let mut found = Vec::new();
+    for dir in &args.dirs {
+        collect(dir, &mut found)?;
+    }
+    // The newest run per (regime, set, system): run directories sort by their time stamp.
+    let mut newest: BTreeMap<(String, String, String), RunRow> = BTreeMap::new();
+    for row in found {
+        let key = (row.regime.clone(), row.set.clone(), row.system.clone());
+        if newest.get(&key).is_none_or(|old| old.dir < row.dir) {
+            newest.insert(key, row);
+        }
+    }
+    let rows: Vec<RunRow> = newest.into_values().collect();
+    if rows.is_empty() {
+        return Err(HarnessError::Usage(format!(
+            "no runs (directories with summary.json) under {}",
+            args.dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let html = page(&rows).map_err(|e| HarnessError::Usage(format!("drawing the charts: {e}")))?;
+    if let Some(parent) = args.out.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| crate::run::file_error(parent, e))?;
+    }
+    std::fs::write(&args.out, html).map_err(|e| crate::run::file_error(&args.out, e))?;
+    println!(
+        "{} runs; report written to {}",
+        rows.len(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// Finds runs under `dir`.
+fn collect(dir: &Path, found: &mut Vec<RunRow>) -> Result<(), HarnessError> {
+    let summary = dir.join("summary.json");
+    if summary.is_file() {
+        if let Some(row) = read_run(dir)? {
+            found.push(row);
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, found)?;
+        }
+    }
+    Ok(())
+}
+
+fn read_json(path: &Path) -> Result<Value, HarnessError> {
+    let text = std::fs::read_to_string(path).map_err(|e| crate::run::file_error(path, e))?;
+    serde_json::from_str(&text).map_err(|e| HarnessError::File {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })
+}
+
+/// A run directory's row; `None` when it has no run configuration (not ours).
+fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
+    let config_dir = [dir, dir.parent().unwrap_or(dir)]
+        .into_iter()
+        .find(|d| d.join("run_config.json").is_file());
+    let Some(config_dir) = config_dir else {
+        return Ok(None);
+    };
+    let config = read_json(&config_dir.join("run_config.json"))?;
+    let summary = read_json(&dir.join("summary.json"))?;
+    let regime = dir
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .find(|c| REGIMES.contains(c))
+        .unwrap_or("off-policy")
+        .to_string();
+    let step = if config_dir == dir {
+        String::new()
+    } else {
+        format!(
+            " {}",
+            dir.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+        )
+    };
+    let text = |key: &str| config[key].as_str().unwrap_or("?").to_string();
+    let score = summary["summary"]["average"].as_f64().or_else(|| {
+        summary["summary"]
+            .as_object()
+            .and_then(|m| m.values().next())
+            .and_then(Value::as_f64)
+    });
+    let timing = &summary["timing"];
+    Ok(Some(RunRow {
+        regime: format!("{regime}{step}"),
+        set: format!("{}/{}", text("dataset_type"), text("set_name")),
+        system: text("memory_system"),
+        dir: dir.to_path_buf(),
+        score,
+        memory_seconds: timing["memory_processing_seconds_per_case"]
+            .as_f64()
+            .unwrap_or(0.0),
+        prediction_seconds: timing["prediction_seconds_per_case"]
+            .as_f64()
+            .unwrap_or(0.0),
+        llm_calls: timing["llm_calls_per_case"].as_f64().unwrap_or(0.0),
+    }))
+}
+
+/// The HTML page.
+fn page(rows: &[RunRow]) -> Result<String, Box<dyn std::error::Error>> {
+    let mut html = String::from(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>memorybench-rs report</title>\
+         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}\
+         td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}</style>\
+         </head><body><h1>memorybench-rs report</h1>",
+    );
+    html.push_str("<table><tr><th>regime</th><th>set</th><th>system</th><th>score</th><th>memory s/case</th><th>prediction s/case</th><th>LLM calls/case</th></tr>");
+    for r in rows {
+        html.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td></tr>",
+            escape(&r.regime),
+            escape(&r.set),
+            escape(&r.system),
+            r.score.map_or("-".into(), |s| format!("{s:.4}")),
+            r.memory_seconds,
+            r.prediction_seconds,
+            r.llm_calls
+        ));
+    }
+    html.push_str("</table>");
+    let mut groups: BTreeMap<(String, String), Vec<&RunRow>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((r.regime.clone(), r.set.clone()))
+            .or_default()
+            .push(r);
+    }
+    for ((regime, set), group) in &groups {
+        html.push_str(&format!("<h2>{} — {}</h2>", escape(regime), escape(set)));
+        let bars: Vec<(String, f64)> = group
+            .iter()
+            .map(|r| (r.system.clone(), r.score.unwrap_or(0.0)))
+            .collect();
+        html.push_str(&bar_chart("score", &bars)?);
+        let calls: Vec<(String, f64)> = group
+            .iter()
+            .map(|r| (r.system.clone(), r.llm_calls))
+            .collect();
+        html.push_str(&bar_chart("LLM operations per case", &calls)?);
+        html.push_str(&efficiency_chart(group)?);
+    }
+    html.push_str("</body></html>\n");
+    Ok(html)
+}
+
+/// A bar chart as inline SVG.
+fn bar_chart(title: &str, bars: &[(String, f64)]) -> Result<String, Box<dyn std::error::Error>> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 320)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let top = bars
+            .iter()
+            .map(|(_, v)| *v)
+            .fold(0.0f64, f64::max)
+            .max(1e-9)
+            * 1.1;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(60)
+            .y_label_area_size(60)
+            .build_cartesian_2d((0..bars.len()).into_segmented(), 0.0..top)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_label_formatter(&|x| match x {
+                SegmentValue::CenterOf(i) => {
+                    bars.get(*i).map(|(n, _)| n.clone()).unwrap_or_default()
+                }
+                _ => String::new(),
+            })
+            .draw()?;
+        chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
+            Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), 0.0),
+                    (SegmentValue::Exact(i + 1), *v),
+                ],
+                Palette99::pick(i).filled(),
+            )
+        }))?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// Memory-processing against prediction time per case, one labelled point per system.
+fn efficiency_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Error>> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let x_top = group
+            .iter()
+            .map(|r| r.memory_seconds)
+            .fold(0.0f64, f64::max)
+            .max(1e-6)
+            * 1.2;
+        let y_top = group
+            .iter()
+            .map(|r| r.prediction_seconds)
+            .fold(0.0f64, f64::max)
+            .max(1e-6)
+            * 1.2;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "memory processing vs prediction (s per case)",
+                ("sans-serif", 18),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..x_top, 0.0..y_top)?;
+        chart
+            .configure_mesh()
+            .x_desc("memory processing s/case")
+            .y_desc("prediction s/case")
+            .draw()?;
+        chart.draw_series(group.iter().enumerate().map(|(i, r)| {
+            EmptyElement::at((r.memory_seconds, r.prediction_seconds))
+                + Circle::new((0, 0), 4, Palette99::pick(i).filled())
+                + Text::new(r.system.clone(), (6, -6), ("sans-serif", 12))
+        }))?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
