@@ -100,6 +100,33 @@ pub struct Feedback {
     pub satisfaction_score: Option<f64>,
 }
 
+impl Feedback {
+    /// The entry in the current upstream shape (`implicit_actions` when there are several).
+    fn to_value(&self) -> Value {
+        let mut entry = Map::new();
+        entry.insert("round".into(), Value::from(self.round));
+        let action = |a: &Action| serde_json::to_value(a).unwrap_or(Value::Null);
+        match self.actions.as_slice() {
+            [one] => {
+                entry.insert("implicit_action".into(), action(one));
+            }
+            many => {
+                entry.insert(
+                    "implicit_actions".into(),
+                    Value::Array(many.iter().map(action).collect()),
+                );
+            }
+        }
+        if let Some(terminated) = self.terminated {
+            entry.insert("terminated".into(), Value::from(terminated));
+        }
+        if let Some(score) = self.satisfaction_score {
+            entry.insert("satisfaction_score".into(), Value::from(score));
+        }
+        Value::Object(entry)
+    }
+}
+
 /// A recorded training dialog with its implicit feedback.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Dialog {
@@ -233,6 +260,49 @@ impl Row {
         })
     }
 
+    /// The row as the Hugging Face copy stores it (dict and list columns as JSON strings), so
+    /// that [`Row::from_columns`] reads it back unchanged.
+    pub fn to_columns(&self) -> Map<String, Value> {
+        let text = |value: &Value| Value::String(value.to_string());
+        let mut columns: Map<String, Value> = self.extras.clone().into_iter().collect();
+        columns.insert("test_idx".into(), Value::from(self.test_idx));
+        columns.insert("dataset_name".into(), Value::from(self.dataset.clone()));
+        columns.insert("lang".into(), Value::from(self.lang_code()));
+        match &self.input {
+            Input::Prompt(prompt) => {
+                columns.insert("input_prompt".into(), Value::from(prompt.clone()));
+            }
+            Input::Chat(messages) => {
+                columns.insert("input_prompt".into(), Value::from(""));
+                let messages = serde_json::to_value(messages).unwrap_or(Value::Null);
+                columns.insert("input_chat_messages".into(), text(&messages));
+            }
+        }
+        columns.insert("info".into(), text(&Value::Object(self.info.clone())));
+        for (stem, dialog) in &self.dialogs {
+            let (dialog_column, feedback_column) = if stem.is_empty() {
+                ("dialog".to_string(), "implicit_feedback".to_string())
+            } else {
+                (
+                    format!("dialog_{stem}"),
+                    format!("implicit_feedback_{stem}"),
+                )
+            };
+            let messages = serde_json::to_value(&dialog.messages).unwrap_or(Value::Null);
+            columns.insert(dialog_column, text(&messages));
+            let feedback: Vec<Value> = dialog.feedback.iter().map(Feedback::to_value).collect();
+            columns.insert(feedback_column, text(&Value::Array(feedback)));
+        }
+        columns
+    }
+
+    fn lang_code(&self) -> &'static str {
+        match self.lang {
+            Lang::En => "en",
+            Lang::Zh => "zh",
+        }
+    }
+
     /// The dialog recorded for a memory system: corpus datasets record one per system
     /// (`dialog_<stem>`), the others one for all (`dialog`).
     pub fn dialog_for(&self, stem: &str) -> Option<&Dialog> {
@@ -359,6 +429,22 @@ mod tests {
         );
         assert_eq!(dialog.feedback[0].satisfaction_score, Some(2.0));
         assert!(row.dialog_for("mem0").is_none());
+    }
+
+    #[test]
+    fn rows_round_trip_through_stored_columns() {
+        let row = Row::from_columns(columns(json!({
+            "test_idx": 4, "dataset_name": "Locomo-0", "lang": "en", "input_prompt": "",
+            "input_chat_messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+            "info": {"golden_answer": "May", "category": 2},
+            "dialog_bm25": [{"role": "user", "content": "q", "origin_content": "p"}, {"role": "assistant", "content": "a"}],
+            "implicit_feedback_bm25": [{"round": 0, "implicit_action": "dislike", "terminated": false}],
+            "origin_question": "When?",
+        })))
+        .unwrap();
+        let stored = row.to_columns();
+        assert!(stored["info"].is_string() && stored["dialog_bm25"].is_string());
+        assert_eq!(Row::from_columns(stored).unwrap(), row);
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //!
 //! Commands so far: `off-policy`, `stepwise-off-policy`, `on-policy` and `train-performance`
 //! (upstream's four regimes, with the time of every case),
-//! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files), `report` (HTML with charts),
+//! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files), `generate-dialogs`, `report` (HTML with charts),
 //! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
 //! `RUST_LOG` controls logging.
 
 mod data;
+mod dialogs;
 mod evaluation;
 mod feedback;
 mod import;
@@ -44,6 +45,9 @@ enum Command {
     StepwiseOffPolicy(stepwise::StepwiseArgs),
     /// As off-policy, but ask the training questions whose dialogs are in memory.
     TrainPerformance(offpolicy::OffPolicyArgs),
+    /// Record training dialogs (assistant and simulated user) for data without them, written as
+    /// a directory that --data reads.
+    GenerateDialogs(dialogs::DialogArgs),
     /// Score a run's predictions again (e.g. with a judge model) and rewrite its summary.
     Evaluate(evaluation::RunDirArgs),
     /// Recompute a run's summary from its evaluation details.
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
         Command::OnPolicy(args) => onpolicy::run(&args),
         Command::StepwiseOffPolicy(args) => stepwise::run(&args),
         Command::TrainPerformance(args) => offpolicy::run(&args, offpolicy::Questions::Train),
+        Command::GenerateDialogs(args) => dialogs::run(&args),
         Command::Evaluate(args) => evaluation::run_evaluate(&args),
         Command::Summarize(args) => evaluation::run_summarize(&args),
         Command::Import(args) => import::run(&args),

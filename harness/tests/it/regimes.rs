@@ -216,3 +216,73 @@ fn report_compares_runs_in_one_offline_page() {
         .unwrap();
     assert!(!none.status.success());
 }
+
+#[test]
+fn generated_dialogs_feed_off_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = harness(
+        dir.path(),
+        &[
+            "generate-dialogs",
+            "--baseline",
+            "bm25_dialog",
+            "--out",
+            data.to_str().unwrap(),
+            "--max-rounds",
+            "2",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = std::fs::read_to_string(data.join("dataset/Sample-Locomo/train.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 24);
+    for row in &rows {
+        // The corpus dataset's dialogs are the system's: its memory prompt, with the question kept.
+        let dialog: Value =
+            serde_json::from_str(row["dialog_bm25_dialog"].as_str().unwrap()).unwrap();
+        let dialog = dialog.as_array().unwrap();
+        assert!(dialog[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Context:\n"));
+        assert!(dialog[0]["origin_content"]
+            .as_str()
+            .unwrap()
+            .contains("Question:"));
+        let assistants = dialog.iter().filter(|m| m["role"] == "assistant").count();
+        assert!((1..=2).contains(&assistants), "{dialog:?}");
+        let feedback: Value =
+            serde_json::from_str(row["implicit_feedback_bm25_dialog"].as_str().unwrap()).unwrap();
+        assert_eq!(feedback[0]["round"], 1);
+    }
+    let out = harness(
+        dir.path(),
+        &[
+            "off-policy",
+            "--baseline",
+            "bm25_dialog",
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = only_run(
+        dir.path()
+            .join("runs/off-policy/results/domain/Sample/bm25_dialog"),
+    );
+    let timing = json(run.join("timing.json"));
+    // The memory now holds the 24 generated LoCoMo dialogs besides the 16 stories.
+    assert!(timing[0]["seconds"]["memory_dialogs"].as_f64().unwrap() > 0.0);
+}

@@ -1,0 +1,222 @@
+//! `generate-dialogs`: the training dialogs off-policy learns from, for data that lacks them.
+//!
+//! As upstream: for every training row, the assistant answers, then for up to `--max-rounds − 1`
+//! rounds the simulated user reacts (implicit feedback `{round, implicit_action, terminated}`,
+//! rounds from 1) and, unless it ends the conversation, says something the assistant answers.
+//! Non-corpus datasets are answered by the plain answer model (upstream's `basic.py`); corpus
+//! datasets (LoCoMo, DialSim) by the chosen memory system over the dataset's corpus in the first
+//! round (its prompt with memory replaces the question, which is kept as `origin_content`) and by
+//! the plain model afterwards (upstream's `reading.py`), giving the `dialog_<stem>` column. The
+//! set is written as a MemoryBench-layout directory that `--data` reads.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use futures::stream::{self, StreamExt, TryStreamExt};
+use mb_baselines::MemorySystem;
+use mb_datasets::evaluate::{evaluator_for, Evaluator};
+use mb_datasets::row::{Dialog, DialogMessage, Feedback, Row};
+use mb_datasets::source::StoredDataset;
+use mb_datasets::{Dataset, InMemorySource};
+use mb_llm::ops::Answer;
+use mb_llm::Message;
+use serde_json::Map;
+
+use crate::feedback::react;
+use crate::run::{progress, RunArgs, Setup};
+use crate::runtime::HarnessError;
+
+/// Arguments of `generate-dialogs`.
+#[derive(Args, Debug)]
+pub struct DialogArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Where to write the set with its dialogs (a MemoryBench-layout directory).
+    #[arg(long)]
+    out: PathBuf,
+    /// Assistant turns per dialog at most.
+    #[arg(long, default_value_t = 3)]
+    max_rounds: usize,
+}
+
+/// Runs `generate-dialogs`.
+pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
+    let setup = Setup::new(&args.run, true)?;
+    let [spec] = setup.specs.as_slice() else {
+        return Err(HarnessError::Usage(
+            "generate-dialogs writes one system's dialogs: name its --baseline".into(),
+        ));
+    };
+    let source = args.run.data.source()?;
+    let mut out = InMemorySource::new("generated");
+    for dataset in &setup.datasets {
+        let evaluator = evaluator_for(&dataset.config)?;
+        let (stem, train) = match (&dataset.corpus, dataset.corpus_format()) {
+            (Some(conversation), Some(format)) => {
+                let namespace = format!("dialogs/{}/{}", dataset.name(), spec.name);
+                if setup.engine().namespace(&namespace).is_ok() {
+                    setup.engine().drop_namespace(&namespace)?;
+                }
+                let system = setup.system(spec, &namespace)?;
+                setup
+                    .runtime
+                    .block_on(system.memorize_corpus(conversation, format))?;
+                let k = args
+                    .run
+                    .retrieve_k
+                    .unwrap_or(system.context().settings.retrieve_k);
+                // Upstream reads sequentially: each dialog sees the same corpus memory.
+                let mut train = Vec::new();
+                let bar = progress(
+                    dataset.train.len() as u64,
+                    &format!("{} {}", spec.name, dataset.name()),
+                );
+                for row in &dataset.train {
+                    let dialog = setup.runtime.block_on(converse(
+                        &setup,
+                        dataset,
+                        row,
+                        evaluator.as_ref(),
+                        args.max_rounds,
+                        Some((system.as_ref(), k)),
+                    ))?;
+                    train.push(with_dialog(row, spec.dialog_stem, dialog));
+                    bar.inc(1);
+                }
+                bar.finish_and_clear();
+                (spec.dialog_stem, train)
+            }
+            _ => {
+                let bar = progress(
+                    dataset.train.len() as u64,
+                    &format!("dialogs {}", dataset.name()),
+                );
+                let dialogs: Vec<Dialog> = setup.runtime.block_on(
+                    stream::iter(dataset.train.iter().map(|row| {
+                        let bar = &bar;
+                        let evaluator = evaluator.as_ref();
+                        let setup = &setup;
+                        async move {
+                            let dialog =
+                                converse(setup, dataset, row, evaluator, args.max_rounds, None)
+                                    .await;
+                            bar.inc(1);
+                            dialog
+                        }
+                    }))
+                    .buffered(args.run.threads.max(1))
+                    .try_collect(),
+                )?;
+                bar.finish_and_clear();
+                let train = dataset
+                    .train
+                    .iter()
+                    .zip(dialogs)
+                    .map(|(row, d)| with_dialog(row, "", d))
+                    .collect();
+                ("", train)
+            }
+        };
+        out.insert(
+            dataset.name(),
+            StoredDataset {
+                train: train.iter().map(Row::to_columns).collect(),
+                test: dataset.test.iter().map(Row::to_columns).collect(),
+                corpus: source.corpus_text(dataset.name())?,
+            },
+        );
+        tracing::info!(
+            "{}: dialogs in column {:?}",
+            dataset.name(),
+            if stem.is_empty() {
+                "dialog".to_string()
+            } else {
+                format!("dialog_{stem}")
+            }
+        );
+    }
+    out.write_hf_layout(&args.out)?;
+    println!(
+        "dialogs of {} written to {}",
+        setup
+            .datasets
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn with_dialog(row: &Row, stem: &str, dialog: Dialog) -> Row {
+    let mut row = row.clone();
+    row.dialogs.insert(stem.to_string(), dialog);
+    row
+}
+
+/// One dialog about `row`: the first answer (with memory when a system is given), then
+/// simulated feedback and plain follow-up answers.
+async fn converse(
+    setup: &Setup,
+    dataset: &Dataset,
+    row: &Row,
+    evaluator: &dyn Evaluator,
+    max_rounds: usize,
+    memory: Option<(&dyn MemorySystem, usize)>,
+) -> Result<Dialog, HarnessError> {
+    let initial = row.input.initial_messages();
+    let (mut messages, first) = match memory {
+        Some((system, k)) => {
+            let answered = system.answer(&initial, row.lang, k).await?;
+            let mut sent: Vec<DialogMessage> = answered.messages.iter().map(plain).collect();
+            if let (Some(last), Some(original)) = (sent.last_mut(), initial.last()) {
+                if last.content != original.content {
+                    last.extra
+                        .insert("origin_content".into(), original.content.clone().into());
+                }
+            }
+            (sent, answered.response)
+        }
+        None => {
+            let response = setup
+                .llm
+                .answer
+                .run(&Answer::new(initial.clone()), row.lang)
+                .await?;
+            (initial.iter().map(plain).collect(), response)
+        }
+    };
+    messages.push(plain(&Message::assistant(first)));
+    let mut feedback = Vec::new();
+    for round in 1..max_rounds.max(1) {
+        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
+        let reaction = react(dataset, row, &conversation, evaluator, &setup.llm).await?;
+        feedback.push(Feedback {
+            round: round as i64,
+            actions: vec![reaction.action],
+            terminated: Some(reaction.end),
+            satisfaction_score: None,
+        });
+        if reaction.end {
+            break;
+        }
+        messages.push(plain(&Message::user(reaction.text)));
+        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
+        let reply = setup
+            .llm
+            .answer
+            .run(&Answer::new(conversation), row.lang)
+            .await?;
+        messages.push(plain(&Message::assistant(reply)));
+    }
+    Ok(Dialog { messages, feedback })
+}
+
+fn plain(message: &Message) -> DialogMessage {
+    DialogMessage {
+        role: message.role,
+        content: message.content.clone(),
+        extra: Map::new(),
+    }
+}
