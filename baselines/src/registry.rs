@@ -31,6 +31,8 @@ pub struct SystemSpec {
     pub dialog_stem: &'static str,
     /// (dataset type, set) runs upstream does not make with it.
     pub skip_combinations: &'static [(DatasetType, &'static str)],
+    /// Why upstream skips those runs.
+    pub skip_reason: &'static str,
     /// Whether sweeps (`--baseline all`) include it.
     pub available_by_default: bool,
     /// Whether it needs an embedder.
@@ -92,6 +94,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         config_file: "base.toml",
         dialog_stem: "wo_memory",
         skip_combinations: &[],
+        skip_reason: "",
         available_by_default: true,
         needs_embedder: false,
         build: |spec, context| Ok(Box::new(Vanilla::new(spec, context))),
@@ -102,6 +105,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         config_file: "bm25.toml",
         dialog_stem: "bm25",
         skip_combinations: &[],
+        skip_reason: "",
         available_by_default: true,
         needs_embedder: false,
         build: |spec, context| {
@@ -118,6 +122,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         config_file: "bm25.toml",
         dialog_stem: "bm25_dialog",
         skip_combinations: &[],
+        skip_reason: "",
         available_by_default: true,
         needs_embedder: false,
         build: |spec, context| {
@@ -134,6 +139,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         config_file: "embedder.toml",
         dialog_stem: "embedder",
         skip_combinations: &[],
+        skip_reason: "",
         available_by_default: true,
         needs_embedder: true,
         build: |spec, context| {
@@ -150,6 +156,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         config_file: "embedder.toml",
         dialog_stem: "embedder_dialog",
         skip_combinations: &[],
+        skip_reason: "",
         available_by_default: true,
         needs_embedder: true,
         build: |spec, context| {
@@ -166,6 +173,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         config_file: "a_mem.toml",
         dialog_stem: "a_mem",
         skip_combinations: &[],
+        skip_reason: "",
         available_by_default: true,
         needs_embedder: true,
         build: |spec, context| Ok(Box::new(AMem::new(spec, context)?)),
@@ -179,6 +187,7 @@ pub static REGISTRY: &[SystemSpec] = &[
             (DatasetType::Domain, "Open-Domain"),
             (DatasetType::Task, "Long-Short"),
         ],
+        skip_reason: "its fact extraction runs once per corpus turn, too slow over the LoCoMo and DialSim corpora",
         available_by_default: true,
         needs_embedder: true,
         build: |spec, context| Ok(Box::new(Mem0::new(spec, context)?)),
@@ -189,6 +198,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         config_file: "memoryos.toml",
         dialog_stem: "memoryos",
         skip_combinations: &[],
+        skip_reason: "",
         available_by_default: true,
         needs_embedder: true,
         build: |spec, context| Ok(Box::new(MemoryOs::new(spec, context)?)),

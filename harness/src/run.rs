@@ -60,6 +60,9 @@ pub struct RunArgs {
     /// Memories retrieved per question (default: the system's configuration).
     #[arg(long)]
     pub retrieve_k: Option<usize>,
+    /// Run a system on a set upstream skips it for.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The loaded set, the systems to run, and the engine and model roles they share.
@@ -85,19 +88,29 @@ impl Setup {
     /// (regimes whose point is a memory that changes).
     pub fn new(args: &RunArgs, memoryless: bool) -> Result<Setup, HarnessError> {
         let kind: DatasetType = args.dataset_type.parse()?;
+        let specs: Vec<&'static SystemSpec> = if args.baseline == "all" {
+            registry::default_systems()
+                .filter(|s| !s.skips(kind, &args.set_name) && (memoryless || s.name != "wo_memory"))
+                .collect()
+        } else {
+            let spec = registry::get(&args.baseline)?;
+            if spec.skips(kind, &args.set_name) && !args.force {
+                return Err(HarnessError::Usage(format!(
+                    "upstream does not run {} on {} {}: {} (--force runs it anyway)",
+                    spec.name,
+                    kind.as_str(),
+                    args.set_name,
+                    spec.skip_reason
+                )));
+            }
+            vec![spec]
+        };
         let datasets = load(
             args.data.source()?.as_ref(),
             &Catalog::builtin()?,
             kind,
             &args.set_name,
         )?;
-        let specs: Vec<&'static SystemSpec> = if args.baseline == "all" {
-            registry::default_systems()
-                .filter(|s| !s.skips(kind, &args.set_name) && (memoryless || s.name != "wo_memory"))
-                .collect()
-        } else {
-            vec![registry::get(&args.baseline)?]
-        };
         if !memoryless && specs.iter().any(|s| s.name == "wo_memory") {
             return Err(HarnessError::Usage(
                 "this regime needs a memory: wo_memory has none".into(),
@@ -119,6 +132,9 @@ impl Setup {
             .enable_all()
             .build()
             .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
+        if args.llm.cache_mode() != mb_llm::CacheMode::Replay {
+            runtime.block_on(preflight(&llm))?;
+        }
         Ok(Setup {
             kind,
             datasets,
@@ -169,6 +185,30 @@ impl Setup {
     pub fn engine(&self) -> &Arc<Engine> {
         &self.store.engine
     }
+}
+
+/// Asks every model-backed role for a one-word reply, so an unreachable or misconfigured
+/// endpoint stops the run before any work (not after an hour of memorisation).
+async fn preflight(llm: &LlmStack) -> Result<(), HarnessError> {
+    let roles = [
+        ("answer", &llm.answer),
+        ("memory", &llm.memory),
+        ("simulator", &llm.simulator),
+        ("judge", &llm.judge),
+    ];
+    for (role, backend) in roles {
+        if backend.is_offline() {
+            continue;
+        }
+        let ping = mb_llm::ops::Answer::new(vec![mb_llm::Message::user("Reply with the word OK.")]);
+        backend
+            .run(&ping, Lang::En)
+            .await
+            .map_err(|e| HarnessError::Usage(format!("the {role} model is not usable: {e}")))?;
+    }
+    // The check is not part of any case's cost.
+    llm.ledger.take();
+    Ok(())
 }
 
 /// A new run directory: `<output>/<regime>/<type>/<set>/<system>/start_at_<stamp>/` with its
@@ -431,6 +471,8 @@ pub async fn finish(
         "prediction_seconds_per_case": timing.predict_memory + timing.predict_llm,
         "llm_calls_per_case": timing.llm_calls_memory + timing.llm_calls_predict,
         "cases": by_key.len(),
+        // Model calls, tokens and latency by role and operation since the last run finished.
+        "model_usage": setup.llm.ledger.take(),
     });
     let summary = summarize(
         files,

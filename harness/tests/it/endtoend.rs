@@ -123,8 +123,9 @@ fn off_policy_answers_through_an_openai_compatible_server() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // One answer per test question of the sample, from the server, thinking stripped.
-    assert_eq!(calls.load(Ordering::SeqCst), 10);
+    // The check that the model answers at all, then one answer per test question of the
+    // sample, from the server, thinking stripped.
+    assert_eq!(calls.load(Ordering::SeqCst), 1 + 10);
     let runs = dir
         .path()
         .join("runs/off-policy/results/domain/Sample/bm25_message");
@@ -272,4 +273,57 @@ fn a_run_killed_mid_way_resumes_to_the_same_predictions() {
         .unwrap()
         .path();
     assert_eq!(read(&killed_run), read(&full_run));
+}
+
+#[test]
+fn an_unreachable_model_or_a_skipped_run_stops_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("down.toml");
+    // Port 9 (discard) on loopback: nothing listens there.
+    std::fs::write(
+        &settings,
+        "[answer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\nmax_retries = 0\ntimeout_secs = 5\n\
+         [memory]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n",
+    )
+    .unwrap();
+    let out = harness(
+        dir.path(),
+        &[
+            "off-policy",
+            "--baseline",
+            "bm25_message",
+            "--llm",
+            settings.to_str().unwrap(),
+        ],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("the answer model is not usable"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("runs/off-policy").exists(),
+        "no run directory before the check"
+    );
+
+    let out = harness(
+        dir.path(),
+        &[
+            "off-policy",
+            "--dataset-type",
+            "domain",
+            "--set-name",
+            "Open-Domain",
+            "--baseline",
+            "mem0",
+        ],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        !out.status.success()
+            && stderr.contains("upstream does not run mem0")
+            && stderr.contains("--force"),
+        "{stderr}"
+    );
 }
