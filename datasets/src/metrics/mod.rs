@@ -5,6 +5,7 @@ pub mod judged;
 pub mod locomo;
 pub mod meteor;
 pub mod porter;
+pub mod punkt;
 pub mod retrieval;
 pub mod rouge;
 pub mod tokenize;
