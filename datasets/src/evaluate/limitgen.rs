@@ -13,8 +13,12 @@ use mb_llm::ops::{Backend, Lang, Operation};
 use mb_llm::{extract_json, Message, Sampling};
 use serde_json::{json, Map, Value};
 
+use super::scorers::judged;
 use super::{EvalError, Evaluator};
 use crate::row::Row;
+
+/// The metrics the judge calls serve, named when no judge is configured.
+const METRICS: &str = "accuracy, rating";
 
 /// The LimitGen evaluator.
 pub struct LimitGenScorer;
@@ -312,26 +316,6 @@ impl Operation for RatingCheck<'_> {
     }
 }
 
-async fn ask<O: Operation + Sync>(
-    judge: &Backend,
-    row: &Row,
-    operation: &O,
-) -> Result<O::Output, EvalError> {
-    if judge.is_offline() {
-        return Err(EvalError::NeedsJudge {
-            dataset: row.dataset.clone(),
-            metric: "accuracy, rating".into(),
-        });
-    }
-    judge
-        .run(operation, row.lang)
-        .await
-        .map_err(|source| EvalError::Judge {
-            dataset: row.dataset.clone(),
-            source,
-        })
-}
-
 #[async_trait]
 impl Evaluator for LimitGenScorer {
     async fn evaluate(
@@ -363,9 +347,10 @@ impl Evaluator for LimitGenScorer {
         for limitation in limitations(response) {
             let (mut acc, mut rating, mut explanation, mut subtype) =
                 (false, 0, "N/A".to_string(), "N/A".to_string());
-            if ask(
+            if judged(
                 judge,
                 row,
+                METRICS,
                 &AspectCheck {
                     aspect: aspect_name,
                     limitation: &limitation,
@@ -373,9 +358,10 @@ impl Evaluator for LimitGenScorer {
             )
             .await?
             {
-                subtype = ask(
+                subtype = judged(
                     judge,
                     row,
+                    METRICS,
                     &SubtypeCheck {
                         subtypes,
                         limitation: &limitation,
@@ -384,9 +370,10 @@ impl Evaluator for LimitGenScorer {
                 .await?;
                 if subtype == planted {
                     acc = true;
-                    (rating, explanation) = ask(
+                    (rating, explanation) = judged(
                         judge,
                         row,
+                        METRICS,
                         &RatingCheck {
                             ground_truth,
                             limitation: &limitation,

@@ -44,7 +44,7 @@ fn metrics(value: Value) -> Map<String, Value> {
 }
 
 /// Runs a judge operation, refusing an offline judge.
-async fn judged<O: Operation + Sync>(
+pub(super) async fn judged<O: Operation + Sync>(
     judge: &Backend,
     row: &Row,
     metric: &str,
