@@ -8,19 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-fn harness(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    all.extend([
-        "--store".to_string(),
-        dir.join("store").display().to_string(),
-        "--output-dir".to_string(),
-        dir.join("runs").display().to_string(),
-    ]);
-    Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(&all)
-        .output()
-        .unwrap()
-}
+use crate::common::harness_in;
 
 #[test]
 fn every_regime_runs_every_system_offline() {
@@ -45,7 +33,7 @@ fn every_regime_runs_every_system_offline() {
             "4",
         ],
     ] {
-        let out = harness(dir.path(), &regime);
+        let out = harness_in(dir.path(), &regime);
         assert!(
             out.status.success(),
             "{regime:?}: {}",
@@ -106,7 +94,7 @@ fn off_policy_answers_through_an_openai_compatible_server() {
         ),
     )
     .unwrap();
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &[
             "off-policy",
@@ -286,7 +274,7 @@ fn an_unreachable_model_or_a_skipped_run_stops_before_any_work() {
          [memory]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n",
     )
     .unwrap();
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &[
             "off-policy",
@@ -307,7 +295,7 @@ fn an_unreachable_model_or_a_skipped_run_stops_before_any_work() {
         "no run directory before the check"
     );
 
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &[
             "off-policy",

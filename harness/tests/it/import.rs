@@ -2,14 +2,8 @@
 //! off-policy run over the imported Chinese LexEval-QA rows.
 
 use std::path::Path;
-use std::process::Command;
 
-fn harness(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::harness;
 
 #[test]
 fn imported_raw_data_runs_off_policy() {

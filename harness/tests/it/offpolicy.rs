@@ -2,9 +2,8 @@
 //! reused from the store, and a resumed run that ends with the same predictions.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use serde_json::Value;
+use crate::common::{harness, json};
 
 fn off_policy(store: &Path, output: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
@@ -17,10 +16,7 @@ fn off_policy(store: &Path, output: &Path, extra: &[&str]) -> std::process::Outp
         output.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(&args)
-        .output()
-        .unwrap()
+    harness(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 fn run_dir(output: &Path) -> PathBuf {
@@ -31,10 +27,6 @@ fn run_dir(output: &Path) -> PathBuf {
         .collect();
     dirs.sort();
     dirs.pop().unwrap()
-}
-
-fn json(path: PathBuf) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
 #[test]
@@ -75,6 +67,27 @@ fn off_policy_writes_upstream_files_and_resumes() {
         json(run.join("run_config.json"))["memory_system"],
         "bm25_dialog"
     );
+
+    // `evaluate` and `summarize` on the run directory reproduce its files.
+    for command in ["evaluate", "summarize"] {
+        let output = harness(&[
+            command,
+            run.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+        ]);
+        assert!(
+            output.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            json(run.join("evaluate_details.json")),
+            details,
+            "{command}"
+        );
+        assert_eq!(json(run.join("summary.json")), summary, "{command}");
+    }
 
     // An interrupted run: only three predictions were made. Resuming finishes the others and
     // gives the same predictions as the uninterrupted run.

@@ -1,41 +1,15 @@
 //! `stepwise-off-policy` and `train-performance` on the built-in sample.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-fn harness(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    all.extend([
-        "--store".to_string(),
-        dir.join("store").display().to_string(),
-        "--output-dir".to_string(),
-        dir.join("runs").display().to_string(),
-    ]);
-    Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(&all)
-        .output()
-        .unwrap()
-}
-
-fn only_run(parent: PathBuf) -> PathBuf {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1);
-    dirs.pop().unwrap()
-}
-
-fn json(path: PathBuf) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+use crate::common::{harness, harness_in, json, only_run};
 
 #[test]
 fn stepwise_evaluates_before_and_after_each_batch() {
     let dir = tempfile::tempdir().unwrap();
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &[
             "stepwise-off-policy",
@@ -81,7 +55,7 @@ fn stepwise_evaluates_before_and_after_each_batch() {
 #[test]
 fn train_performance_asks_the_training_questions() {
     let dir = tempfile::tempdir().unwrap();
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &["train-performance", "--baseline", "bm25_dialog"],
     );
@@ -97,7 +71,7 @@ fn train_performance_asks_the_training_questions() {
     let predictions = json(run.join("predict.json"));
     // 24 LoCoMo and 16 story training rows.
     assert_eq!(predictions.as_array().unwrap().len(), 40);
-    let refused = harness(
+    let refused = harness_in(
         dir.path(),
         &["stepwise-off-policy", "--baseline", "wo_memory"],
     );
@@ -107,7 +81,7 @@ fn train_performance_asks_the_training_questions() {
 #[test]
 fn on_policy_collects_feedback_dialogs_drawn_as_python_draws_them() {
     let dir = tempfile::tempdir().unwrap();
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &[
             "on-policy",
@@ -170,7 +144,7 @@ fn on_policy_collects_feedback_dialogs_drawn_as_python_draws_them() {
 fn report_compares_runs_in_one_offline_page() {
     let dir = tempfile::tempdir().unwrap();
     for baseline in ["bm25_message", "bm25_dialog"] {
-        let out = harness(dir.path(), &["off-policy", "--baseline", baseline]);
+        let out = harness_in(dir.path(), &["off-policy", "--baseline", baseline]);
         assert!(
             out.status.success(),
             "{}",
@@ -178,15 +152,12 @@ fn report_compares_runs_in_one_offline_page() {
         );
     }
     let page = dir.path().join("report.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args([
-            "report",
-            dir.path().join("runs").to_str().unwrap(),
-            "--out",
-            page.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let out = harness(&[
+        "report",
+        dir.path().join("runs").to_str().unwrap(),
+        "--out",
+        page.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "{}",
@@ -205,15 +176,12 @@ fn report_compares_runs_in_one_offline_page() {
             || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
     );
     let empty = tempfile::tempdir().unwrap();
-    let none = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args([
-            "report",
-            empty.path().to_str().unwrap(),
-            "--out",
-            page.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let none = harness(&[
+        "report",
+        empty.path().to_str().unwrap(),
+        "--out",
+        page.to_str().unwrap(),
+    ]);
     assert!(!none.status.success());
 }
 
@@ -221,7 +189,7 @@ fn report_compares_runs_in_one_offline_page() {
 fn generated_dialogs_feed_off_policy() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &[
             "generate-dialogs",
@@ -263,7 +231,7 @@ fn generated_dialogs_feed_off_policy() {
             serde_json::from_str(row["implicit_feedback_bm25_dialog"].as_str().unwrap()).unwrap();
         assert_eq!(feedback[0]["round"], 1);
     }
-    let out = harness(
+    let out = harness_in(
         dir.path(),
         &[
             "off-policy",

@@ -1,15 +1,8 @@
 //! `mb-harness retrieve` and `list` on the built-in sample: the report, and one-line errors.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-fn harness(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::common::harness;
 
 #[test]
 fn retrieve_reports_quality_and_cost_on_the_sample() {
