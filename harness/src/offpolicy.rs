@@ -24,9 +24,11 @@ use mb_datasets::SplitName;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::cases::{
+    answer_rows, done, finish, print_table, read_partial, CaseTiming, Outcome, PartialLog,
+};
 use crate::run::{
-    answer_rows, done, ensure_bookkeeping, finish, memorize, new_run_dir, print_table,
-    read_partial, training_dialogs, CaseTiming, MemoryBuilt, Outcome, PartialLog, RunArgs, Setup,
+    ensure_bookkeeping, memorize, new_run_dir, training_dialogs, MemoryBuilt, RunArgs, Setup,
     HARNESS_NAMESPACE,
 };
 use crate::runtime::HarnessError;

@@ -23,10 +23,9 @@ use mb_datasets::{Dataset, PyRandom};
 use mb_llm::Role;
 use serde_json::{json, Map, Value};
 
+use crate::cases::{answer_test_sets, print_table, CaseTiming, Outcome};
 use crate::feedback::react;
-use crate::run::{
-    answer_rows, finish, new_run_dir, print_table, CaseTiming, Outcome, RunArgs, Setup,
-};
+use crate::run::{memory_with_corpora, new_run_dir, test_cases, RunArgs, Setup};
 use crate::runtime::HarnessError;
 
 /// Arguments of `on-policy`.
@@ -74,29 +73,8 @@ async fn run_system(
         spec,
         json!({"step": args.step, "batch_size": args.batch_size}),
     )?;
-    let stamp = files
-        .dir()
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-        .to_string();
-    let namespace = format!(
-        "on-policy/{}/{}/{}/{stamp}",
-        run.dataset_type, run.set_name, spec.name
-    );
-    let engine = setup.engine();
-    if engine.namespace(&namespace).is_ok() {
-        engine.drop_namespace(&namespace)?;
-    }
-    let system = setup.system(spec, &namespace)?;
-    let k = run
-        .retrieve_k
-        .unwrap_or(system.context().settings.retrieve_k);
-    for dataset in &setup.datasets {
-        if let (Some(conversation), Some(format)) = (&dataset.corpus, dataset.corpus_format()) {
-            system.memorize_corpus(conversation, format).await?;
-        }
-    }
+    // On-policy time is the dialogs' memorisation per step; the corpora's share is not counted.
+    let (system, k, _corpus) = memory_with_corpora(setup, run, spec, "on-policy", &files).await?;
     let evaluators: Vec<Box<dyn Evaluator>> = setup
         .datasets
         .iter()
@@ -110,12 +88,7 @@ async fn run_system(
         .collect();
     let positions: Vec<usize> = (0..pool.len()).collect();
     let mut rng = PyRandom::new(42);
-    let cases = setup
-        .datasets
-        .iter()
-        .map(|d| d.test.len())
-        .sum::<usize>()
-        .max(1) as f64;
+    let cases = test_cases(setup);
     let mut outcomes = Vec::new();
     for step in 0..args.step {
         let drawn = rng
@@ -166,31 +139,19 @@ async fn run_system(
             llm_calls_memory: system.stats()?.llm_operations.saturating_sub(before) as f64 / cases,
             ..CaseTiming::default()
         };
-        let mut finished = Vec::new();
-        for dataset in &setup.datasets {
-            let label = format!("{} {} (step {step})", spec.name, dataset.name());
-            finished.extend(
-                answer_rows(
-                    system.as_ref(),
-                    dataset,
-                    dataset.test.iter().collect(),
-                    k,
-                    run.threads,
-                    &label,
-                    base,
-                    |_| Ok(()),
-                )
-                .await?,
-            );
-        }
+        let tag = format!("step {step}");
+        let predictions = "test_predicts.json";
         outcomes.push(
-            finish(
+            answer_test_sets(
                 setup,
-                &run.set_name,
+                run,
                 spec,
+                system.as_ref(),
+                k,
                 &step_files,
-                "test_predicts.json",
-                finished,
+                predictions,
+                base,
+                &tag,
             )
             .await?,
         );

@@ -6,16 +6,14 @@
 //! batch's `training_dialogs.json`). Each subdirectory gets upstream's `test_predicts.json`,
 //! `evaluate_details.json` and `summary.json`, plus our `timing.json`.
 
-use std::time::Instant;
-
 use clap::Args;
-use mb_baselines::{MemorySystem, SystemSpec};
+use mb_baselines::SystemSpec;
 use mb_datasets::results::RunFiles;
 use serde_json::json;
 
+use crate::cases::{answer_test_sets, print_table, CaseTiming, Outcome};
 use crate::run::{
-    answer_rows, finish, memorize, new_run_dir, print_table, training_dialogs, CaseTiming, Outcome,
-    RunArgs, Setup,
+    memorize, memory_with_corpora, new_run_dir, test_cases, training_dialogs, RunArgs, Setup,
 };
 use crate::runtime::HarnessError;
 
@@ -55,50 +53,21 @@ async fn run_system(
         json!({"batch_size": args.batch_size}),
     )?;
     // A memory of its own, empty at the start (upstream never reuses it).
-    let stamp = files
-        .dir()
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-        .to_string();
-    let namespace = format!(
-        "step_off-policy/{}/{}/{}/{stamp}",
-        run.dataset_type, run.set_name, spec.name
-    );
-    let engine = setup.engine();
-    if engine.namespace(&namespace).is_ok() {
-        engine.drop_namespace(&namespace)?;
-    }
-    let system = setup.system(spec, &namespace)?;
-    let k = run
-        .retrieve_k
-        .unwrap_or(system.context().settings.retrieve_k);
-    let started = Instant::now();
-    for dataset in &setup.datasets {
-        if let (Some(conversation), Some(format)) = (&dataset.corpus, dataset.corpus_format()) {
-            system.memorize_corpus(conversation, format).await?;
-        }
-    }
-    let cases: usize = setup
-        .datasets
-        .iter()
-        .map(|d| d.test.len())
-        .sum::<usize>()
-        .max(1);
-    let corpus_base = CaseTiming {
-        memory_corpus: started.elapsed().as_secs_f64() / cases as f64,
-        llm_calls_memory: system.stats()?.llm_operations as f64 / cases as f64,
-        ..CaseTiming::default()
-    };
+    let (system, k, corpus_base) =
+        memory_with_corpora(setup, run, spec, "step_off-policy", &files).await?;
+    let cases = test_cases(setup);
+    let begin = RunFiles::new(files.dir().join("begin"));
     let mut outcomes = vec![
-        evaluate_step(
+        answer_test_sets(
             setup,
             run,
             spec,
             system.as_ref(),
             k,
-            &files.dir().join("begin"),
+            &begin,
+            PREDICTIONS,
             corpus_base,
+            "begin",
         )
         .await?,
     ];
@@ -120,47 +89,25 @@ async fn run_system(
         )
         .await?;
         let base = CaseTiming {
-            memory_dialogs: built.seconds / cases as f64,
-            llm_calls_memory: built.llm_operations as f64 / cases as f64,
+            memory_dialogs: built.seconds / cases,
+            llm_calls_memory: built.llm_operations as f64 / cases,
             ..CaseTiming::default()
         };
-        outcomes.push(evaluate_step(setup, run, spec, system.as_ref(), k, step.dir(), base).await?);
-    }
-    Ok(outcomes)
-}
-
-/// Answers every test set with the memory as it is and writes the step's files.
-async fn evaluate_step(
-    setup: &Setup,
-    run: &RunArgs,
-    spec: &'static SystemSpec,
-    system: &dyn MemorySystem,
-    k: usize,
-    dir: &std::path::Path,
-    base: CaseTiming,
-) -> Result<Outcome, HarnessError> {
-    let files = RunFiles::new(dir);
-    let mut finished = Vec::new();
-    for dataset in &setup.datasets {
-        let label = format!(
-            "{} {} ({})",
-            spec.name,
-            dataset.name(),
-            dir.file_name().and_then(|n| n.to_str()).unwrap_or_default()
-        );
-        finished.extend(
-            answer_rows(
-                system,
-                dataset,
-                dataset.test.iter().collect(),
+        let tag = format!("[{from},{to})");
+        outcomes.push(
+            answer_test_sets(
+                setup,
+                run,
+                spec,
+                system.as_ref(),
                 k,
-                run.threads,
-                &label,
+                &step,
+                PREDICTIONS,
                 base,
-                |_| Ok(()),
+                &tag,
             )
             .await?,
         );
     }
-    finish(setup, &run.set_name, spec, &files, PREDICTIONS, finished).await
+    Ok(outcomes)
 }
