@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use mb_datasets::results::read_json;
 use plotters::prelude::*;
 use serde_json::Value;
 
@@ -105,14 +106,6 @@ fn collect(dir: &Path, found: &mut Vec<RunRow>) -> Result<(), HarnessError> {
     Ok(())
 }
 
-fn read_json(path: &Path) -> Result<Value, HarnessError> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::run::file_error(path, e))?;
-    serde_json::from_str(&text).map_err(|e| HarnessError::File {
-        path: path.display().to_string(),
-        detail: e.to_string(),
-    })
-}
-
 /// A run directory's row; `None` when it has no run configuration (not ours).
 fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
     let config_dir = [dir, dir.parent().unwrap_or(dir)]
@@ -121,8 +114,8 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
     let Some(config_dir) = config_dir else {
         return Ok(None);
     };
-    let config = read_json(&config_dir.join("run_config.json"))?;
-    let summary = read_json(&dir.join("summary.json"))?;
+    let config: Value = read_json(&config_dir.join("run_config.json"))?;
+    let summary: Value = read_json(&dir.join("summary.json"))?;
     let regime = dir
         .components()
         .filter_map(|c| c.as_os_str().to_str())
