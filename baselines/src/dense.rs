@@ -19,7 +19,7 @@ use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record
 use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
-use crate::units::{corpus_units, dialog_units, Granularity, Unit};
+use crate::units::{corpus_memory, corpus_units, dialog_units, Granularity, Unit};
 
 /// An embedding memory over message or session units.
 pub struct DenseMemory {
@@ -77,11 +77,7 @@ impl MemorySystem for DenseMemory {
     }
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
-        let units =
-            dialog_units(dialog, self.granularity).ok_or_else(|| MemoryError::BadDialog {
-                test_idx: dialog.test_idx,
-                reason: "no user message to index the dialog by".into(),
-            })?;
+        let units = dialog_units(dialog, self.granularity)?;
         self.write(&units)
     }
 
@@ -92,10 +88,7 @@ impl MemorySystem for DenseMemory {
     ) -> Result<CorpusMemory, MemoryError> {
         let units = corpus_units(corpus, self.granularity);
         self.write(&units)?;
-        Ok(CorpusMemory {
-            namespace: self.context.namespace.clone(),
-            units: units.into_iter().map(Unit::into_corpus_unit).collect(),
-        })
+        Ok(corpus_memory(&self.context.namespace, units))
     }
 
     async fn retrieve(

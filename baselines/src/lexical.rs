@@ -18,7 +18,7 @@ use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record
 use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
-use crate::units::{corpus_units, dialog_units, Granularity, Unit};
+use crate::units::{corpus_memory, corpus_units, dialog_units, Granularity, Unit};
 
 /// A BM25 memory over message or session units.
 pub struct LexicalMemory {
@@ -60,11 +60,7 @@ impl MemorySystem for LexicalMemory {
     }
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
-        let units =
-            dialog_units(dialog, self.granularity).ok_or_else(|| MemoryError::BadDialog {
-                test_idx: dialog.test_idx,
-                reason: "no user message to index the dialog by".into(),
-            })?;
+        let units = dialog_units(dialog, self.granularity)?;
         self.write(&self.context.namespace, &units)
     }
 
@@ -75,10 +71,7 @@ impl MemorySystem for LexicalMemory {
     ) -> Result<CorpusMemory, MemoryError> {
         let units = corpus_units(corpus, self.granularity);
         self.write(&self.context.namespace, &units)?;
-        Ok(CorpusMemory {
-            namespace: self.context.namespace.clone(),
-            units: units.into_iter().map(Unit::into_corpus_unit).collect(),
-        })
+        Ok(corpus_memory(&self.context.namespace, units))
     }
 
     async fn retrieve(

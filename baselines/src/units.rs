@@ -3,7 +3,8 @@
 
 use mb_datasets::corpus::Conversation;
 
-use crate::system::{CorpusUnit, TrainingDialog};
+use crate::error::MemoryError;
+use crate::system::{CorpusMemory, CorpusUnit, TrainingDialog};
 
 /// How finely a retrieval baseline cuts what it memorises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,50 +28,59 @@ pub struct Unit {
     pub turns: Vec<String>,
 }
 
-impl Unit {
-    /// What a corpus memory records about the unit.
-    pub fn into_corpus_unit(self) -> CorpusUnit {
-        CorpusUnit {
-            doc_id: self.doc_id,
-            turns: self.turns,
-        }
+/// What memorising `units` of a corpus into `namespace` left in the memory.
+pub fn corpus_memory(namespace: &str, units: Vec<Unit>) -> CorpusMemory {
+    CorpusMemory {
+        namespace: namespace.to_string(),
+        units: units
+            .into_iter()
+            .map(|u| CorpusUnit {
+                doc_id: u.doc_id,
+                turns: u.turns,
+            })
+            .collect(),
     }
 }
 
 /// Units of a training dialog: messages as `Speaker <role> says: <content>` with ids
 /// `conv_<test_idx>_<i>`, or the whole dialog as `<role>: <content>` lines with id
-/// `conv_<test_idx>` searched by its first user message. `None` when a session unit has no
-/// user message to search by (upstream raises).
-pub fn dialog_units(dialog: TrainingDialog<'_>, granularity: Granularity) -> Option<Vec<Unit>> {
+/// `conv_<test_idx>` searched by its first user message. A session unit without a user message
+/// to search by is [`MemoryError::BadDialog`] (upstream raises).
+pub fn dialog_units(
+    dialog: TrainingDialog<'_>,
+    granularity: Granularity,
+) -> Result<Vec<Unit>, MemoryError> {
     match granularity {
-        Granularity::Message => Some(
-            dialog
-                .messages
-                .iter()
-                .enumerate()
-                .map(|(i, m)| {
-                    let text = format!("Speaker {} says: {}", role_name(m.role), m.content);
-                    Unit {
-                        doc_id: format!("conv_{}_{i}", dialog.test_idx),
-                        index_text: text.clone(),
-                        content: text,
-                        turns: Vec::new(),
-                    }
-                })
-                .collect(),
-        ),
+        Granularity::Message => Ok(dialog
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let text = format!("Speaker {} says: {}", role_name(m.role), m.content);
+                Unit {
+                    doc_id: format!("conv_{}_{i}", dialog.test_idx),
+                    index_text: text.clone(),
+                    content: text,
+                    turns: Vec::new(),
+                }
+            })
+            .collect()),
         Granularity::Session => {
             let first_user = dialog
                 .messages
                 .iter()
-                .find(|m| m.role == mb_llm::Role::User)?;
+                .find(|m| m.role == mb_llm::Role::User)
+                .ok_or_else(|| MemoryError::BadDialog {
+                    test_idx: dialog.test_idx,
+                    reason: "no user message to index the dialog by".into(),
+                })?;
             let content = dialog
                 .messages
                 .iter()
                 .map(|m| format!("{}: {}", role_name(m.role), m.content))
                 .collect::<Vec<_>>()
                 .join("\n");
-            Some(vec![Unit {
+            Ok(vec![Unit {
                 doc_id: format!("conv_{}", dialog.test_idx),
                 index_text: first_user.content.clone(),
                 content,
