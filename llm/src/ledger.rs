@@ -4,17 +4,18 @@
 //! call through a [`MeteredProvider`] lands in a [`Ledger`] under its role (answer, memory,
 //! simulator, judge) and operation (`extract_facts`, `answer`, …): calls, failures, retries,
 //! replays from the record cache, input and output tokens (the server's usage, else counted with
-//! a [`TokenCounter`]) and latencies. The harness takes a ledger snapshot per test case and per
-//! run.
+//! a [`TokenCounter`]) and latencies, totalled per run. [`usage_of`] attributes calls and tokens
+//! to one piece of work instead: a test case, a memorised dialog.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{LlmError, Result};
 use crate::{ChatProvider, ChatRequest, Completion};
@@ -89,6 +90,61 @@ struct Tally {
     output_tokens: u64,
     estimated_token_calls: u64,
     latencies_ms: Vec<f64>,
+}
+
+/// Model calls and tokens of one piece of work (a test case, a memorised dialog), over every
+/// role it used: what [`usage_of`] reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelUsage {
+    /// Calls made, failed and replayed ones included.
+    pub calls: u64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+}
+
+impl ModelUsage {
+    fn add(&mut self, other: ModelUsage) {
+        self.calls += other.calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// Runs `work` and reports the model usage of the metered calls it made, those of nested
+/// `usage_of` scopes included. Concurrent scopes polled by one task (e.g. a buffered stream of
+/// test cases) are kept apart; work moved to another task with `tokio::spawn` is not seen.
+pub async fn usage_of<F: Future>(work: F) -> (F::Output, ModelUsage) {
+    let parent = SCOPE.try_with(Arc::clone).ok();
+    let scope = Arc::new(Scope {
+        usage: Mutex::new(ModelUsage::default()),
+        parent,
+    });
+    let output = SCOPE.scope(scope.clone(), work).await;
+    let usage = *scope.usage.lock();
+    (output, usage)
+}
+
+/// A `usage_of` scope: its running total and the scope it is nested in.
+struct Scope {
+    usage: Mutex<ModelUsage>,
+    parent: Option<Arc<Scope>>,
+}
+
+tokio::task_local! {
+    static SCOPE: Arc<Scope>;
+}
+
+/// Adds a call to the current scope and every scope around it.
+fn charge(usage: ModelUsage) {
+    let _ = SCOPE.try_with(|scope| {
+        let mut current = Some(scope);
+        while let Some(scope) = current {
+            scope.usage.lock().add(usage);
+            current = scope.parent.as_ref();
+        }
+    });
 }
 
 /// Per-(role, operation) totals, shared by every metered provider of a run.
@@ -244,6 +300,12 @@ impl<P: ChatProvider> ChatProvider for MeteredProvider<P> {
                 replayed: false,
             },
         };
+        let (input_tokens, output_tokens) = entry.tokens.map_or((0, 0), |(i, o, _)| (i, o));
+        charge(ModelUsage {
+            calls: 1,
+            input_tokens,
+            output_tokens,
+        });
         self.ledger.record(&self.role, &request.operation, entry);
         outcome
     }

@@ -24,6 +24,8 @@ mod openai;
 pub mod ops;
 mod record;
 mod settings;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod think;
 
 use async_trait::async_trait;
@@ -34,7 +36,7 @@ pub use args::{CacheFlag, LlmArgs};
 pub use endpoint::EndpointConfig;
 pub use error::{LlmError, Result};
 pub use json::extract_json;
-pub use ledger::{Ledger, MeteredProvider, OperationStats, TokenCounter};
+pub use ledger::{usage_of, Ledger, MeteredProvider, ModelUsage, OperationStats, TokenCounter};
 pub use openai::OpenAiProvider;
 pub use record::{CacheMode, RecordedProvider, RECORD_NAMESPACE};
 pub use settings::{LlmSettings, LlmStack, RoleSettings};

@@ -1,78 +1,24 @@
 //! A-Mem and Mem0 against a scripted model (the exact operations, their content and effects)
 //! and offline; persistence across reopening; malformed output handled by the fallbacks.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use mb_baselines::mem0::Mem0;
 use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
 use mb_llm::ops::{Backend, Lang, MemoryEventKind};
-use mb_llm::{ChatProvider, ChatRequest, Completion, LlmStack, Message, Role};
+use mb_llm::testing::ScriptedProvider;
+use mb_llm::{LlmStack, Message, Role};
 
 use crate::common::{context, engine, offline, sample};
 
-/// Replies from a script (in order) and records each request's operation and prompt.
-struct Script {
-    replies: Mutex<Vec<String>>,
-    seen: Mutex<Vec<(String, String)>>,
+/// A model replying `replies` in order, then "unexpected call".
+fn script(replies: &[&str]) -> Arc<ScriptedProvider> {
+    ScriptedProvider::then_always(replies, "unexpected call")
 }
 
-impl Script {
-    fn new(replies: &[&str]) -> Arc<Script> {
-        Arc::new(Script {
-            replies: Mutex::new(replies.iter().rev().map(|s| s.to_string()).collect()),
-            seen: Mutex::default(),
-        })
-    }
-
-    fn operations(&self) -> Vec<String> {
-        self.seen
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(op, _)| op.clone())
-            .collect()
-    }
-}
-
-#[async_trait]
-impl ChatProvider for Script {
-    fn name(&self) -> &str {
-        "script"
-    }
-
-    fn model(&self) -> &str {
-        "script-1"
-    }
-
-    async fn complete(&self, request: &ChatRequest) -> mb_llm::Result<Completion> {
-        let prompt = request
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let operation = request.operation.clone();
-        self.seen.lock().unwrap().push((operation, prompt));
-        let text = self
-            .replies
-            .lock()
-            .unwrap()
-            .pop()
-            .unwrap_or_else(|| "unexpected call".into());
-        Ok(Completion {
-            text,
-            usage: None,
-            finish_reason: None,
-            retries: 0,
-            replayed: false,
-        })
-    }
-}
-
-fn scripted(script: Arc<Script>) -> Arc<LlmStack> {
+fn scripted(script: Arc<ScriptedProvider>) -> Arc<LlmStack> {
     let mut stack = Arc::try_unwrap(offline()).ok().unwrap();
     stack.memory = Backend::model(script, 2);
     Arc::new(stack)
@@ -92,7 +38,7 @@ fn mem0(context: MemoryContext) -> Mem0 {
 
 #[tokio::test]
 async fn mem0_adds_updates_and_deletes_with_a_history() {
-    let script = Script::new(&[
+    let script = script(&[
         "```json\n{\"facts\": [\"Lives in Lisbon\", \"Has a dog named Pixel\"]}\n```",
         "{\"memory\": [{\"id\": \"0\", \"text\": \"Lives in Lisbon\", \"event\": \"ADD\"}, {\"id\": \"1\", \"text\": \"Has a dog named Pixel\", \"event\": \"ADD\"}]}",
         "{\"facts\": [\"Moved to Porto\", \"No longer has a dog\"]}",
@@ -144,9 +90,9 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
             "decide_memory_updates"
         ]
     );
-    let prompts = script.seen.lock().unwrap().clone();
-    assert!(prompts[0].1.contains("I live in Lisbon"));
-    assert!(prompts[3].1.contains("Lives in Lisbon") && prompts[3].1.contains("Moved to Porto"));
+    let prompts = script.prompts();
+    assert!(prompts[0].contains("I live in Lisbon"));
+    assert!(prompts[3].contains("Lives in Lisbon") && prompts[3].contains("Moved to Porto"));
 
     // Exactly one memory is left, whatever the temporary-id order was: one was updated, the
     // other deleted, and the made-up id 7 changed nothing.
@@ -190,7 +136,7 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
 
 #[tokio::test]
 async fn mem0_without_usable_facts_stores_nothing() {
-    let script = Script::new(&["nope", "still nope", "{\"facts\": \"not a list\"}"]);
+    let script = script(&["nope", "still nope", "{\"facts\": \"not a list\"}"]);
     let dir = tempfile::tempdir().unwrap();
     let memory = mem0(context(engine(dir.path()), "m", scripted(script.clone())));
     let dialog = [message(Role::User, "I like tea.")];
@@ -213,7 +159,7 @@ async fn mem0_without_usable_facts_stores_nothing() {
 
 #[tokio::test]
 async fn a_mem_parity_renders_notes_and_asks_for_keywords_only_at_answer_time() {
-    let script = Script::new(&["{\"keywords\": [\"greyhound\", \"races\"]}"]);
+    let script = script(&["{\"keywords\": [\"greyhound\", \"races\"]}"]);
     let dir = tempfile::tempdir().unwrap();
     let system = registry::get("a_mem")
         .unwrap()
@@ -303,7 +249,7 @@ async fn memoryos_runs_the_reference_inventory_of_operations() {
     let topic = "[{\"theme\": \"garden\", \"keywords\": [\"garden\", \"tomatoes\"], \"content\": \"The user grows tomatoes in the garden.\"}]";
     let keywords =
         "[{\"theme\": \"garden\", \"keywords\": [\"tomatoes\"], \"content\": \"tomatoes\"}]";
-    let script = Script::new(&[
+    let script = script(&[
         // 7th exchange: the first eviction. No previous page: a fresh thread summary; the
         // batch summary; the page's keywords; a new session's summary keywords.
         "The user talks about their garden.",
@@ -355,11 +301,9 @@ async fn memoryos_runs_the_reference_inventory_of_operations() {
             "multi_topic_summary",
         ]
     );
-    let seen = script.seen.lock().unwrap().clone();
+    let seen = script.prompts();
     // The continuity check compares the two evicted exchanges, oldest first.
-    assert!(
-        seen[4].1.contains("I planted 0 tomatoes") && seen[4].1.contains("I planted 1 tomatoes")
-    );
+    assert!(seen[4].contains("I planted 0 tomatoes") && seen[4].contains("I planted 1 tomatoes"));
     let stats = system.stats().unwrap();
     assert_eq!(stats.llm_operations, 8);
     // Six exchanges wait in the queue; two pages were filed into one session.

@@ -1,9 +1,6 @@
 //! Evaluation end to end on the built-in sample, the judge path with a scripted model, and
 //! the refusal of an offline judge.
 
-use std::sync::{Arc, Mutex};
-
-use async_trait::async_trait;
 use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_datasets::evaluate::{evaluate, evaluator_for, EvalError, EvaluateDetail, Prediction};
 use mb_datasets::row::Row;
@@ -11,7 +8,7 @@ use mb_datasets::sample::{sample_source, SAMPLE_SET};
 use mb_datasets::summary::{builtin_statistics, summarize_run};
 use mb_datasets::{load, Dataset};
 use mb_llm::ops::Backend;
-use mb_llm::{ChatProvider, ChatRequest, Completion};
+use mb_llm::testing::ScriptedProvider;
 use serde_json::{json, Value};
 
 fn sample() -> Vec<Dataset> {
@@ -112,41 +109,6 @@ async fn the_sample_domain_is_scored_and_summarised() {
     assert_eq!(single, json!({"summary": {"f1": 1.0}}));
 }
 
-/// Replies from a script and records the prompts.
-struct Scripted {
-    replies: Mutex<Vec<&'static str>>,
-    prompts: Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl ChatProvider for Scripted {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    fn model(&self) -> &str {
-        "judge-1"
-    }
-
-    async fn complete(&self, request: &ChatRequest) -> mb_llm::Result<Completion> {
-        let prompt = request
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        self.prompts.lock().unwrap().push(prompt);
-        let reply = self.replies.lock().unwrap().pop().unwrap_or("Wrong");
-        Ok(Completion {
-            text: reply.to_string(),
-            usage: None,
-            finish_reason: None,
-            retries: 0,
-            replayed: false,
-        })
-    }
-}
-
 fn row(columns: Value) -> Row {
     Row::from_columns(columns.as_object().unwrap().clone()).unwrap()
 }
@@ -167,17 +129,14 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         .unwrap();
     assert_eq!(exact["accuracy"], json!(true));
     // Otherwise the judge decides; an unusable reply is re-asked.
-    let scripted = Arc::new(Scripted {
-        replies: Mutex::new(vec!["Correct", "I think it is right"]),
-        prompts: Mutex::default(),
-    });
+    let scripted = ScriptedProvider::then_always(&["I think it is right", "Correct"], "Wrong");
     let judge = Backend::model(scripted.clone(), 2);
     let judged = dialsim
         .evaluate(&question, "He married Rachel Green", &judge)
         .await
         .unwrap();
     assert_eq!(judged["accuracy"], json!(true));
-    let prompts = scripted.prompts.lock().unwrap().clone();
+    let prompts = scripted.prompts();
     assert_eq!(prompts.len(), 2);
     assert!(prompts[0].contains("Rachel") && prompts[0].contains("He married Rachel Green"));
 
@@ -192,10 +151,8 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     let why = row(json!({
         "test_idx": 3, "dataset_name": "NFCats", "lang": "en", "input_prompt": "Why do cats purr?", "info": "{}",
     }));
-    let scripted = Arc::new(Scripted {
-        replies: Mutex::new(vec!["Clear and accurate.\n###Score of the answer: 4"]),
-        prompts: Mutex::default(),
-    });
+    let scripted =
+        ScriptedProvider::then_always(&["Clear and accurate.\n###Score of the answer: 4"], "Wrong");
     let scored = nfcats
         .evaluate(&why, "Purring is...", &Backend::model(scripted, 2))
         .await
@@ -214,15 +171,15 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         "input_chat_messages": [{"role": "system", "content": "List limitations."}, {"role": "user", "content": "Paper..."}],
         "info": {"ground_truth": "Only one small dataset is used.", "category": "dataset"},
     }));
-    let scripted = Arc::new(Scripted {
-        replies: Mutex::new(vec![
-            "no",
-            "```json\n{\"explanation\": \"same point\", \"rating\": 4}\n```",
-            "2",
+    let scripted = ScriptedProvider::then_always(
+        &[
             "Yes.",
-        ]),
-        prompts: Mutex::default(),
-    });
+            "2",
+            "```json\n{\"explanation\": \"same point\", \"rating\": 4}\n```",
+            "no",
+        ],
+        "Wrong",
+    );
     let answer = "{\"limitations\": [\"Evaluated on a single dataset.\", \"The prose is dense.\"]}";
     let scored = limitgen
         .evaluate(&paper, answer, &Backend::model(scripted.clone(), 2))
@@ -235,7 +192,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         scored["predicted_subtype_list"],
         json!(["limited datasets", "N/A"])
     );
-    assert_eq!(scripted.prompts.lock().unwrap().len(), 4);
+    assert_eq!(scripted.prompts().len(), 4);
     let error = limitgen
         .evaluate(&paper, answer, &Backend::offline())
         .await

@@ -1,56 +1,10 @@
 //! Running typed operations on a model: re-asks on unusable output, fallbacks, errors.
 
-use std::sync::{Arc, Mutex};
-
-use async_trait::async_trait;
 use mb_llm::ops::{
     Backend, DecideMemoryUpdates, ExtractFacts, Lang, MemoryEventKind, QueryKeywords,
 };
-use mb_llm::{ChatProvider, ChatRequest, Completion, LlmError, Message, ResponseFormat, Role};
-
-/// Replies from a script, one per call, and keeps every request.
-struct Scripted {
-    replies: Mutex<Vec<&'static str>>,
-    requests: Mutex<Vec<ChatRequest>>,
-}
-
-impl Scripted {
-    fn new(replies: &[&'static str]) -> Arc<Scripted> {
-        Arc::new(Scripted {
-            replies: Mutex::new(replies.iter().rev().copied().collect()),
-            requests: Mutex::default(),
-        })
-    }
-}
-
-#[async_trait]
-impl ChatProvider for Scripted {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    fn model(&self) -> &str {
-        "scripted-1"
-    }
-
-    async fn complete(&self, request: &ChatRequest) -> mb_llm::Result<Completion> {
-        self.requests.lock().unwrap().push(request.clone());
-        let Some(reply) = self.replies.lock().unwrap().pop() else {
-            return Err(LlmError::Rejected {
-                url: "scripted://".into(),
-                status: 400,
-                detail: "script exhausted".into(),
-            });
-        };
-        Ok(Completion {
-            text: reply.to_string(),
-            usage: None,
-            finish_reason: None,
-            retries: 0,
-            replayed: false,
-        })
-    }
-}
+use mb_llm::testing::ScriptedProvider;
+use mb_llm::{LlmError, Message, ResponseFormat, Role};
 
 fn dialog() -> Vec<Message> {
     vec![Message::user("I moved to Lisbon and I adopted a dog.")]
@@ -58,7 +12,7 @@ fn dialog() -> Vec<Message> {
 
 #[tokio::test]
 async fn unusable_output_is_re_asked_then_parsed() {
-    let provider = Scripted::new(&[
+    let provider = ScriptedProvider::new(&[
         "Sure, the user moved to Lisbon.",
         "```json\n{\"facts\": [\"Moved to Lisbon\", \"Adopted a dog\"]}\n```",
     ]);
@@ -70,7 +24,7 @@ async fn unusable_output_is_re_asked_then_parsed() {
     assert_eq!(facts, vec!["Moved to Lisbon", "Adopted a dog"]);
     assert!(backend.fallbacks().is_empty());
 
-    let requests = provider.requests.lock().unwrap();
+    let requests = provider.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].operation, "extract_facts");
     assert!(requests[0].messages[0].content.contains("2024-05-01"));
@@ -85,7 +39,7 @@ async fn unusable_output_is_re_asked_then_parsed() {
 
 #[tokio::test]
 async fn persistent_garbage_ends_in_the_counted_fallback() {
-    let provider = Scripted::new(&["no", "still no", "nope"]);
+    let provider = ScriptedProvider::new(&["no", "still no", "nope"]);
     let backend = Backend::model(provider.clone(), 2);
     let events = backend
         .run(
@@ -96,14 +50,14 @@ async fn persistent_garbage_ends_in_the_counted_fallback() {
         .unwrap();
     assert!(events.is_empty(), "upstream's fallback: no events");
     assert_eq!(backend.fallbacks().get("decide_memory_updates"), Some(&1));
-    let requests = provider.requests.lock().unwrap();
+    let requests = provider.requests();
     assert_eq!(requests.len(), 3, "one call and two re-asks");
     assert!(requests[0].messages[0].content.contains("已存记忆"));
 }
 
 #[tokio::test]
 async fn parsed_events_and_response_formats_reach_the_caller() {
-    let provider = Scripted::new(&[
+    let provider = ScriptedProvider::new(&[
         r#"{"memory": [{"id": "0", "text": "Lives in Lisbon", "event": "ADD"}]}"#,
         r#"{"keywords": ["Lisbon", "dog"]}"#,
     ]);
@@ -121,7 +75,7 @@ async fn parsed_events_and_response_formats_reach_the_caller() {
         .await
         .unwrap();
     assert_eq!(keywords, vec!["Lisbon", "dog"]);
-    let requests = provider.requests.lock().unwrap();
+    let requests = provider.requests();
     assert!(matches!(
         requests[1].response_format,
         Some(ResponseFormat::JsonSchema { .. })
@@ -130,7 +84,7 @@ async fn parsed_events_and_response_formats_reach_the_caller() {
 
 #[tokio::test]
 async fn provider_errors_are_errors_not_fallbacks() {
-    let provider = Scripted::new(&[]);
+    let provider = ScriptedProvider::new(&[]);
     let backend = Backend::model(provider, 2);
     let error = backend
         .run(&ExtractFacts::new(dialog(), "2024-05-01"), Lang::En)

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mb_engine::{Engine, EngineOptions};
 use mb_llm::{
-    CacheMode, ChatProvider, ChatRequest, Completion, Ledger, LlmError, Message, MeteredProvider,
-    RecordedProvider, TokenCounter, Usage,
+    usage_of, CacheMode, ChatProvider, ChatRequest, Completion, Ledger, LlmError, Message,
+    MeteredProvider, ModelUsage, RecordedProvider, TokenCounter, Usage,
 };
 
 /// Answers with the reversed last message; counts calls; fails on "fail"; reports usage
@@ -29,6 +29,8 @@ impl ChatProvider for Echo {
 
     async fn complete(&self, request: &ChatRequest) -> mb_llm::Result<Completion> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        // Let concurrent callers interleave, as network calls do.
+        tokio::task::yield_now().await;
         let last = &request.messages.last().unwrap().content;
         if last == "fail" {
             return Err(LlmError::Exhausted {
@@ -176,4 +178,51 @@ async fn the_ledger_counts_per_role_and_operation() {
 
     assert_eq!(ledger.take().len(), 2);
     assert!(ledger.snapshot().is_empty(), "take starts a fresh tally");
+}
+
+#[tokio::test]
+async fn usage_scopes_attribute_calls_to_the_work_that_made_them() {
+    let ledger = Ledger::new();
+    let (served, _) = echo(true);
+    let provider = MeteredProvider::new(served, "answer", ledger.clone(), TokenCounter::Heuristic);
+    let case = |calls: usize| {
+        let provider = &provider;
+        usage_of(async move {
+            for _ in 0..calls {
+                provider.complete(&ask("question", "answer")).await.unwrap();
+            }
+        })
+    };
+    // Two cases in flight at once on one task, inside an outer scope, and a nested scope.
+    let ((((), first), ((), second)), outer) =
+        usage_of(async { futures::join!(case(2), case(3)) }).await;
+    assert_eq!(
+        first,
+        ModelUsage {
+            calls: 2,
+            input_tokens: 20,
+            output_tokens: 4
+        }
+    );
+    assert_eq!(second.calls, 3);
+    assert_eq!(
+        outer.calls, 5,
+        "an outer scope sees its nested scopes' calls"
+    );
+    assert_eq!((outer.input_tokens, outer.output_tokens), (50, 10));
+    // A failed call counts as a call without tokens; calls outside any scope are not charged.
+    let ((), failed) = usage_of(async {
+        assert!(provider.complete(&ask("fail", "answer")).await.is_err());
+    })
+    .await;
+    assert_eq!(
+        failed,
+        ModelUsage {
+            calls: 1,
+            input_tokens: 0,
+            output_tokens: 0
+        }
+    );
+    provider.complete(&ask("unscoped", "answer")).await.unwrap();
+    assert_eq!(ledger.snapshot()[0].calls, 7);
 }
