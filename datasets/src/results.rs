@@ -7,6 +7,7 @@
 //! written to a temporary name and renamed, so a crash never leaves half a file.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -97,8 +98,14 @@ pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), R
     }
     let text = serde_json::to_string_pretty(value).map_err(|e| fail(e.to_string()))?;
     let temporary = path.with_extension("json.partial");
-    fs::write(&temporary, text).map_err(|e| fail(e.to_string()))?;
-    fs::rename(&temporary, path).map_err(|e| fail(e.to_string()))
+    let write = || -> std::io::Result<()> {
+        let mut file = fs::File::create(&temporary)?;
+        file.write_all(text.as_bytes())?;
+        // On disk before it replaces the old file: a crash leaves one or the other, whole.
+        file.sync_all()?;
+        fs::rename(&temporary, path)
+    };
+    write().map_err(|e| fail(e.to_string()))
 }
 
 /// Reads a JSON file into `T`, naming the file (and line) on failure.

@@ -1,5 +1,5 @@
-//! Answered cases: their cost, answering a split with progress, the append-only log that makes
-//! runs resumable, and writing, evaluating and summarising a run's cases.
+//! Answered cases: answering a split with progress, the append-only log that makes runs
+//! resumable, and writing, evaluating and summarising a run's cases.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
@@ -10,33 +10,17 @@ use futures::stream::{self, StreamExt};
 use mb_baselines::{MemoryError, MemorySystem, SystemSpec};
 use mb_datasets::catalog::DatasetType;
 use mb_datasets::evaluate::Prediction;
-use mb_datasets::results::RunFiles;
+use mb_datasets::results::{RunFiles, SUMMARY};
 use mb_datasets::row::Row;
 use mb_datasets::Dataset;
+use mb_llm::usage_of;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::cost::CaseTiming;
 use crate::evaluation::{evaluate_run, summarize};
 use crate::run::{file_error, progress, RunArgs, Setup};
 use crate::runtime::HarnessError;
-
-/// Where one case's time went, in seconds, and how many LLM operations it took.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct CaseTiming {
-    /// The memorisation of training dialogs, divided by the test cases it serves.
-    pub memory_dialogs: f64,
-    /// The dataset's corpus ingestion, divided by its test cases.
-    pub memory_corpus: f64,
-    /// Retrieval and prompt assembly.
-    pub predict_memory: f64,
-    /// Waiting for the answer model.
-    pub predict_llm: f64,
-    /// LLM operations of memory processing (dialogs and corpus), amortised like its time.
-    pub llm_calls_memory: f64,
-    /// LLM operations of prediction: the memory's (e.g. query keywords) and the answer.
-    pub llm_calls_predict: f64,
-}
 
 /// One answered case.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,10 +33,13 @@ pub struct Finished {
 
 /// Per-case timing file of a run.
 pub const TIMING: &str = "timing.json";
+/// The append-only log of a run's finished cases.
+pub const PARTIAL: &str = "predict.partial.jsonl";
 
 /// Answers `rows` of `dataset` (concurrently, `threads` at a time), calling `sink` with each
-/// finished case as it completes; `base` carries the case's share of memory processing. The
-/// memory's own operations while answering are shared out evenly over the cases.
+/// finished case as it completes; `base` carries the case's share of memory processing. Model
+/// calls and tokens are each case's own; the memory's offline operations while answering
+/// (which make no model calls to attribute) are shared out evenly over the cases.
 #[allow(clippy::too_many_arguments)]
 pub async fn answer_rows(
     system: &dyn MemorySystem,
@@ -67,15 +54,14 @@ pub async fn answer_rows(
     let bar = progress(rows.len() as u64, label);
     let before = system.stats()?.llm_operations;
     let mut answers = stream::iter(rows.into_iter().map(|row| async move {
-        let answered = system
-            .answer(&row.input.initial_messages(), row.lang, k)
-            .await?;
-        Ok::<_, MemoryError>((row.test_idx, answered))
+        let messages = row.input.initial_messages();
+        let (answered, usage) = usage_of(system.answer(&messages, row.lang, k)).await;
+        Ok::<_, MemoryError>((row.test_idx, answered?, usage))
     }))
     .buffered(threads.max(1));
     let mut finished = Vec::new();
     while let Some(result) = answers.next().await {
-        let (test_idx, answered) = result?;
+        let (test_idx, answered, usage) = result?;
         let entry = Finished {
             prediction: Prediction {
                 test_idx,
@@ -91,6 +77,8 @@ pub async fn answer_rows(
                 predict_memory: answered.timing.memory_seconds,
                 predict_llm: answered.timing.llm_seconds,
                 llm_calls_predict: 1.0,
+                input_tokens_predict: usage.input_tokens as f64,
+                output_tokens_predict: usage.output_tokens as f64,
                 ..base
             },
         };
@@ -109,6 +97,8 @@ pub async fn answer_rows(
 
 /// Answers every test set with the memory as it is; writes, evaluates and summarises the
 /// answers in `files` (predictions as `predictions_file`). `tag` names the step in progress.
+/// A step that has its summary already is not run again; one interrupted part-way keeps the
+/// cases its partial log holds.
 #[allow(clippy::too_many_arguments)]
 pub async fn answer_test_sets(
     setup: &Setup,
@@ -121,16 +111,34 @@ pub async fn answer_test_sets(
     base: CaseTiming,
     tag: &str,
 ) -> Result<Outcome, HarnessError> {
-    let mut finished = Vec::new();
+    if let Some(outcome) = completed(setup, spec, files)? {
+        return Ok(outcome);
+    }
+    let partial = files.path(PARTIAL);
+    let mut finished = read_partial(&partial)?;
+    let finished_keys = done(&finished);
+    let mut log = PartialLog::open(&partial)?;
     for dataset in &setup.datasets {
         let label = format!("{} {} ({tag})", spec.name, dataset.name());
-        let rows = dataset.test.iter().collect();
+        let rows = dataset
+            .test
+            .iter()
+            .filter(|row| !finished_keys.contains(&(dataset.name().to_string(), row.test_idx)))
+            .collect();
         finished.extend(
-            answer_rows(system, dataset, rows, k, run.threads, &label, base, |_| {
-                Ok(())
-            })
+            answer_rows(
+                system,
+                dataset,
+                rows,
+                k,
+                run.threads,
+                &label,
+                base,
+                |entry| log.append(entry),
+            )
             .await?,
         );
+        log.sync()?;
     }
     finish(
         setup,
@@ -186,23 +194,17 @@ pub async fn finish(
         .map(|f| json!({"test_idx": f.prediction.test_idx, "dataset": f.prediction.dataset, "seconds": f.timing}))
         .collect();
     files.write(TIMING, &per_case)?;
-    let mean = |pick: fn(&CaseTiming) -> f64| {
-        by_key.values().map(|f| pick(&f.timing)).sum::<f64>() / by_key.len().max(1) as f64
-    };
-    let timing = CaseTiming {
-        memory_dialogs: mean(|t| t.memory_dialogs),
-        memory_corpus: mean(|t| t.memory_corpus),
-        predict_memory: mean(|t| t.predict_memory),
-        predict_llm: mean(|t| t.predict_llm),
-        llm_calls_memory: mean(|t| t.llm_calls_memory),
-        llm_calls_predict: mean(|t| t.llm_calls_predict),
-    };
+    let timing = by_key
+        .values()
+        .fold(CaseTiming::default(), |sum, f| sum.plus(f.timing))
+        .over(by_key.len() as f64);
     let details = evaluate_run(files, datasets, &predictions, &setup.llm.judge).await?;
     let timing_summary = json!({
         "mean_seconds_per_case": timing,
-        "memory_processing_seconds_per_case": timing.memory_dialogs + timing.memory_corpus,
-        "prediction_seconds_per_case": timing.predict_memory + timing.predict_llm,
-        "llm_calls_per_case": timing.llm_calls_memory + timing.llm_calls_predict,
+        "memory_processing_seconds_per_case": timing.memory_seconds(),
+        "prediction_seconds_per_case": timing.prediction_seconds(),
+        "llm_calls_per_case": timing.llm_calls(),
+        "tokens_per_case": timing.tokens(),
         "cases": by_key.len(),
         // Model calls, tokens and latency by role and operation since the last run finished.
         "model_usage": setup.llm.ledger.take(),
@@ -215,22 +217,47 @@ pub async fn finish(
         &details,
         Some(timing_summary),
     )?;
-    let score = if setup.kind == DatasetType::Single {
-        datasets[0]
+    Ok(Outcome {
+        system: spec.name,
+        dir: files.dir().to_path_buf(),
+        cases: by_key.len(),
+        timing,
+        score: score(setup, &summary),
+    })
+}
+
+/// The outcome of a step whose `summary.json` is written (the last file a step writes).
+fn completed(
+    setup: &Setup,
+    spec: &'static SystemSpec,
+    files: &RunFiles,
+) -> Result<Option<Outcome>, HarnessError> {
+    if !files.path(SUMMARY).is_file() {
+        return Ok(None);
+    }
+    let summary: Value = files.read(SUMMARY)?;
+    let timing = &summary["timing"];
+    Ok(Some(Outcome {
+        system: spec.name,
+        dir: files.dir().to_path_buf(),
+        cases: timing["cases"].as_u64().unwrap_or_default() as usize,
+        timing: serde_json::from_value(timing["mean_seconds_per_case"].clone()).unwrap_or_default(),
+        score: score(setup, &summary),
+    }))
+}
+
+/// The score a run's table shows: the normalised average (domain/task) or the first metric's
+/// mean (single).
+fn score(setup: &Setup, summary: &Value) -> Option<f64> {
+    if setup.kind == DatasetType::Single {
+        setup.datasets[0]
             .config
             .test_metrics
             .first()
             .and_then(|m| summary["summary"][m].as_f64())
     } else {
         summary["summary"]["average"].as_f64()
-    };
-    Ok(Outcome {
-        system: spec.name,
-        dir: files.dir().to_path_buf(),
-        cases: by_key.len(),
-        timing,
-        score,
-    })
+    }
 }
 
 /// The per-system table a run ends with.
@@ -238,7 +265,7 @@ pub fn print_table(rows: &[Outcome]) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{:<18}{:>7}{:>15}{:>15}{:>14}{:>12}{:>11}{:>9}",
+        "{:<18}{:>7}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>9}",
         "baseline",
         "cases",
         "memory s/case",
@@ -246,19 +273,21 @@ pub fn print_table(rows: &[Outcome]) {
         "retrieval ms",
         "llm s/case",
         "llm calls",
+        "tokens",
         "score"
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<18}{:>7}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>9}",
+            "{:<18}{:>7}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>9}",
             row.system,
             row.cases,
             row.timing.memory_dialogs,
             row.timing.memory_corpus,
             row.timing.predict_memory * 1000.0,
             row.timing.predict_llm,
-            row.timing.llm_calls_memory + row.timing.llm_calls_predict,
+            row.timing.llm_calls(),
+            row.timing.tokens(),
             row.score.map_or("-".to_string(), |s| format!("{s:.4}")),
         );
     }
@@ -289,13 +318,21 @@ pub struct PartialLog {
 }
 
 impl PartialLog {
-    /// Opens (or creates) the log at `path`.
+    /// Opens (or creates) the log at `path`. A line a crash cut short is closed, so that the
+    /// next entry starts a line of its own.
     pub fn open(path: &Path) -> Result<PartialLog, HarnessError> {
-        let file = OpenOptions::new()
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| file_error(parent, e))?;
+        }
+        let cut_short = std::fs::read(path).is_ok_and(|b| b.last().is_some_and(|&c| c != b'\n'));
+        let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| file_error(path, e))?;
+        if cut_short {
+            writeln!(file).map_err(|e| file_error(path, e))?;
+        }
         Ok(PartialLog {
             path: path.to_path_buf(),
             file,

@@ -8,6 +8,7 @@
 //! `RUST_LOG` controls logging.
 
 mod cases;
+mod cost;
 mod data;
 mod dialogs;
 mod evaluation;
@@ -19,6 +20,7 @@ mod report;
 mod retrieve;
 mod run;
 mod runtime;
+mod stepped;
 mod stepwise;
 
 use std::process::ExitCode;
@@ -37,7 +39,7 @@ struct Cli {
 enum Command {
     /// Memorise the set's training dialogs, answer its test questions, evaluate, and time
     /// memory processing against prediction for every case.
-    OffPolicy(offpolicy::OffPolicyArgs),
+    OffPolicy(run::RunArgs),
     /// Let the memory learn from dialogs it takes part in: per step, answer sampled training
     /// questions, collect the simulated user's feedback, memorise, evaluate.
     OnPolicy(onpolicy::OnPolicyArgs),
@@ -45,7 +47,7 @@ enum Command {
     /// test sets before the first batch and after each.
     StepwiseOffPolicy(stepwise::StepwiseArgs),
     /// As off-policy, but ask the training questions whose dialogs are in memory.
-    TrainPerformance(offpolicy::OffPolicyArgs),
+    TrainPerformance(run::RunArgs),
     /// Record training dialogs (assistant and simulated user) for data without them, written as
     /// a directory that --data reads.
     GenerateDialogs(dialogs::DialogArgs),

@@ -14,34 +14,21 @@
 //! and the answer model).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::time::Instant;
 
-use clap::Args;
 use mb_baselines::{CorpusMemory, SystemSpec};
-use mb_datasets::results::{read_json, write_json, RunFiles, PREDICT, RUN_CONFIG};
+use mb_datasets::results::{read_json, write_json, PREDICT};
 use mb_datasets::SplitName;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::cases::{
-    answer_rows, done, finish, print_table, read_partial, CaseTiming, Outcome, PartialLog,
+    answer_rows, done, finish, print_table, read_partial, Outcome, PartialLog, PARTIAL,
 };
+use crate::cost::{Cost, MemoryBuilt};
 use crate::run::{
-    ensure_bookkeeping, memorize, new_run_dir, training_dialogs, MemoryBuilt, RunArgs, Setup,
+    as_training, ensure_bookkeeping, memorize, run_dir, training_dialogs, RunArgs, Setup,
     HARNESS_NAMESPACE,
 };
 use crate::runtime::HarnessError;
-
-/// Arguments of `off-policy` and `train-performance`.
-#[derive(Args, Debug)]
-pub struct OffPolicyArgs {
-    #[command(flatten)]
-    run: RunArgs,
-    /// Continue the run in this result directory instead of starting a new one.
-    #[arg(long)]
-    resume: Option<PathBuf>,
-}
 
 /// Which questions a run asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,24 +56,13 @@ impl Questions {
     }
 }
 
-/// What ingesting one dataset's corpus cost.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-struct CorpusCost {
-    seconds: f64,
-    llm_operations: u64,
-}
-
-const PARTIAL: &str = "predict.partial.jsonl";
 const CORPUS_TIMING: &str = "corpus_timing.json";
+/// Each memorised training dialog's cost.
+pub const MEMORISATION: &str = "memorisation.json";
 
 /// Runs `off-policy` (`Questions::Test`) or `train-performance` (`Questions::Train`).
-pub fn run(args: &OffPolicyArgs, questions: Questions) -> Result<(), HarnessError> {
-    let setup = Setup::new(&args.run, true)?;
-    if args.resume.is_some() && setup.specs.len() != 1 {
-        return Err(HarnessError::Usage(
-            "--resume continues one run: name its --baseline".into(),
-        ));
-    }
+pub fn run(args: &RunArgs, questions: Questions) -> Result<(), HarnessError> {
+    let setup = Setup::new(args, true)?;
     let mut rows = Vec::new();
     for &spec in &setup.specs {
         rows.push(
@@ -100,25 +76,12 @@ pub fn run(args: &OffPolicyArgs, questions: Questions) -> Result<(), HarnessErro
 }
 
 async fn run_system(
-    args: &OffPolicyArgs,
+    run: &RunArgs,
     questions: Questions,
     setup: &Setup,
     spec: &'static SystemSpec,
 ) -> Result<Outcome, HarnessError> {
-    let run = &args.run;
-    let files = match &args.resume {
-        Some(dir) => {
-            let files = RunFiles::new(dir);
-            if !files.path(RUN_CONFIG).exists() {
-                return Err(HarnessError::Usage(format!(
-                    "--resume {}: not a run directory",
-                    dir.display()
-                )));
-            }
-            files
-        }
-        None => new_run_dir(run, questions.results_dir(), spec, json!({}))?,
-    };
+    let files = run_dir(run, questions.results_dir(), spec, json!({}))?;
     let engine = setup.engine();
     ensure_bookkeeping(engine)?;
     // The memory of the set's dialogs, shared by off-policy and train-performance runs.
@@ -126,7 +89,8 @@ async fn run_system(
         "off-policy/{}/{}/{}",
         run.dataset_type, run.set_name, spec.name
     );
-    let built_key = format!("memory:{namespace}");
+    // (Versioned: a memory marked by an older build, without per-dialog costs, is built again.)
+    let built_key = format!("memorised-v2:{namespace}");
     let built: Option<MemoryBuilt> = engine.get_state(HARNESS_NAMESPACE, &built_key)?;
     if built.is_none() && engine.namespace(&namespace).is_ok() {
         // An interrupted memorisation: start the memory again, as upstream does.
@@ -145,6 +109,7 @@ async fn run_system(
         Some(built) => built,
         None => {
             let dialogs = training_dialogs(spec, &setup.datasets);
+            let dialogs: Vec<_> = dialogs.iter().map(as_training).collect();
             let built = memorize(
                 system.as_ref(),
                 &format!("{} memorising dialogs", spec.name),
@@ -156,18 +121,18 @@ async fn run_system(
         }
     };
 
+    files.write(MEMORISATION, &built.per_dialog)?;
     let partial = files.path(PARTIAL);
     let mut finished = read_partial(&partial)?;
     let finished_keys = done(&finished);
     let corpus_timing = files.path(CORPUS_TIMING);
-    let mut corpus_costs: BTreeMap<String, CorpusCost> = if corpus_timing.exists() {
+    let mut corpus_costs: BTreeMap<String, Cost> = if corpus_timing.exists() {
         read_json(&corpus_timing)?
     } else {
         BTreeMap::new()
     };
     let split = questions.split();
     let cases: usize = setup.datasets.iter().map(|d| d.rows(split).len()).sum();
-    let per_case = |total: f64| total / cases.max(1) as f64;
     let mut log = PartialLog::open(&partial)?;
     for dataset in &setup.datasets {
         let todo: Vec<_> = dataset
@@ -180,13 +145,14 @@ async fn run_system(
         }
         let corpus = match (&dataset.corpus, dataset.corpus_format()) {
             (Some(conversation), Some(format)) => {
-                let started = Instant::now();
-                let operations = system.stats()?.llm_operations;
-                let memory = system.memorize_corpus(conversation, format).await?;
+                let work = system.memorize_corpus(conversation, format);
+                let (memory, cost) = Cost::measure(system.as_ref(), work).await?;
+                let memory = memory?;
                 engine.put_state(HARNESS_NAMESPACE, &corpus_key, &memory)?;
-                let cost = corpus_costs.entry(dataset.name().to_string()).or_default();
-                cost.seconds += started.elapsed().as_secs_f64();
-                cost.llm_operations += system.stats()?.llm_operations.saturating_sub(operations);
+                corpus_costs
+                    .entry(dataset.name().to_string())
+                    .or_default()
+                    .add(cost);
                 write_json(&corpus_timing, &corpus_costs)?;
                 Some(memory)
             }
@@ -196,14 +162,11 @@ async fn run_system(
             .get(dataset.name())
             .copied()
             .unwrap_or_default();
-        let dataset_cases = dataset.rows(split).len().max(1) as f64;
-        let base = CaseTiming {
-            memory_dialogs: per_case(built.seconds),
-            memory_corpus: cost.seconds / dataset_cases,
-            llm_calls_memory: per_case(built.llm_operations as f64)
-                + cost.llm_operations as f64 / dataset_cases,
-            ..CaseTiming::default()
-        };
+        let dataset_cases = dataset.rows(split).len() as f64;
+        let base = built
+            .total
+            .dialogs_share(cases as f64)
+            .plus(cost.corpus_share(dataset_cases));
         let label = format!("{} {}", spec.name, dataset.name());
         let answered = answer_rows(
             system.as_ref(),

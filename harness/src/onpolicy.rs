@@ -5,13 +5,13 @@
 //! `random.sample` per step, so rows may recur across steps); the system answers each with its
 //! memory, the simulated user reacts (rule-based on LoCoMo/DialSim, the simulator role
 //! elsewhere), the dialogs are written to `step_<i>/train_dialogs.json` and memorised, and the
-//! test sets are answered and evaluated in `step_<i>/`.
+//! test sets are answered and evaluated in `step_<i>/`. `--resume` continues an interrupted run
+//! (see [`crate::stepped`]): the draws are made again, and a step's dialogs, once written, are
+//! read back rather than collected again.
 //!
 //! Upstream's follow-up loop never appends the assistant's follow-up (a missing `break`), so
 //! its dialogs end with the answer or with the user's first feedback; we record the same dialogs
 //! without making the follow-up calls whose output upstream discards.
-
-use std::time::Instant;
 
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -21,12 +21,15 @@ use mb_datasets::results::RunFiles;
 use mb_datasets::row::{DialogMessage, Row};
 use mb_datasets::{Dataset, PyRandom};
 use mb_llm::Role;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::cases::{answer_test_sets, print_table, CaseTiming, Outcome};
+use crate::cases::{answer_test_sets, print_table, Outcome};
 use crate::feedback::react;
-use crate::run::{memory_with_corpora, new_run_dir, test_cases, RunArgs, Setup};
+use crate::offpolicy::MEMORISATION;
+use crate::run::{run_dir, RunArgs, Setup};
 use crate::runtime::HarnessError;
+use crate::stepped::SteppedMemory;
 
 /// Arguments of `on-policy`.
 #[derive(Args, Debug)]
@@ -52,14 +55,18 @@ pub fn run(args: &OnPolicyArgs) -> Result<(), HarnessError> {
     Ok(())
 }
 
-/// One collected training dialog.
-struct Collected<'a> {
-    dataset: &'a Dataset,
-    row: &'a Row,
-    pool_index: usize,
+/// One collected training dialog, as `step_<i>/train_dialogs.json` records it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Collected {
+    test_idx: u64,
+    dataset: String,
+    /// Its position in the pool of every dataset's training rows (what was drawn).
+    training_set_idx: usize,
     dialog: Vec<DialogMessage>,
-    feedback: Value,
+    implicit_feedback: Value,
 }
+
+const TRAIN_DIALOGS: &str = "train_dialogs.json";
 
 async fn run_system(
     args: &OnPolicyArgs,
@@ -67,14 +74,14 @@ async fn run_system(
     spec: &'static SystemSpec,
 ) -> Result<Vec<Outcome>, HarnessError> {
     let run = &args.run;
-    let files = new_run_dir(
+    let files = run_dir(
         run,
         "on-policy/results",
         spec,
         json!({"step": args.step, "batch_size": args.batch_size}),
     )?;
     // On-policy time is the dialogs' memorisation per step; the corpora's share is not counted.
-    let (system, k, _corpus) = memory_with_corpora(setup, run, spec, "on-policy", &files).await?;
+    let mut memory = SteppedMemory::open(setup, run, spec, "on-policy", &files).await?;
     let evaluators: Vec<Box<dyn Evaluator>> = setup
         .datasets
         .iter()
@@ -88,68 +95,69 @@ async fn run_system(
         .collect();
     let positions: Vec<usize> = (0..pool.len()).collect();
     let mut rng = PyRandom::new(42);
-    let cases = test_cases(setup);
     let mut outcomes = Vec::new();
     for step in 0..args.step {
         let drawn = rng
             .sample(&positions, args.batch_size.min(pool.len()))
             .unwrap_or_default();
-        let collected: Vec<Collected> = stream::iter(drawn.into_iter().map(|pool_index| {
-            let (dataset_index, row) = pool[pool_index];
-            collect(
-                setup,
-                system.as_ref(),
-                &setup.datasets[dataset_index],
-                row,
-                evaluators[dataset_index].as_ref(),
-                k,
-                pool_index,
-            )
-        }))
-        .buffered(run.threads.max(1))
-        .try_collect()
-        .await?;
         let step_files = RunFiles::new(files.dir().join(format!("step_{step}")));
-        let written: Vec<Value> = collected
+        // A resumed run reads the dialogs a step collected before it stopped.
+        let collected: Vec<Collected> = if step_files.path(TRAIN_DIALOGS).is_file() {
+            let recorded: Vec<Collected> = step_files.read(TRAIN_DIALOGS)?;
+            let recorded_draws: Vec<usize> = recorded.iter().map(|c| c.training_set_idx).collect();
+            if recorded_draws != drawn {
+                return Err(HarnessError::Usage(format!(
+                    "{}: its dialogs were drawn from other training data than this run's",
+                    step_files.path(TRAIN_DIALOGS).display()
+                )));
+            }
+            recorded
+        } else {
+            let collected = stream::iter(drawn.into_iter().map(|pool_index| {
+                let (dataset_index, row) = pool[pool_index];
+                collect(
+                    setup,
+                    memory.system(),
+                    &setup.datasets[dataset_index],
+                    row,
+                    evaluators[dataset_index].as_ref(),
+                    memory.k(),
+                    pool_index,
+                )
+            }))
+            .buffered(run.threads.max(1))
+            .try_collect()
+            .await?;
+            step_files.write(TRAIN_DIALOGS, &collected)?;
+            collected
+        };
+        let dialogs: Vec<TrainingDialog> = collected
             .iter()
             .map(|c| {
-                json!({
-                    "test_idx": c.row.test_idx,
-                    "dataset": c.dataset.name(),
-                    "training_set_idx": c.pool_index,
-                    "dialog": c.dialog,
-                    "implicit_feedback": c.feedback,
-                })
+                let (dataset_index, row) = pool[c.training_set_idx];
+                TrainingDialog {
+                    test_idx: row.test_idx,
+                    dataset: setup.datasets[dataset_index].name(),
+                    lang: row.lang,
+                    messages: &c.dialog,
+                }
             })
             .collect();
-        step_files.write("train_dialogs.json", &written)?;
-        let started = Instant::now();
-        let before = system.stats()?.llm_operations;
-        for c in &collected {
-            let dialog = TrainingDialog {
-                test_idx: c.row.test_idx,
-                dataset: c.dataset.name(),
-                lang: c.row.lang,
-                messages: &c.dialog,
-            };
-            system.memorize_dialog(dialog).await?;
-        }
-        let base = CaseTiming {
-            memory_dialogs: started.elapsed().as_secs_f64() / cases,
-            llm_calls_memory: system.stats()?.llm_operations.saturating_sub(before) as f64 / cases,
-            ..CaseTiming::default()
-        };
         let tag = format!("step {step}");
-        let predictions = "test_predicts.json";
+        let built = memory
+            .include(step, &format!("{} dialogs ({tag})", spec.name), &dialogs)
+            .await?;
+        step_files.write(MEMORISATION, &built.per_dialog)?;
+        let base = memory.batch_share(&built);
         outcomes.push(
             answer_test_sets(
                 setup,
                 run,
                 spec,
-                system.as_ref(),
-                k,
+                memory.system(),
+                memory.k(),
                 &step_files,
-                predictions,
+                "test_predicts.json",
                 base,
                 &tag,
             )
@@ -160,15 +168,15 @@ async fn run_system(
 }
 
 /// One training dialog: the system answers with its memory, the simulated user reacts once.
-async fn collect<'a>(
+async fn collect(
     setup: &Setup,
     system: &dyn MemorySystem,
-    dataset: &'a Dataset,
-    row: &'a Row,
+    dataset: &Dataset,
+    row: &Row,
     evaluator: &dyn Evaluator,
     k: usize,
     pool_index: usize,
-) -> Result<Collected<'a>, HarnessError> {
+) -> Result<Collected, HarnessError> {
     let initial = row.input.initial_messages();
     let answered = system.answer(&initial, row.lang, k).await?;
     let mut dialog: Vec<DialogMessage> = answered
@@ -208,10 +216,10 @@ async fn collect<'a>(
     let action = serde_json::to_value(reaction.action).unwrap_or(Value::Null);
     let feedback = json!([{"round": 0, "implicit_action": action, "terminated": reaction.end}]);
     Ok(Collected {
-        dataset,
-        row,
-        pool_index,
+        test_idx: row.test_idx,
+        dataset: dataset.name().to_string(),
+        training_set_idx: pool_index,
         dialog,
-        feedback,
+        implicit_feedback: feedback,
     })
 }

@@ -4,8 +4,9 @@
 //! `on-policy` counts as its own run); its regime, set and memory system come from its path and
 //! `run_config.json`. For each (regime, set, system) the newest run is kept. The page has a
 //! table of scores and costs, and SVG charts: the score of each system per set, memory
-//! processing against prediction time per case (the paper's efficiency figure), and LLM
-//! operations per case. It needs no network to open.
+//! processing against prediction time per case (the paper's efficiency figure), LLM operations
+//! per case, model tokens per case (when a model was called), and the memorisation's cumulative
+//! time over the training dialogs (from `memorisation.json`). It needs no network to open.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use mb_datasets::results::read_json;
 use plotters::prelude::*;
 use serde_json::Value;
 
+use crate::cost::DialogCost;
 use crate::runtime::HarnessError;
 
 /// Arguments of `report`.
@@ -39,6 +41,9 @@ struct RunRow {
     memory_seconds: f64,
     prediction_seconds: f64,
     llm_calls: f64,
+    tokens: f64,
+    /// Seconds each training dialog took to memorise, in order (`memorisation.json`).
+    dialog_seconds: Vec<f64>,
 }
 
 const REGIMES: [&str; 4] = [
@@ -151,7 +156,19 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
             .as_f64()
             .unwrap_or(0.0),
         llm_calls: timing["llm_calls_per_case"].as_f64().unwrap_or(0.0),
+        tokens: timing["tokens_per_case"].as_f64().unwrap_or(0.0),
+        dialog_seconds: dialog_seconds(dir)?,
     }))
+}
+
+/// The per-dialog memorisation seconds of a run directory, if it lists them.
+fn dialog_seconds(dir: &Path) -> Result<Vec<f64>, HarnessError> {
+    let path = dir.join(crate::offpolicy::MEMORISATION);
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let dialogs: Vec<DialogCost> = read_json(&path)?;
+    Ok(dialogs.iter().map(|d| d.cost.seconds).collect())
 }
 
 /// The HTML page.
@@ -162,17 +179,18 @@ fn page(rows: &[RunRow]) -> Result<String, Box<dyn std::error::Error>> {
          td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}</style>\
          </head><body><h1>memorybench-rs report</h1>",
     );
-    html.push_str("<table><tr><th>regime</th><th>set</th><th>system</th><th>score</th><th>memory s/case</th><th>prediction s/case</th><th>LLM calls/case</th></tr>");
+    html.push_str("<table><tr><th>regime</th><th>set</th><th>system</th><th>score</th><th>memory s/case</th><th>prediction s/case</th><th>LLM calls/case</th><th>model tokens/case</th></tr>");
     for r in rows {
         html.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td><td>{:.0}</td></tr>",
             escape(&r.regime),
             escape(&r.set),
             escape(&r.system),
             r.score.map_or("-".into(), |s| format!("{s:.4}")),
             r.memory_seconds,
             r.prediction_seconds,
-            r.llm_calls
+            r.llm_calls,
+            r.tokens
         ));
     }
     html.push_str("</table>");
@@ -195,7 +213,15 @@ fn page(rows: &[RunRow]) -> Result<String, Box<dyn std::error::Error>> {
             .map(|r| (r.system.clone(), r.llm_calls))
             .collect();
         html.push_str(&bar_chart("LLM operations per case", &calls)?);
+        if group.iter().any(|r| r.tokens > 0.0) {
+            let tokens: Vec<(String, f64)> =
+                group.iter().map(|r| (r.system.clone(), r.tokens)).collect();
+            html.push_str(&bar_chart("model tokens per case", &tokens)?);
+        }
         html.push_str(&efficiency_chart(group)?);
+        if group.iter().any(|r| !r.dialog_seconds.is_empty()) {
+            html.push_str(&memorisation_chart(group)?);
+        }
     }
     html.push_str("</body></html>\n");
     Ok(html)
@@ -280,6 +306,70 @@ fn efficiency_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Err
                 + Circle::new((0, 0), 4, Palette99::pick(i).filled())
                 + Text::new(r.system.clone(), (6, -6), ("sans-serif", 12))
         }))?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// Cumulative memorisation time over the dialogs memorised, one line per system: the slope is
+/// the cost per dialog, and a system's periodic consolidations show as steps.
+fn memorisation_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Error>> {
+    let lines: Vec<(&str, Vec<(f64, f64)>)> = group
+        .iter()
+        .map(|r| {
+            let mut total = 0.0;
+            let points = r
+                .dialog_seconds
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    total += s;
+                    ((i + 1) as f64, total)
+                })
+                .collect();
+            (r.system.as_str(), points)
+        })
+        .collect();
+    let x_top = lines
+        .iter()
+        .map(|(_, p)| p.len() as f64)
+        .fold(1.0f64, f64::max);
+    let y_top = lines
+        .iter()
+        .filter_map(|(_, p)| p.last().map(|(_, y)| *y))
+        .fold(0.0f64, f64::max)
+        .max(1e-6)
+        * 1.1;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "memorisation: cumulative seconds over training dialogs",
+                ("sans-serif", 18),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..x_top, 0.0..y_top)?;
+        chart
+            .configure_mesh()
+            .x_desc("dialogs memorised")
+            .y_desc("seconds")
+            .draw()?;
+        for (i, (system, points)) in lines.into_iter().enumerate() {
+            let colour = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
+                .label(system)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
         root.present()?;
     }
     Ok(svg)

@@ -1,10 +1,10 @@
-//! What every regime shares: its flags, the loaded set, engine and model roles, run
-//! directories, the training dialogs in upstream's shuffled order, and memories built from them
-//! and from the set's corpora. Answered cases live in [`crate::cases`].
+//! What every regime shares: its flags, the loaded set, engine and model roles, run directories
+//! (new or resumed), the training dialogs in upstream's shuffled order and their measured
+//! memorisation. Answered cases live in [`crate::cases`], costs in [`crate::cost`], and the
+//! batch-grown memory of stepwise and on-policy runs in [`crate::stepped`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -17,10 +17,9 @@ use mb_embed::Embedder;
 use mb_engine::{Engine, NamespaceOptions};
 use mb_llm::ops::Lang;
 use mb_llm::{LlmArgs, LlmStack};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::cases::CaseTiming;
+use crate::cost::{Cost, DialogCost, MemoryBuilt};
 use crate::data::DataArgs;
 use crate::runtime::{self, HarnessError, Store};
 
@@ -58,6 +57,10 @@ pub struct RunArgs {
     /// Run a system on a set upstream skips it for.
     #[arg(long)]
     pub force: bool,
+    /// Continue the interrupted run in this result directory (give the flags it was started
+    /// with) instead of starting a new one.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
 }
 
 /// The loaded set, the systems to run, and the engine and model roles they share.
@@ -100,6 +103,11 @@ impl Setup {
             }
             vec![spec]
         };
+        if args.resume.is_some() && specs.len() != 1 {
+            return Err(HarnessError::Usage(
+                "--resume continues one run: name its --baseline".into(),
+            ));
+        }
         let datasets = load(
             args.data.source()?.as_ref(),
             &Catalog::builtin()?,
@@ -206,26 +214,17 @@ async fn preflight(llm: &LlmStack) -> Result<(), HarnessError> {
     Ok(())
 }
 
-/// A new run directory: `<output>/<regime>/<type>/<set>/<system>/start_at_<stamp>/` with its
-/// `run_config.json`.
-pub fn new_run_dir(
+/// The run directory: with `--resume`, the run named (after checking it was started with the
+/// same flags); otherwise a new `<output>/<regime>/<type>/<set>/<system>/start_at_<stamp>/`
+/// with its `run_config.json`. `extra` holds the regime's own settings.
+pub fn run_dir(
     args: &RunArgs,
     regime: &str,
     spec: &SystemSpec,
     extra: Value,
 ) -> Result<RunFiles, HarnessError> {
-    let dir = args
-        .output_dir
-        .join(regime)
-        .join(&args.dataset_type)
-        .join(&args.set_name)
-        .join(spec.name)
-        .join(format!(
-            "start_at_{}",
-            mb_datasets::results::utc_timestamp()
-        ));
-    let files = RunFiles::new(dir);
     let mut config = json!({
+        "regime": regime,
         "dataset_type": args.dataset_type,
         "set_name": args.set_name,
         "memory_system": spec.name,
@@ -241,22 +240,56 @@ pub fn new_run_dir(
     if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
         config.extend(extra.clone());
     }
+    if let Some(dir) = &args.resume {
+        let files = RunFiles::new(dir);
+        if !files.path(RUN_CONFIG).is_file() {
+            return Err(HarnessError::Usage(format!(
+                "--resume {}: not a run directory (no {RUN_CONFIG})",
+                dir.display()
+            )));
+        }
+        let recorded: Value = files.read(RUN_CONFIG)?;
+        // What defines the experiment must match; threads, endpoints and paths may change.
+        let defining = [
+            "regime",
+            "dataset_type",
+            "set_name",
+            "memory_system",
+            "data",
+            "retrieve_k",
+        ];
+        let keys = defining.iter().copied().chain(
+            extra
+                .as_object()
+                .into_iter()
+                .flat_map(|e| e.keys().map(String::as_str)),
+        );
+        for key in keys {
+            if recorded.get(key) != config.get(key) {
+                return Err(HarnessError::Usage(format!(
+                    "--resume {}: the run was started with {key} = {}, this command has {}; \
+                     resume with the run's own flags",
+                    dir.display(),
+                    recorded.get(key).unwrap_or(&Value::Null),
+                    config.get(key).unwrap_or(&Value::Null)
+                )));
+            }
+        }
+        return Ok(files);
+    }
+    let dir = args
+        .output_dir
+        .join(regime)
+        .join(&args.dataset_type)
+        .join(&args.set_name)
+        .join(spec.name)
+        .join(format!(
+            "start_at_{}",
+            mb_datasets::results::utc_timestamp()
+        ));
+    let files = RunFiles::new(dir);
     files.write(RUN_CONFIG, &config)?;
     Ok(files)
-}
-
-/// How long memorising dialogs took.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct MemoryBuilt {
-    /// Seconds.
-    pub seconds: f64,
-    /// Dialogs memorised.
-    pub dialogs: usize,
-    /// Dialogs the system could not take (counted, skipped).
-    pub skipped: usize,
-    /// LLM operations the memorisation ran.
-    #[serde(default)]
-    pub llm_operations: u64,
 }
 
 /// A training dialog of the set: its row, dataset and recorded conversation.
@@ -285,82 +318,50 @@ pub fn training_dialogs<'a>(spec: &SystemSpec, datasets: &'a [Dataset]) -> Vec<S
     dialogs
 }
 
-/// Memorises `dialogs` in order, skipping (and counting) those the system cannot take.
+/// The training dialog a set dialog gives the memory.
+pub fn as_training<'a>((row, dataset, dialog): &SetDialog<'a>) -> TrainingDialog<'a> {
+    TrainingDialog {
+        test_idx: row.test_idx,
+        dataset,
+        lang: row.lang,
+        messages: &dialog.messages,
+    }
+}
+
+/// Memorises `dialogs` in order, measuring each, and skipping (and counting) those the system
+/// cannot take.
 pub async fn memorize(
     system: &dyn MemorySystem,
     label: &str,
-    dialogs: &[SetDialog<'_>],
+    dialogs: &[TrainingDialog<'_>],
 ) -> Result<MemoryBuilt, HarnessError> {
-    let started = Instant::now();
     let bar = progress(dialogs.len() as u64, label);
-    let before = system.stats()?.llm_operations;
-    let mut skipped = 0;
-    for (row, dataset, dialog) in dialogs {
-        let training = TrainingDialog {
-            test_idx: row.test_idx,
-            dataset,
-            lang: row.lang,
-            messages: &dialog.messages,
-        };
-        match system.memorize_dialog(training).await {
-            Ok(()) => {}
+    let mut built = MemoryBuilt {
+        dialogs: dialogs.len(),
+        ..MemoryBuilt::default()
+    };
+    for &dialog in dialogs {
+        let (outcome, cost) = Cost::measure(system, system.memorize_dialog(dialog)).await?;
+        let skipped = match outcome {
+            Ok(()) => false,
             Err(error @ MemoryError::BadDialog { .. }) => {
-                tracing::warn!("{dataset}: skipped: {error}");
-                skipped += 1;
+                tracing::warn!("{}: skipped: {error}", dialog.dataset);
+                true
             }
             Err(other) => return Err(other.into()),
-        }
+        };
+        built.skipped += usize::from(skipped);
+        built.total.add(cost);
+        built.per_dialog.push(DialogCost {
+            dataset: dialog.dataset.to_string(),
+            test_idx: dialog.test_idx,
+            skipped,
+            cost,
+        });
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(MemoryBuilt {
-        seconds: started.elapsed().as_secs_f64(),
-        dialogs: dialogs.len(),
-        skipped,
-        llm_operations: system.stats()?.llm_operations.saturating_sub(before),
-    })
-}
-
-/// A memory of the run's own, `<regime>/<type>/<set>/<system>/<run stamp>` (emptied if it
-/// exists), holding every corpus of the set; with the retrieval depth to use and the corpus
-/// ingestion's share of each test case.
-pub async fn memory_with_corpora(
-    setup: &Setup,
-    run: &RunArgs,
-    spec: &'static SystemSpec,
-    regime: &str,
-    files: &RunFiles,
-) -> Result<(Box<dyn MemorySystem>, usize, CaseTiming), HarnessError> {
-    let stamp = files
-        .dir()
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let namespace = format!(
-        "{regime}/{}/{}/{}/{stamp}",
-        run.dataset_type, run.set_name, spec.name
-    );
-    let engine = setup.engine();
-    if engine.namespace(&namespace).is_ok() {
-        engine.drop_namespace(&namespace)?;
-    }
-    let system = setup.system(spec, &namespace)?;
-    let k = run
-        .retrieve_k
-        .unwrap_or(system.context().settings.retrieve_k);
-    let started = Instant::now();
-    for dataset in &setup.datasets {
-        if let (Some(conversation), Some(format)) = (&dataset.corpus, dataset.corpus_format()) {
-            system.memorize_corpus(conversation, format).await?;
-        }
-    }
-    let cases = test_cases(setup);
-    let corpus = CaseTiming {
-        memory_corpus: started.elapsed().as_secs_f64() / cases,
-        llm_calls_memory: system.stats()?.llm_operations as f64 / cases,
-        ..CaseTiming::default()
-    };
-    Ok((system, k, corpus))
+    Ok(built)
 }
 
 /// Test cases of the set (at least one, to divide by).

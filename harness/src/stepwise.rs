@@ -4,18 +4,20 @@
 //! test sets are answered (`begin/`), and then the shuffled training dialogs are added
 //! `--batch-size` at a time, the test sets answered after each batch (`[from,to)/`, with that
 //! batch's `training_dialogs.json`). Each subdirectory gets upstream's `test_predicts.json`,
-//! `evaluate_details.json` and `summary.json`, plus our `timing.json`.
+//! `evaluate_details.json` and `summary.json`, plus our `timing.json` and, for a batch, its
+//! dialogs' `memorisation.json`. `--resume` continues an interrupted run (see
+//! [`crate::stepped`]).
 
 use clap::Args;
 use mb_baselines::SystemSpec;
 use mb_datasets::results::RunFiles;
 use serde_json::json;
 
-use crate::cases::{answer_test_sets, print_table, CaseTiming, Outcome};
-use crate::run::{
-    memorize, memory_with_corpora, new_run_dir, test_cases, training_dialogs, RunArgs, Setup,
-};
+use crate::cases::{answer_test_sets, print_table, Outcome};
+use crate::offpolicy::MEMORISATION;
+use crate::run::{as_training, run_dir, training_dialogs, RunArgs, Setup};
 use crate::runtime::HarnessError;
+use crate::stepped::SteppedMemory;
 
 /// Arguments of `stepwise-off-policy`.
 #[derive(Args, Debug)]
@@ -46,61 +48,53 @@ async fn run_system(
     spec: &'static SystemSpec,
 ) -> Result<Vec<Outcome>, HarnessError> {
     let run = &args.run;
-    let files = new_run_dir(
+    let files = run_dir(
         run,
         "step_off-policy/results",
         spec,
         json!({"batch_size": args.batch_size}),
     )?;
-    // A memory of its own, empty at the start (upstream never reuses it).
-    let (system, k, corpus_base) =
-        memory_with_corpora(setup, run, spec, "step_off-policy", &files).await?;
-    let cases = test_cases(setup);
+    // A memory of its own, empty but for the corpora at the start (upstream never reuses it).
+    let mut memory = SteppedMemory::open(setup, run, spec, "step_off-policy", &files).await?;
     let begin = RunFiles::new(files.dir().join("begin"));
     let mut outcomes = vec![
         answer_test_sets(
             setup,
             run,
             spec,
-            system.as_ref(),
-            k,
+            memory.system(),
+            memory.k(),
             &begin,
             PREDICTIONS,
-            corpus_base,
+            memory.corpus_share(),
             "begin",
         )
         .await?,
     ];
     let dialogs = training_dialogs(spec, &setup.datasets);
     let size = args.batch_size.max(1);
-    for from in (0..dialogs.len()).step_by(size) {
+    for (index, from) in (0..dialogs.len()).step_by(size).enumerate() {
         let to = (from + size).min(dialogs.len());
+        let tag = format!("[{from},{to})");
         let batch = &dialogs[from..to];
-        let step = RunFiles::new(files.dir().join(format!("[{from},{to})")));
+        let step = RunFiles::new(files.dir().join(&tag));
         let trained: Vec<_> = batch
             .iter()
             .map(|(row, _, dialog)| json!({"test_idx": row.test_idx, "dialog": dialog.messages}))
             .collect();
         step.write("training_dialogs.json", &trained)?;
-        let built = memorize(
-            system.as_ref(),
-            &format!("{} dialogs [{from},{to})", spec.name),
-            batch,
-        )
-        .await?;
-        let base = CaseTiming {
-            memory_dialogs: built.seconds / cases,
-            llm_calls_memory: built.llm_operations as f64 / cases,
-            ..CaseTiming::default()
-        };
-        let tag = format!("[{from},{to})");
+        let batch: Vec<_> = batch.iter().map(as_training).collect();
+        let label = format!("{} dialogs {tag}", spec.name);
+        let built = memory.include(index, &label, &batch).await?;
+        step.write(MEMORISATION, &built.per_dialog)?;
+        let base = memory.batch_share(&built);
         outcomes.push(
             answer_test_sets(
                 setup,
                 run,
                 spec,
-                system.as_ref(),
-                k,
+                memory.system(),
+                memory.k(),
                 &step,
                 PREDICTIONS,
                 base,

@@ -1,8 +1,6 @@
 //! Every regime for every memory system on the built-in sample offline, and one regime against
 //! a local OpenAI-compatible server the test runs.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -128,139 +126,17 @@ fn off_policy_answers_through_an_openai_compatible_server() {
     for prediction in predictions.as_array().unwrap() {
         assert_eq!(prediction["response"], "Biscuit ran 31 races.");
     }
-}
-
-/// A slow OpenAI-compatible server whose answer is derived from the question.
-fn slow_server(delay_ms: u64) -> u16 {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let port = server.server_addr().to_ip().unwrap().port();
-    std::thread::spawn(move || {
-        for mut request in server.incoming_requests() {
-            let mut body = String::new();
-            request.as_reader().read_to_string(&mut body).unwrap();
-            let sent: Value = serde_json::from_str(&body).unwrap();
-            let question = sent["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or_default()
-                .to_string();
-            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-            let answer: String = question.chars().rev().take(24).collect();
-            let reply = json!({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]});
-            let _ = request.respond(tiny_http::Response::from_string(reply.to_string()));
-        }
-    });
-    port
-}
-
-fn answer_settings(dir: &Path, port: u16) -> std::path::PathBuf {
-    let path = dir.join("llm.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "reasks = 0\n[answer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"slow\"\n\
-             [memory]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n"
-        ),
-    )
-    .unwrap();
-    path
-}
-
-#[test]
-fn a_run_killed_mid_way_resumes_to_the_same_predictions() {
-    let port = slow_server(150);
-    let dir = tempfile::tempdir().unwrap();
-    let settings = answer_settings(dir.path(), port);
-    let args = |store: &str, output: &str| -> Vec<String> {
-        [
-            "off-policy",
-            "--baseline",
-            "bm25_dialog",
-            "--threads",
-            "1",
-            "--llm-cache",
-            "off",
-            "--llm",
-            settings.to_str().unwrap(),
-            "--store",
-            store,
-            "--output-dir",
-            output,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    };
-    let path = |name: &str| dir.path().join(name).display().to_string();
-    // The uninterrupted run.
-    let full = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(args(&path("store-a"), &path("runs-a")))
-        .output()
-        .unwrap();
-    assert!(
-        full.status.success(),
-        "{}",
-        String::from_utf8_lossy(&full.stderr)
-    );
-    // A second run, killed with SIGKILL while it answers.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(args(&path("store-b"), &path("runs-b")))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let run_dir = |root: &str| {
-        dir.path()
-            .join(root)
-            .join("off-policy/results/domain/Sample/bm25_dialog")
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let killed_run = loop {
-        let partial = std::fs::read_dir(run_dir("runs-b"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .map(|e| e.unwrap().path())
-            .filter(|run| {
-                std::fs::read_to_string(run.join("predict.partial.jsonl"))
-                    .is_ok_and(|t| t.lines().count() >= 3)
-            });
-        if let Some(run) = partial {
-            child.kill().unwrap();
-            break run;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run never got going"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    child.wait().unwrap();
-    assert!(
-        !killed_run.join("predict.json").exists(),
-        "killed before finishing"
-    );
-    let mut resume = args(&path("store-b"), &path("runs-b"));
-    resume.extend(["--resume".to_string(), killed_run.display().to_string()]);
-    let resumed = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(&resume)
-        .output()
-        .unwrap();
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    let read = |run: &Path| -> Value {
-        serde_json::from_str(&std::fs::read_to_string(run.join("predict.json")).unwrap()).unwrap()
-    };
-    let full_run = std::fs::read_dir(run_dir("runs-a"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    assert_eq!(read(&killed_run), read(&full_run));
+    // Each case's model tokens are its own answer's, as the server counted them.
+    let timing: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("timing.json")).unwrap()).unwrap();
+    for case in timing.as_array().unwrap() {
+        assert_eq!(case["seconds"]["input_tokens_predict"], 10.0, "{case}");
+        assert_eq!(case["seconds"]["output_tokens_predict"], 5.0, "{case}");
+        assert_eq!(case["seconds"]["input_tokens_memory"], 0.0, "{case}");
+    }
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["timing"]["tokens_per_case"], 15.0);
 }
 
 #[test]

@@ -5,4 +5,5 @@ mod endtoend;
 mod import;
 mod offpolicy;
 mod regimes;
+mod resume;
 mod retrieve;

@@ -63,6 +63,21 @@ fn off_policy_writes_upstream_files_and_resumes() {
     assert_eq!(summary["timing"]["cases"], 10);
     let timing = json(run.join("timing.json"));
     assert!(timing[0]["seconds"]["memory_dialogs"].as_f64().unwrap() > 0.0);
+    // Each memorised dialog's cost, in memorisation order: the 16 story dialogs (the sample's
+    // LoCoMo rows record none), adding up to the memorisation every case has a share of.
+    let memorised = json(run.join("memorisation.json"));
+    let memorised = memorised.as_array().unwrap();
+    assert_eq!(memorised.len(), 16);
+    assert!(memorised.iter().all(|d| d["dataset"] == "Sample-Stories"));
+    let total: f64 = memorised
+        .iter()
+        .map(|d| d["cost"]["seconds"].as_f64().unwrap())
+        .sum();
+    let share = timing[0]["seconds"]["memory_dialogs"].as_f64().unwrap();
+    assert!(
+        (total / 10.0 - share).abs() < 1e-9,
+        "{total} over 10 cases vs {share}"
+    );
     assert_eq!(
         json(run.join("run_config.json"))["memory_system"],
         "bm25_dialog"

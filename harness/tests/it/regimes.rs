@@ -169,8 +169,10 @@ fn report_compares_runs_in_one_offline_page() {
             && html.contains("bm25_dialog")
             && html.contains("domain/Sample")
     );
-    // Score, LLM operations and efficiency charts, inline, with no external resource.
-    assert_eq!(html.matches("<svg").count(), 3);
+    // Score, LLM operations, efficiency and memorisation charts, inline, with no external
+    // resource (no model was called: no token chart).
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert!(html.contains("cumulative seconds over training dialogs"));
     assert!(
         !html.contains("http://") && !html.contains("https://")
             || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")

@@ -1,0 +1,321 @@
+//! `--resume`: runs stopped part-way (killed with SIGKILL, or stopped while memorising) go on to
+//! the same results as runs that were never interrupted.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{harness, json as read, only_run};
+
+/// A slow OpenAI-compatible server whose answer is derived from the question.
+fn slow_server(delay_ms: u64) -> u16 {
+    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+    let port = server.server_addr().to_ip().unwrap().port();
+    std::thread::spawn(move || {
+        for mut request in server.incoming_requests() {
+            let mut body = String::new();
+            request.as_reader().read_to_string(&mut body).unwrap();
+            let sent: Value = serde_json::from_str(&body).unwrap();
+            let question = sent["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            let answer: String = question.chars().rev().take(24).collect();
+            let reply = json!({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]});
+            let _ = request.respond(tiny_http::Response::from_string(reply.to_string()));
+        }
+    });
+    port
+}
+
+fn answer_settings(dir: &Path, port: u16) -> std::path::PathBuf {
+    let path = dir.join("llm.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "reasks = 0\n[answer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"slow\"\n\
+             [memory]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Arguments running `command` with answers from the slow server, one at a time, uncached.
+fn slow_run(settings: &Path, root: &Path, command: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = command.iter().map(|s| s.to_string()).collect();
+    for (flag, value) in [
+        ("--threads", "1".to_string()),
+        ("--llm-cache", "off".to_string()),
+        ("--llm", settings.display().to_string()),
+        ("--store", root.join("store").display().to_string()),
+        ("--output-dir", root.join("runs").display().to_string()),
+    ] {
+        args.extend([flag.to_string(), value]);
+    }
+    args
+}
+
+/// Runs `args` to the end.
+fn complete(args: &[String]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Starts `args` and kills it (SIGKILL) as soon as `ready` holds for the run directory it
+/// creates under `runs`; returns that directory.
+fn kill_when(args: &[String], runs: &Path, ready: impl Fn(&Path) -> bool) -> PathBuf {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let run = loop {
+        let run = std::fs::read_dir(runs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .map(|e| e.unwrap().path());
+        if let Some(run) = run.filter(|run| ready(run)) {
+            child.kill().unwrap();
+            break run;
+        }
+        assert!(Instant::now() < deadline, "the run never got there");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.wait().unwrap();
+    run
+}
+
+/// Lines in a file (0 when it does not exist).
+fn lines(path: PathBuf) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// `args` resumed in `run`.
+fn resumed(args: &[String], run: &Path) -> Vec<String> {
+    let mut args = args.to_vec();
+    args.extend(["--resume".to_string(), run.display().to_string()]);
+    args
+}
+
+#[test]
+fn an_off_policy_run_killed_mid_way_resumes_to_the_same_predictions() {
+    let port = slow_server(150);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = answer_settings(dir.path(), port);
+    let command = ["off-policy", "--baseline", "bm25_dialog"];
+    let results = "runs/off-policy/results/domain/Sample/bm25_dialog";
+    let full = slow_run(&settings, &dir.path().join("a"), &command);
+    complete(&full);
+    let args = slow_run(&settings, &dir.path().join("b"), &command);
+    let killed = kill_when(&args, &dir.path().join("b").join(results), |run| {
+        lines(run.join("predict.partial.jsonl")) >= 3
+    });
+    assert!(
+        !killed.join("predict.json").exists(),
+        "killed before the end"
+    );
+    complete(&resumed(&args, &killed));
+    let reference = only_run(dir.path().join("a").join(results));
+    assert_eq!(
+        read(killed.join("predict.json")),
+        read(reference.join("predict.json"))
+    );
+}
+
+#[test]
+fn a_stepwise_run_killed_mid_way_resumes_to_the_same_steps() {
+    let port = slow_server(150);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = answer_settings(dir.path(), port);
+    let command = [
+        "stepwise-off-policy",
+        "--baseline",
+        "bm25_message",
+        "--batch-size",
+        "10",
+    ];
+    let results = "runs/step_off-policy/results/domain/Sample/bm25_message";
+    let full = slow_run(&settings, &dir.path().join("a"), &command);
+    complete(&full);
+    let args = slow_run(&settings, &dir.path().join("b"), &command);
+    // Killed while answering after the first batch.
+    let killed = kill_when(&args, &dir.path().join("b").join(results), |run| {
+        lines(run.join("[0,10)/predict.partial.jsonl")) >= 3
+    });
+    assert!(!killed.join("[0,10)/summary.json").exists());
+    complete(&resumed(&args, &killed));
+    let reference = only_run(dir.path().join("a").join(results));
+    for step in ["begin", "[0,10)", "[10,16)"] {
+        assert_eq!(
+            read(killed.join(step).join("test_predicts.json")),
+            read(reference.join(step).join("test_predicts.json")),
+            "{step}"
+        );
+    }
+}
+
+/// Makes `run` look stopped while memorising batch `batch`: only the batches before it
+/// recorded, the batch marked as under way, and the steps from it on unwritten (but for
+/// `keep`).
+fn stop_while_memorising(run: &Path, batch: usize, steps: &[&str], keep: &[&str]) {
+    let path = run.join("progress.json");
+    let mut progress = read(path.clone());
+    progress["batches"].as_array_mut().unwrap().truncate(batch);
+    progress["memorising"] = Value::Bool(true);
+    std::fs::write(&path, progress.to_string()).unwrap();
+    for step in steps {
+        for entry in std::fs::read_dir(run.join(step)).unwrap() {
+            let entry = entry.unwrap().path();
+            let name = entry.file_name().unwrap().to_str().unwrap().to_string();
+            if !keep.contains(&name.as_str()) {
+                std::fs::remove_file(entry).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_stopped_while_memorising_rebuilds_its_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = |root: &str| -> Vec<String> {
+        [
+            "stepwise-off-policy",
+            "--baseline",
+            "bm25_message",
+            "--batch-size",
+            "10",
+            "--store",
+            &dir.path().join(root).join("store").display().to_string(),
+            "--output-dir",
+            &dir.path().join(root).join("runs").display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let results = "runs/step_off-policy/results/domain/Sample/bm25_message";
+    complete(&command("a"));
+    complete(&command("b"));
+    let run = only_run(dir.path().join("b").join(results));
+    // Stopped after the second batch reached the memory but before it was marked as memorised:
+    // memorising it again on top would hold its dialogs twice.
+    stop_while_memorising(&run, 1, &["[10,16)"], &[]);
+    complete(&resumed(&command("b"), &run));
+    let reference = only_run(dir.path().join("a").join(results));
+    assert_eq!(
+        read(run.join("[10,16)/test_predicts.json")),
+        read(reference.join("[10,16)/test_predicts.json"))
+    );
+    let progress = read(run.join("progress.json"));
+    assert_eq!(progress["batches"].as_array().unwrap().len(), 2);
+    assert_eq!(progress["memorising"], false);
+    assert_eq!(
+        read(run.join("[10,16)/memorisation.json"))
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+
+    // A run resumes only with the flags it was started with.
+    let other: Vec<String> = resumed(&command("b"), &run)
+        .into_iter()
+        .map(|a| if a == "10" { "8".to_string() } else { a })
+        .collect();
+    let refused = harness(&other.iter().map(String::as_str).collect::<Vec<_>>());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("batch_size = 10"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_on_policy_run_resumes_mid_step_and_mid_memorisation() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = |root: &str| -> Vec<String> {
+        [
+            "on-policy",
+            "--baseline",
+            "bm25_dialog",
+            "--step",
+            "2",
+            "--batch-size",
+            "8",
+            "--store",
+            &dir.path().join(root).join("store").display().to_string(),
+            "--output-dir",
+            &dir.path().join(root).join("runs").display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let results = "runs/on-policy/results/domain/Sample/bm25_dialog";
+    complete(&command("a"));
+    complete(&command("b"));
+    let reference = only_run(dir.path().join("a").join(results));
+    let run = only_run(dir.path().join("b").join(results));
+    let same_as_reference = |run: &Path| {
+        for step in ["step_0", "step_1"] {
+            for file in [
+                "train_dialogs.json",
+                "test_predicts.json",
+                "evaluate_details.json",
+            ] {
+                assert_eq!(
+                    read(run.join(step).join(file)),
+                    read(reference.join(step).join(file)),
+                    "{step}/{file}"
+                );
+            }
+        }
+    };
+    same_as_reference(&run);
+
+    // Stopped while answering step 1's test set, three answers in (and half a line).
+    let partial = run.join("step_1/predict.partial.jsonl");
+    let kept: String = std::fs::read_to_string(&partial)
+        .unwrap()
+        .lines()
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for file in [
+        "test_predicts.json",
+        "evaluate_details.json",
+        "summary.json",
+        "timing.json",
+    ] {
+        std::fs::remove_file(run.join("step_1").join(file)).unwrap();
+    }
+    std::fs::write(&partial, format!("{kept}{{\"predic")).unwrap();
+    complete(&resumed(&command("b"), &run));
+    same_as_reference(&run);
+    assert_eq!(
+        lines(partial.clone()),
+        3 + 1 + 7,
+        "the cut line closed, the rest appended"
+    );
+
+    // Stopped while memorising step 1's dialogs, after collecting them.
+    stop_while_memorising(&run, 1, &["step_1"], &["train_dialogs.json"]);
+    complete(&resumed(&command("b"), &run));
+    same_as_reference(&run);
+}
