@@ -41,6 +41,14 @@ pub struct DialogArgs {
 
 /// Runs `generate-dialogs`.
 pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
+    if args.run.resume.is_some() {
+        return Err(HarnessError::Usage(
+            "generate-dialogs has no --resume: run it again, and the model answers recorded \
+             before the interruption are replayed from the store (--llm-cache record, the \
+             default)"
+                .into(),
+        ));
+    }
     let setup = Setup::new(&args.run, true)?;
     let [spec] = setup.specs.as_slice() else {
         return Err(HarnessError::Usage(

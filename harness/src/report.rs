@@ -6,7 +6,9 @@
 //! table of scores and costs, and SVG charts: the score of each system per set, memory
 //! processing against prediction time per case (the paper's efficiency figure), LLM operations
 //! per case, model tokens per case (when a model was called), and the memorisation's cumulative
-//! time over the training dialogs (from `memorisation.json`). It needs no network to open.
+//! time over the training dialogs (from `memorisation.json`); for stepwise and on-policy runs,
+//! each system's score after every step of its newest run (the learning curve). It needs no
+//! network to open.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,10 +32,17 @@ pub struct ReportArgs {
     out: PathBuf,
 }
 
-/// One run's numbers.
+/// One run's numbers (or one step's, for stepwise and on-policy runs).
 #[derive(Debug, Clone)]
 struct RunRow {
+    /// The regime, with the step for a step (`step_off-policy [0,100)`).
     regime: String,
+    /// The regime alone.
+    base_regime: String,
+    /// The step (`begin`, `[0,100)`, `step_3`), for a step of a run.
+    step: Option<String>,
+    /// The run directory (a step's parent).
+    run_dir: PathBuf,
     set: String,
     system: String,
     dir: PathBuf,
@@ -61,12 +70,13 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     }
     // The newest run per (regime, set, system): run directories sort by their time stamp.
     let mut newest: BTreeMap<(String, String, String), RunRow> = BTreeMap::new();
-    for row in found {
+    for row in found.iter().cloned() {
         let key = (row.regime.clone(), row.set.clone(), row.system.clone());
         if newest.get(&key).is_none_or(|old| old.dir < row.dir) {
             newest.insert(key, row);
         }
     }
+    let curves = learning_curves(&found);
     let rows: Vec<RunRow> = newest.into_values().collect();
     if rows.is_empty() {
         return Err(HarnessError::Usage(format!(
@@ -78,7 +88,8 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
                 .join(", ")
         )));
     }
-    let html = page(&rows).map_err(|e| HarnessError::Usage(format!("drawing the charts: {e}")))?;
+    let html = page(&rows, &curves)
+        .map_err(|e| HarnessError::Usage(format!("drawing the charts: {e}")))?;
     if let Some(parent) = args.out.parent() {
         std::fs::create_dir_all(parent).map_err(|e| crate::run::file_error(parent, e))?;
     }
@@ -127,14 +138,12 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
         .find(|c| REGIMES.contains(c))
         .unwrap_or("off-policy")
         .to_string();
-    let step = if config_dir == dir {
-        String::new()
-    } else {
-        format!(
-            " {}",
-            dir.file_name().and_then(|n| n.to_str()).unwrap_or_default()
-        )
-    };
+    let step = (config_dir != dir).then(|| {
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string()
+    });
     let text = |key: &str| config[key].as_str().unwrap_or("?").to_string();
     let score = summary["summary"]["average"].as_f64().or_else(|| {
         summary["summary"]
@@ -144,7 +153,13 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
     });
     let timing = &summary["timing"];
     Ok(Some(RunRow {
-        regime: format!("{regime}{step}"),
+        regime: match &step {
+            Some(step) => format!("{regime} {step}"),
+            None => regime.clone(),
+        },
+        base_regime: regime,
+        step,
+        run_dir: config_dir.to_path_buf(),
         set: format!("{}/{}", text("dataset_type"), text("set_name")),
         system: text("memory_system"),
         dir: dir.to_path_buf(),
@@ -171,8 +186,54 @@ fn dialog_seconds(dir: &Path) -> Result<Vec<f64>, HarnessError> {
     Ok(dialogs.iter().map(|d| d.cost.seconds).collect())
 }
 
+/// Scores over the steps of a regime on a set, per system.
+type Curves = BTreeMap<(String, String), Vec<(String, Vec<(String, f64)>)>>;
+
+/// For each (regime, set) with steps: each system's scores over the steps of its newest run.
+fn learning_curves(found: &[RunRow]) -> Curves {
+    let mut newest: BTreeMap<(String, String, String), &Path> = BTreeMap::new();
+    for row in found.iter().filter(|r| r.step.is_some()) {
+        let key = (row.base_regime.clone(), row.set.clone(), row.system.clone());
+        if newest
+            .get(&key)
+            .is_none_or(|dir| *dir < row.run_dir.as_path())
+        {
+            newest.insert(key, &row.run_dir);
+        }
+    }
+    let mut curves = Curves::new();
+    for ((regime, set, system), run_dir) in newest {
+        let mut steps: Vec<(i64, String, f64)> = found
+            .iter()
+            .filter(|r| r.run_dir == run_dir && r.system == system)
+            .filter_map(|r| {
+                let step = r.step.clone()?;
+                Some((step_order(&step), step, r.score.unwrap_or(0.0)))
+            })
+            .collect();
+        steps.sort_by(|a, b| a.0.cmp(&b.0));
+        let points = steps.into_iter().map(|(_, step, score)| (step, score));
+        curves
+            .entry((regime, set))
+            .or_default()
+            .push((system, points.collect()));
+    }
+    curves
+}
+
+/// Where a step comes: `begin` first, then by the first number in its name (`[100,200)`,
+/// `step_3`).
+fn step_order(step: &str) -> i64 {
+    let digits: String = step
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap_or(-1)
+}
+
 /// The HTML page.
-fn page(rows: &[RunRow]) -> Result<String, Box<dyn std::error::Error>> {
+fn page(rows: &[RunRow], curves: &Curves) -> Result<String, Box<dyn std::error::Error>> {
     let mut html = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>memorybench-rs report</title>\
          <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}\
@@ -222,6 +283,14 @@ fn page(rows: &[RunRow]) -> Result<String, Box<dyn std::error::Error>> {
         if group.iter().any(|r| !r.dialog_seconds.is_empty()) {
             html.push_str(&memorisation_chart(group)?);
         }
+    }
+    for ((regime, set), series) in curves {
+        html.push_str(&format!(
+            "<h2>{} — {}: score over the steps</h2>",
+            escape(regime),
+            escape(set)
+        ));
+        html.push_str(&learning_chart(series)?);
     }
     html.push_str("</body></html>\n");
     Ok(html)
@@ -316,6 +385,7 @@ fn efficiency_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Err
 fn memorisation_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Error>> {
     let lines: Vec<(&str, Vec<(f64, f64)>)> = group
         .iter()
+        .filter(|r| !r.dialog_seconds.is_empty())
         .map(|r| {
             let mut total = 0.0;
             let points = r
@@ -355,6 +425,7 @@ fn memorisation_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::E
             .build_cartesian_2d(0.0..x_top, 0.0..y_top)?;
         chart
             .configure_mesh()
+            .x_label_formatter(&|x| format!("{x:.0}"))
             .x_desc("dialogs memorised")
             .y_desc("seconds")
             .draw()?;
@@ -367,6 +438,60 @@ fn memorisation_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::E
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// Score after each step, one line per system: how a memory learns from the dialogs it gets.
+fn learning_chart(
+    series: &[(String, Vec<(String, f64)>)],
+) -> Result<String, Box<dyn std::error::Error>> {
+    // The x labels are the steps of the longest series.
+    let labels: Vec<String> = series
+        .iter()
+        .map(|(_, points)| points)
+        .max_by_key(|points| points.len())
+        .map(|points| points.iter().map(|(step, _)| step.clone()).collect())
+        .unwrap_or_default();
+    let y_top = series
+        .iter()
+        .flat_map(|(_, points)| points.iter().map(|(_, score)| *score))
+        .fold(0.0f64, f64::max)
+        .max(1e-6)
+        * 1.1;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("score after each step", ("sans-serif", 18))
+            .margin(10)
+            .margin_right(40)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0..labels.len().saturating_sub(1).max(1), 0.0..y_top)?;
+        chart
+            .configure_mesh()
+            .x_labels(labels.len().max(1))
+            .x_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
+            .y_desc("score")
+            .draw()?;
+        for (i, (system, points)) in series.iter().enumerate() {
+            let colour = Palette99::pick(i).to_rgba();
+            let line = points.iter().enumerate().map(|(x, (_, score))| (x, *score));
+            chart
+                .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
+                .label(system.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;

@@ -177,6 +177,33 @@ fn report_compares_runs_in_one_offline_page() {
         !html.contains("http://") && !html.contains("https://")
             || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
     );
+
+    // With a stepwise run, each system's score after every step is drawn, steps in order.
+    let out = harness_in(
+        dir.path(),
+        &[
+            "stepwise-off-policy",
+            "--baseline",
+            "bm25_message",
+            "--batch-size",
+            "10",
+        ],
+    );
+    assert!(out.status.success());
+    let out = harness(&[
+        "report",
+        dir.path().join("runs").to_str().unwrap(),
+        "--out",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("score after each step").count(), 1);
+    let curve = &html[html.find("score after each step").unwrap()..];
+    let at = |label: &str| curve.find(label).unwrap_or_else(|| panic!("{label}"));
+    assert!(at("begin") < at("[0,10)") && at("[0,10)") < at("[10,16)"));
+    assert!(curve.contains("bm25_message"));
+
     let empty = tempfile::tempdir().unwrap();
     let none = harness(&[
         "report",
@@ -255,4 +282,22 @@ fn generated_dialogs_feed_off_policy() {
     let timing = json(run.join("timing.json"));
     // The memory now holds the 24 generated LoCoMo dialogs besides the 16 stories.
     assert!(timing[0]["seconds"]["memory_dialogs"].as_f64().unwrap() > 0.0);
+    // Generating again replays the recorded answers; --resume is refused, saying so.
+    let refused = harness_in(
+        dir.path(),
+        &[
+            "generate-dialogs",
+            "--baseline",
+            "bm25_dialog",
+            "--out",
+            data.to_str().unwrap(),
+            "--resume",
+            run.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("run it again"),
+        "{stderr}"
+    );
 }
