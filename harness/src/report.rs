@@ -211,7 +211,7 @@ fn learning_curves(found: &[RunRow]) -> Curves {
                 Some((step_order(&step), step, r.score.unwrap_or(0.0)))
             })
             .collect();
-        steps.sort_by(|a, b| a.0.cmp(&b.0));
+        steps.sort_by_key(|a| a.0);
         let points = steps.into_iter().map(|(_, step, score)| (step, score));
         curves
             .entry((regime, set))
