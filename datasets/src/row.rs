@@ -102,7 +102,7 @@ pub struct Feedback {
 
 impl Feedback {
     /// The entry in the current upstream shape (`implicit_actions` when there are several).
-    fn to_value(&self) -> Value {
+    pub fn to_value(&self) -> Value {
         let mut entry = Map::new();
         entry.insert("round".into(), Value::from(self.round));
         let action = |a: &Action| serde_json::to_value(a).unwrap_or(Value::Null);

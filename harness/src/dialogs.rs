@@ -13,16 +13,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
-use mb_baselines::MemorySystem;
-use mb_datasets::evaluate::{evaluator_for, Evaluator};
-use mb_datasets::row::{Dialog, DialogMessage, Feedback, Row};
+use mb_datasets::evaluate::evaluator_for;
+use mb_datasets::row::{Dialog, Row};
 use mb_datasets::source::StoredDataset;
-use mb_datasets::{Dataset, InMemorySource};
-use mb_llm::ops::Answer;
-use mb_llm::Message;
-use serde_json::Map;
+use mb_datasets::InMemorySource;
 
-use crate::feedback::react;
+use crate::converse::{converse, Rounds};
 use crate::run::{progress, RunArgs, Setup};
 use crate::runtime::HarnessError;
 
@@ -37,6 +33,17 @@ pub struct DialogArgs {
     /// Assistant turns per dialog at most.
     #[arg(long, default_value_t = 3)]
     max_rounds: usize,
+}
+
+impl DialogArgs {
+    /// Upstream's dialog generation: every feedback answered, rounds numbered from 1.
+    fn rounds(&self) -> Rounds {
+        Rounds {
+            max: self.max_rounds,
+            first_number: 1,
+            answer_feedback: true,
+        }
+    }
 }
 
 /// Runs `generate-dialogs`.
@@ -85,7 +92,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                         dataset,
                         row,
                         evaluator.as_ref(),
-                        args.max_rounds,
+                        args.rounds(),
                         Some((system.as_ref(), k)),
                     ))?;
                     train.push(with_dialog(row, spec.dialog_stem, dialog));
@@ -106,8 +113,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                         let setup = &setup;
                         async move {
                             let dialog =
-                                converse(setup, dataset, row, evaluator, args.max_rounds, None)
-                                    .await;
+                                converse(setup, dataset, row, evaluator, args.rounds(), None).await;
                             bar.inc(1);
                             dialog
                         }
@@ -161,70 +167,4 @@ fn with_dialog(row: &Row, stem: &str, dialog: Dialog) -> Row {
     let mut row = row.clone();
     row.dialogs.insert(stem.to_string(), dialog);
     row
-}
-
-/// One dialog about `row`: the first answer (with memory when a system is given), then
-/// simulated feedback and plain follow-up answers.
-async fn converse(
-    setup: &Setup,
-    dataset: &Dataset,
-    row: &Row,
-    evaluator: &dyn Evaluator,
-    max_rounds: usize,
-    memory: Option<(&dyn MemorySystem, usize)>,
-) -> Result<Dialog, HarnessError> {
-    let initial = row.input.initial_messages();
-    let (mut messages, first) = match memory {
-        Some((system, k)) => {
-            let answered = system.answer(&initial, row.lang, k).await?;
-            let mut sent: Vec<DialogMessage> = answered.messages.iter().map(plain).collect();
-            if let (Some(last), Some(original)) = (sent.last_mut(), initial.last()) {
-                if last.content != original.content {
-                    last.extra
-                        .insert("origin_content".into(), original.content.clone().into());
-                }
-            }
-            (sent, answered.response)
-        }
-        None => {
-            let response = setup
-                .llm
-                .answer
-                .run(&Answer::new(initial.clone()), row.lang)
-                .await?;
-            (initial.iter().map(plain).collect(), response)
-        }
-    };
-    messages.push(plain(&Message::assistant(first)));
-    let mut feedback = Vec::new();
-    for round in 1..max_rounds.max(1) {
-        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
-        let reaction = react(dataset, row, &conversation, evaluator, &setup.llm).await?;
-        feedback.push(Feedback {
-            round: round as i64,
-            actions: vec![reaction.action],
-            terminated: Some(reaction.end),
-            satisfaction_score: None,
-        });
-        if reaction.end {
-            break;
-        }
-        messages.push(plain(&Message::user(reaction.text)));
-        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
-        let reply = setup
-            .llm
-            .answer
-            .run(&Answer::new(conversation), row.lang)
-            .await?;
-        messages.push(plain(&Message::assistant(reply)));
-    }
-    Ok(Dialog { messages, feedback })
-}
-
-fn plain(message: &Message) -> DialogMessage {
-    DialogMessage {
-        role: message.role,
-        content: message.content.clone(),
-        extra: Map::new(),
-    }
 }

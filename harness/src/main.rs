@@ -8,6 +8,7 @@
 //! `RUST_LOG` controls logging.
 
 mod cases;
+mod converse;
 mod cost;
 mod data;
 mod dialogs;

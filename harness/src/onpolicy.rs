@@ -10,22 +10,22 @@
 //! read back rather than collected again.
 //!
 //! Upstream's follow-up loop never appends the assistant's follow-up (a missing `break`), so
-//! its dialogs end with the answer or with the user's first feedback; we record the same dialogs
-//! without making the follow-up calls whose output upstream discards.
+//! its dialogs end with the answer or with the user's first feedback; by default we record the
+//! same dialogs without making the follow-up calls whose output upstream discards, and
+//! `--answer-feedback` holds the dialogs upstream meant to (up to `--max-rounds` answers).
 
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
 use mb_baselines::{MemorySystem, SystemSpec, TrainingDialog};
 use mb_datasets::evaluate::{evaluator_for, Evaluator};
 use mb_datasets::results::RunFiles;
-use mb_datasets::row::{DialogMessage, Row};
+use mb_datasets::row::{DialogMessage, Feedback, Row};
 use mb_datasets::{Dataset, PyRandom};
-use mb_llm::Role;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::cases::{answer_test_sets, print_table, Outcome};
-use crate::feedback::react;
+use crate::converse::{converse, Rounds};
 use crate::offpolicy::MEMORISATION;
 use crate::run::{run_dir, RunArgs, Setup};
 use crate::runtime::HarnessError;
@@ -42,6 +42,13 @@ pub struct OnPolicyArgs {
     /// Training rows drawn per step.
     #[arg(long, default_value_t = 100)]
     batch_size: usize,
+    /// Assistant turns per dialog at most (1: no feedback at all).
+    #[arg(long, default_value_t = 3)]
+    max_rounds: usize,
+    /// Answer the user's feedback, up to --max-rounds turns, as upstream meant to; its loop
+    /// ends every dialog with the user's first feedback, which is the default here.
+    #[arg(long)]
+    answer_feedback: bool,
 }
 
 /// Runs `on-policy`.
@@ -63,7 +70,7 @@ struct Collected {
     /// Its position in the pool of every dataset's training rows (what was drawn).
     training_set_idx: usize,
     dialog: Vec<DialogMessage>,
-    implicit_feedback: Value,
+    implicit_feedback: Vec<Value>,
 }
 
 const TRAIN_DIALOGS: &str = "train_dialogs.json";
@@ -78,7 +85,12 @@ async fn run_system(
         run,
         "on-policy/results",
         spec,
-        json!({"step": args.step, "batch_size": args.batch_size}),
+        json!({
+            "step": args.step,
+            "batch_size": args.batch_size,
+            "max_rounds": args.max_rounds,
+            "answer_feedback": args.answer_feedback,
+        }),
     )?;
     // On-policy time is the dialogs' memorisation per step; the corpora's share is not counted.
     let mut memory = SteppedMemory::open(setup, run, spec, "on-policy", &files).await?;
@@ -94,6 +106,11 @@ async fn run_system(
         .flat_map(|(i, d)| d.train.iter().map(move |row| (i, row)))
         .collect();
     let positions: Vec<usize> = (0..pool.len()).collect();
+    let rounds = Rounds {
+        max: args.max_rounds,
+        first_number: 0,
+        answer_feedback: args.answer_feedback,
+    };
     let mut rng = PyRandom::new(42);
     let mut outcomes = Vec::new();
     for step in 0..args.step {
@@ -115,12 +132,13 @@ async fn run_system(
         } else {
             let collected = stream::iter(drawn.into_iter().map(|pool_index| {
                 let (dataset_index, row) = pool[pool_index];
+                let dataset = &setup.datasets[dataset_index];
+                let evaluator = evaluators[dataset_index].as_ref();
                 collect(
                     setup,
                     memory.system(),
-                    &setup.datasets[dataset_index],
-                    row,
-                    evaluators[dataset_index].as_ref(),
+                    (dataset, row, evaluator),
+                    rounds,
                     memory.k(),
                     pool_index,
                 )
@@ -167,59 +185,21 @@ async fn run_system(
     Ok(outcomes)
 }
 
-/// One training dialog: the system answers with its memory, the simulated user reacts once.
+/// One training dialog: the system answers with its memory, the simulated user reacts.
 async fn collect(
     setup: &Setup,
     system: &dyn MemorySystem,
-    dataset: &Dataset,
-    row: &Row,
-    evaluator: &dyn Evaluator,
+    (dataset, row, evaluator): (&Dataset, &Row, &dyn Evaluator),
+    rounds: Rounds,
     k: usize,
     pool_index: usize,
 ) -> Result<Collected, HarnessError> {
-    let initial = row.input.initial_messages();
-    let answered = system.answer(&initial, row.lang, k).await?;
-    let mut dialog: Vec<DialogMessage> = answered
-        .messages
-        .iter()
-        .zip(initial.iter().map(Some).chain(std::iter::repeat(None)))
-        .map(|(sent, original)| {
-            let mut extra = Map::new();
-            // The prompt sent carries the memory; keep the question as it was asked.
-            if let Some(original) = original.filter(|o| o.content != sent.content) {
-                extra.insert(
-                    "origin_content".into(),
-                    Value::String(original.content.clone()),
-                );
-            }
-            DialogMessage {
-                role: sent.role,
-                content: sent.content.clone(),
-                extra,
-            }
-        })
-        .collect();
-    dialog.push(DialogMessage {
-        role: Role::Assistant,
-        content: answered.response.clone(),
-        extra: Map::new(),
-    });
-    let conversation: Vec<_> = dialog.iter().map(DialogMessage::message).collect();
-    let reaction = react(dataset, row, &conversation, evaluator, &setup.llm).await?;
-    if !reaction.end && !reaction.text.is_empty() {
-        dialog.push(DialogMessage {
-            role: Role::User,
-            content: reaction.text.clone(),
-            extra: Map::new(),
-        });
-    }
-    let action = serde_json::to_value(reaction.action).unwrap_or(Value::Null);
-    let feedback = json!([{"round": 0, "implicit_action": action, "terminated": reaction.end}]);
+    let dialog = converse(setup, dataset, row, evaluator, rounds, Some((system, k))).await?;
     Ok(Collected {
         test_idx: row.test_idx,
         dataset: dataset.name().to_string(),
         training_set_idx: pool_index,
-        dialog,
-        implicit_feedback: feedback,
+        dialog: dialog.messages,
+        implicit_feedback: dialog.feedback.iter().map(Feedback::to_value).collect(),
     })
 }

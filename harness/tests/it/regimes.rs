@@ -140,6 +140,65 @@ fn on_policy_collects_feedback_dialogs_drawn_as_python_draws_them() {
     }
 }
 
+/// The dialogs of an on-policy run's only step, run with `flags`.
+fn on_policy_dialogs(flags: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "on-policy",
+        "--baseline",
+        "bm25_dialog",
+        "--step",
+        "1",
+        "--batch-size",
+        "12",
+    ];
+    args.extend(flags);
+    let out = harness_in(dir.path(), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = only_run(
+        dir.path()
+            .join("runs/on-policy/results/domain/Sample/bm25_dialog"),
+    );
+    json(run.join("step_0/train_dialogs.json"))
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn on_policy_rounds_follow_max_rounds_and_answer_feedback() {
+    // One round: the answer alone, no feedback.
+    for dialog in on_policy_dialogs(&["--max-rounds", "1"]) {
+        assert_eq!(dialog["dialog"].as_array().unwrap().len(), 2, "{dialog}");
+        assert_eq!(dialog["implicit_feedback"], serde_json::json!([]));
+    }
+    // Feedback answered, as upstream meant: every feedback that does not end the dialog gets
+    // the user's message and an answer, up to three answers.
+    let dialogs = on_policy_dialogs(&["--answer-feedback"]);
+    for dialog in &dialogs {
+        let messages = dialog["dialog"].as_array().unwrap();
+        let feedback = dialog["implicit_feedback"].as_array().unwrap();
+        let answers = messages.iter().filter(|m| m["role"] == "assistant").count();
+        let continued = feedback.iter().filter(|f| f["terminated"] == false).count();
+        assert_eq!(answers, 1 + continued, "{dialog}");
+        assert!((1..=2).contains(&feedback.len()), "{dialog}");
+        for (round, entry) in feedback.iter().enumerate() {
+            assert_eq!(entry["round"], round, "rounds from 0 on-policy");
+        }
+        assert_eq!(messages.last().unwrap()["role"], "assistant");
+    }
+    assert!(
+        dialogs
+            .iter()
+            .any(|d| d["implicit_feedback"].as_array().unwrap().len() == 2),
+        "some dialog goes to a second round"
+    );
+}
+
 #[test]
 fn report_compares_runs_in_one_offline_page() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,110 @@
+//! One training dialog between the assistant and the simulated user, as upstream's dialog
+//! generation (`basic.py`, `reading.py`) and its on-policy collection hold them.
+//!
+//! The assistant answers first: a memory system with its retrieved context when one is given
+//! (its prompt replaces the question, which is kept as `origin_content`), the plain answer model
+//! otherwise. Then for up to `max − 1` rounds the simulated user reacts; unless it ends the
+//! conversation, what it says is added and the plain answer model replies.
+
+use mb_baselines::MemorySystem;
+use mb_datasets::evaluate::Evaluator;
+use mb_datasets::row::{Dialog, DialogMessage, Feedback, Row};
+use mb_datasets::Dataset;
+use mb_llm::ops::Answer;
+use mb_llm::Message;
+use serde_json::{Map, Value};
+
+use crate::feedback::react;
+use crate::run::Setup;
+use crate::runtime::HarnessError;
+
+/// How the rounds after the first answer go.
+#[derive(Debug, Clone, Copy)]
+pub struct Rounds {
+    /// Assistant turns at most (upstream's `max_rounds`).
+    pub max: usize,
+    /// The number of the first feedback round: 1 in dialog generation, 0 on-policy.
+    pub first_number: i64,
+    /// Whether the assistant answers the user's feedback. Upstream's on-policy loop does not
+    /// (a missing `break` leaves its retry loop without appending the answer, and the dialog
+    /// ends with the user's first feedback).
+    pub answer_feedback: bool,
+}
+
+/// The dialog about `row`; `memory` answers first when given, with `k` memories.
+pub async fn converse(
+    setup: &Setup,
+    dataset: &Dataset,
+    row: &Row,
+    evaluator: &dyn Evaluator,
+    rounds: Rounds,
+    memory: Option<(&dyn MemorySystem, usize)>,
+) -> Result<Dialog, HarnessError> {
+    let initial = row.input.initial_messages();
+    let (mut messages, first) = match memory {
+        Some((system, k)) => {
+            let answered = system.answer(&initial, row.lang, k).await?;
+            let sent = answered
+                .messages
+                .iter()
+                .zip(initial.iter().map(Some).chain(std::iter::repeat(None)))
+                .map(|(sent, original)| {
+                    let mut message = plain(sent);
+                    // The prompt sent carries the memory; keep the question as it was asked.
+                    if let Some(original) = original.filter(|o| o.content != sent.content) {
+                        message.extra.insert(
+                            "origin_content".into(),
+                            Value::String(original.content.clone()),
+                        );
+                    }
+                    message
+                })
+                .collect();
+            (sent, answered.response)
+        }
+        None => {
+            let response = setup
+                .llm
+                .answer
+                .run(&Answer::new(initial.clone()), row.lang)
+                .await?;
+            (initial.iter().map(plain).collect::<Vec<_>>(), response)
+        }
+    };
+    messages.push(plain(&Message::assistant(first)));
+    let mut feedback = Vec::new();
+    for round in 1..rounds.max.max(1) {
+        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
+        let reaction = react(dataset, row, &conversation, evaluator, &setup.llm).await?;
+        feedback.push(Feedback {
+            round: rounds.first_number + round as i64 - 1,
+            actions: vec![reaction.action],
+            terminated: Some(reaction.end),
+            satisfaction_score: None,
+        });
+        // A user who ends the conversation, or has nothing to say, gets no answer.
+        if reaction.end || reaction.text.is_empty() {
+            break;
+        }
+        messages.push(plain(&Message::user(reaction.text)));
+        if !rounds.answer_feedback {
+            break;
+        }
+        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
+        let reply = setup
+            .llm
+            .answer
+            .run(&Answer::new(conversation), row.lang)
+            .await?;
+        messages.push(plain(&Message::assistant(reply)));
+    }
+    Ok(Dialog { messages, feedback })
+}
+
+fn plain(message: &Message) -> DialogMessage {
+    DialogMessage {
+        role: message.role,
+        content: message.content.clone(),
+        extra: Map::new(),
+    }
+}
