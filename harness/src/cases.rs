@@ -21,6 +21,7 @@ use crate::cost::CaseTiming;
 use crate::evaluation::{evaluate_run, summarize};
 use crate::run::{file_error, progress, RunArgs, Setup};
 use crate::runtime::HarnessError;
+use crate::stepped::SteppedMemory;
 
 /// One answered case.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -33,6 +34,8 @@ pub struct Finished {
 
 /// Per-case timing file of a run.
 pub const TIMING: &str = "timing.json";
+/// A step's predictions (upstream's name in stepwise and on-policy runs).
+const STEP_PREDICTIONS: &str = "test_predicts.json";
 /// The append-only log of a run's finished cases.
 pub const PARTIAL: &str = "predict.partial.jsonl";
 
@@ -95,22 +98,19 @@ pub async fn answer_rows(
     Ok(finished)
 }
 
-/// Answers every test set with the memory as it is; writes, evaluates and summarises the
-/// answers in `files` (predictions as `predictions_file`). `tag` names the step in progress.
-/// A step that has its summary already is not run again; one interrupted part-way keeps the
-/// cases its partial log holds.
-#[allow(clippy::too_many_arguments)]
+/// Answers every test set with a stepwise or on-policy run's memory as it is; writes,
+/// evaluates and summarises the answers in the step's `files` (predictions as upstream's
+/// `test_predicts.json`). `tag` names the step in progress. A step that has its summary already
+/// is not run again; one interrupted part-way keeps the cases its partial log holds.
 pub async fn answer_test_sets(
     setup: &Setup,
     run: &RunArgs,
-    spec: &'static SystemSpec,
-    system: &dyn MemorySystem,
-    k: usize,
+    memory: &SteppedMemory,
     files: &RunFiles,
-    predictions_file: &str,
     base: CaseTiming,
     tag: &str,
 ) -> Result<Outcome, HarnessError> {
+    let (system, k, spec) = (memory.system(), memory.k(), memory.system().spec());
     if let Some(outcome) = completed(setup, spec, files)? {
         return Ok(outcome);
     }
@@ -145,7 +145,7 @@ pub async fn answer_test_sets(
         &run.set_name,
         spec,
         files,
-        predictions_file,
+        STEP_PREDICTIONS,
         finished,
     )
     .await

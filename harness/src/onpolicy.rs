@@ -167,20 +167,7 @@ async fn run_system(
             .await?;
         step_files.write(MEMORISATION, &built.per_dialog)?;
         let base = memory.batch_share(&built);
-        outcomes.push(
-            answer_test_sets(
-                setup,
-                run,
-                spec,
-                memory.system(),
-                memory.k(),
-                &step_files,
-                "test_predicts.json",
-                base,
-                &tag,
-            )
-            .await?,
-        );
+        outcomes.push(answer_test_sets(setup, run, &memory, &step_files, base, &tag).await?);
     }
     Ok(outcomes)
 }

@@ -29,8 +29,6 @@ pub struct StepwiseArgs {
     batch_size: usize,
 }
 
-const PREDICTIONS: &str = "test_predicts.json";
-
 /// Runs `stepwise-off-policy`.
 pub fn run(args: &StepwiseArgs) -> Result<(), HarnessError> {
     let setup = Setup::new(&args.run, false)?;
@@ -57,20 +55,8 @@ async fn run_system(
     // A memory of its own, empty but for the corpora at the start (upstream never reuses it).
     let mut memory = SteppedMemory::open(setup, run, spec, "step_off-policy", &files).await?;
     let begin = RunFiles::new(files.dir().join("begin"));
-    let mut outcomes = vec![
-        answer_test_sets(
-            setup,
-            run,
-            spec,
-            memory.system(),
-            memory.k(),
-            &begin,
-            PREDICTIONS,
-            memory.corpus_share(),
-            "begin",
-        )
-        .await?,
-    ];
+    let mut outcomes =
+        vec![answer_test_sets(setup, run, &memory, &begin, memory.corpus_share(), "begin").await?];
     let dialogs = training_dialogs(spec, &setup.datasets);
     let size = args.batch_size.max(1);
     for (index, from) in (0..dialogs.len()).step_by(size).enumerate() {
@@ -88,20 +74,7 @@ async fn run_system(
         let built = memory.include(index, &label, &batch).await?;
         step.write(MEMORISATION, &built.per_dialog)?;
         let base = memory.batch_share(&built);
-        outcomes.push(
-            answer_test_sets(
-                setup,
-                run,
-                spec,
-                memory.system(),
-                memory.k(),
-                &step,
-                PREDICTIONS,
-                base,
-                &tag,
-            )
-            .await?,
-        );
+        outcomes.push(answer_test_sets(setup, run, &memory, &step, base, &tag).await?);
     }
     Ok(outcomes)
 }
