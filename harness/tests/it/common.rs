@@ -1,7 +1,10 @@
 //! Running the binary as a user does, and reading what it wrote.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -35,4 +38,54 @@ pub fn only_run(parent: PathBuf) -> PathBuf {
 /// A JSON file's contents.
 pub fn json(path: PathBuf) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// A local OpenAI-compatible server: `reply` turns each request's JSON body into the JSON
+/// answered; returns its port. One thread per connection, each closed after its response
+/// (tiny_http's thread pool can leave a request of a busy machine unread for minutes).
+pub fn chat_server(reply: impl Fn(&Value) -> Value + Send + Sync + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let reply = Arc::new(reply);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let reply = reply.clone();
+            std::thread::spawn(move || {
+                let _ = answer(stream, reply.as_ref());
+            });
+        }
+    });
+    port
+}
+
+/// Reads one HTTP request from `stream` and answers it with `reply` of its body.
+fn answer(mut stream: TcpStream, reply: &dyn Fn(&Value) -> Value) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let sent: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let text = reply(&sent).to_string();
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{text}",
+        text.len()
+    )?;
+    stream.flush()
 }

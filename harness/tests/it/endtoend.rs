@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::common::harness_in;
+use crate::common::{chat_server, harness_in};
 
 #[test]
 fn every_regime_runs_every_system_offline() {
@@ -62,25 +62,15 @@ fn every_regime_runs_every_system_offline() {
 
 #[test]
 fn off_policy_answers_through_an_openai_compatible_server() {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let port = server.server_addr().to_ip().unwrap().port();
     let calls = Arc::new(AtomicUsize::new(0));
-    let (serving, counter) = (server.clone(), calls.clone());
-    std::thread::spawn(move || {
-        for mut request in serving.incoming_requests() {
-            let mut body = String::new();
-            request.as_reader().read_to_string(&mut body).unwrap();
-            let sent: Value = serde_json::from_str(&body).unwrap();
-            assert!(sent["messages"].as_array().is_some_and(|m| !m.is_empty()));
-            counter.fetch_add(1, Ordering::SeqCst);
-            let reply = json!({
-                "choices": [{"message": {"role": "assistant", "content": "<think>hmm</think>Biscuit ran 31 races."}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5},
-            });
-            let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
-            let _ = request
-                .respond(tiny_http::Response::from_string(reply.to_string()).with_header(header));
-        }
+    let counter = calls.clone();
+    let port = chat_server(move |sent| {
+        assert!(sent["messages"].as_array().is_some_and(|m| !m.is_empty()));
+        counter.fetch_add(1, Ordering::SeqCst);
+        json!({
+            "choices": [{"message": {"role": "assistant", "content": "<think>hmm</think>Biscuit ran 31 races."}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+        })
     });
     let dir = tempfile::tempdir().unwrap();
     let settings = dir.path().join("llm.toml");

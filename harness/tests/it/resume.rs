@@ -3,35 +3,24 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{harness, json as read, only_run};
+use crate::common::{chat_server, harness, json as read, only_run};
 
 /// A slow OpenAI-compatible server whose answer is derived from the question.
 fn slow_server(delay_ms: u64) -> u16 {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let port = server.server_addr().to_ip().unwrap().port();
-    std::thread::spawn(move || {
-        for mut request in server.incoming_requests() {
-            let mut body = String::new();
-            request.as_reader().read_to_string(&mut body).unwrap();
-            let sent: Value = serde_json::from_str(&body).unwrap();
-            let question = sent["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or_default()
-                .to_string();
-            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-            let answer: String = question.chars().rev().take(24).collect();
-            let reply = json!({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]});
-            let _ = request.respond(tiny_http::Response::from_string(reply.to_string()));
-        }
-    });
-    port
+    chat_server(move |sent| {
+        let question = sent["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let answer: String = question.chars().rev().take(24).collect();
+        json!({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]})
+    })
 }
 
 fn answer_settings(dir: &Path, port: u16) -> std::path::PathBuf {
