@@ -189,6 +189,12 @@ pub trait MemorySystem: Send + Sync {
     /// Size of the memory.
     fn stats(&self) -> Result<MemoryStats, MemoryError>;
 
+    /// Whether answering a question changes what the memory holds (MemoryOS: visits warm its
+    /// sessions). A run rebuilding such a memory must ask the questions it asked again.
+    fn retrieval_changes_memory(&self) -> bool {
+        false
+    }
+
     /// The messages sent to the model: the last message replaced by the RAG template filled
     /// with the retrieved memories.
     fn prompt(&self, messages: &[Message], retrieved: &[Retrieved], lang: Lang) -> Vec<Message> {

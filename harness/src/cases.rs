@@ -101,7 +101,8 @@ pub async fn answer_rows(
 /// Answers every test set with a stepwise or on-policy run's memory as it is; writes,
 /// evaluates and summarises the answers in the step's `files` (predictions as upstream's
 /// `test_predicts.json`). `tag` names the step in progress. A step that has its summary already
-/// is not run again; one interrupted part-way keeps the cases its partial log holds.
+/// is not run again (a rebuilt memory that questions change is asked them again); one
+/// interrupted part-way keeps the cases its partial log holds.
 pub async fn answer_test_sets(
     setup: &Setup,
     run: &RunArgs,
@@ -112,6 +113,17 @@ pub async fn answer_test_sets(
 ) -> Result<Outcome, HarnessError> {
     let (system, k, spec) = (memory.system(), memory.k(), memory.system().spec());
     if let Some(outcome) = completed(setup, spec, files)? {
+        if memory.replays_questions() {
+            // A rebuilt memory is asked this step's questions again, as it was before the stop.
+            for dataset in &setup.datasets {
+                let label = format!("{} {} ({tag}, asked again)", spec.name, dataset.name());
+                let rows = dataset.test.iter().collect();
+                answer_rows(system, dataset, rows, k, run.threads, &label, base, |_| {
+                    Ok(())
+                })
+                .await?;
+            }
+        }
         return Ok(outcome);
     }
     let partial = files.path(PARTIAL);

@@ -128,8 +128,24 @@ async fn run_system(
                     step_files.path(TRAIN_DIALOGS).display()
                 )));
             }
+            if memory.replays_questions() {
+                // A rebuilt memory is asked the step's questions again, as it was before.
+                stream::iter(drawn.iter().map(|&pool_index| {
+                    let row = pool[pool_index].1;
+                    let system = memory.system();
+                    let k = memory.k();
+                    async move {
+                        let initial = row.input.initial_messages();
+                        system.answer(&initial, row.lang, k).await.map(|_| ())
+                    }
+                }))
+                .buffered(run.threads.max(1))
+                .try_collect::<Vec<()>>()
+                .await?;
+            }
             recorded
         } else {
+            memory.unsettle()?;
             let collected = stream::iter(drawn.into_iter().map(|pool_index| {
                 let (dataset_index, row) = pool[pool_index];
                 let dataset = &setup.datasets[dataset_index];

@@ -8,6 +8,10 @@
 //! stopped part-way through a batch (Ctrl-C, kill -9, an LLM outage) is recognised on resume:
 //! its memory is emptied and rebuilt from the corpora and the recorded batches, in order (with
 //! the record cache, from the same model answers), and the costs measured the first time stand.
+//!
+//! A memory whose retrieval changes it (MemoryOS) also owes its state to the questions it was
+//! asked: for it, collecting on-policy dialogs is marked like memorising, and a rebuilt memory
+//! asks the questions of the steps already done again, in order, discarding the answers.
 
 use mb_baselines::{MemorySystem, SystemSpec, TrainingDialog};
 use mb_datasets::results::RunFiles;
@@ -25,6 +29,8 @@ pub struct SteppedMemory {
     progress: Progress,
     /// Batches the engine holds now: behind `progress.batches` while a memory is rebuilt.
     held: usize,
+    /// The memory was rebuilt when the run resumed.
+    rebuilt: bool,
     cases: f64,
 }
 
@@ -35,7 +41,8 @@ struct Progress {
     corpora: Option<Cost>,
     /// The batches memorised, in order.
     batches: Vec<MemoryBuilt>,
-    /// A batch was being memorised (and may be in the memory in part).
+    /// Memory-changing work was under way that a resume cannot continue: a batch being
+    /// memorised, or questions changing a memory being asked outside a step's partial log.
     memorising: bool,
 }
 
@@ -82,12 +89,14 @@ impl SteppedMemory {
             .retrieve_k
             .unwrap_or(system.context().settings.retrieve_k);
         let held = if intact { progress.batches.len() } else { 0 };
+        let rebuilt = !intact && progress.corpora.is_some();
         let mut memory = SteppedMemory {
             system,
             k,
             files: RunFiles::new(files.dir()),
             progress,
             held,
+            rebuilt,
             cases: test_cases(setup),
         };
         if !intact {
@@ -156,6 +165,23 @@ impl SteppedMemory {
         self.progress.memorising = false;
         self.save()?;
         self.recorded(index)
+    }
+
+    /// Whether questions asked before the run stopped must be asked again: the memory was
+    /// rebuilt, and asking changes it.
+    pub fn replays_questions(&self) -> bool {
+        self.rebuilt && self.system.retrieval_changes_memory()
+    }
+
+    /// Marks questions about to change the memory outside a partial log (on-policy
+    /// collection) until the next batch is memorised, so that a stop in between rebuilds the
+    /// memory. Nothing to mark for a memory that questions do not change.
+    pub fn unsettle(&mut self) -> Result<(), HarnessError> {
+        if !self.system.retrieval_changes_memory() {
+            return Ok(());
+        }
+        self.progress.memorising = true;
+        self.save()
     }
 
     /// A memorised batch's share of each test case.

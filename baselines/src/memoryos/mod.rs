@@ -37,7 +37,7 @@ use parking_lot::Mutex;
 
 use crate::error::MemoryError;
 use crate::registry::SystemSpec;
-use crate::store::{ensure_namespace, now_ms};
+use crate::store::ensure_namespace;
 use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
     MemorySystem, Retrieved, TrainingDialog,
@@ -108,6 +108,7 @@ impl MemoryOs {
     async fn add_memory(&self, qa: Qa, lang: Lang) -> Result<(), MemoryError> {
         let old = self.tiers.lock().clone();
         let mut tiers = old.clone();
+        tiers.tick();
         tiers.short_term.push(qa);
         let mut evicted = Vec::new();
         while tiers.short_term.len() >= SHORT_TERM_CAPACITY {
@@ -212,7 +213,7 @@ impl MemoryOs {
         lang: Lang,
     ) -> Result<(), MemoryError> {
         let vector = self.embedder.embed_one(&topic.content)?;
-        let now = now_ms();
+        let now = tiers.clock_ms;
         let best = top_by(&tiers.sessions, 5, |s| cosine(&vector, &s.vector))
             .into_iter()
             .map(|(i, score)| {
@@ -274,7 +275,7 @@ impl MemoryOs {
 
     /// Profile and knowledge from the hottest session's unanalysed pages, when it is hot.
     async fn analyse_hottest(&self, tiers: &mut Tiers, lang: Lang) -> Result<(), MemoryError> {
-        let now = now_ms();
+        let now = tiers.clock_ms;
         let Some(index) = (0..tiers.sessions.len()).max_by(|&a, &b| {
             tiers.sessions[a]
                 .heat(now)
@@ -343,7 +344,7 @@ impl MemoryOs {
             .collect();
         let old = self.tiers.lock().clone();
         let mut tiers = old.clone();
-        let now = now_ms();
+        let now = tiers.tick();
         let mut sessions: Vec<(usize, f32)> =
             top_by(&tiers.sessions, 10, |s| cosine(&vector, &s.vector))
                 .into_iter()
@@ -560,6 +561,11 @@ impl MemorySystem for MemoryOs {
             text_bytes: text_bytes as u64,
             llm_operations: tiers.llm_operations,
         })
+    }
+
+    /// Retrieval visits sessions: their visit counts and recency make them hot.
+    fn retrieval_changes_memory(&self) -> bool {
+        true
     }
 
     async fn answer(

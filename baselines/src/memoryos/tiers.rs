@@ -64,7 +64,7 @@ pub struct Session {
     pub n_visit: u64,
     /// Pages added since its last analysis.
     pub l_interaction: u64,
-    /// Last visit (milliseconds since the epoch).
+    /// Last visit, on the memory's clock (milliseconds).
     pub last_visit_ms: i64,
     /// Times retrieval used it (LFU eviction).
     pub access_count: u64,
@@ -108,9 +108,23 @@ pub struct Tiers {
     pub next_id: u64,
     /// LLM operations run to build the memory.
     pub llm_operations: u64,
+    /// The memory's own clock (milliseconds), which heat's recency decays with: it advances
+    /// [`CLOCK_STEP_MS`] per exchange memorised and per retrieval, so the same inputs give the
+    /// same memory on every run (upstream reads the wall clock).
+    pub clock_ms: i64,
 }
 
+/// How far the memory's clock advances per exchange memorised and per retrieval: about what one
+/// takes with a model in the loop.
+pub const CLOCK_STEP_MS: i64 = 1_000;
+
 impl Tiers {
+    /// Advances the memory's clock by one event and returns the new time.
+    pub fn tick(&mut self) -> i64 {
+        self.clock_ms += CLOCK_STEP_MS;
+        self.clock_ms
+    }
+
     /// A fresh id with `prefix`.
     pub fn fresh(&mut self, prefix: &str) -> String {
         self.next_id += 1;

@@ -308,3 +308,59 @@ fn an_on_policy_run_resumes_mid_step_and_mid_memorisation() {
     complete(&resumed(&command("b"), &run));
     same_as_reference(&run);
 }
+
+#[test]
+fn a_memory_that_questions_change_is_rebuilt_with_its_questions() {
+    let raw =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/locomo/locomo10-dev.json");
+    if !raw.exists() {
+        eprintln!("skipped: {} is absent", raw.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let imported = harness(&["import", "--out", &data, "--locomo", raw.to_str().unwrap()]);
+    assert!(imported.status.success());
+    let command = |root: &str| -> Vec<String> {
+        [
+            "on-policy",
+            "--data",
+            &data,
+            "--dataset-type",
+            "single",
+            "--set-name",
+            "Locomo-0",
+            "--baseline",
+            "memoryos",
+            "--step",
+            "2",
+            "--batch-size",
+            "60",
+            "--store",
+            &dir.path().join(root).join("store").display().to_string(),
+            "--output-dir",
+            &dir.path().join(root).join("runs").display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let results = "runs/on-policy/results/single/Locomo-0/memoryos";
+    complete(&command("a"));
+    complete(&command("b"));
+    let reference = only_run(dir.path().join("a").join(results));
+    let run = only_run(dir.path().join("b").join(results));
+    // MemoryOS's answers warm the sessions they visit: a memory rebuilt from the batches alone
+    // would lack the visits of step 0's questions and answer step 1 differently.
+    stop_while_memorising(&run, 1, &["step_1"], &["train_dialogs.json"]);
+    complete(&resumed(&command("b"), &run));
+    for step in ["step_0", "step_1"] {
+        for file in ["train_dialogs.json", "test_predicts.json"] {
+            assert_eq!(
+                read(run.join(step).join(file)),
+                read(reference.join(step).join(file)),
+                "{step}/{file}"
+            );
+        }
+    }
+}
