@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use futures::stream::{self, StreamExt};
@@ -126,17 +126,10 @@ pub async fn answer_test_sets(
         }
         return Ok(outcome);
     }
-    let partial = files.path(PARTIAL);
-    let mut finished = read_partial(&partial)?;
-    let finished_keys = done(&finished);
-    let mut log = PartialLog::open(&partial)?;
+    let (mut log, mut finished) = PartialLog::open(&files.path(PARTIAL))?;
     for dataset in &setup.datasets {
         let label = format!("{} {} ({tag})", spec.name, dataset.name());
-        let rows = dataset
-            .test
-            .iter()
-            .filter(|row| !finished_keys.contains(&(dataset.name().to_string(), row.test_idx)))
-            .collect();
+        let rows = log.todo(dataset, &dataset.test);
         finished.extend(
             answer_rows(
                 system,
@@ -308,47 +301,59 @@ pub fn print_table(rows: &[Outcome]) {
     }
 }
 
-/// The finished cases of an interrupted run; a line cut short by a crash is ignored.
-pub fn read_partial(path: &Path) -> Result<Vec<Finished>, HarnessError> {
-    let Ok(file) = std::fs::File::open(path) else {
-        return Ok(Vec::new());
-    };
-    let mut finished = Vec::new();
-    for line in std::io::BufReader::new(file).lines() {
-        let line = line.map_err(|e| file_error(path, e))?;
-        if let Ok(entry) = serde_json::from_str::<Finished>(&line) {
-            finished.push(entry);
-        }
-    }
-    Ok(finished)
-}
-
-/// An append-only log of finished cases.
+/// An append-only log of finished cases, knowing which it held when opened.
 pub struct PartialLog {
     path: PathBuf,
     file: std::fs::File,
+    held: HashSet<(String, u64)>,
 }
 
 impl PartialLog {
-    /// Opens (or creates) the log at `path`. A line a crash cut short is closed, so that the
-    /// next entry starts a line of its own.
-    pub fn open(path: &Path) -> Result<PartialLog, HarnessError> {
+    /// Opens (or creates) the log at `path`, with the cases it holds already: those of an
+    /// interrupted run. A line a crash cut short is ignored, and closed so that the next entry
+    /// starts a line of its own.
+    pub fn open(path: &Path) -> Result<(PartialLog, Vec<Finished>), HarnessError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| file_error(parent, e))?;
         }
-        let cut_short = std::fs::read(path).is_ok_and(|b| b.last().is_some_and(|&c| c != b'\n'));
+        let text = match std::fs::read(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(file_error(path, e)),
+        };
+        let finished: Vec<Finished> = text
+            .split(|&b| b == b'\n')
+            .filter_map(|line| serde_json::from_slice(line).ok())
+            .collect();
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| file_error(path, e))?;
-        if cut_short {
+        if text.last().is_some_and(|&c| c != b'\n') {
             writeln!(file).map_err(|e| file_error(path, e))?;
         }
-        Ok(PartialLog {
+        let held = finished
+            .iter()
+            .map(|f| (f.prediction.dataset.clone(), f.prediction.test_idx))
+            .collect();
+        let log = PartialLog {
             path: path.to_path_buf(),
             file,
-        })
+            held,
+        };
+        Ok((log, finished))
+    }
+
+    /// The `rows` of `dataset` the log did not hold when opened.
+    pub fn todo<'a>(&self, dataset: &Dataset, rows: &'a [Row]) -> Vec<&'a Row> {
+        rows.iter()
+            .filter(|row| {
+                !self
+                    .held
+                    .contains(&(dataset.name().to_string(), row.test_idx))
+            })
+            .collect()
     }
 
     /// Appends one case.
@@ -361,12 +366,4 @@ impl PartialLog {
     pub fn sync(&self) -> Result<(), HarnessError> {
         self.file.sync_data().map_err(|e| file_error(&self.path, e))
     }
-}
-
-/// The keys of finished cases.
-pub fn done(finished: &[Finished]) -> HashSet<(String, u64)> {
-    finished
-        .iter()
-        .map(|f| (f.prediction.dataset.clone(), f.prediction.test_idx))
-        .collect()
 }

@@ -20,9 +20,7 @@ use mb_datasets::results::{read_json, write_json, PREDICT};
 use mb_datasets::SplitName;
 use serde_json::json;
 
-use crate::cases::{
-    answer_rows, done, finish, print_table, read_partial, Outcome, PartialLog, PARTIAL,
-};
+use crate::cases::{answer_rows, finish, print_table, Outcome, PartialLog, PARTIAL};
 use crate::cost::{Cost, MemoryBuilt};
 use crate::run::{
     as_training, ensure_bookkeeping, memorize, run_dir, training_dialogs, RunArgs, Setup,
@@ -122,9 +120,7 @@ async fn run_system(
     };
 
     files.write(MEMORISATION, &built.per_dialog)?;
-    let partial = files.path(PARTIAL);
-    let mut finished = read_partial(&partial)?;
-    let finished_keys = done(&finished);
+    let (mut log, mut finished) = PartialLog::open(&files.path(PARTIAL))?;
     let corpus_timing = files.path(CORPUS_TIMING);
     let mut corpus_costs: BTreeMap<String, Cost> = if corpus_timing.exists() {
         read_json(&corpus_timing)?
@@ -133,13 +129,8 @@ async fn run_system(
     };
     let split = questions.split();
     let cases: usize = setup.datasets.iter().map(|d| d.rows(split).len()).sum();
-    let mut log = PartialLog::open(&partial)?;
     for dataset in &setup.datasets {
-        let todo: Vec<_> = dataset
-            .rows(split)
-            .iter()
-            .filter(|row| !finished_keys.contains(&(dataset.name().to_string(), row.test_idx)))
-            .collect();
+        let todo = log.todo(dataset, dataset.rows(split));
         if todo.is_empty() {
             continue;
         }
