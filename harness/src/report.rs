@@ -404,47 +404,15 @@ fn memorisation_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::E
         .iter()
         .map(|(_, p)| p.len() as f64)
         .fold(1.0f64, f64::max);
-    let y_top = lines
-        .iter()
-        .filter_map(|(_, p)| p.last().map(|(_, y)| *y))
-        .fold(0.0f64, f64::max)
-        .max(1e-6)
-        * 1.1;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "memorisation: cumulative seconds over training dialogs",
-                ("sans-serif", 18),
-            )
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..x_top, 0.0..y_top)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .x_desc("dialogs memorised")
-            .y_desc("seconds")
-            .draw()?;
-        for (i, (system, points)) in lines.into_iter().enumerate() {
-            let colour = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
-                .label(system)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
-        root.present()?;
-    }
-    Ok(svg)
+    line_chart(LineChart {
+        caption: "memorisation: cumulative seconds over training dialogs",
+        x_desc: "dialogs memorised",
+        y_desc: "seconds",
+        x_top,
+        x_labels: 10,
+        x_label: &|x| format!("{x:.0}"),
+        lines,
+    })
 }
 
 /// Score after each step, one line per system: how a memory learns from the dialogs it gets.
@@ -458,9 +426,55 @@ fn learning_chart(
         .max_by_key(|points| points.len())
         .map(|points| points.iter().map(|(step, _)| step.clone()).collect())
         .unwrap_or_default();
-    let y_top = series
+    let lines = series
         .iter()
-        .flat_map(|(_, points)| points.iter().map(|(_, score)| *score))
+        .map(|(system, points)| {
+            let line = points.iter().enumerate();
+            (
+                system.as_str(),
+                line.map(|(x, (_, score))| (x as f64, *score)).collect(),
+            )
+        })
+        .collect();
+    line_chart(LineChart {
+        caption: "score after each step",
+        x_desc: "",
+        y_desc: "score",
+        x_top: labels.len().saturating_sub(1).max(1) as f64,
+        x_labels: labels.len().max(1),
+        // Steps sit at whole numbers; other ticks stay blank.
+        x_label: &|x| {
+            let step = x.round();
+            if (x - step).abs() < 1e-9 && step >= 0.0 {
+                labels.get(step as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        },
+        lines,
+    })
+}
+
+/// A chart with one line per system, from 0 on both axes.
+struct LineChart<'a> {
+    caption: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    /// Where the x axis ends.
+    x_top: f64,
+    /// How many x labels to draw, and what each says.
+    x_labels: usize,
+    x_label: &'a dyn Fn(&f64) -> String,
+    /// Each system's points.
+    lines: Vec<(&'a str, Vec<(f64, f64)>)>,
+}
+
+/// Draws `chart` as inline SVG, with a legend naming the systems.
+fn line_chart(chart: LineChart) -> Result<String, Box<dyn std::error::Error>> {
+    let y_top = chart
+        .lines
+        .iter()
+        .flat_map(|(_, points)| points.iter().map(|(_, y)| *y))
         .fold(0.0f64, f64::max)
         .max(1e-6)
         * 1.1;
@@ -468,28 +482,28 @@ fn learning_chart(
     {
         let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("score after each step", ("sans-serif", 18))
+        let mut drawing = ChartBuilder::on(&root)
+            .caption(chart.caption, ("sans-serif", 18))
             .margin(10)
             .margin_right(40)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(0..labels.len().saturating_sub(1).max(1), 0.0..y_top)?;
-        chart
+            .build_cartesian_2d(0.0..chart.x_top, 0.0..y_top)?;
+        drawing
             .configure_mesh()
-            .x_labels(labels.len().max(1))
-            .x_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
-            .y_desc("score")
+            .x_labels(chart.x_labels)
+            .x_label_formatter(chart.x_label)
+            .x_desc(chart.x_desc)
+            .y_desc(chart.y_desc)
             .draw()?;
-        for (i, (system, points)) in series.iter().enumerate() {
+        for (i, (system, points)) in chart.lines.into_iter().enumerate() {
             let colour = Palette99::pick(i).to_rgba();
-            let line = points.iter().enumerate().map(|(x, (_, score))| (x, *score));
-            chart
-                .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
-                .label(system.as_str())
+            drawing
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
+                .label(system)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
         }
-        chart
+        drawing
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.8))
