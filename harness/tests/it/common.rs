@@ -16,13 +16,28 @@ pub fn harness(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `ARGS` with the store and results under `dir` (`dir/store`, `dir/runs`).
+pub fn in_dir(dir: &Path, args: &[&str]) -> Vec<String> {
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    for (flag, sub) in [("--store", "store"), ("--output-dir", "runs")] {
+        all.extend([flag.to_string(), dir.join(sub).display().to_string()]);
+    }
+    all
+}
+
 /// `mb-harness ARGS` with its store and results under `dir` (`dir/store`, `dir/runs`).
 pub fn harness_in(dir: &Path, args: &[&str]) -> Output {
-    let store = dir.join("store").display().to_string();
-    let runs = dir.join("runs").display().to_string();
-    let mut all = args.to_vec();
-    all.extend(["--store", store.as_str(), "--output-dir", runs.as_str()]);
-    harness(&all)
+    let all = in_dir(dir, args);
+    harness(&all.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// Asserts that a command succeeded, showing what it printed on standard error if not.
+pub fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The one run directory under `parent`.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::common::{chat_server, harness_in};
+use crate::common::{assert_ok, chat_server, harness_in};
 
 #[test]
 fn every_regime_runs_every_system_offline() {
@@ -94,11 +94,7 @@ fn off_policy_answers_through_an_openai_compatible_server() {
             "off",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     // The check that the model answers at all, then one answer per test question of the
     // sample, from the server, thinking stripped.
     assert_eq!(calls.load(Ordering::SeqCst), 1 + 10);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::harness;
+use crate::common::{assert_ok, harness};
 
 #[test]
 fn imported_raw_data_runs_off_policy() {
@@ -21,11 +21,7 @@ fn imported_raw_data_runs_off_policy() {
         "--lexeval-qa",
         raw.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(data.join("dataset/LexEval-QA/test.jsonl").exists());
     let run = harness(&[
         "off-policy",
@@ -42,11 +38,7 @@ fn imported_raw_data_runs_off_policy() {
         "--output-dir",
         dir.path().join("runs").to_str().unwrap(),
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_ok(&run);
     let table = String::from_utf8(run.stdout).unwrap();
     // 50 test questions, scored with ROUGE-L.
     assert!(

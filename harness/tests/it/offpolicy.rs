@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{harness, json};
+use crate::common::{assert_ok, harness, json};
 
 fn off_policy(store: &Path, output: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
@@ -34,11 +34,7 @@ fn off_policy_writes_upstream_files_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let (store, output) = (dir.path().join("store"), dir.path().join("runs"));
     let first = off_policy(&store, &output, &[]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_ok(&first);
     let table = String::from_utf8(first.stdout).unwrap();
     assert!(
         table.contains("memory s/case") && table.contains("bm25_dialog"),
@@ -126,11 +122,7 @@ fn off_policy_writes_upstream_files_and_resumes() {
         &output,
         &["--resume", interrupted.to_str().unwrap()],
     );
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
+    assert_ok(&resumed);
     assert_eq!(
         json(interrupted.join("predict.json")),
         json(run.join("predict.json"))

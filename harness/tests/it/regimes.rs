@@ -4,7 +4,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{harness, harness_in, json, only_run};
+use crate::common::{assert_ok, harness, harness_in, json, only_run};
 
 #[test]
 fn stepwise_evaluates_before_and_after_each_batch() {
@@ -19,11 +19,7 @@ fn stepwise_evaluates_before_and_after_each_batch() {
             "10",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let run = only_run(
         dir.path()
             .join("runs/step_off-policy/results/domain/Sample/bm25_message"),
@@ -59,11 +55,7 @@ fn train_performance_asks_the_training_questions() {
         dir.path(),
         &["train-performance", "--baseline", "bm25_dialog"],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let run = only_run(
         dir.path()
             .join("runs/train_performance/result/domain/Sample/bm25_dialog"),
@@ -93,11 +85,7 @@ fn on_policy_collects_feedback_dialogs_drawn_as_python_draws_them() {
             "8",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let run = only_run(
         dir.path()
             .join("runs/on-policy/results/domain/Sample/bm25_dialog"),
@@ -154,11 +142,7 @@ fn on_policy_dialogs(flags: &[&str]) -> Vec<Value> {
     ];
     args.extend(flags);
     let out = harness_in(dir.path(), &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let run = only_run(
         dir.path()
             .join("runs/on-policy/results/domain/Sample/bm25_dialog"),
@@ -204,11 +188,7 @@ fn report_compares_runs_in_one_offline_page() {
     let dir = tempfile::tempdir().unwrap();
     for baseline in ["bm25_message", "bm25_dialog"] {
         let out = harness_in(dir.path(), &["off-policy", "--baseline", baseline]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
     }
     let page = dir.path().join("report.html");
     let out = harness(&[
@@ -217,11 +197,7 @@ fn report_compares_runs_in_one_offline_page() {
         "--out",
         page.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
         html.contains("bm25_message")
@@ -289,11 +265,7 @@ fn generated_dialogs_feed_off_policy() {
             "2",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let rows: Vec<Value> = std::fs::read_to_string(data.join("dataset/Sample-Locomo/train.jsonl"))
         .unwrap()
         .lines()
@@ -329,11 +301,7 @@ fn generated_dialogs_feed_off_policy() {
             data.to_str().unwrap(),
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let run = only_run(
         dir.path()
             .join("runs/off-policy/results/domain/Sample/bm25_dialog"),

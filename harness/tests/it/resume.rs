@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{chat_server, harness, json as read, only_run};
+use crate::common::{chat_server, harness, in_dir, json as read, only_run};
 
 /// A slow OpenAI-compatible server whose answer is derived from the question.
 fn slow_server(delay_ms: u64) -> u16 {
@@ -38,13 +38,11 @@ fn answer_settings(dir: &Path, port: u16) -> std::path::PathBuf {
 
 /// Arguments running `command` with answers from the slow server, one at a time, uncached.
 fn slow_run(settings: &Path, root: &Path, command: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = command.iter().map(|s| s.to_string()).collect();
+    let mut args = in_dir(root, command);
     for (flag, value) in [
         ("--threads", "1".to_string()),
         ("--llm-cache", "off".to_string()),
         ("--llm", settings.display().to_string()),
-        ("--store", root.join("store").display().to_string()),
-        ("--output-dir", root.join("runs").display().to_string()),
     ] {
         args.extend([flag.to_string(), value]);
     }
@@ -183,20 +181,16 @@ fn stop_while_memorising(run: &Path, batch: usize, steps: &[&str], keep: &[&str]
 fn a_run_stopped_while_memorising_rebuilds_its_memory() {
     let dir = tempfile::tempdir().unwrap();
     let command = |root: &str| -> Vec<String> {
-        [
-            "stepwise-off-policy",
-            "--baseline",
-            "bm25_message",
-            "--batch-size",
-            "10",
-            "--store",
-            &dir.path().join(root).join("store").display().to_string(),
-            "--output-dir",
-            &dir.path().join(root).join("runs").display().to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        in_dir(
+            &dir.path().join(root),
+            &[
+                "stepwise-off-policy",
+                "--baseline",
+                "bm25_message",
+                "--batch-size",
+                "10",
+            ],
+        )
     };
     let results = "runs/step_off-policy/results/domain/Sample/bm25_message";
     complete(&command("a"));
@@ -239,22 +233,18 @@ fn a_run_stopped_while_memorising_rebuilds_its_memory() {
 fn an_on_policy_run_resumes_mid_step_and_mid_memorisation() {
     let dir = tempfile::tempdir().unwrap();
     let command = |root: &str| -> Vec<String> {
-        [
-            "on-policy",
-            "--baseline",
-            "bm25_dialog",
-            "--step",
-            "2",
-            "--batch-size",
-            "8",
-            "--store",
-            &dir.path().join(root).join("store").display().to_string(),
-            "--output-dir",
-            &dir.path().join(root).join("runs").display().to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        in_dir(
+            &dir.path().join(root),
+            &[
+                "on-policy",
+                "--baseline",
+                "bm25_dialog",
+                "--step",
+                "2",
+                "--batch-size",
+                "8",
+            ],
+        )
     };
     let results = "runs/on-policy/results/domain/Sample/bm25_dialog";
     complete(&command("a"));
@@ -322,28 +312,24 @@ fn a_memory_that_questions_change_is_rebuilt_with_its_questions() {
     let imported = harness(&["import", "--out", &data, "--locomo", raw.to_str().unwrap()]);
     assert!(imported.status.success());
     let command = |root: &str| -> Vec<String> {
-        [
-            "on-policy",
-            "--data",
-            &data,
-            "--dataset-type",
-            "single",
-            "--set-name",
-            "Locomo-0",
-            "--baseline",
-            "memoryos",
-            "--step",
-            "2",
-            "--batch-size",
-            "60",
-            "--store",
-            &dir.path().join(root).join("store").display().to_string(),
-            "--output-dir",
-            &dir.path().join(root).join("runs").display().to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        in_dir(
+            &dir.path().join(root),
+            &[
+                "on-policy",
+                "--data",
+                &data,
+                "--dataset-type",
+                "single",
+                "--set-name",
+                "Locomo-0",
+                "--baseline",
+                "memoryos",
+                "--step",
+                "2",
+                "--batch-size",
+                "60",
+            ],
+        )
     };
     let results = "runs/on-policy/results/single/Locomo-0/memoryos";
     complete(&command("a"));

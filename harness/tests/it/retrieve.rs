@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::common::harness;
+use crate::common::{assert_ok, harness};
 
 #[test]
 fn retrieve_reports_quality_and_cost_on_the_sample() {
@@ -20,11 +20,7 @@ fn retrieve_reports_quality_and_cost_on_the_sample() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_ok(&output);
     let table = String::from_utf8(output.stdout).unwrap();
     assert!(
         table.contains("R@1") && table.contains("NDCG@3") && table.contains("all"),
