@@ -4,6 +4,7 @@ pub mod analyzer;
 pub(crate) mod index;
 pub mod scoring;
 pub mod stats;
+pub mod whoosh;
 
 pub use analyzer::{AnalyzerTokenizer, Term};
 pub use scoring::Idf;
