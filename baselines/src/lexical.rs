@@ -4,8 +4,8 @@
 //!
 //! BM25-M stores one unit per dialog message and corpus turn; BM25-S one per dialog, searched
 //! by its first user message and returning the whole dialog, and one per corpus session.
-//! Queries are plain text: unlike Whoosh, words such as `AND` or quotes in a question are not
-//! query syntax.
+//! Questions are read as Whoosh query syntax by default, as upstream's `QueryParser` reads
+//! them (`query_syntax = "plain"` in `configs/memory/bm25.toml` ORs their words instead).
 
 use async_trait::async_trait;
 use mb_datasets::corpus::Conversation;
@@ -80,10 +80,12 @@ impl MemorySystem for LexicalMemory {
         _lang: Lang,
         k: usize,
     ) -> Result<Vec<Retrieved>, MemoryError> {
-        let hits = self
-            .context
-            .engine
-            .search_text(&self.context.namespace, query, k)?;
+        let hits = self.context.engine.search_query(
+            &self.context.namespace,
+            query,
+            self.context.settings.query_syntax,
+            k,
+        )?;
         Ok(hits.into_iter().map(retrieved).collect())
     }
 

@@ -27,6 +27,9 @@ pub struct SystemSpec {
     pub paper_name: &'static str,
     /// Its settings file under `configs/memory/`.
     pub config_file: &'static str,
+    /// That file's text as shipped, compiled in so that a binary run from anywhere (or moved
+    /// elsewhere) reads the same settings; `--memory-config FILE` replaces it for a run.
+    pub builtin_settings: &'static str,
     /// The stem of its pre-recorded dialog column on corpus datasets (`dialog_<stem>`).
     pub dialog_stem: &'static str,
     /// (dataset type, set) runs upstream does not make with it.
@@ -61,21 +64,45 @@ impl SystemSpec {
             .any(|&(k, s)| k == kind && s == set)
     }
 
-    /// Its settings file in the configuration directory `configs`.
-    pub fn config_path(&self, configs: &Path) -> PathBuf {
-        configs.join("memory").join(self.config_file)
+    /// Its settings: the shipped file compiled into the binary, or those of `custom`
+    /// (`--memory-config`): a settings file, or a directory of files named like the shipped
+    /// ones (a system without a file there keeps its shipped settings).
+    pub fn settings(&self, custom: Option<&Path>) -> Result<SystemSettings, MemoryError> {
+        match self.custom_file(custom) {
+            None => parse_settings(
+                &format!("configs/memory/{}", self.config_file),
+                self.builtin_settings,
+            ),
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))?;
+                parse_settings(&path.display().to_string(), &text)
+            }
+        }
     }
 
-    /// Reads its settings (upstream's defaults when the file is absent).
-    pub fn settings(&self, configs: &Path) -> Result<SystemSettings, MemoryError> {
-        let path = self.config_path(configs);
-        if !path.exists() {
-            return Ok(SystemSettings::default());
+    /// Where [`settings`](Self::settings) reads them from, for run records.
+    pub fn settings_origin(&self, custom: Option<&Path>) -> String {
+        match self.custom_file(custom) {
+            Some(path) => path.display().to_string(),
+            None => format!("built-in configs/memory/{}", self.config_file),
         }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))?;
-        toml::from_str(&text).map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))
     }
+
+    fn custom_file(&self, custom: Option<&Path>) -> Option<PathBuf> {
+        let path = custom?;
+        if path.is_dir() {
+            let file = path.join(self.config_file);
+            file.exists().then_some(file)
+        } else {
+            Some(path.to_path_buf())
+        }
+    }
+}
+
+/// Settings from TOML `text`; errors name `origin` and the line and field at fault.
+fn parse_settings(origin: &str, text: &str) -> Result<SystemSettings, MemoryError> {
+    toml::from_str(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))
 }
 
 impl std::fmt::Debug for SystemSpec {
@@ -92,6 +119,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "wo_memory",
         paper_name: "Vanilla",
         config_file: "base.toml",
+        builtin_settings: include_str!("../../configs/memory/base.toml"),
         dialog_stem: "wo_memory",
         skip_combinations: &[],
         skip_reason: "",
@@ -103,6 +131,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "bm25_message",
         paper_name: "BM25-M",
         config_file: "bm25.toml",
+        builtin_settings: include_str!("../../configs/memory/bm25.toml"),
         dialog_stem: "bm25",
         skip_combinations: &[],
         skip_reason: "",
@@ -120,6 +149,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "bm25_dialog",
         paper_name: "BM25-S",
         config_file: "bm25.toml",
+        builtin_settings: include_str!("../../configs/memory/bm25.toml"),
         dialog_stem: "bm25_dialog",
         skip_combinations: &[],
         skip_reason: "",
@@ -137,6 +167,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "embedder_message",
         paper_name: "Emb-M",
         config_file: "embedder.toml",
+        builtin_settings: include_str!("../../configs/memory/embedder.toml"),
         dialog_stem: "embedder",
         skip_combinations: &[],
         skip_reason: "",
@@ -154,6 +185,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "embedder_dialog",
         paper_name: "Emb-S",
         config_file: "embedder.toml",
+        builtin_settings: include_str!("../../configs/memory/embedder.toml"),
         dialog_stem: "embedder_dialog",
         skip_combinations: &[],
         skip_reason: "",
@@ -171,6 +203,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "a_mem",
         paper_name: "A-Mem",
         config_file: "a_mem.toml",
+        builtin_settings: include_str!("../../configs/memory/a_mem.toml"),
         dialog_stem: "a_mem",
         skip_combinations: &[],
         skip_reason: "",
@@ -182,6 +215,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "mem0",
         paper_name: "Mem0",
         config_file: "mem0.toml",
+        builtin_settings: include_str!("../../configs/memory/mem0.toml"),
         dialog_stem: "mem0",
         skip_combinations: &[
             (DatasetType::Domain, "Open-Domain"),
@@ -196,6 +230,7 @@ pub static REGISTRY: &[SystemSpec] = &[
         name: "memoryos",
         paper_name: "MemoryOS",
         config_file: "memoryos.toml",
+        builtin_settings: include_str!("../../configs/memory/memoryos.toml"),
         dialog_stem: "memoryos",
         skip_combinations: &[],
         skip_reason: "",
@@ -250,16 +285,14 @@ mod tests {
             error.contains("bm26") && error.contains("embedder_message"),
             "{error}"
         );
-        let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
         for spec in REGISTRY {
-            assert!(spec.config_path(&configs).exists(), "{}", spec.config_file);
             let expected = match spec.name {
                 "mem0" => 10,
                 "memoryos" => 7,
                 _ => 5,
             };
             assert_eq!(
-                spec.settings(&configs).unwrap().retrieve_k,
+                spec.settings(None).unwrap().retrieve_k,
                 expected,
                 "{}",
                 spec.name
@@ -270,5 +303,55 @@ mod tests {
             mem0.skips(DatasetType::Domain, "Open-Domain")
                 && !mem0.skips(DatasetType::Domain, "Legal")
         );
+    }
+
+    #[test]
+    fn shipped_settings_are_upstreams_and_a_file_replaces_them() {
+        let bm25 = get("bm25_message").unwrap();
+        let shipped = bm25.settings(None).unwrap();
+        assert_eq!(shipped.query_syntax, mb_engine::QuerySyntax::Whoosh);
+        assert!(!shipped.cjk_analyzer);
+        assert!(bm25
+            .settings_origin(None)
+            .contains("configs/memory/bm25.toml"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain.toml");
+        std::fs::write(&file, "retrieve_k = 3\nquery_syntax = \"plain\"\n").unwrap();
+        let replaced = bm25.settings(Some(&file)).unwrap();
+        assert_eq!(replaced.query_syntax, mb_engine::QuerySyntax::Plain);
+        assert_eq!(replaced.retrieve_k, 3);
+        assert_eq!(
+            bm25.settings_origin(Some(&file)),
+            file.display().to_string()
+        );
+
+        std::fs::write(&file, "retrieve_k = 3\nquery_sintax = \"plain\"\n").unwrap();
+        let error = bm25.settings(Some(&file)).unwrap_err().to_string();
+        assert!(
+            error.contains("plain.toml")
+                && error.contains("query_sintax")
+                && error.contains("line 2"),
+            "{error}"
+        );
+        assert!(bm25
+            .settings(Some(&dir.path().join("missing.toml")))
+            .is_err());
+
+        // A directory replaces the files it has and keeps the shipped ones otherwise.
+        let custom = tempfile::tempdir().unwrap();
+        std::fs::write(custom.path().join("mem0.toml"), "retrieve_k = 2\n").unwrap();
+        assert_eq!(
+            get("mem0")
+                .unwrap()
+                .settings(Some(custom.path()))
+                .unwrap()
+                .retrieve_k,
+            2
+        );
+        assert_eq!(bm25.settings(Some(custom.path())).unwrap(), shipped);
+        assert!(bm25
+            .settings_origin(Some(custom.path()))
+            .starts_with("built-in"));
     }
 }

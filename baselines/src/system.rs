@@ -8,7 +8,7 @@ use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
 use mb_embed::Embedder;
-use mb_engine::Engine;
+use mb_engine::{Engine, QuerySyntax};
 use mb_llm::ops::{Answer, Lang};
 use mb_llm::{LlmStack, Message, Role};
 use serde::{Deserialize, Serialize};
@@ -42,8 +42,12 @@ pub struct MemoryContext {
 pub struct SystemSettings {
     /// Memories retrieved per question (upstream's config value, 5; Mem0 10).
     pub retrieve_k: usize,
-    /// Index Chinese rows with the jieba analyzer (upstream's Whoosh analyzer keeps whole CJK
-    /// runs as single tokens; `false` reproduces that).
+    /// BM25-M/S: how a question is read. `whoosh` (upstream's default `QueryParser` with an
+    /// OR group: a word ending in `?` is a wildcard, quotes are phrases, `AND`/`OR`/`NOT`
+    /// operators); `plain` ORs the question's words.
+    pub query_syntax: QuerySyntax,
+    /// Index Chinese rows with the jieba analyzer; `false` (upstream) keeps whole CJK runs as
+    /// single tokens, as Whoosh's analyzer does.
     pub cjk_analyzer: bool,
     /// A-Mem: analyse and evolve notes as the original A-Mem does (upstream's MemoryBench
     /// wiring never runs either; `false` reproduces that).
@@ -51,15 +55,21 @@ pub struct SystemSettings {
     /// MemoryOS: file evicted exchanges with an empty side (every LoCoMo/DialSim corpus turn)
     /// instead of dropping them as upstream does.
     pub keep_one_sided: bool,
+    /// Systems that embed: the embedder, `onnx` (all-MiniLM-L6-v2 in-process), `hashing`
+    /// (model-free) or an OpenAI-compatible endpoint's settings file (a path relative to the
+    /// working directory, e.g. `configs/embedder/paper.toml`). `--embedder` overrides it.
+    pub embedder: String,
 }
 
 impl Default for SystemSettings {
     fn default() -> Self {
         SystemSettings {
             retrieve_k: 5,
-            cjk_analyzer: true,
+            query_syntax: QuerySyntax::Whoosh,
+            cjk_analyzer: false,
             evolution: false,
             keep_one_sided: false,
+            embedder: "onnx".into(),
         }
     }
 }

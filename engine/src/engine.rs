@@ -31,6 +31,7 @@ use crate::record::{NewRecord, Record, RecordId};
 use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
 use crate::space::Space;
 use crate::store::{prepare_directory, Counters, Store};
+use crate::syntax::QuerySyntax;
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
 
 const LEXICAL_DIR: &str = "lexical";
@@ -409,6 +410,27 @@ impl Engine {
         self.inner.hydrate(&ns, ranked)
     }
 
+    /// The top `k` records of `namespace` for `query` read in `syntax`: plain text (as
+    /// [`search_text`](Self::search_text)) or Whoosh's query language, scored as Whoosh
+    /// scores it (MemoryBench's BM25 baselines; see [`QuerySyntax::Whoosh`]).
+    pub fn search_query(
+        &self,
+        namespace: &str,
+        query: &str,
+        syntax: QuerySyntax,
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let ranked = match syntax {
+            QuerySyntax::Plain => self.inner.lexical_ranking(&ns, query, k)?,
+            QuerySyntax::Whoosh => {
+                self.inner.check_lexical()?;
+                self.inner.whoosh_ranking(&ns, query, k)?
+            }
+        };
+        self.inner.hydrate(&ns, ranked)
+    }
+
     /// The `k` records whose vector in `space` is most similar (cosine) to `query`.
     pub fn search_vector(
         &self,
@@ -483,17 +505,23 @@ impl Inner {
         Ok(())
     }
 
+    /// Refuses lexical searches after the index missed a write.
+    fn check_lexical(&self) -> Result<()> {
+        if self.lexical_failed.load(Ordering::SeqCst) {
+            return Err(Error::Background(
+                "the lexical index missed a write; reopen the engine to catch it up".into(),
+            ));
+        }
+        Ok(())
+    }
+
     fn lexical_ranking(
         &self,
         ns: &NamespaceState,
         query: &str,
         k: usize,
     ) -> Result<Vec<(RecordId, f32)>> {
-        if self.lexical_failed.load(Ordering::SeqCst) {
-            return Err(Error::Background(
-                "the lexical index missed a write; reopen the engine to catch it up".into(),
-            ));
-        }
+        self.check_lexical()?;
         let derived = self.derived(ns)?;
         let terms: Vec<String> = ns
             .info

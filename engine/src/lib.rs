@@ -43,6 +43,7 @@ mod recovery;
 mod search;
 mod space;
 mod store;
+mod syntax;
 pub mod vector;
 mod write;
 
@@ -55,4 +56,5 @@ pub use record::{NewRecord, Record, RecordId};
 pub use search::{Hit, HybridQuery};
 pub use space::Space;
 pub use store::ENGINE_FORMAT;
+pub use syntax::{QuerySyntax, WHOOSH_TEXT_FIELD};
 pub use vector::HnswParams;

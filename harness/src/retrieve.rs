@@ -46,6 +46,9 @@ pub struct RetrieveArgs {
     /// Where to write the JSON report (default: print only the table).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// A settings file replacing the system's shipped one (e.g. `query_syntax = "plain"`).
+    #[arg(long, value_name = "FILE")]
+    memory_config: Option<PathBuf>,
 }
 
 /// One scored question.
@@ -90,11 +93,9 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
     let store = runtime::Store::open(args.store.as_deref())?;
     let engine = store.engine.clone();
     let llm = runtime::offline_llm()?;
-    let embedder = if spec.needs_embedder {
-        Some(args.embedder.open(&engine)?)
-    } else {
-        None
-    };
+    let settings = spec.settings(args.memory_config.as_deref())?;
+    let embedders = runtime::Embedders::new(engine.clone(), &args.embedder);
+    let embedder = embedders.for_system(spec, &settings)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -114,7 +115,7 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
             engine.drop_namespace(&namespace)?;
         }
         let mut context = runtime::memory_context(
-            spec,
+            settings.clone(),
             engine.clone(),
             namespace,
             llm.clone(),
@@ -178,7 +179,7 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
         }
     }
     drop(engine);
-    let report = report(
+    let mut report = report(
         spec,
         &ks,
         samples.len(),
@@ -187,6 +188,11 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
         ingest_embedding,
         items,
     );
+    if spec.needs_embedder {
+        report["embedder"] = json!(embedders.choice(&settings));
+    }
+    report["settings_origin"] = json!(spec.settings_origin(args.memory_config.as_deref()));
+    report["settings"] = serde_json::to_value(settings).unwrap_or_default();
 
     print_table(&mut std::io::stdout().lock(), &report, &ks).map_err(HarnessError::Output)?;
     if let Some(path) = &args.json {

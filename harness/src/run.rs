@@ -13,7 +13,6 @@ use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
 use mb_datasets::results::{RunFiles, RUN_CONFIG};
 use mb_datasets::row::{Dialog, Row};
 use mb_datasets::{load, Dataset, PyRandom};
-use mb_embed::Embedder;
 use mb_engine::{Engine, NamespaceOptions};
 use mb_llm::ops::Lang;
 use mb_llm::{LlmArgs, LlmStack};
@@ -54,6 +53,10 @@ pub struct RunArgs {
     /// Memories retrieved per question (default: the system's configuration).
     #[arg(long)]
     pub retrieve_k: Option<usize>,
+    /// A memory-system settings file (TOML, like `configs/memory/*.toml`) used instead of the
+    /// system's shipped settings for this run, e.g. `query_syntax = "plain"` for BM25.
+    #[arg(long, value_name = "FILE")]
+    pub memory_config: Option<PathBuf>,
     /// Run a system on a set upstream skips it for.
     #[arg(long)]
     pub force: bool,
@@ -77,8 +80,10 @@ pub struct Setup {
     pub llm: Arc<LlmStack>,
     /// The async runtime answers run on.
     pub runtime: tokio::runtime::Runtime,
-    /// The embedder, when a system needs one.
-    pub embedder: Option<Arc<dyn Embedder>>,
+    /// The embedders of the systems that embed.
+    pub embedders: runtime::Embedders,
+    /// `--memory-config`: settings replacing the systems' shipped ones.
+    pub memory_config: Option<PathBuf>,
 }
 
 impl Setup {
@@ -125,11 +130,12 @@ impl Setup {
             args.llm.cache_mode(),
             Some(store.engine.clone()),
         )?);
-        let embedder = if specs.iter().any(|s| s.needs_embedder) {
-            Some(args.embedder.open(&store.engine)?)
-        } else {
-            None
-        };
+        // Settings that do not parse, or an embedder that cannot open, stop the run before any
+        // work.
+        let embedders = runtime::Embedders::new(store.engine.clone(), &args.embedder);
+        for spec in &specs {
+            embedders.for_system(spec, &spec.settings(args.memory_config.as_deref())?)?;
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(args.threads.max(1))
             .enable_all()
@@ -139,13 +145,14 @@ impl Setup {
             runtime.block_on(preflight(&llm))?;
         }
         Ok(Setup {
+            memory_config: args.memory_config.clone(),
             kind,
             datasets,
             specs,
             store,
             llm,
             runtime,
-            embedder,
+            embedders,
         })
     }
 
@@ -168,13 +175,10 @@ impl Setup {
         spec: &'static SystemSpec,
         namespace: &str,
     ) -> Result<Box<dyn MemorySystem>, HarnessError> {
-        let embedder = if spec.needs_embedder {
-            self.embedder.clone()
-        } else {
-            None
-        };
+        let settings = spec.settings(self.memory_config.as_deref())?;
+        let embedder = self.embedders.for_system(spec, &settings)?;
         let context = runtime::memory_context(
-            spec,
+            settings,
             self.store.engine.clone(),
             namespace.to_string(),
             self.llm.clone(),
@@ -223,15 +227,21 @@ pub fn run_dir(
     spec: &SystemSpec,
     extra: Value,
 ) -> Result<RunFiles, HarnessError> {
+    let settings = spec.settings(args.memory_config.as_deref())?;
     let mut config = json!({
         "regime": regime,
         "dataset_type": args.dataset_type,
         "set_name": args.set_name,
         "memory_system": spec.name,
-        "memory_system_config": spec.config_path(&runtime::configs_dir()).display().to_string(),
+        "memory_system_config": spec.settings_origin(args.memory_config.as_deref()),
+        "memory_settings": serde_json::to_value(&settings)
+            .map_err(|e| HarnessError::Usage(format!("cannot record the settings: {e}")))?,
         "data": args.data.data,
         "llm": args.llm.llm,
         "embedder": args.embedder.embedder,
+        "memory_embedder": spec
+            .needs_embedder
+            .then(|| args.embedder.embedder.clone().unwrap_or_else(|| settings.embedder.clone())),
         "store": args.store,
         "output_dir": args.output_dir,
         "threads": args.threads,
@@ -257,6 +267,7 @@ pub fn run_dir(
             "memory_system",
             "data",
             "retrieve_k",
+            "memory_settings",
         ];
         let keys = defining.iter().copied().chain(
             extra

@@ -1,16 +1,18 @@
 //! What every command builds the same way: the engine, the embedder, the LLM roles, and a
 //! memory system's context.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mb_baselines::{registry, MemoryContext, MemoryError, SystemSpec};
+use mb_baselines::{registry, MemoryContext, MemoryError, SystemSettings, SystemSpec};
 use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_embed::{CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxEmbedder};
 use mb_engine::{Engine, EngineOptions};
 use mb_llm::ops::Lang;
 use mb_llm::{CacheMode, LlmSettings, LlmStack};
+use parking_lot::Mutex;
 
 /// Why a command failed; printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -61,12 +63,6 @@ pub enum HarnessError {
     },
 }
 
-/// The repository's `configs/` directory (next to the workspace root this binary was built
-/// from), where memory-system settings live.
-pub fn configs_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs")
-}
-
 /// An open engine, and the temporary directory it lives in when the user gave none.
 pub struct Store {
     /// The engine. Fields drop in order: the engine closes before its directory is removed.
@@ -102,45 +98,87 @@ impl Drop for TemporaryDir {
     }
 }
 
-/// `--embedder`: which embedder memory systems that embed use.
-#[derive(clap::Args, Debug, Clone)]
+/// `--embedder`: one embedder for every memory system that embeds, instead of the one each
+/// system's settings name.
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct EmbedderArgs {
-    /// `onnx` (all-MiniLM-L6-v2 in-process, the default), `hashing` (model-free feature
-    /// hashing, for quick runs), or an OpenAI-compatible endpoint's settings file such as
-    /// configs/embedder/paper.toml.
-    #[arg(
-        long = "embedder",
-        value_name = "onnx|hashing|FILE",
-        default_value = "onnx"
-    )]
-    pub embedder: String,
+    /// `onnx` (all-MiniLM-L6-v2 in-process), `hashing` (model-free feature hashing, for quick
+    /// runs), or an OpenAI-compatible endpoint's settings file such as
+    /// configs/embedder/paper.toml. Default: each system's `embedder` setting.
+    #[arg(long = "embedder", value_name = "onnx|hashing|FILE")]
+    pub embedder: Option<String>,
 }
 
-impl EmbedderArgs {
-    /// Opens the embedder; model-backed ones go through the engine's embedding cache.
-    pub fn open(&self, engine: &Arc<Engine>) -> Result<Arc<dyn Embedder>, HarnessError> {
-        Ok(match self.embedder.as_str() {
-            "onnx" => Arc::new(CachedEmbedder::new(
-                OnnxEmbedder::open_default()?,
-                engine.clone(),
-            )?),
-            "hashing" => Arc::new(HashingEmbedder::new(384)),
-            path => {
-                let text = std::fs::read_to_string(path).map_err(|e| HarnessError::File {
-                    path: path.to_string(),
-                    detail: e.to_string(),
-                })?;
-                let config: HttpConfig = toml::from_str(&text).map_err(|e| HarnessError::File {
-                    path: path.to_string(),
-                    detail: e.to_string(),
-                })?;
-                Arc::new(CachedEmbedder::new(
-                    HttpEmbedder::new(config)?,
-                    engine.clone(),
-                )?)
-            }
-        })
+/// The embedders of a run, opened once per distinct choice and shared by the systems that
+/// name it.
+pub struct Embedders {
+    engine: Arc<Engine>,
+    forced: Option<String>,
+    opened: Mutex<HashMap<String, Arc<dyn Embedder>>>,
+}
+
+impl Embedders {
+    /// Embedders backed by `engine`'s embedding cache; `args` may force one for all.
+    pub fn new(engine: Arc<Engine>, args: &EmbedderArgs) -> Embedders {
+        Embedders {
+            engine,
+            forced: args.embedder.clone(),
+            opened: Mutex::new(HashMap::new()),
+        }
     }
+
+    /// The embedder choice a system with `settings` runs with.
+    pub fn choice<'a>(&'a self, settings: &'a SystemSettings) -> &'a str {
+        self.forced.as_deref().unwrap_or(&settings.embedder)
+    }
+
+    /// The embedder for `spec` with `settings` (none for systems that do not embed).
+    pub fn for_system(
+        &self,
+        spec: &SystemSpec,
+        settings: &SystemSettings,
+    ) -> Result<Option<Arc<dyn Embedder>>, HarnessError> {
+        if !spec.needs_embedder {
+            return Ok(None);
+        }
+        let choice = self.choice(settings);
+        let mut opened = self.opened.lock();
+        if let Some(embedder) = opened.get(choice) {
+            return Ok(Some(embedder.clone()));
+        }
+        let embedder = open_embedder(choice, &self.engine)?;
+        opened.insert(choice.to_string(), embedder.clone());
+        Ok(Some(embedder))
+    }
+}
+
+/// Opens the embedder `choice` names (`onnx`, `hashing` or an endpoint settings file);
+/// model-backed ones go through the engine's embedding cache.
+pub fn open_embedder(
+    choice: &str,
+    engine: &Arc<Engine>,
+) -> Result<Arc<dyn Embedder>, HarnessError> {
+    Ok(match choice {
+        "onnx" => Arc::new(CachedEmbedder::new(
+            OnnxEmbedder::open_default()?,
+            engine.clone(),
+        )?),
+        "hashing" => Arc::new(HashingEmbedder::new(384)),
+        path => {
+            let text = std::fs::read_to_string(path).map_err(|e| HarnessError::File {
+                path: path.to_string(),
+                detail: e.to_string(),
+            })?;
+            let config: HttpConfig = toml::from_str(&text).map_err(|e| HarnessError::File {
+                path: path.to_string(),
+                detail: e.to_string(),
+            })?;
+            Arc::new(CachedEmbedder::new(
+                HttpEmbedder::new(config)?,
+                engine.clone(),
+            )?)
+        }
+    })
 }
 
 /// The LLM roles, every one offline.
@@ -152,9 +190,9 @@ pub fn offline_llm() -> Result<Arc<LlmStack>, HarnessError> {
     )?))
 }
 
-/// The context of `spec`'s memory in `namespace`.
+/// The context of a memory in `namespace` with `settings`.
 pub fn memory_context(
-    spec: &SystemSpec,
+    settings: SystemSettings,
     engine: Arc<Engine>,
     namespace: String,
     llm: Arc<LlmStack>,
@@ -162,7 +200,7 @@ pub fn memory_context(
     lang: Lang,
 ) -> Result<MemoryContext, HarnessError> {
     Ok(MemoryContext {
-        settings: spec.settings(&configs_dir())?,
+        settings,
         engine,
         namespace,
         llm,
@@ -191,8 +229,10 @@ pub fn list() -> Result<(), HarnessError> {
     for spec in registry::REGISTRY {
         writeln!(
             out,
-            "  {:<18} {:<8} config configs/memory/{}",
-            spec.name, spec.paper_name, spec.config_file
+            "  {:<18} {:<8} settings {}",
+            spec.name,
+            spec.paper_name,
+            spec.settings_origin(None)
         )
         .map_err(io)?;
     }
@@ -208,15 +248,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let engine =
             Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
-        let choose = |embedder: &str| {
-            EmbedderArgs {
-                embedder: embedder.to_string(),
-            }
-            .open(&engine)
-        };
+        let choose = |embedder: &str| open_embedder(embedder, &engine);
         assert_eq!(choose("hashing").unwrap().dim(), 384);
         // The paper's endpoint settings parse; the dimension is given, so nothing is contacted.
-        let paper = configs_dir().join("embedder/paper.toml");
+        let paper = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/embedder/paper.toml");
         let http = choose(paper.to_str().unwrap()).unwrap();
         assert_eq!(
             (http.model_id(), http.dim()),
@@ -227,5 +262,46 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(error.contains("/nonexistent/embedder.toml"), "{error}");
+    }
+
+    #[test]
+    fn each_system_gets_the_embedder_its_settings_name_unless_one_is_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine =
+            Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
+        let paper = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../configs/embedder/paper.toml")
+            .display()
+            .to_string();
+        let emb = registry::get("embedder_message").unwrap();
+        let bm25 = registry::get("bm25_message").unwrap();
+        let with = |embedder: &str| SystemSettings {
+            embedder: embedder.into(),
+            ..SystemSettings::default()
+        };
+        let per_system = Embedders::new(engine.clone(), &EmbedderArgs::default());
+        let model = |e: Option<Arc<dyn Embedder>>| e.unwrap().model_id().to_string();
+        assert_eq!(
+            model(per_system.for_system(emb, &with(&paper)).unwrap()),
+            "Qwen/Qwen3-Embedding-0.6B"
+        );
+        assert_eq!(
+            model(per_system.for_system(emb, &with("hashing")).unwrap()),
+            model(Some(Arc::new(HashingEmbedder::new(384))))
+        );
+        assert!(per_system
+            .for_system(bm25, &with("hashing"))
+            .unwrap()
+            .is_none());
+        let forced = Embedders::new(
+            engine,
+            &EmbedderArgs {
+                embedder: Some("hashing".into()),
+            },
+        );
+        assert_eq!(
+            model(forced.for_system(emb, &with(&paper)).unwrap()),
+            model(Some(Arc::new(HashingEmbedder::new(384))))
+        );
     }
 }

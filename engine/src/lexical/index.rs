@@ -14,12 +14,10 @@
 //! The index is derived data: each commit stores the last applied sequence number as its
 //! payload, and the engine replays the change log after it on open.
 
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use parking_lot::{Mutex, RwLock};
 use tantivy::collector::TopDocs;
-use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25Weight, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
@@ -28,6 +26,8 @@ use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use super::analyzer::{AnalyzerTokenizer, Term as AnalyzedTerm};
+use super::generation::Generation;
+use super::length::whoosh_length;
 use super::scoring::Idf;
 use super::stats::LexicalStats;
 use crate::error::{Error, Result};
@@ -97,55 +97,12 @@ struct View {
     current: Generation,
 }
 
-/// Documents and deletions applied since a commit.
-#[derive(Default)]
-struct Generation {
-    docs: HashMap<u32, HashMap<RecordId, PendingDoc>>,
-    /// Ids whose older copies (committed or in older generations) are stale.
-    masked: HashSet<RecordId>,
-    len: usize,
-}
+/// The text of the tokens that pad a document to Whoosh's length: no analyzer produces it.
+const PADDING: &str = "\u{0}";
 
-struct PendingDoc {
-    fieldnorm_id: u8,
-    term_freqs: HashMap<String, u32>,
-}
-
-impl Generation {
-    fn insert(&mut self, ns: u32, id: RecordId, terms: &[AnalyzedTerm]) {
-        let mut term_freqs = HashMap::new();
-        for t in terms {
-            *term_freqs.entry(t.text.clone()).or_insert(0u32) += 1;
-        }
-        let doc = PendingDoc {
-            fieldnorm_id: FieldNormReader::fieldnorm_to_id(terms.len() as u32),
-            term_freqs,
-        };
-        if self.docs.entry(ns).or_default().insert(id, doc).is_none() {
-            self.len += 1;
-        }
-    }
-
-    fn remove(&mut self, ns: u32, id: RecordId) {
-        if let Some(docs) = self.docs.get_mut(&ns) {
-            if docs.remove(&id).is_some() {
-                self.len -= 1;
-            }
-        }
-    }
-
-    /// Folds a newer generation into this one (used when a commit fails).
-    fn absorb(&mut self, newer: Generation) {
-        for (ns, docs) in newer.docs {
-            for (id, doc) in docs {
-                if self.docs.entry(ns).or_default().insert(id, doc).is_none() {
-                    self.len += 1;
-                }
-            }
-        }
-        self.masked.extend(newer.masked);
-    }
-}
+/// Starts every commit payload: names the index layout (documents padded to Whoosh's
+/// lengths), so that an index written by an older build is rebuilt rather than misread.
+const PAYLOAD_PREFIX: &str = "whoosh-lengths:";
 
 /// The indexed form of `term` in namespace `ns`.
 fn namespaced(ns: u32, term: &str) -> String {
@@ -207,10 +164,17 @@ impl LexicalIndex {
                 .register(analyzer.tokenizer_name(), AnalyzerTokenizer(analyzer));
         }
         let committed_seq = match index.load_metas()?.payload {
-            Some(p) => Some(p.parse::<u64>().map_err(|_| Error::Corrupt {
-                what: "lexical index",
-                detail: format!("commit payload {p:?} is not a sequence number"),
-            })?),
+            Some(p) => Some(
+                p.strip_prefix(PAYLOAD_PREFIX)
+                    .and_then(|seq| seq.parse::<u64>().ok())
+                    .ok_or_else(|| Error::Corrupt {
+                        what: "lexical index",
+                        detail: format!(
+                            "commit payload {p:?} is not \"{PAYLOAD_PREFIX}<sequence number>\" \
+                             (an index from an older build)"
+                        ),
+                    })?,
+            ),
             None => None,
         };
         let writer = index.writer_with_num_threads(1, writer_memory)?;
@@ -309,7 +273,7 @@ impl LexicalIndex {
         }
         let committed = (|| -> Result<()> {
             let mut prepared = slot.writer.prepare_commit()?;
-            prepared.set_payload(&seq.to_string());
+            prepared.set_payload(&format!("{PAYLOAD_PREFIX}{seq}"));
             prepared.commit()?;
             Ok(())
         })();
@@ -458,7 +422,7 @@ impl LexicalIndex {
         analyzer: Analyzer,
         terms: &[AnalyzedTerm],
     ) -> TantivyDocument {
-        let tokens = terms
+        let mut tokens: Vec<Token> = terms
             .iter()
             .enumerate()
             .map(|(position, t)| Token {
@@ -469,6 +433,19 @@ impl LexicalIndex {
                 position_length: 1,
             })
             .collect();
+        // Padding up to Whoosh's recorded length (see `length`): tantivy derives the length
+        // norm from the number of tokens.
+        let padded = whoosh_length(terms.len()) as usize;
+        let end = terms.last().map_or(0, |t| t.end);
+        for position in terms.len()..padded {
+            tokens.push(Token {
+                offset_from: end,
+                offset_to: end,
+                position,
+                text: namespaced(ns, PADDING),
+                position_length: 1,
+            });
+        }
         let mut doc = TantivyDocument::new();
         doc.add_u64(self.fields.ns, u64::from(ns));
         doc.add_u64(self.fields.rid, id.0);

@@ -1,7 +1,9 @@
 //! Lexical (BM25) search: analyzers, per-namespace statistics and the tantivy index.
 
 pub mod analyzer;
+mod generation;
 pub(crate) mod index;
+mod length;
 pub mod scoring;
 pub mod stats;
 pub mod whoosh;

@@ -56,6 +56,11 @@ impl LexicalStats {
         self.doc_freq.get(term).copied().unwrap_or(0)
     }
 
+    /// Every term of a live document (the namespace's term dictionary), in no order.
+    pub fn terms(&self) -> impl Iterator<Item = &str> {
+        self.doc_freq.keys().map(String::as_str)
+    }
+
     /// Average number of terms per document (BM25's average field length).
     pub fn average_length(&self) -> f32 {
         if self.num_docs == 0 {

@@ -6,7 +6,13 @@
 //! phrases, `AND`/`OR`/`NOT` are operators, `word:` names a field, `^2` boosts. [`parse`]
 //! reproduces that parser (checked against Whoosh 2.7.4 itself on random and real questions),
 //! and [`WhooshQuery`] is the query it yields, printed the way Whoosh's `repr` prints it.
-//! The engine evaluates it with Whoosh's scoring rules (see `Engine::search_whoosh`).
+//! The engine evaluates it with Whoosh's scoring rules ([`eval`]) through
+//! `Engine::search_query` with `QuerySyntax::Whoosh`.
+
+pub(crate) mod eval;
+mod parse;
+
+pub use parse::parse;
 
 /// A parsed Whoosh query, after Whoosh's `normalize()`. Texts are already analysed (lowercased,
 /// stop words removed where Whoosh removes them).

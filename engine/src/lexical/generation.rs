@@ -1,0 +1,60 @@
+//! A generation: the documents and deletions applied to the lexical index since a commit,
+//! kept in memory and scored there with the same BM25 weights until the commit is visible.
+
+use std::collections::{HashMap, HashSet};
+
+use tantivy::fieldnorm::FieldNormReader;
+
+use super::analyzer::Term as AnalyzedTerm;
+use super::length::whoosh_length;
+use crate::record::RecordId;
+
+/// Documents and deletions applied since a commit.
+#[derive(Default)]
+pub(crate) struct Generation {
+    pub(crate) docs: HashMap<u32, HashMap<RecordId, PendingDoc>>,
+    /// Ids whose older copies (committed or in older generations) are stale.
+    pub(crate) masked: HashSet<RecordId>,
+    pub(crate) len: usize,
+}
+
+pub(crate) struct PendingDoc {
+    pub(crate) fieldnorm_id: u8,
+    pub(crate) term_freqs: HashMap<String, u32>,
+}
+
+impl Generation {
+    pub(crate) fn insert(&mut self, ns: u32, id: RecordId, terms: &[AnalyzedTerm]) {
+        let mut term_freqs = HashMap::new();
+        for t in terms {
+            *term_freqs.entry(t.text.clone()).or_insert(0u32) += 1;
+        }
+        let doc = PendingDoc {
+            fieldnorm_id: FieldNormReader::fieldnorm_to_id(whoosh_length(terms.len())),
+            term_freqs,
+        };
+        if self.docs.entry(ns).or_default().insert(id, doc).is_none() {
+            self.len += 1;
+        }
+    }
+
+    pub(crate) fn remove(&mut self, ns: u32, id: RecordId) {
+        if let Some(docs) = self.docs.get_mut(&ns) {
+            if docs.remove(&id).is_some() {
+                self.len -= 1;
+            }
+        }
+    }
+
+    /// Folds a newer generation into this one (used when a commit fails).
+    pub(crate) fn absorb(&mut self, newer: Generation) {
+        for (ns, docs) in newer.docs {
+            for (id, doc) in docs {
+                if self.docs.entry(ns).or_default().insert(id, doc).is_none() {
+                    self.len += 1;
+                }
+            }
+        }
+        self.masked.extend(newer.masked);
+    }
+}
