@@ -205,6 +205,13 @@ pub trait MemorySystem: Send + Sync {
         false
     }
 
+    /// Whether a failed answer is tried again with one memory fewer each time, as upstream
+    /// does for the systems whose configuration has a `retrieve_k` (the BM25 and embedding
+    /// baselines, A-Mem, Mem0); the others get one attempt.
+    fn retries_with_fewer_memories(&self) -> bool {
+        true
+    }
+
     /// The messages sent to the model: the last message replaced by the RAG template filled
     /// with the retrieved memories.
     fn prompt(&self, messages: &[Message], retrieved: &[Retrieved], lang: Lang) -> Vec<Message> {

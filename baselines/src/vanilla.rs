@@ -148,6 +148,12 @@ impl MemorySystem for Vanilla {
         Ok(MemoryStats::default())
     }
 
+    /// Upstream's Vanilla has no `retrieve_k`: one attempt (over a corpus, one per number of
+    /// sessions that may fit).
+    fn retries_with_fewer_memories(&self) -> bool {
+        false
+    }
+
     async fn answer(
         &self,
         messages: &[Message],

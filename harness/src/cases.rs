@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use futures::stream::{self, StreamExt};
-use mb_baselines::{MemoryError, MemorySystem, SystemSpec};
+use mb_baselines::{MemorySystem, SystemSpec};
 use mb_datasets::catalog::DatasetType;
 use mb_datasets::evaluate::Prediction;
 use mb_datasets::results::{RunFiles, SUMMARY};
@@ -17,6 +17,7 @@ use mb_llm::usage_of;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::backoff::{answer_case, refuse_all_failed, AnswerFailures};
 use crate::cost::CaseTiming;
 use crate::evaluation::{evaluate_run, summarize};
 use crate::run::{file_error, progress, RunArgs, Setup};
@@ -30,6 +31,9 @@ pub struct Finished {
     pub prediction: Prediction,
     /// Its cost.
     pub timing: CaseTiming,
+    /// Its failed attempts, and the error when it got upstream's error answer.
+    #[serde(default)]
+    pub failures: AnswerFailures,
 }
 
 /// Per-case timing file of a run.
@@ -40,7 +44,8 @@ const STEP_PREDICTIONS: &str = "test_predicts.json";
 pub const PARTIAL: &str = "predict.partial.jsonl";
 
 /// Answers `rows` of `dataset` (concurrently, `threads` at a time), calling `sink` with each
-/// finished case as it completes; `base` carries the case's share of memory processing. Model
+/// finished case as it completes; `base` carries the case's share of memory processing. A
+/// failed answer backs off as upstream's does (see [`crate::backoff`]). Model
 /// calls and tokens are each case's own; the memory's offline operations while answering
 /// (which make no model calls to attribute) are shared out evenly over the cases.
 #[allow(clippy::too_many_arguments)]
@@ -58,13 +63,14 @@ pub async fn answer_rows(
     let before = system.stats()?.llm_operations;
     let mut answers = stream::iter(rows.into_iter().map(|row| async move {
         let messages = row.input.initial_messages();
-        let (answered, usage) = usage_of(system.answer(&messages, row.lang, k)).await;
-        Ok::<_, MemoryError>((row.test_idx, answered?, usage))
+        let (answered, usage) = usage_of(answer_case(system, &messages, row.lang, k)).await;
+        Ok::<_, HarnessError>((row.test_idx, answered?, usage))
     }))
     .buffered(threads.max(1));
     let mut finished = Vec::new();
     while let Some(result) = answers.next().await {
-        let (test_idx, answered, usage) = result?;
+        let (test_idx, case, usage) = result?;
+        let answered = case.answered;
         let entry = Finished {
             prediction: Prediction {
                 test_idx,
@@ -84,6 +90,7 @@ pub async fn answer_rows(
                 output_tokens_predict: usage.output_tokens as f64,
                 ..base
             },
+            failures: case.failures,
         };
         sink(&entry)?;
         finished.push(entry);
@@ -168,10 +175,13 @@ pub struct Outcome {
     pub timing: CaseTiming,
     /// Normalised average (domain/task) or the first metric's mean (single).
     pub score: Option<f64>,
+    /// Cases that got upstream's error answer (no attempt succeeded).
+    pub answer_errors: usize,
 }
 
 /// Writes predictions (as `predictions_file`) and timing, evaluates and summarises the cases
-/// `finished` in dataset order then `test_idx` (the first entry of a case wins).
+/// `finished` in dataset order then `test_idx` (the first entry of a case wins). A run in
+/// which no case got an answer is refused with the first case's error.
 pub async fn finish(
     setup: &Setup,
     set_name: &str,
@@ -192,11 +202,21 @@ pub async fn finish(
                 .or_insert(entry);
         }
     }
+    refuse_all_failed(by_key.values().map(|f| &f.failures))?;
+    let answer_errors = by_key.values().filter(|f| f.failures.gave_up()).count();
     let predictions: Vec<Prediction> = by_key.values().map(|f| f.prediction.clone()).collect();
     files.write(predictions_file, &predictions)?;
     let per_case: Vec<Value> = by_key
         .values()
-        .map(|f| json!({"test_idx": f.prediction.test_idx, "dataset": f.prediction.dataset, "seconds": f.timing}))
+        .map(|f| {
+            json!({
+                "test_idx": f.prediction.test_idx,
+                "dataset": f.prediction.dataset,
+                "seconds": f.timing,
+                "failed_attempts": f.failures.failed_attempts,
+                "error": f.failures.error,
+            })
+        })
         .collect();
     files.write(TIMING, &per_case)?;
     let timing = by_key
@@ -211,6 +231,9 @@ pub async fn finish(
         "llm_calls_per_case": timing.llm_calls(),
         "tokens_per_case": timing.tokens(),
         "cases": by_key.len(),
+        // Cases no attempt answered, scored with upstream's error answer.
+        "answer_errors": answer_errors,
+        "answer_failed_attempts": by_key.values().map(|f| f.failures.failed_attempts).sum::<u32>(),
         // Model calls, tokens and latency by role and operation since the last run finished.
         "model_usage": setup.llm.ledger.take(),
     });
@@ -228,6 +251,7 @@ pub async fn finish(
         cases: by_key.len(),
         timing,
         score: score(setup, &summary),
+        answer_errors,
     })
 }
 
@@ -248,6 +272,7 @@ fn completed(
         cases: timing["cases"].as_u64().unwrap_or_default() as usize,
         timing: serde_json::from_value(timing["mean_seconds_per_case"].clone()).unwrap_or_default(),
         score: score(setup, &summary),
+        answer_errors: timing["answer_errors"].as_u64().unwrap_or_default() as usize,
     }))
 }
 
@@ -270,9 +295,10 @@ pub fn print_table(rows: &[Outcome]) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{:<18}{:>7}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>9}",
+        "{:<18}{:>7}{:>8}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>9}",
         "baseline",
         "cases",
+        "errors",
         "memory s/case",
         "corpus s/case",
         "retrieval ms",
@@ -284,9 +310,10 @@ pub fn print_table(rows: &[Outcome]) {
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<18}{:>7}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>9}",
+            "{:<18}{:>7}{:>8}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>9}",
             row.system,
             row.cases,
+            row.answer_errors,
             row.timing.memory_dialogs,
             row.timing.memory_corpus,
             row.timing.predict_memory * 1000.0,
@@ -310,8 +337,9 @@ pub struct PartialLog {
 
 impl PartialLog {
     /// Opens (or creates) the log at `path`, with the cases it holds already: those of an
-    /// interrupted run. A line a crash cut short is ignored, and closed so that the next entry
-    /// starts a line of its own.
+    /// interrupted run, except the ones that got the error answer, which are asked again. A
+    /// line a crash cut short is ignored, and closed so that the next entry starts a line of
+    /// its own.
     pub fn open(path: &Path) -> Result<(PartialLog, Vec<Finished>), HarnessError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| file_error(parent, e))?;
@@ -323,7 +351,8 @@ impl PartialLog {
         };
         let finished: Vec<Finished> = text
             .split(|&b| b == b'\n')
-            .filter_map(|line| serde_json::from_slice(line).ok())
+            .filter_map(|line| serde_json::from_slice::<Finished>(line).ok())
+            .filter(|f| !f.failures.gave_up())
             .collect();
         let mut file = OpenOptions::new()
             .create(true)

@@ -1,10 +1,10 @@
 //! One training dialog between the assistant and the simulated user, as upstream's dialog
 //! generation (`basic.py`, `reading.py`) and its on-policy collection hold them.
 //!
-//! The assistant answers first: a memory system with its retrieved context when one is given
-//! (its prompt replaces the question, which is kept as `origin_content`), the plain answer model
-//! otherwise. Then for up to `max − 1` rounds the simulated user reacts; unless it ends the
-//! conversation, what it says is added and the plain answer model replies.
+//! The assistant answers first (see [`Opening`]): the plain answer model, or a memory system
+//! with its retrieved context. Then for up to `max − 1` rounds the simulated user reacts; unless
+//! it ends the conversation, what it says is added and the plain answer model replies to the
+//! dialog as recorded.
 
 use mb_baselines::MemorySystem;
 use mb_datasets::evaluate::Evaluator;
@@ -14,6 +14,7 @@ use mb_llm::ops::Answer;
 use mb_llm::Message;
 use serde_json::{Map, Value};
 
+use crate::backoff::answer_case;
 use crate::feedback::react;
 use crate::run::Setup;
 use crate::runtime::HarnessError;
@@ -31,18 +32,42 @@ pub struct Rounds {
     pub answer_feedback: bool,
 }
 
-/// The dialog about `row`; `memory` answers first when given, with `k` memories.
+/// Who answers the question first, and what the dialog records of it.
+#[derive(Clone, Copy)]
+pub enum Opening<'a> {
+    /// The plain answer model (upstream's `basic.py`).
+    Plain,
+    /// A memory system with `k` memories, whose prompt with the memories replaces the question
+    /// in the dialog, the question kept as `origin_content` (upstream's `reading.py`, where the
+    /// agent rewrites the message in place).
+    PromptRecorded(&'a dyn MemorySystem, usize),
+    /// A memory system with `k` memories answering as a test case is answered (fewer memories
+    /// after a failure, upstream's error answer when nothing works); the dialog records the
+    /// question as asked, the prompt living only in a copy (upstream's on-policy collection).
+    /// Dialogs holding prompts would carry copies of old memories into the memory, and each
+    /// step's prompts would retrieve and copy them again.
+    QuestionRecorded(&'a dyn MemorySystem, usize),
+}
+
+/// The dialog about `row`, opened by `opening`.
 pub async fn converse(
     setup: &Setup,
     dataset: &Dataset,
     row: &Row,
     evaluator: &dyn Evaluator,
     rounds: Rounds,
-    memory: Option<(&dyn MemorySystem, usize)>,
+    opening: Opening<'_>,
 ) -> Result<Dialog, HarnessError> {
     let initial = row.input.initial_messages();
-    let (mut messages, first) = match memory {
-        Some((system, k)) => {
+    let (mut messages, first) = match opening {
+        Opening::QuestionRecorded(system, k) => {
+            let case = answer_case(system, &initial, row.lang, k).await?;
+            (
+                initial.iter().map(plain).collect::<Vec<_>>(),
+                case.answered.response,
+            )
+        }
+        Opening::PromptRecorded(system, k) => {
             let answered = system.answer(&initial, row.lang, k).await?;
             let sent = answered
                 .messages
@@ -62,7 +87,7 @@ pub async fn converse(
                 .collect();
             (sent, answered.response)
         }
-        None => {
+        Opening::Plain => {
             let response = setup
                 .llm
                 .answer

@@ -18,7 +18,7 @@ use mb_datasets::row::{Dialog, Row};
 use mb_datasets::source::StoredDataset;
 use mb_datasets::InMemorySource;
 
-use crate::converse::{converse, Rounds};
+use crate::converse::{converse, Opening, Rounds};
 use crate::run::{progress, RunArgs, Setup};
 use crate::runtime::HarnessError;
 
@@ -93,7 +93,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                         row,
                         evaluator.as_ref(),
                         args.rounds(),
-                        Some((system.as_ref(), k)),
+                        Opening::PromptRecorded(system.as_ref(), k),
                     ))?;
                     train.push(with_dialog(row, spec.dialog_stem, dialog));
                     bar.inc(1);
@@ -112,8 +112,15 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                         let evaluator = evaluator.as_ref();
                         let setup = &setup;
                         async move {
-                            let dialog =
-                                converse(setup, dataset, row, evaluator, args.rounds(), None).await;
+                            let dialog = converse(
+                                setup,
+                                dataset,
+                                row,
+                                evaluator,
+                                args.rounds(),
+                                Opening::Plain,
+                            )
+                            .await;
                             bar.inc(1);
                             dialog
                         }

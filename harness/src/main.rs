@@ -7,6 +7,7 @@
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
 //! `RUST_LOG` controls logging.
 
+mod backoff;
 mod cases;
 mod converse;
 mod cost;

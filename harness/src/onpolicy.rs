@@ -3,8 +3,9 @@
 //! As upstream: one fresh memory receives every corpus of the set; then for each of `--step`
 //! steps, `--batch-size` training rows are drawn (Python's `random.seed(42)` once, then
 //! `random.sample` per step, so rows may recur across steps); the system answers each with its
-//! memory, the simulated user reacts (rule-based on LoCoMo/DialSim, the simulator role
-//! elsewhere), the dialogs are written to `step_<i>/train_dialogs.json` and memorised, and the
+//! memory, as it answers a test case, the simulated user reacts (rule-based on LoCoMo/DialSim,
+//! the simulator role elsewhere), the dialogs — holding the question as asked, not the prompt
+//! with memories — are written to `step_<i>/train_dialogs.json` and memorised, and the
 //! test sets are answered and evaluated in `step_<i>/`. `--resume` continues an interrupted run
 //! (see [`crate::stepped`]): the draws are made again, and a step's dialogs, once written, are
 //! read back rather than collected again.
@@ -24,8 +25,9 @@ use mb_datasets::{Dataset, PyRandom};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::backoff::answer_case;
 use crate::cases::{answer_test_sets, print_table, Outcome};
-use crate::converse::{converse, Rounds};
+use crate::converse::{converse, Opening, Rounds};
 use crate::offpolicy::MEMORISATION;
 use crate::run::{run_dir, RunArgs, Setup};
 use crate::runtime::HarnessError;
@@ -136,7 +138,7 @@ async fn run_system(
                     let k = memory.k();
                     async move {
                         let initial = row.input.initial_messages();
-                        system.answer(&initial, row.lang, k).await.map(|_| ())
+                        answer_case(system, &initial, row.lang, k).await.map(|_| ())
                     }
                 }))
                 .buffered(run.threads.max(1))
@@ -188,7 +190,8 @@ async fn run_system(
     Ok(outcomes)
 }
 
-/// One training dialog: the system answers with its memory, the simulated user reacts.
+/// One training dialog: the system answers with its memory, the simulated user reacts. The
+/// dialog holds the question as asked, as upstream's does.
 async fn collect(
     setup: &Setup,
     system: &dyn MemorySystem,
@@ -197,7 +200,8 @@ async fn collect(
     k: usize,
     pool_index: usize,
 ) -> Result<Collected, HarnessError> {
-    let dialog = converse(setup, dataset, row, evaluator, rounds, Some((system, k))).await?;
+    let opening = Opening::QuestionRecorded(system, k);
+    let dialog = converse(setup, dataset, row, evaluator, rounds, opening).await?;
     Ok(Collected {
         test_idx: row.test_idx,
         dataset: dataset.name().to_string(),

@@ -568,6 +568,11 @@ impl MemorySystem for MemoryOs {
         true
     }
 
+    /// Upstream's MemoryOS configuration has no `retrieve_k`: one attempt per answer.
+    fn retries_with_fewer_memories(&self) -> bool {
+        false
+    }
+
     async fn answer(
         &self,
         messages: &[Message],

@@ -59,6 +59,14 @@ pub fn json(path: PathBuf) -> Value {
 /// answered; returns its port. One thread per connection, each closed after its response
 /// (tiny_http's thread pool can leave a request of a busy machine unread for minutes).
 pub fn chat_server(reply: impl Fn(&Value) -> Value + Send + Sync + 'static) -> u16 {
+    chat_server_with_status(move |sent| (200, reply(sent)))
+}
+
+/// As [`chat_server`], `reply` also choosing the HTTP status (a 400 for a prompt that
+/// overflows the model's context, say).
+pub fn chat_server_with_status(
+    reply: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static,
+) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let reply = Arc::new(reply);
@@ -74,7 +82,7 @@ pub fn chat_server(reply: impl Fn(&Value) -> Value + Send + Sync + 'static) -> u
 }
 
 /// Reads one HTTP request from `stream` and answers it with `reply` of its body.
-fn answer(mut stream: TcpStream, reply: &dyn Fn(&Value) -> Value) -> std::io::Result<()> {
+fn answer(mut stream: TcpStream, reply: &dyn Fn(&Value) -> (u16, Value)) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0;
     loop {
@@ -95,10 +103,12 @@ fn answer(mut stream: TcpStream, reply: &dyn Fn(&Value) -> Value) -> std::io::Re
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
     let sent: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let text = reply(&sent).to_string();
+    let (status, body) = reply(&sent);
+    let text = body.to_string();
+    let reason = if status == 200 { "OK" } else { "Error" };
     write!(
         stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n{text}",
         text.len()
     )?;

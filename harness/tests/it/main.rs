@@ -2,8 +2,10 @@
 
 mod common;
 mod endtoend;
+mod failures;
 mod import;
 mod offpolicy;
+mod onpolicy;
 mod regimes;
 mod resume;
 mod retrieve;
