@@ -31,6 +31,17 @@ pub fn context(engine: Arc<Engine>, namespace: &str, llm: Arc<LlmStack>) -> Memo
     }
 }
 
+/// `context` with questions read as plain text instead of Whoosh query syntax.
+pub fn plain(context: MemoryContext) -> MemoryContext {
+    MemoryContext {
+        settings: SystemSettings {
+            query_syntax: mb_engine::QuerySyntax::Plain,
+            ..context.settings
+        },
+        ..context
+    }
+}
+
 pub fn system(name: &str, context: MemoryContext) -> Box<dyn MemorySystem> {
     registry::get(name).unwrap().build(context).unwrap()
 }

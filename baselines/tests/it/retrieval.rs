@@ -12,7 +12,7 @@ use mb_llm::ops::Lang;
 use mb_llm::Role;
 use regex::Regex;
 
-use crate::common::{context, engine, offline, sample, system};
+use crate::common::{context, engine, offline, plain, sample, system};
 
 const STOP_WORDS: [&str; 35] = [
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "have", "if", "in",
@@ -30,8 +30,17 @@ fn analyse(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whoosh BM25F with K1 = 1.2, B = 0.75 and idf `ln(N / (df + 1)) + 1`; every query token
-/// is its own OR clause, as Whoosh's parser makes it.
+/// The length Whoosh records for a document of `n` terms (the smallest value of its one-byte
+/// table `round((1.033^b - 1) * 27)` that is at least `n`).
+fn recorded_length(n: usize) -> f64 {
+    (0..256)
+        .map(|b| ((1.033f64.powi(b) - 1.0) * 27.0).round())
+        .find(|&length| length >= n as f64)
+        .unwrap_or(106_374.0)
+}
+
+/// Whoosh BM25F with K1 = 1.2, B = 0.75, idf `ln(N / (df + 1)) + 1` and Whoosh's recorded
+/// document lengths; every query token is its own OR clause (plain queries).
 fn whoosh_scores(docs: &[Vec<String>], query: &[String]) -> Vec<f64> {
     let (k1, b) = (1.2, 0.75);
     let n = docs.len() as f64;
@@ -44,7 +53,8 @@ fn whoosh_scores(docs: &[Vec<String>], query: &[String]) -> Vec<f64> {
                     let df = docs.iter().filter(|d| d.contains(q)).count() as f64;
                     let tf = doc.iter().filter(|w| *w == q).count() as f64;
                     let idf = (n / (df + 1.0)).ln() + 1.0;
-                    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * doc.len() as f64 / avgdl))
+                    let length = recorded_length(doc.len());
+                    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * length / avgdl))
                 })
                 .sum()
         })
@@ -52,10 +62,10 @@ fn whoosh_scores(docs: &[Vec<String>], query: &[String]) -> Vec<f64> {
 }
 
 #[tokio::test]
-async fn bm25_message_ranks_as_the_whoosh_formula() {
+async fn bm25_message_with_plain_queries_ranks_as_the_whoosh_formula() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path());
-    let bm25 = system("bm25_message", context(engine, "bm25", offline()));
+    let bm25 = system("bm25_message", plain(context(engine, "bm25", offline())));
     let (conversation, qa) = sample();
     let memory = bm25
         .memorize_corpus(&conversation, CorpusFormat::Locomo)
@@ -271,42 +281,58 @@ async fn real_locomo_evidence_is_found() {
     let samples: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path());
-    let (mut found, mut asked) = (0, 0);
-    for (i, sample) in samples.iter().enumerate().take(3) {
-        let conversation = locomo_conversation(&sample["conversation"]).unwrap();
-        let bm25 = system(
-            "bm25_message",
-            context(engine.clone(), &format!("c{i}"), offline()),
-        );
-        let memory = bm25
-            .memorize_corpus(&conversation, CorpusFormat::Locomo)
-            .await
-            .unwrap();
-        assert_eq!(memory.units.len(), conversation.turn_count());
-        for qa in sample["qa"].as_array().unwrap() {
-            let evidence: HashSet<&str> = qa["evidence"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|e| e.as_str())
-                .collect();
-            if qa["category"] == 5 || evidence.is_empty() {
-                continue;
-            }
-            asked += 1;
-            let hits = bm25
-                .retrieve(qa["question"].as_str().unwrap(), Lang::En, 10)
+    // (found, asked) with upstream's Whoosh query syntax, then with plain queries.
+    let mut rates = Vec::new();
+    for read_plain in [false, true] {
+        let (mut found, mut asked) = (0, 0);
+        for (i, sample) in samples.iter().enumerate().take(3) {
+            let conversation = locomo_conversation(&sample["conversation"]).unwrap();
+            let context = context(engine.clone(), &format!("c{i}-{read_plain}"), offline());
+            let bm25 = system(
+                "bm25_message",
+                if read_plain { plain(context) } else { context },
+            );
+            let memory = bm25
+                .memorize_corpus(&conversation, CorpusFormat::Locomo)
                 .await
                 .unwrap();
-            if hits
-                .iter()
-                .any(|h| h.turns.iter().any(|t| evidence.contains(t.as_str())))
-            {
-                found += 1;
+            assert_eq!(memory.units.len(), conversation.turn_count());
+            for qa in sample["qa"].as_array().unwrap() {
+                let evidence: HashSet<&str> = qa["evidence"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|e| e.as_str())
+                    .collect();
+                if qa["category"] == 5 || evidence.is_empty() {
+                    continue;
+                }
+                asked += 1;
+                let hits = bm25
+                    .retrieve(qa["question"].as_str().unwrap(), Lang::En, 10)
+                    .await
+                    .unwrap();
+                if hits
+                    .iter()
+                    .any(|h| h.turns.iter().any(|t| evidence.contains(t.as_str())))
+                {
+                    found += 1;
+                }
             }
         }
+        rates.push(f64::from(found) / f64::from(asked));
     }
-    // BM25 over LoCoMo turns finds some evidence turn in the top 10 for most questions.
-    let rate = f64::from(found) / f64::from(asked);
-    assert!(rate > 0.5, "{found}/{asked}");
+    eprintln!(
+        "evidence in the top 10: whoosh syntax {:.3}, plain {:.3}",
+        rates[0], rates[1]
+    );
+    // BM25 over LoCoMo turns finds some evidence turn in the top 10 for most questions; upstream's
+    // parsing (the last word of a question becomes a wildcard) finds it less often.
+    assert!(rates[1] > 0.5, "plain: {}", rates[1]);
+    assert!(
+        rates[0] < rates[1],
+        "whoosh {} vs plain {}",
+        rates[0],
+        rates[1]
+    );
 }

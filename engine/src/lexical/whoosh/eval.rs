@@ -100,9 +100,9 @@ impl Evaluator<'_> {
                         start
                             .as_deref()
                             .is_none_or(|s| if *start_excl { t > s } else { t >= s });
-                    let below =
-                        end.as_deref()
-                            .is_none_or(|e| if *end_excl { t < e } else { t <= e });
+                    let below = end
+                        .as_deref()
+                        .is_none_or(|e| if *end_excl { t < e } else { t <= e });
                     above && below
                 },
                 *boost,
