@@ -132,3 +132,26 @@ fn off_policy_writes_upstream_files_and_resumes() {
         json(run.join("evaluate_details.json"))
     );
 }
+
+/// A run records the settings its memory was built with, and `--resume` refuses other ones.
+#[test]
+fn runs_record_their_memory_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("store"), dir.path().join("runs"));
+    let plain = dir.path().join("plain.toml");
+    std::fs::write(&plain, "retrieve_k = 3\nquery_syntax = \"plain\"\n").unwrap();
+    assert_ok(&off_policy(
+        &store,
+        &output,
+        &["--memory-config", plain.to_str().unwrap()],
+    ));
+    let run = run_dir(&output);
+    let config = json(run.join("run_config.json"));
+    assert_eq!(config["memory_system_config"], plain.to_str().unwrap());
+    assert_eq!(config["memory_settings"]["query_syntax"], "plain");
+    assert_eq!(config["memory_settings"]["retrieve_k"], 3);
+    let resumed = off_policy(&store, &output, &["--resume", run.to_str().unwrap()]);
+    assert!(!resumed.status.success());
+    let stderr = String::from_utf8(resumed.stderr).unwrap();
+    assert!(stderr.contains("memory_settings"), "{stderr}");
+}

@@ -75,3 +75,50 @@ fn bad_requests_fail_with_one_line() {
         "{text}"
     );
 }
+
+/// `--memory-config` replaces the system's shipped settings for one run, and the report says
+/// which were used: upstream's Whoosh parsing by default, plain queries from a file.
+#[test]
+fn memory_config_switches_the_query_syntax() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.toml");
+    std::fs::write(&plain, "retrieve_k = 5\nquery_syntax = \"plain\"\n").unwrap();
+    let run = |extra: &[&str]| -> Value {
+        let json = dir.path().join("report.json");
+        let mut args = vec![
+            "retrieve",
+            "--baseline",
+            "bm25_message",
+            "--k",
+            "1,5",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        assert_ok(&harness(&args));
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let shipped = run(&[]);
+    assert_eq!(shipped["settings"]["query_syntax"], "whoosh", "{shipped}");
+    assert!(shipped["settings_origin"]
+        .as_str()
+        .unwrap()
+        .contains("configs/memory/bm25.toml"));
+    let replaced = run(&["--memory-config", plain.to_str().unwrap()]);
+    assert_eq!(replaced["settings"]["query_syntax"], "plain", "{replaced}");
+    assert_eq!(replaced["settings_origin"], plain.to_str().unwrap());
+    // Every sample question ends in "?", so the two readings rank differently.
+    assert_ne!(
+        shipped["overall"], replaced["overall"],
+        "the syntax changed nothing"
+    );
+
+    std::fs::write(&plain, "query_sintax = \"plain\"\n").unwrap();
+    let output = harness(&["retrieve", "--memory-config", plain.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("plain.toml") && stderr.contains("query_sintax"),
+        "{stderr}"
+    );
+}
