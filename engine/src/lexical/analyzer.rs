@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer, MAX_TOKEN_LEN};
 
+use super::whoosh::QueryAnalyzer;
 use crate::namespace::Analyzer;
 
 /// Whoosh's `STOP_WORDS` (the English list used by `StandardAnalyzer`).
@@ -63,8 +64,40 @@ fn is_stop_word(term: &str) -> bool {
     ENGLISH_STOP_WORDS.contains(&term) || CHINESE_STOP_WORDS.contains(&term)
 }
 
+impl QueryAnalyzer for Analyzer {
+    fn terms(&self, text: &str, tokenize: bool, remove_stops: bool) -> Vec<String> {
+        if !tokenize {
+            // Whoosh's tokenizers yield the whole text as one token when not tokenizing, and the
+            // stop filter keeps it when not removing stops; only lowercasing applies.
+            let lower = text.to_lowercase();
+            return if remove_stops && !keeps(&lower, false) {
+                Vec::new()
+            } else {
+                vec![lower]
+            };
+        }
+        let mut out = Vec::new();
+        if remove_stops {
+            match self {
+                Analyzer::Standard => standard_terms(text, 0, &mut out),
+                Analyzer::Cjk => cjk_terms(text, &mut out),
+            }
+            return out.into_iter().map(|t| t.text).collect();
+        }
+        standard_spans(text, |start, end| out.push(text[start..end].to_lowercase()));
+        out
+    }
+}
+
 /// Pushes the Whoosh-standard terms of `text` (offsets shifted by `base`).
 fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
+    standard_spans(text, |start, end| {
+        push_term(&text[start..end], base + start, base + end, false, out)
+    });
+}
+
+/// Calls `found` with the byte span of every Whoosh-standard token (`\w+(\.?\w+)*`) of `text`.
+fn standard_spans(text: &str, mut found: impl FnMut(usize, usize)) {
     let mut chars = text.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
         if !is_word_char(c) {
@@ -90,16 +123,18 @@ fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
                 _ => break,
             }
         }
-        push_term(&text[start..end], base + start, base + end, false, out);
+        found(start, end);
     }
+}
+
+/// Whether a lowercased token survives the stop filter (stop list, minimum length).
+fn keeps(lower: &str, keep_short: bool) -> bool {
+    (keep_short || lower.chars().count() >= MIN_TOKEN_CHARS) && !is_stop_word(lower)
 }
 
 fn push_term(raw: &str, start: usize, end: usize, keep_short: bool, out: &mut Vec<Term>) {
     let lower = raw.to_lowercase();
-    if (!keep_short && lower.chars().count() < MIN_TOKEN_CHARS)
-        || is_stop_word(&lower)
-        || lower.len() > MAX_TOKEN_LEN
-    {
+    if !keeps(&lower, keep_short) || lower.len() > MAX_TOKEN_LEN {
         return;
     }
     out.push(Term {

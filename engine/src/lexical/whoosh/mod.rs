@@ -8,6 +8,15 @@
 //! and [`WhooshQuery`] is the query it yields, printed the way Whoosh's `repr` prints it.
 //! The engine evaluates it with Whoosh's scoring rules (see `Engine::search_whoosh`).
 
+mod build;
+mod normalize;
+mod parse;
+mod repr;
+mod syntax;
+mod tag;
+
+pub use parse::parse;
+
 /// A parsed Whoosh query, after Whoosh's `normalize()`. Texts are already analysed (lowercased,
 /// stop words removed where Whoosh removes them).
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +76,7 @@ pub enum WhooshQuery {
     },
     /// Every document, constant score (`*`, `*:*`).
     Every {
-        /// Field name.
+        /// Field name; empty for Whoosh's unfielded `Every()` (`*:*`), every document.
         field: String,
         /// Score multiplier.
         boost: f32,
