@@ -3,3 +3,4 @@
 mod common;
 mod locomo_retrieval;
 mod offline_operations;
+mod whoosh_locomo;
