@@ -26,9 +26,11 @@ sys.stdout.write("\n".join(out) + "\n")
 "#;
 
 fn whoosh_python() -> Option<PathBuf> {
-    let python = std::env::var_os("WHOOSH_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/venv/bin/python")
-    });
+    let python = std::env::var_os("WHOOSH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/venv/bin/python")
+        });
     let works = Command::new(&python)
         .args(["-c", "import whoosh"])
         .stderr(Stdio::null())
@@ -74,14 +76,22 @@ fn rust_repr(text: &str) -> String {
 
 #[test]
 fn locomo_prompts_parse_as_whoosh_parses_them() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/locomo/locomo10-dev.json");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/locomo/locomo10-dev.json");
     let Ok(json) = std::fs::read_to_string(&path) else {
         eprintln!("skipping: {} not found", path.display());
         return;
     };
-    let Some(python) = whoosh_python() else { return };
-    let datasets = import::locomo(&json, "locomo10-dev.json", |j| format!("locomo-{j}"), Some(25))
-        .unwrap();
+    let Some(python) = whoosh_python() else {
+        return;
+    };
+    let datasets = import::locomo(
+        &json,
+        "locomo10-dev.json",
+        |j| format!("locomo-{j}"),
+        Some(25),
+    )
+    .unwrap();
     let mut texts: Vec<String> = datasets
         .iter()
         .flat_map(|(_, d)| d.train.iter().chain(&d.test))
@@ -112,14 +122,23 @@ fn locomo_prompts_parse_as_whoosh_parses_them() {
         texts.len() - differ.len(),
         differ.len()
     );
-    assert!(differ.is_empty(), "{}", differ[..differ.len().min(10)].join("\n"));
+    assert!(
+        differ.is_empty(),
+        "{}",
+        differ[..differ.len().min(10)].join("\n")
+    );
     assert!(questions > 1000);
 
     let prompt = &texts[questions];
     let runs = 200;
     let start = Instant::now();
     for _ in 0..runs {
-        std::hint::black_box(parse(prompt, "content", &["doc_id", "content"], &Analyzer::Standard));
+        std::hint::black_box(parse(
+            prompt,
+            "content",
+            &["doc_id", "content"],
+            &Analyzer::Standard,
+        ));
     }
     eprintln!(
         "parsing a {}-byte prompt: {:.3} ms",

@@ -76,14 +76,10 @@ impl QueryAnalyzer for Analyzer {
                 vec![lower]
             };
         }
-        let mut out = Vec::new();
         if remove_stops {
-            match self {
-                Analyzer::Standard => standard_terms(text, 0, &mut out),
-                Analyzer::Cjk => cjk_terms(text, &mut out),
-            }
-            return out.into_iter().map(|t| t.text).collect();
+            return self.analyze(text).into_iter().map(|t| t.text).collect();
         }
+        let mut out = Vec::new();
         standard_spans(text, |start, end| out.push(text[start..end].to_lowercase()));
         out
     }

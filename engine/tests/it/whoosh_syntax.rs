@@ -31,9 +31,11 @@ sys.stdout.write("\n".join(out) + "\n")
 
 /// A Python that imports `whoosh`, or `None` (with a message saying why the test skips).
 fn whoosh_python() -> Option<PathBuf> {
-    let python = std::env::var_os("WHOOSH_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.cache/venv/bin/python")
-    });
+    let python = std::env::var_os("WHOOSH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.cache/venv/bin/python")
+        });
     let works = Command::new(&python)
         .args(["-c", "import whoosh"])
         .stderr(Stdio::null())
@@ -76,13 +78,84 @@ fn whoosh_reprs(python: &PathBuf, texts: &[String]) -> Vec<String> {
 }
 
 const PIECES: &[&str] = &[
-    "apple", "Banana", "drive", "car", "What", "when", "the", "a", "of", "I", "x", "U.S.A.",
-    "e.g.,", "5:30", "10:30am", "don't", "it's", "café", "ÜBER", "北京大学", "naïve", "Σίσυφος",
-    "snake_case", "3.14", "co-op", "to", "To", "photo", "TOX", "and", "or", "not", "?", "*",
-    "\"", "'", "(", ")", "[", "]", "{", "}", "TO", "AND", "OR", "NOT", "ANDNOT", "ANDMAYBE",
-    "REQUIRE", "content:", "doc_id:", "title:", "Speaker:", "*:", "*:*", "^2", "^0.5", "^1.5",
-    "^", "^.25", "^10", "~2", "~", ",", ".", "!", ":", "-", "\t", "\n", "؟", "\u{200d}",
-    "\u{a0}", "\\", "/", "#", "😀", "",
+    "apple",
+    "Banana",
+    "drive",
+    "car",
+    "What",
+    "when",
+    "the",
+    "a",
+    "of",
+    "I",
+    "x",
+    "U.S.A.",
+    "e.g.,",
+    "5:30",
+    "10:30am",
+    "don't",
+    "it's",
+    "café",
+    "ÜBER",
+    "北京大学",
+    "naïve",
+    "Σίσυφος",
+    "snake_case",
+    "3.14",
+    "co-op",
+    "to",
+    "To",
+    "photo",
+    "TOX",
+    "and",
+    "or",
+    "not",
+    "?",
+    "*",
+    "\"",
+    "'",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "TO",
+    "AND",
+    "OR",
+    "NOT",
+    "ANDNOT",
+    "ANDMAYBE",
+    "REQUIRE",
+    "content:",
+    "doc_id:",
+    "title:",
+    "Speaker:",
+    "*:",
+    "*:*",
+    "^2",
+    "^0.5",
+    "^1.5",
+    "^",
+    "^.25",
+    "^10",
+    "~2",
+    "~",
+    ",",
+    ".",
+    "!",
+    ":",
+    "-",
+    "\t",
+    "\n",
+    "؟",
+    "\u{200d}",
+    "\u{a0}",
+    "\\",
+    "/",
+    "#",
+    "😀",
+    "",
 ];
 
 fn random_query(rng: &mut StdRng) -> String {
@@ -103,15 +176,21 @@ fn random_query(rng: &mut StdRng) -> String {
 
 #[test]
 fn random_queries_parse_as_whoosh_parses_them() {
-    let Some(python) = whoosh_python() else { return };
+    let Some(python) = whoosh_python() else {
+        return;
+    };
     let mut rng = StdRng::seed_from_u64(2_7_4);
     let texts: Vec<String> = (0..6000).map(|_| random_query(&mut rng)).collect();
     let expected = whoosh_reprs(&python, &texts);
     let (mut equal, mut raised, mut differ) = (0, 0, Vec::new());
     for (text, want) in texts.iter().zip(&expected) {
         if want.starts_with("EXC ") {
-            // Whoosh's only failure here: a NOT left with nothing to negate (dropped here).
-            assert_eq!(want, "EXC IndexError", "{text:?}");
+            // Whoosh's failures on operators left without operands (`NOT NOT a`: IndexError,
+            // `a ANDNOT ANDNOT b`: AssertionError); the clause is dropped here.
+            assert!(
+                want == "EXC IndexError" || want == "EXC AssertionError",
+                "{text:?}: {want}"
+            );
             raised += 1;
             continue;
         }
@@ -127,6 +206,10 @@ fn random_queries_parse_as_whoosh_parses_them() {
         texts.len(),
         differ.len()
     );
-    assert!(differ.is_empty(), "{}", differ[..differ.len().min(15)].join("\n"));
+    assert!(
+        differ.is_empty(),
+        "{}",
+        differ[..differ.len().min(15)].join("\n")
+    );
     assert!(equal > 5000);
 }

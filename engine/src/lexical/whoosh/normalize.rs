@@ -117,7 +117,10 @@ impl WhooshQuery {
             | Every { field, .. } => Some(field.as_str()).filter(|f| !f.is_empty()),
             Or(subs, _) | And(subs, _) => {
                 let first = subs.first()?.field();
-                subs[1..].iter().all(|q| q.field() == first).then_some(first)?
+                subs[1..]
+                    .iter()
+                    .all(|q| q.field() == first)
+                    .then_some(first)?
             }
             AndNot(a, b) | AndMaybe(a, b) | Require(a, b) => {
                 let first = a.field();
@@ -143,7 +146,9 @@ impl WhooshQuery {
             | Wildcard {
                 field, pattern: t, ..
             }
-            | Prefix { field, prefix: t, .. } => (field, t).hash(h),
+            | Prefix {
+                field, prefix: t, ..
+            } => (field, t).hash(h),
             Phrase {
                 field, words, slop, ..
             } => (field, words, slop).hash(h),
@@ -296,7 +301,8 @@ fn compound(or: bool, subs: Vec<WhooshQuery>, boost: f32) -> WhooshQuery {
     let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
     for q in flat {
         let covered = !matches!(q, Every { .. })
-            && q.field().is_some_and(|f| every_fields.iter().any(|e| e == f));
+            && q.field()
+                .is_some_and(|f| every_fields.iter().any(|e| e == f));
         if covered || matches!(q, Null) {
             continue;
         }

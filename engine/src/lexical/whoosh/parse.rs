@@ -135,7 +135,10 @@ mod tests {
             ("the a of", "<_NullQuery>"),
             ("", "<_NullQuery>"),
             ("*", "Every('content', boost=1.0)"),
-            ("[photo TO x]", "TermRange('content', 'pho', 'to x', False, False, boost=1.0, constantscore=True)"),
+            (
+                "[photo TO x]",
+                "TermRange('content', 'pho', 'to x', False, False, boost=1.0, constantscore=True)",
+            ),
             ("a\u{61F}", "Term('content', 'a\u{61F}')"),
         ];
         for (text, want) in cases {
@@ -154,11 +157,23 @@ mod tests {
     fn python_repr_quoting_and_numbers() {
         assert_eq!(parsed("doc_id:'it's'"), "Term('doc_id', \"it's\")");
         assert_eq!(parsed("doc_id:'a\"b'c'"), "Term('doc_id', 'a\"b\\'c')");
-        assert_eq!(parsed("[a\tb TO c]"), "TermRange('content', 'a\\tb', 'c', False, False, boost=1.0, constantscore=True)");
+        assert_eq!(
+            parsed("[a\tb TO c]"),
+            "TermRange('content', 'a\\tb', 'c', False, False, boost=1.0, constantscore=True)"
+        );
         assert_eq!(parsed("word^.5"), "Term('content', 'word', boost=0.5)");
-        assert_eq!(parsed("word^100000000000000000"), "Term('content', 'word', boost=1e+17)");
-        assert_eq!(parsed("word^0.0001"), "Term('content', 'word', boost=0.0001)");
-        assert_eq!(parsed("word^0.00001"), "Term('content', 'word', boost=1e-05)");
+        assert_eq!(
+            parsed("word^100000000000000000"),
+            "Term('content', 'word', boost=1e+17)"
+        );
+        assert_eq!(
+            parsed("word^0.0001"),
+            "Term('content', 'word', boost=0.0001)"
+        );
+        assert_eq!(
+            parsed("word^0.00001"),
+            "Term('content', 'word', boost=1e-05)"
+        );
         assert_eq!(parsed("word^ x"), "Term('content', 'word')");
     }
 
@@ -170,7 +185,11 @@ mod tests {
         let nots = format!("{}apple{}", "(NOT ".repeat(5_000), ")".repeat(5_000));
         assert!(!parsed(&nots).is_empty());
         let chain = format!("apple{}", " ANDNOT pear".repeat(5_000));
-        assert!(parsed(&chain).starts_with("AndNot(("));
+        // The first 64 operators nest; the rest are words.
+        let chain = parsed(&chain);
+        assert!(chain.starts_with("Or([AndNot((AndNot(("), "{chain}");
+        assert_eq!(chain.matches("AndNot((").count(), 64);
+        assert!(chain.contains("Term('content', 'andnot')"));
         let brackets = "[{'\"".repeat(5_000);
         assert_eq!(parsed(&brackets), "<_NullQuery>");
     }

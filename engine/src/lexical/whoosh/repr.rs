@@ -80,7 +80,13 @@ impl Display for WhooshQuery {
     }
 }
 
-fn term_like(f: &mut Formatter<'_>, name: &str, field: &str, text: &str, boost: f32) -> fmt::Result {
+fn term_like(
+    f: &mut Formatter<'_>,
+    name: &str,
+    field: &str,
+    text: &str,
+    boost: f32,
+) -> fmt::Result {
     write!(f, "{name}({}, {}", PyStr(field), PyStr(text))?;
     if boost != 1.0 {
         write!(f, ", boost={}", PyFloat(boost))?;

@@ -204,7 +204,9 @@ pub(super) fn groups(flat: Group) -> Group {
         }
     }
     let mut levels = stack.into_iter();
-    let mut top = levels.next().unwrap_or_else(|| Group::new(GroupKind::Or, Vec::new()));
+    let mut top = levels
+        .next()
+        .unwrap_or_else(|| Group::new(GroupKind::Or, Vec::new()));
     for level in levels {
         top.nodes.extend(level.nodes);
     }

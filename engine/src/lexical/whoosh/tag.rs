@@ -57,12 +57,15 @@ impl Scanner {
         let n = chars.len();
         let mut word_end = vec![n; n + 1];
         for i in (0..n).rev() {
-            word_end[i] = if is_word(chars[i]) { word_end[i + 1] } else { i };
+            word_end[i] = if is_word(chars[i]) {
+                word_end[i + 1]
+            } else {
+                i
+            };
         }
         let c = |i: usize| chars.get(i).copied();
         let closing_single_quote = next_where(&chars, |i| {
-            chars[i] == '\''
-                && c(i + 1).is_none_or(|d| is_space(d) || matches!(d, ']' | ')' | '}'))
+            chars[i] == '\'' && c(i + 1).is_none_or(|d| is_space(d) || matches!(d, ']' | ')' | '}'))
         });
         let to = next_where(&chars, |i| {
             matches!(chars[i], 'T' | 't') && matches!(c(i + 1), Some('O' | 'o'))
@@ -219,8 +222,7 @@ impl Scanner {
         }
         let mut end = close + 1;
         let mut slop = 1;
-        if self.at(end) == Some('~') && self.at(end + 1).is_some_and(|d| ('1'..='9').contains(&d))
-        {
+        if self.at(end) == Some('~') && self.at(end + 1).is_some_and(|d| ('1'..='9').contains(&d)) {
             let digits_end = (end + 1..self.chars.len())
                 .find(|&i| !self.chars[i].is_ascii_digit())
                 .unwrap_or(self.chars.len());
@@ -228,7 +230,10 @@ impl Scanner {
             end = digits_end;
         }
         let text = self.text(pos + 1, close);
-        Some((Node::Text(TextNode::new(TextKind::Phrase { slop }, text)), end))
+        Some((
+            Node::Text(TextNode::new(TextKind::Phrase { slop }, text)),
+            end,
+        ))
     }
 
     /// `\^(?P<boost>[0-9]*(\.[0-9]+)?)($|(?=[ \t\r\n)]))`; an empty number is the word `^`.
@@ -242,7 +247,10 @@ impl Scanner {
         if self.at(end) == Some('.') && self.at(end + 1).is_some_and(|d| d.is_ascii_digit()) {
             end = digits(end + 1);
         }
-        if !self.at(end).is_none_or(|d| matches!(d, ' ' | '\t' | '\r' | '\n' | ')')) {
+        if !self
+            .at(end)
+            .is_none_or(|d| matches!(d, ' ' | '\t' | '\r' | '\n' | ')'))
+        {
             return None;
         }
         let original = self.text(pos, end);
@@ -285,7 +293,9 @@ impl Scanner {
         if self.at(pos + 1) == Some('\'') {
             let close = self.single_quote[(pos + 2).min(n)];
             if close < n && self.space_at(close + 1) {
-                let to = (close + 1..n).find(|&i| !is_space(self.chars[i])).unwrap_or(n);
+                let to = (close + 1..n)
+                    .find(|&i| !is_space(self.chars[i]))
+                    .unwrap_or(n);
                 if is_to(to) {
                     found = self
                         .range_end(to + 2)
@@ -307,7 +317,10 @@ impl Scanner {
         let (start, (end, bracket)) = found?;
         let unquote = |s: &str| -> String {
             if s.starts_with('\'') && s.ends_with('\'') {
-                s.chars().skip(1).take(s.chars().count().saturating_sub(2)).collect()
+                s.chars()
+                    .skip(1)
+                    .take(s.chars().count().saturating_sub(2))
+                    .collect()
             } else {
                 s.to_string()
             }
