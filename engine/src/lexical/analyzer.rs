@@ -11,7 +11,7 @@ use tantivy::tokenizer::{Token, TokenStream, Tokenizer, MAX_TOKEN_LEN};
 use super::whoosh::QueryAnalyzer;
 use crate::namespace::Analyzer;
 
-/// Whoosh's `STOP_WORDS` (the English list used by `StandardAnalyzer`).
+/// Whoosh's `STOP_WORDS` (the English list used by `StandardAnalyzer`), sorted for binary search.
 const ENGLISH_STOP_WORDS: [&str; 34] = [
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "have", "if", "in",
     "is", "it", "may", "not", "of", "on", "or", "tbd", "that", "the", "this", "to", "us", "we",
@@ -61,7 +61,7 @@ fn is_word_char(c: char) -> bool {
 }
 
 fn is_stop_word(term: &str) -> bool {
-    ENGLISH_STOP_WORDS.contains(&term) || CHINESE_STOP_WORDS.contains(&term)
+    ENGLISH_STOP_WORDS.binary_search(&term).is_ok() || CHINESE_STOP_WORDS.contains(&term)
 }
 
 impl QueryAnalyzer for Analyzer {
@@ -247,6 +247,11 @@ mod tests {
             ["ünïcödé", "café"]
         );
         assert!(texts(Analyzer::Standard, "  \t ").is_empty());
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(ENGLISH_STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

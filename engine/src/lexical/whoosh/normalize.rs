@@ -298,7 +298,7 @@ fn compound(or: bool, subs: Vec<WhooshQuery>, boost: f32) -> WhooshQuery {
 
     // Duplicates go (Python's set of seen queries), found through a hash of each query.
     let mut kept: Vec<WhooshQuery> = Vec::with_capacity(flat.len());
-    let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut seen: HashMap<u64, usize> = HashMap::with_capacity(flat.len());
     for q in flat {
         let covered = !matches!(q, Every { .. })
             && q.field()
@@ -306,11 +306,16 @@ fn compound(or: bool, subs: Vec<WhooshQuery>, boost: f32) -> WhooshQuery {
         if covered || matches!(q, Null) {
             continue;
         }
-        let same = seen.entry(q.fingerprint()).or_default();
-        if same.iter().any(|&k| kept[k] == q) {
-            continue;
+        let fingerprint = q.fingerprint();
+        match seen.get(&fingerprint) {
+            Some(&k) if kept[k] == q => continue,
+            // Two different queries with one fingerprint: compare with every kept one.
+            Some(_) if kept.contains(&q) => continue,
+            Some(_) => {}
+            None => {
+                seen.insert(fingerprint, kept.len());
+            }
         }
-        same.push(kept.len());
         kept.push(q);
     }
     match kept.len() {

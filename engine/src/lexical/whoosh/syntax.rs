@@ -61,7 +61,7 @@ impl Group {
     fn emptied(&self) -> Group {
         Group {
             kind: self.kind,
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(self.nodes.len()),
             boost: self.boost,
         }
     }
@@ -123,7 +123,7 @@ pub(super) enum Op {
 #[derive(Debug, Clone)]
 pub(super) enum Node {
     Text(TextNode),
-    Range(RangeNode),
+    Range(Box<RangeNode>),
     Group(Group),
     /// `name:`, with the text it was written as.
     Fieldname {
@@ -165,14 +165,17 @@ impl Node {
 
     /// Gives the node (every node of a group) `field` unless it already has one.
     fn set_field(&mut self, field: &str) {
-        match self {
-            Node::Text(TextNode { field: f, .. }) | Node::Range(RangeNode { field: f, .. }) => {
-                if f.is_none() {
-                    *f = Some(field.to_string());
-                }
+        let own = match self {
+            Node::Text(t) => &mut t.field,
+            Node::Range(r) => &mut r.field,
+            Node::Group(g) => {
+                g.nodes.iter_mut().for_each(|n| n.set_field(field));
+                return;
             }
-            Node::Group(g) => g.nodes.iter_mut().for_each(|n| n.set_field(field)),
-            _ => {}
+            _ => return,
+        };
+        if own.is_none() {
+            *own = Some(field.to_string());
         }
     }
 }
@@ -233,42 +236,27 @@ pub(super) fn clean_boosts(group: &mut Group) {
 /// Merges each wildcard with the text nodes right before and after it; a pattern whose only
 /// wildcard is a final `*` becomes a prefix.
 pub(super) fn wildcards(group: &mut Group) {
-    let nodes = &mut group.nodes;
-    let is_text = |n: &Node| matches!(n, Node::Text(_));
-    let mut i = 0;
-    while i < nodes.len() {
-        match &nodes[i] {
-            Node::Text(t) if t.kind == TextKind::Wildcard => {
-                if i + 1 < nodes.len() && is_text(&nodes[i + 1]) {
-                    if let Node::Text(next) = nodes.remove(i + 1) {
-                        if let Node::Text(t) = &mut nodes[i] {
-                            t.text.push_str(&next.text);
-                        }
-                    }
+    let mut merged: Vec<Node> = Vec::with_capacity(group.nodes.len());
+    let mut nodes = std::mem::take(&mut group.nodes).into_iter().peekable();
+    while let Some(mut node) = nodes.next() {
+        match &mut node {
+            Node::Text(wild) if wild.kind == TextKind::Wildcard => {
+                if let Some(Node::Text(next)) = nodes.next_if(|n| matches!(n, Node::Text(_))) {
+                    wild.text.push_str(&next.text);
                 }
-                if i > 0 && is_text(&nodes[i - 1]) {
-                    if let Node::Text(prev) = nodes.remove(i - 1) {
-                        if let Node::Text(t) = &mut nodes[i - 1] {
-                            t.text.insert_str(0, &prev.text);
-                        }
-                    }
-                } else {
-                    i += 1;
+                if let Some(Node::Text(prev)) = merged.pop_if(|n| matches!(n, Node::Text(_))) {
+                    wild.text.insert_str(0, &prev.text);
                 }
             }
-            _ => {
-                if let Node::Group(g) = &mut nodes[i] {
-                    wildcards(g);
-                }
-                i += 1;
-            }
+            Node::Group(g) => wildcards(g),
+            _ => {}
         }
+        merged.push(node);
     }
-    for node in nodes.iter_mut() {
+    for node in merged.iter_mut() {
         if let Node::Text(t) = node {
-            let chars = t.text.chars().count();
             if t.kind == TextKind::Wildcard
-                && chars > 1
+                && t.text.chars().count() > 1
                 && !t.text.contains(super::tag::QUESTION_MARKS)
                 && t.text.find('*') == Some(t.text.len() - 1)
             {
@@ -277,6 +265,7 @@ pub(super) fn wildcards(group: &mut Group) {
             }
         }
     }
+    group.nodes = merged;
 }
 
 /// Applies `field:` to the node after it. Unknown field names become text: glued to the next

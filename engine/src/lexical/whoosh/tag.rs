@@ -6,6 +6,8 @@
 //! Whoosh's regular expression over characters, with the searches that could run to the end of
 //! the text (closing quotes, brackets) answered from tables built once, so tagging is linear.
 
+use std::cell::Cell;
+
 use super::syntax::{Group, GroupKind, Node, Op, RangeNode, TextKind, TextNode};
 
 /// Binary operators (`ANDNOT`, `ANDMAYBE`, `REQUIRE`) beyond this count stay words: each one
@@ -25,62 +27,80 @@ pub(super) fn is_word(c: char) -> bool {
 /// The characters Whoosh's wildcard tagger takes as wildcards (`*` and question marks).
 pub(super) const QUESTION_MARKS: [char; 4] = ['?', '\u{55E}', '\u{61F}', '\u{1367}'];
 
-/// For each position, the first position at or after it satisfying a predicate (`len` if none).
-fn next_where(chars: &[char], at: impl Fn(usize) -> bool) -> Vec<usize> {
-    let mut next = vec![chars.len(); chars.len() + 1];
-    for i in (0..chars.len()).rev() {
-        next[i] = if at(i) { i } else { next[i + 1] };
-    }
-    next
+/// Characters a lookahead searches for.
+#[derive(Clone, Copy)]
+enum Target {
+    Newline,
+    DoubleQuote,
+    SingleQuote,
+    /// A `'` followed by white space, `]`, `)`, `}` or the end.
+    ClosingSingleQuote,
+    /// A `]` or `}`.
+    RangeClose,
+    /// The start of `to` in any case.
+    To,
 }
 
-/// The text as characters with the lookup tables the taggers need.
+const TARGETS: usize = 6;
+
+/// The text as characters, with the last answer of each forward search kept: taggers search
+/// from positions that mostly grow, so each search resumes where the previous one stopped and
+/// tagging stays linear.
 struct Scanner {
     chars: Vec<char>,
-    /// End of the run of word characters starting at each position.
-    word_end: Vec<usize>,
-    newline: Vec<usize>,
-    double_quote: Vec<usize>,
-    single_quote: Vec<usize>,
-    /// A `'` followed by white space, `]`, `)`, `}` or the end.
-    closing_single_quote: Vec<usize>,
-    /// A `]` or `}`.
-    range_close: Vec<usize>,
-    /// The start of `to` in any case.
-    to: Vec<usize>,
+    /// Per target: `(from, found)`, no match in `from..found` and a match at `found` (or the end).
+    searches: [Cell<(usize, usize)>; TARGETS],
     binary_operators: usize,
 }
 
 impl Scanner {
     fn new(text: &str) -> Self {
-        let chars: Vec<char> = text.chars().collect();
-        let n = chars.len();
-        let mut word_end = vec![n; n + 1];
-        for i in (0..n).rev() {
-            word_end[i] = if is_word(chars[i]) {
-                word_end[i + 1]
-            } else {
-                i
-            };
-        }
-        let c = |i: usize| chars.get(i).copied();
-        let closing_single_quote = next_where(&chars, |i| {
-            chars[i] == '\'' && c(i + 1).is_none_or(|d| is_space(d) || matches!(d, ']' | ')' | '}'))
-        });
-        let to = next_where(&chars, |i| {
-            matches!(chars[i], 'T' | 't') && matches!(c(i + 1), Some('O' | 'o'))
-        });
         Scanner {
-            newline: next_where(&chars, |i| chars[i] == '\n'),
-            double_quote: next_where(&chars, |i| chars[i] == '"'),
-            single_quote: next_where(&chars, |i| chars[i] == '\''),
-            range_close: next_where(&chars, |i| matches!(chars[i], ']' | '}')),
-            closing_single_quote,
-            to,
-            word_end,
-            chars,
+            chars: text.chars().collect(),
+            searches: Default::default(),
             binary_operators: 0,
         }
+    }
+
+    fn is(&self, target: Target, i: usize) -> bool {
+        let c = self.chars[i];
+        match target {
+            Target::Newline => c == '\n',
+            Target::DoubleQuote => c == '"',
+            Target::SingleQuote => c == '\'',
+            Target::ClosingSingleQuote => {
+                c == '\''
+                    && self
+                        .at(i + 1)
+                        .is_none_or(|d| is_space(d) || matches!(d, ']' | ')' | '}'))
+            }
+            Target::RangeClose => matches!(c, ']' | '}'),
+            Target::To => matches!(c, 'T' | 't') && matches!(self.at(i + 1), Some('O' | 'o')),
+        }
+    }
+
+    /// The first position at or after `from` holding `target`, the text's length if none.
+    fn next(&self, target: Target, from: usize) -> usize {
+        let n = self.chars.len();
+        let search = &self.searches[target as usize];
+        let (known_from, found) = search.get();
+        if from >= n {
+            return n;
+        }
+        if known_from <= from && from <= found && found <= n && known_from < found {
+            return found;
+        }
+        // Scan, stopping early on reaching the known match-free stretch.
+        let mut i = from;
+        while i < n && !self.is(target, i) {
+            if i == known_from && known_from < found {
+                i = found;
+                break;
+            }
+            i += 1;
+        }
+        search.set((from, i));
+        i
     }
 
     fn at(&self, i: usize) -> Option<char> {
@@ -100,21 +120,27 @@ impl Scanner {
     }
 
     fn keyword_at(&self, pos: usize, word: &str) -> bool {
-        let len = word.chars().count();
+        let len = word.len();
         pos + len <= self.chars.len()
             && self.chars[pos..pos + len].iter().copied().eq(word.chars())
             && self.space_at(pos + len)
     }
 
     /// The node a tagger makes at `pos` and where it ends, trying taggers in Whoosh's order.
-    fn tag_at(&mut self, pos: usize) -> Option<(Node, usize)> {
+    /// `untagged_before`: whether the character before `pos` was tried and matched nothing.
+    fn tag_at(&mut self, pos: usize, untagged_before: bool) -> Option<(Node, usize)> {
         let c = self.chars[pos];
+        // Inside a word only `field:` and keywords could start, and both failed at the word's
+        // first character already (a keyword needs a space before it).
+        if untagged_before && is_word(c) && is_word(self.chars[pos - 1]) {
+            return None;
+        }
         let binary = [
             ("ANDNOT", GroupKind::AndNot),
             ("ANDMAYBE", GroupKind::AndMaybe),
         ];
         for (word, kind) in binary {
-            if self.space_before(pos) && self.keyword_at(pos, word) {
+            if c == 'A' && self.space_before(pos) && self.keyword_at(pos, word) {
                 if let Some(op) = self.binary_operator(kind) {
                     return Some((op, pos + word.chars().count()));
                 }
@@ -146,15 +172,15 @@ impl Scanner {
         }
         let after_space_or_paren =
             pos == 0 || is_space(self.chars[pos - 1]) || matches!(self.chars[pos - 1], '(' | ')');
-        if after_space_or_paren && self.keyword_at(pos, "NOT") {
+        if c == 'N' && after_space_or_paren && self.keyword_at(pos, "NOT") {
             return Some((Node::Op(Op::Not), pos + 3));
         }
         for (word, kind) in [("AND", GroupKind::And), ("OR", GroupKind::Or)] {
-            if self.space_before(pos) && self.keyword_at(pos, word) {
+            if word.starts_with(c) && self.space_before(pos) && self.keyword_at(pos, word) {
                 return Some((Node::Op(Op::Infix(kind)), pos + word.len()));
             }
         }
-        if (pos == 0 || self.space_before(pos)) && self.keyword_at(pos, "REQUIRE") {
+        if c == 'R' && (pos == 0 || self.space_before(pos)) && self.keyword_at(pos, "REQUIRE") {
             if let Some(op) = self.binary_operator(GroupKind::Require) {
                 return Some((op, pos + 7));
             }
@@ -191,8 +217,8 @@ impl Scanner {
         if pos > 0 && is_word(self.chars[pos - 1]) {
             return None;
         }
-        let close = self.closing_single_quote[pos + 1];
-        (close < self.chars.len() && close < self.newline[pos + 1]).then(|| {
+        let close = self.next(Target::ClosingSingleQuote, pos + 1);
+        (close < self.chars.len() && close < self.next(Target::Newline, pos + 1)).then(|| {
             let text = self.text(pos + 1, close);
             (Node::Text(TextNode::new(TextKind::Word, text)), close + 1)
         })
@@ -203,7 +229,9 @@ impl Scanner {
         let end = if self.chars[pos] == '*' {
             pos + 1
         } else {
-            self.word_end[pos]
+            (pos..self.chars.len())
+                .find(|&i| !is_word(self.chars[i]))
+                .unwrap_or(self.chars.len())
         };
         (end > pos && self.at(end) == Some(':')).then(|| {
             let node = Node::Fieldname {
@@ -216,8 +244,8 @@ impl Scanner {
 
     /// `"(?P<text>.*?)"(~(?P<slop>[1-9][0-9]*))?`
     fn phrase(&self, pos: usize) -> Option<(Node, usize)> {
-        let close = self.double_quote[pos + 1];
-        if close >= self.chars.len() || close > self.newline[pos + 1] {
+        let close = self.next(Target::DoubleQuote, pos + 1);
+        if close >= self.chars.len() || close > self.next(Target::Newline, pos + 1) {
             return None;
         }
         let mut end = close + 1;
@@ -269,7 +297,7 @@ impl Scanner {
                 .find(|&i| !is_space(self.chars[i]))
                 .unwrap_or(self.chars.len());
             if self.at(quote) == Some('\'') {
-                let close = self.single_quote[quote + 1];
+                let close = self.next(Target::SingleQuote, quote + 1);
                 if close < self.chars.len() {
                     if matches!(self.at(close + 1), Some(']' | '}')) {
                         return Some((Some(self.text(from, close + 1)), close + 1));
@@ -277,7 +305,7 @@ impl Scanner {
                 }
             }
         }
-        let bracket = *self.range_close.get(from)?;
+        let bracket = self.next(Target::RangeClose, from);
         if bracket >= self.chars.len() {
             return None;
         }
@@ -288,10 +316,10 @@ impl Scanner {
     /// is `'quoted'` or the shortest text before a `to` (in any case, even inside a word).
     fn range(&self, pos: usize) -> Option<(Node, usize)> {
         let n = self.chars.len();
-        let is_to = |i: usize| i + 1 < n && self.to[i] == i;
+        let is_to = |i: usize| i + 1 < n && self.is(Target::To, i);
         let mut found = None;
         if self.at(pos + 1) == Some('\'') {
-            let close = self.single_quote[(pos + 2).min(n)];
+            let close = self.next(Target::SingleQuote, pos + 2);
             if close < n && self.space_at(close + 1) {
                 let to = (close + 1..n)
                     .find(|&i| !is_space(self.chars[i]))
@@ -304,8 +332,8 @@ impl Scanner {
             }
         }
         if found.is_none() && pos + 2 <= n {
-            let to = self.to[pos + 2];
-            if to < self.range_close[pos + 1] && to < n {
+            let to = self.next(Target::To, pos + 2);
+            if to < self.next(Target::RangeClose, pos + 1) && to < n {
                 found = self
                     .range_end(to + 2)
                     .map(|end| (Some(self.text(pos + 1, to)), end));
@@ -332,7 +360,7 @@ impl Scanner {
             end_excl: self.chars[bracket] == '}',
             field: None,
         };
-        Some((Node::Range(node), bracket + 1))
+        Some((Node::Range(Box::new(node)), bracket + 1))
     }
 }
 
@@ -342,7 +370,7 @@ pub(super) fn tag(text: &str) -> Group {
     let mut nodes = Vec::new();
     let (mut pos, mut word_start) = (0, 0);
     while pos < scanner.chars.len() {
-        match scanner.tag_at(pos) {
+        match scanner.tag_at(pos, word_start < pos) {
             Some((node, end)) => {
                 if word_start < pos {
                     let word = scanner.text(word_start, pos);
