@@ -298,10 +298,8 @@ impl Scanner {
                 .unwrap_or(self.chars.len());
             if self.at(quote) == Some('\'') {
                 let close = self.next(Target::SingleQuote, quote + 1);
-                if close < self.chars.len() {
-                    if matches!(self.at(close + 1), Some(']' | '}')) {
-                        return Some((Some(self.text(from, close + 1)), close + 1));
-                    }
+                if close < self.chars.len() && matches!(self.at(close + 1), Some(']' | '}')) {
+                    return Some((Some(self.text(from, close + 1)), close + 1));
                 }
             }
         }
