@@ -128,20 +128,23 @@ fn locomo_prompts_parse_as_whoosh_parses_them() {
         differ[..differ.len().min(10)].join("\n")
     );
 
+    // Timing: the fastest of many runs, the cost without other processes taking the CPU.
     let prompt = &texts[questions];
-    let runs = 200;
-    let start = Instant::now();
-    for _ in 0..runs {
-        std::hint::black_box(parse(
-            prompt,
-            "content",
-            &["doc_id", "content"],
-            &Analyzer::Standard,
-        ));
-    }
+    let fastest = (0..300)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(parse(
+                prompt,
+                "content",
+                &["doc_id", "content"],
+                &Analyzer::Standard,
+            ));
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::MAX, f64::min);
     eprintln!(
-        "parsing a {}-byte prompt: {:.3} ms",
+        "parsing a {}-byte prompt: {:.3} ms (fastest of 300 runs)",
         prompt.len(),
-        start.elapsed().as_secs_f64() * 1e3 / f64::from(runs)
+        fastest * 1e3
     );
 }
