@@ -3,4 +3,5 @@
 mod common;
 mod locomo_retrieval;
 mod offline_operations;
+mod whoosh_locomo;
 mod whoosh_ranking;

@@ -8,9 +8,10 @@ use std::sync::OnceLock;
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer, MAX_TOKEN_LEN};
 
+use super::whoosh::QueryAnalyzer;
 use crate::namespace::Analyzer;
 
-/// Whoosh's `STOP_WORDS` (the English list used by `StandardAnalyzer`).
+/// Whoosh's `STOP_WORDS` (the English list used by `StandardAnalyzer`), sorted for binary search.
 const ENGLISH_STOP_WORDS: [&str; 34] = [
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "have", "if", "in",
     "is", "it", "may", "not", "of", "on", "or", "tbd", "that", "the", "this", "to", "us", "we",
@@ -60,11 +61,39 @@ fn is_word_char(c: char) -> bool {
 }
 
 fn is_stop_word(term: &str) -> bool {
-    ENGLISH_STOP_WORDS.contains(&term) || CHINESE_STOP_WORDS.contains(&term)
+    ENGLISH_STOP_WORDS.binary_search(&term).is_ok() || CHINESE_STOP_WORDS.contains(&term)
+}
+
+impl QueryAnalyzer for Analyzer {
+    fn terms(&self, text: &str, tokenize: bool, remove_stops: bool) -> Vec<String> {
+        if !tokenize {
+            // Whoosh's tokenizers yield the whole text as one token when not tokenizing, and the
+            // stop filter keeps it when not removing stops; only lowercasing applies.
+            let lower = text.to_lowercase();
+            return if remove_stops && !keeps(&lower, false) {
+                Vec::new()
+            } else {
+                vec![lower]
+            };
+        }
+        if remove_stops {
+            return self.analyze(text).into_iter().map(|t| t.text).collect();
+        }
+        let mut out = Vec::new();
+        standard_spans(text, |start, end| out.push(text[start..end].to_lowercase()));
+        out
+    }
 }
 
 /// Pushes the Whoosh-standard terms of `text` (offsets shifted by `base`).
 fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
+    standard_spans(text, |start, end| {
+        push_term(&text[start..end], base + start, base + end, false, out)
+    });
+}
+
+/// Calls `found` with the byte span of every Whoosh-standard token (`\w+(\.?\w+)*`) of `text`.
+fn standard_spans(text: &str, mut found: impl FnMut(usize, usize)) {
     let mut chars = text.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
         if !is_word_char(c) {
@@ -90,16 +119,18 @@ fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
                 _ => break,
             }
         }
-        push_term(&text[start..end], base + start, base + end, false, out);
+        found(start, end);
     }
+}
+
+/// Whether a lowercased token survives the stop filter (stop list, minimum length).
+fn keeps(lower: &str, keep_short: bool) -> bool {
+    (keep_short || lower.chars().count() >= MIN_TOKEN_CHARS) && !is_stop_word(lower)
 }
 
 fn push_term(raw: &str, start: usize, end: usize, keep_short: bool, out: &mut Vec<Term>) {
     let lower = raw.to_lowercase();
-    if (!keep_short && lower.chars().count() < MIN_TOKEN_CHARS)
-        || is_stop_word(&lower)
-        || lower.len() > MAX_TOKEN_LEN
-    {
+    if !keeps(&lower, keep_short) || lower.len() > MAX_TOKEN_LEN {
         return;
     }
     out.push(Term {
@@ -216,6 +247,11 @@ mod tests {
             ["ünïcödé", "café"]
         );
         assert!(texts(Analyzer::Standard, "  \t ").is_empty());
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(ENGLISH_STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -6,3 +6,4 @@ mod concurrency;
 mod crash;
 mod reopen;
 mod vector_recall;
+mod whoosh_syntax;

@@ -9,8 +9,13 @@
 //! The engine evaluates it with Whoosh's scoring rules ([`eval`]) through
 //! `Engine::search_query` with `QuerySyntax::Whoosh`.
 
+mod build;
 pub(crate) mod eval;
+mod normalize;
 mod parse;
+mod repr;
+mod syntax;
+mod tag;
 
 pub use parse::parse;
 
@@ -73,7 +78,7 @@ pub enum WhooshQuery {
     },
     /// Every document, constant score (`*`, `*:*`).
     Every {
-        /// Field name.
+        /// Field name; empty for Whoosh's unfielded `Every()` (`*:*`), every document.
         field: String,
         /// Score multiplier.
         boost: f32,
