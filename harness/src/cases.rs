@@ -30,6 +30,10 @@ pub struct Finished {
     pub prediction: Prediction,
     /// Its cost.
     pub timing: CaseTiming,
+    /// Its prediction's fallbacks (unusable model output replaced by upstream's fallback), by
+    /// operation.
+    #[serde(default)]
+    pub fallbacks: BTreeMap<String, u64>,
 }
 
 /// Per-case timing file of a run.
@@ -40,9 +44,9 @@ const STEP_PREDICTIONS: &str = "test_predicts.json";
 pub const PARTIAL: &str = "predict.partial.jsonl";
 
 /// Answers `rows` of `dataset` (concurrently, `threads` at a time), calling `sink` with each
-/// finished case as it completes; `base` carries the case's share of memory processing. Model
-/// calls and tokens are each case's own; the memory's offline operations while answering
-/// (which make no model calls to attribute) are shared out evenly over the cases.
+/// finished case as it completes; `base` carries the case's share of memory processing. LLM
+/// calls (model calls with re-asks, context fitting and the memory's own, and offline
+/// operations), tokens and fallbacks are measured per case.
 #[allow(clippy::too_many_arguments)]
 pub async fn answer_rows(
     system: &dyn MemorySystem,
@@ -55,7 +59,6 @@ pub async fn answer_rows(
     mut sink: impl FnMut(&Finished) -> Result<(), HarnessError>,
 ) -> Result<Vec<Finished>, HarnessError> {
     let bar = progress(rows.len() as u64, label);
-    let before = system.stats()?.llm_operations;
     let mut answers = stream::iter(rows.into_iter().map(|row| async move {
         let messages = row.input.initial_messages();
         let (answered, usage) = usage_of(system.answer(&messages, row.lang, k)).await;
@@ -79,22 +82,19 @@ pub async fn answer_rows(
             timing: CaseTiming {
                 predict_memory: answered.timing.memory_seconds,
                 predict_llm: answered.timing.llm_seconds,
-                llm_calls_predict: 1.0,
+                llm_calls_predict: usage.llm_calls() as f64,
                 input_tokens_predict: usage.input_tokens as f64,
                 output_tokens_predict: usage.output_tokens as f64,
+                fallbacks_predict: usage.fallback_count() as f64,
                 ..base
             },
+            fallbacks: usage.fallbacks,
         };
         sink(&entry)?;
         finished.push(entry);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let memory_calls =
-        system.stats()?.llm_operations.saturating_sub(before) as f64 / finished.len().max(1) as f64;
-    for entry in &mut finished {
-        entry.timing.llm_calls_predict += memory_calls;
-    }
     Ok(finished)
 }
 
@@ -170,6 +170,13 @@ pub struct Outcome {
     pub score: Option<f64>,
 }
 
+impl Outcome {
+    /// The run's fallbacks, memory processing and prediction.
+    pub fn fallbacks(&self) -> f64 {
+        (self.timing.fallbacks() * self.cases as f64).round()
+    }
+}
+
 /// Writes predictions (as `predictions_file`) and timing, evaluates and summarises the cases
 /// `finished` in dataset order then `test_idx` (the first entry of a case wins).
 pub async fn finish(
@@ -196,7 +203,7 @@ pub async fn finish(
     files.write(predictions_file, &predictions)?;
     let per_case: Vec<Value> = by_key
         .values()
-        .map(|f| json!({"test_idx": f.prediction.test_idx, "dataset": f.prediction.dataset, "seconds": f.timing}))
+        .map(|f| json!({"test_idx": f.prediction.test_idx, "dataset": f.prediction.dataset, "seconds": f.timing, "fallbacks": f.fallbacks}))
         .collect();
     files.write(TIMING, &per_case)?;
     let timing = by_key
@@ -213,6 +220,7 @@ pub async fn finish(
         "cases": by_key.len(),
         // Model calls, tokens and latency by role and operation since the last run finished.
         "model_usage": setup.llm.ledger.take(),
+        "fallbacks": fallback_totals(&by_key, timing, setup),
     });
     let summary = summarize(
         files,
@@ -228,6 +236,22 @@ pub async fn finish(
         cases: by_key.len(),
         timing,
         score: score(setup, &summary),
+    })
+}
+
+/// A run's fallbacks: those of memory processing and of prediction over its cases, and by
+/// role and operation those of the work done since the last run finished (the judge's
+/// included; a memory reused from an earlier run has its own in `memorisation.json`).
+fn fallback_totals(
+    cases: &BTreeMap<(usize, u64), Finished>,
+    mean: CaseTiming,
+    setup: &Setup,
+) -> Value {
+    let count = cases.len() as f64;
+    json!({
+        "memory": (mean.fallbacks_memory * count).round(),
+        "prediction": (mean.fallbacks_predict * count).round(),
+        "by_operation": setup.llm.take_fallbacks(),
     })
 }
 
@@ -270,7 +294,7 @@ pub fn print_table(rows: &[Outcome]) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{:<18}{:>7}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>9}",
+        "{:<18}{:>7}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>11}{:>9}",
         "baseline",
         "cases",
         "memory s/case",
@@ -279,12 +303,13 @@ pub fn print_table(rows: &[Outcome]) {
         "llm s/case",
         "llm calls",
         "tokens",
+        "fallbacks",
         "score"
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<18}{:>7}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>9}",
+            "{:<18}{:>7}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>11.0}{:>9}",
             row.system,
             row.cases,
             row.timing.memory_dialogs,
@@ -293,6 +318,7 @@ pub fn print_table(rows: &[Outcome]) {
             row.timing.predict_llm,
             row.timing.llm_calls(),
             row.timing.tokens(),
+            row.fallbacks(),
             row.score.map_or("-".to_string(), |s| format!("{s:.4}")),
         );
     }

@@ -46,6 +46,9 @@ pub struct RetrieveArgs {
     /// Where to write the JSON report (default: print only the table).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// The date (`YYYY-MM-DD`) Mem0's prompt gives as today's (default: today, UTC).
+    #[arg(long, default_value_t = mb_datasets::results::utc_date())]
+    date: String,
 }
 
 /// One scored question.
@@ -120,6 +123,7 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
             llm.clone(),
             embedder.clone(),
             Lang::En,
+            &args.date,
         )?;
         let timer = context
             .embedder

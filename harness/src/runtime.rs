@@ -160,6 +160,7 @@ pub fn memory_context(
     llm: Arc<LlmStack>,
     embedder: Option<Arc<dyn Embedder>>,
     lang: Lang,
+    date: &str,
 ) -> Result<MemoryContext, HarnessError> {
     Ok(MemoryContext {
         settings: spec.settings(&configs_dir())?,
@@ -168,6 +169,7 @@ pub fn memory_context(
         llm,
         embedder,
         lang,
+        date: date.to_string(),
     })
 }
 

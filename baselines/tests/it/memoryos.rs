@@ -1,11 +1,16 @@
 //! MemoryOS offline: the short-term queue spills into pages and sessions, the LLM operations
-//! are counted, one-sided corpus turns are dropped (parity) or kept (option), and every tier
-//! survives reopening.
+//! are counted, one-sided corpus turns are dropped (parity) or kept (option), corpus turns keep
+//! upstream's line form, `retrieve_k` sets the pages kept, and every tier survives reopening;
+//! with a scripted model, a new session is keyworded by its summary alone.
+
+use std::sync::Arc;
 
 use mb_baselines::{registry, TrainingDialog};
+use mb_datasets::corpus::turn_line;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
-use mb_llm::ops::Lang;
+use mb_llm::ops::{Backend, Lang};
+use mb_llm::testing::ScriptedProvider;
 use mb_llm::{Message, Role};
 
 use crate::common::{context, engine, offline, sample};
@@ -134,4 +139,103 @@ async fn one_sided_corpus_turns_are_dropped_unless_kept() {
     let after = kept.stats().unwrap();
     assert_eq!(after.text_bytes, 0, "{after:?}");
     assert!(after.items < stats.items, "{after:?}");
+}
+
+#[tokio::test]
+async fn corpus_turns_keep_upstreams_line_form() {
+    let (conversation, _) = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = registry::get("memoryos").unwrap();
+    let memory = spec
+        .build(context(engine(dir.path()), "os", offline()))
+        .unwrap();
+    memory
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    let answered = memory
+        .answer(&[Message::user("What did they talk about?")], Lang::En, 7)
+        .await
+        .unwrap();
+    // The short-term queue holds the last turns, as `Speaker <name>says : <text>`.
+    let last = conversation.sessions.last().unwrap().turns.last().unwrap();
+    let line = turn_line(last);
+    assert!(line.starts_with(&format!("Speaker {}says : ", last.speaker)));
+    assert!(
+        answered.messages[0].content.contains(&line),
+        "{line} missing from {}",
+        answered.messages[0].content
+    );
+}
+
+#[tokio::test]
+async fn retrieve_k_sets_the_pages_a_question_keeps() {
+    let (conversation, _) = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let mut keep = context(engine(dir.path()), "keep", offline());
+    keep.settings.keep_one_sided = true;
+    let memory = registry::get("memoryos").unwrap().build(keep).unwrap();
+    memory
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    let pages = |hits: &[mb_baselines::Retrieved]| {
+        hits.iter()
+            .filter(|h| h.doc_id.starts_with("page_"))
+            .count()
+    };
+    let question = "Biscuit the greyhound races";
+    let seven = memory.retrieve(question, Lang::En, 7).await.unwrap();
+    assert_eq!(pages(&seven), 7, "{seven:?}");
+    let two = memory.retrieve(question, Lang::En, 2).await.unwrap();
+    assert_eq!(pages(&two), 2, "{two:?}");
+    let answered = memory
+        .answer(&[Message::user(question)], Lang::En, 3)
+        .await
+        .unwrap();
+    assert_eq!(pages(&answered.retrieved), 3);
+}
+
+#[tokio::test]
+async fn a_new_session_is_keyworded_by_its_summary_alone() {
+    let topic = r#"{"topics": [{"theme": "garden", "keywords": ["TopicKey"], "content": "The user grows tomatoes."}]}"#;
+    let page = r#"[{"theme": "t", "keywords": ["PageKey"], "content": "c"}]"#;
+    let summary = r#"[{"theme": "s", "keywords": ["SummaryKey", "Tomato"], "content": "c"}]"#;
+    // Seven exchanges evict the first: its thread summary, the batch's topics, the page's
+    // keywords, then the new session's summary keywords.
+    let script = ScriptedProvider::then_always(
+        &["The user talks about the garden.", topic, page, summary],
+        "unexpected call",
+    );
+    let mut stack = Arc::try_unwrap(offline()).ok().unwrap();
+    stack.memory = Backend::model(script.clone(), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let memory = registry::get("memoryos")
+        .unwrap()
+        .build(context(engine.clone(), "os", Arc::new(stack)))
+        .unwrap();
+    let messages = dialog(7);
+    memory
+        .memorize_dialog(TrainingDialog {
+            test_idx: 0,
+            dataset: "d",
+            lang: Lang::En,
+            messages: &messages,
+        })
+        .await
+        .unwrap();
+    assert_eq!(script.requests().len(), 4, "{:?}", script.operations());
+    let keys = engine.state_keys("os", "session/").unwrap();
+    assert_eq!(keys.len(), 1);
+    let session: serde_json::Value = engine.get_state("os", &keys[0]).unwrap().unwrap();
+    assert_eq!(session["summary"], "The user grows tomatoes.");
+    assert_eq!(
+        session["keywords"],
+        serde_json::json!(["SummaryKey", "Tomato"])
+    );
+    assert_eq!(
+        session["pages"][0]["keywords"],
+        serde_json::json!(["PageKey"])
+    );
 }
