@@ -20,6 +20,8 @@
 
 mod prompt;
 mod select;
+#[cfg(test)]
+mod tests;
 mod tiers;
 
 use std::sync::Arc;
