@@ -57,6 +57,7 @@ fn bench(c: &mut Criterion) {
         embedder: Some(Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>),
         lang: Lang::En,
         settings: SystemSettings::default(),
+        date: "2023-05-08".to_string(),
     };
     let mut group = c.benchmark_group(format!(
         "conversation of {} turns",

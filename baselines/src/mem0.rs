@@ -4,17 +4,16 @@
 //! under short temporary ids, to a second operation that decides ADD, UPDATE, DELETE or NONE per
 //! memory; the decisions are applied in one engine batch together with their history entries
 //! (old and new text, event, time), so the memory can be audited and replayed in order. A
-//! corpus is added one turn at a time (role `user` for the first speaker, `assistant`
-//! otherwise), as upstream does. Questions retrieve the ten nearest memories (upstream's
+//! corpus is added one turn at a time as upstream's `Speaker <name>says : <text>` line (role
+//! `user` for the first speaker, `assistant` otherwise), as upstream does. Questions retrieve the ten nearest memories (upstream's
 //! effective default) into Mem0's own prompt layout.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mb_datasets::corpus::Conversation;
+use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::results::utc_date;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, RecordId};
 use mb_llm::ops::{DecideMemoryUpdates, ExtractFacts, Lang, MemoryEventKind, StoredMemory};
@@ -97,7 +96,10 @@ impl Mem0 {
         let namespace = &self.context.namespace;
         let memory = &self.context.llm.memory;
         let facts = memory
-            .run(&ExtractFacts::new(messages, utc_date()), lang)
+            .run(
+                &ExtractFacts::new(messages, self.context.date.clone()),
+                lang,
+            )
             .await?;
         let mut operations = 1;
         if facts.is_empty() {
@@ -250,7 +252,7 @@ impl MemorySystem for Mem0 {
                 };
                 let message = Message {
                     role,
-                    content: turn.text.clone(),
+                    content: turn_line(turn),
                 };
                 for doc_id in self
                     .add(vec![message], self.context.lang, Some(&turn.dia_id))

@@ -34,6 +34,10 @@ pub struct MemoryContext {
     pub lang: Lang,
     /// Retrieval and analysis settings.
     pub settings: SystemSettings,
+    /// The date (`YYYY-MM-DD`) prompts give as today's (Mem0's fact extraction): the run's, fixed
+    /// when it starts, never read from the clock while it runs, so a recorded run replays on a
+    /// later day.
+    pub date: String,
 }
 
 /// Settings shared by the retrieval baselines, defaulting to upstream's effective values.

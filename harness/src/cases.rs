@@ -34,6 +34,10 @@ pub struct Finished {
     /// Its failed attempts, and the error when it got upstream's error answer.
     #[serde(default)]
     pub failures: AnswerFailures,
+    /// Its prediction's fallbacks (unusable model output replaced by upstream's fallback), by
+    /// operation.
+    #[serde(default)]
+    pub fallbacks: BTreeMap<String, u64>,
 }
 
 /// Per-case timing file of a run.
@@ -45,9 +49,9 @@ pub const PARTIAL: &str = "predict.partial.jsonl";
 
 /// Answers `rows` of `dataset` (concurrently, `threads` at a time), calling `sink` with each
 /// finished case as it completes; `base` carries the case's share of memory processing. A
-/// failed answer backs off as upstream's does (see [`crate::backoff`]). Model
-/// calls and tokens are each case's own; the memory's offline operations while answering
-/// (which make no model calls to attribute) are shared out evenly over the cases.
+/// failed answer backs off as upstream's does (see [`crate::backoff`]). LLM calls (model calls
+/// with re-asks, context fitting and the memory's own, and offline operations), tokens and
+/// fallbacks are measured per case.
 #[allow(clippy::too_many_arguments)]
 pub async fn answer_rows(
     system: &dyn MemorySystem,
@@ -60,7 +64,6 @@ pub async fn answer_rows(
     mut sink: impl FnMut(&Finished) -> Result<(), HarnessError>,
 ) -> Result<Vec<Finished>, HarnessError> {
     let bar = progress(rows.len() as u64, label);
-    let before = system.stats()?.llm_operations;
     let mut answers = stream::iter(rows.into_iter().map(|row| async move {
         let messages = row.input.initial_messages();
         let (answered, usage) = usage_of(answer_case(system, &messages, row.lang, k)).await;
@@ -85,23 +88,20 @@ pub async fn answer_rows(
             timing: CaseTiming {
                 predict_memory: answered.timing.memory_seconds,
                 predict_llm: answered.timing.llm_seconds,
-                llm_calls_predict: 1.0,
+                llm_calls_predict: usage.llm_calls() as f64,
                 input_tokens_predict: usage.input_tokens as f64,
                 output_tokens_predict: usage.output_tokens as f64,
+                fallbacks_predict: usage.fallback_count() as f64,
                 ..base
             },
             failures: case.failures,
+            fallbacks: usage.fallbacks,
         };
         sink(&entry)?;
         finished.push(entry);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let memory_calls =
-        system.stats()?.llm_operations.saturating_sub(before) as f64 / finished.len().max(1) as f64;
-    for entry in &mut finished {
-        entry.timing.llm_calls_predict += memory_calls;
-    }
     Ok(finished)
 }
 
@@ -179,6 +179,13 @@ pub struct Outcome {
     pub answer_errors: usize,
 }
 
+impl Outcome {
+    /// The run's fallbacks, memory processing and prediction.
+    pub fn fallbacks(&self) -> f64 {
+        (self.timing.fallbacks() * self.cases as f64).round()
+    }
+}
+
 /// Writes predictions (as `predictions_file`) and timing, evaluates and summarises the cases
 /// `finished` in dataset order then `test_idx` (the first entry of a case wins). A run in
 /// which no case got an answer is refused with the first case's error.
@@ -215,6 +222,7 @@ pub async fn finish(
                 "seconds": f.timing,
                 "failed_attempts": f.failures.failed_attempts,
                 "error": f.failures.error,
+                "fallbacks": f.fallbacks,
             })
         })
         .collect();
@@ -236,6 +244,7 @@ pub async fn finish(
         "answer_failed_attempts": by_key.values().map(|f| f.failures.failed_attempts).sum::<u32>(),
         // Model calls, tokens and latency by role and operation since the last run finished.
         "model_usage": setup.llm.ledger.take(),
+        "fallbacks": fallback_totals(&by_key, timing, setup),
     });
     let summary = summarize(
         files,
@@ -252,6 +261,22 @@ pub async fn finish(
         timing,
         score: score(setup, &summary),
         answer_errors,
+    })
+}
+
+/// A run's fallbacks: those of memory processing and of prediction over its cases, and by
+/// role and operation those of the work done since the last run finished (the judge's
+/// included; a memory reused from an earlier run has its own in `memorisation.json`).
+fn fallback_totals(
+    cases: &BTreeMap<(usize, u64), Finished>,
+    mean: CaseTiming,
+    setup: &Setup,
+) -> Value {
+    let count = cases.len() as f64;
+    json!({
+        "memory": (mean.fallbacks_memory * count).round(),
+        "prediction": (mean.fallbacks_predict * count).round(),
+        "by_operation": setup.llm.take_fallbacks(),
     })
 }
 
@@ -295,7 +320,7 @@ pub fn print_table(rows: &[Outcome]) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{:<18}{:>7}{:>8}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>9}",
+        "{:<18}{:>7}{:>8}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>11}{:>9}",
         "baseline",
         "cases",
         "errors",
@@ -305,12 +330,13 @@ pub fn print_table(rows: &[Outcome]) {
         "llm s/case",
         "llm calls",
         "tokens",
+        "fallbacks",
         "score"
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<18}{:>7}{:>8}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>9}",
+            "{:<18}{:>7}{:>8}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>11.0}{:>9}",
             row.system,
             row.cases,
             row.answer_errors,
@@ -320,6 +346,7 @@ pub fn print_table(rows: &[Outcome]) {
             row.timing.predict_llm,
             row.timing.llm_calls(),
             row.timing.tokens(),
+            row.fallbacks(),
             row.score.map_or("-".to_string(), |s| format!("{s:.4}")),
         );
     }

@@ -1,6 +1,7 @@
-//! What work cost: the time, LLM operations and model tokens of memory processing (measured
-//! per memorised dialog and per corpus) and their share in each test case.
+//! What work cost: the time, LLM operations, model tokens and fallbacks of memory processing
+//! (measured per memorised dialog and per corpus) and their share in each test case.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Instant;
 
@@ -11,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::runtime::HarnessError;
 
 /// The cost of one piece of memory processing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Cost {
     /// Wall-clock seconds.
@@ -22,6 +23,8 @@ pub struct Cost {
     pub input_tokens: u64,
     /// Generated tokens of the model calls made.
     pub output_tokens: u64,
+    /// Operations whose model output stayed unusable and fell back, by operation.
+    pub fallbacks: BTreeMap<String, u64>,
 }
 
 impl Cost {
@@ -38,16 +41,20 @@ impl Cost {
             llm_operations: system.stats()?.llm_operations.saturating_sub(operations),
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
+            fallbacks: usage.fallbacks,
         };
         Ok((outcome, cost))
     }
 
     /// Adds `other` to this cost.
-    pub fn add(&mut self, other: Cost) {
+    pub fn add(&mut self, other: &Cost) {
         self.seconds += other.seconds;
         self.llm_operations += other.llm_operations;
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        for (operation, count) in &other.fallbacks {
+            *self.fallbacks.entry(operation.clone()).or_default() += count;
+        }
     }
 
     /// A test case's share when the cost serves `cases` cases, as memorised dialogs.
@@ -73,6 +80,7 @@ impl Cost {
             llm_calls_memory: self.llm_operations as f64 / cases,
             input_tokens_memory: self.input_tokens as f64 / cases,
             output_tokens_memory: self.output_tokens as f64 / cases,
+            fallbacks_memory: self.fallbacks.values().sum::<u64>() as f64 / cases,
             ..CaseTiming::default()
         }
     }
@@ -130,6 +138,11 @@ pub struct CaseTiming {
     pub input_tokens_predict: f64,
     /// Generated tokens of prediction.
     pub output_tokens_predict: f64,
+    /// Fallbacks (unusable model output replaced by upstream's fallback) of memory processing,
+    /// amortised like its time.
+    pub fallbacks_memory: f64,
+    /// Fallbacks of prediction.
+    pub fallbacks_predict: f64,
 }
 
 impl CaseTiming {
@@ -146,6 +159,8 @@ impl CaseTiming {
             output_tokens_memory: self.output_tokens_memory + other.output_tokens_memory,
             input_tokens_predict: self.input_tokens_predict + other.input_tokens_predict,
             output_tokens_predict: self.output_tokens_predict + other.output_tokens_predict,
+            fallbacks_memory: self.fallbacks_memory + other.fallbacks_memory,
+            fallbacks_predict: self.fallbacks_predict + other.fallbacks_predict,
         }
     }
 
@@ -163,6 +178,8 @@ impl CaseTiming {
             output_tokens_memory: self.output_tokens_memory / n,
             input_tokens_predict: self.input_tokens_predict / n,
             output_tokens_predict: self.output_tokens_predict / n,
+            fallbacks_memory: self.fallbacks_memory / n,
+            fallbacks_predict: self.fallbacks_predict / n,
         }
     }
 
@@ -179,6 +196,11 @@ impl CaseTiming {
     /// LLM operations, memory and prediction.
     pub fn llm_calls(&self) -> f64 {
         self.llm_calls_memory + self.llm_calls_predict
+    }
+
+    /// Fallbacks, memory and prediction.
+    pub fn fallbacks(&self) -> f64 {
+        self.fallbacks_memory + self.fallbacks_predict
     }
 
     /// Model tokens, prompt and generated, memory and prediction.
@@ -201,10 +223,12 @@ mod tests {
             llm_operations: 8,
             input_tokens: 400,
             output_tokens: 40,
+            fallbacks: BTreeMap::from([("extract_facts".to_string(), 6), ("x".to_string(), 2)]),
         };
         let dialogs = cost.dialogs_share(4.0);
         assert_eq!((dialogs.memory_dialogs, dialogs.memory_corpus), (1.0, 0.0));
         assert_eq!(dialogs.llm_calls_memory, 2.0);
+        assert_eq!(dialogs.fallbacks(), 2.0);
         assert_eq!(dialogs.tokens(), 110.0);
         let corpus = cost.corpus_share(2.0);
         assert_eq!((corpus.memory_dialogs, corpus.memory_corpus), (0.0, 2.0));

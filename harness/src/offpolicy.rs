@@ -143,7 +143,7 @@ async fn run_system(
                 corpus_costs
                     .entry(dataset.name().to_string())
                     .or_default()
-                    .add(cost);
+                    .add(&cost);
                 write_json(&corpus_timing, &corpus_costs)?;
                 Some(memory)
             }
@@ -151,7 +151,7 @@ async fn run_system(
         };
         let cost = corpus_costs
             .get(dataset.name())
-            .copied()
+            .cloned()
             .unwrap_or_default();
         let dataset_cases = dataset.rows(split).len() as f64;
         let base = built

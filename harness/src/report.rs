@@ -3,7 +3,9 @@
 //! Every directory holding a `summary.json` is a run (a step of `stepwise-off-policy` or
 //! `on-policy` counts as its own run); its regime, set and memory system come from its path and
 //! `run_config.json`. For each (regime, set, system) the newest run is kept. The page has a
-//! table of scores and costs, and SVG charts: the score of each system per set, memory
+//! table of scores, costs and fallbacks (model output so unusable that upstream's fallback
+//! replaced it; shown in red, so a model returning garbage does not pass for one finding
+//! nothing), and SVG charts: the score of each system per set, memory
 //! processing against prediction time per case (the paper's efficiency figure), LLM operations
 //! per case, model tokens per case (when a model was called), and the memorisation's cumulative
 //! time over the training dialogs (from `memorisation.json`); for stepwise and on-policy runs,
@@ -51,6 +53,8 @@ struct RunRow {
     prediction_seconds: f64,
     llm_calls: f64,
     tokens: f64,
+    /// Fallbacks of the run, memory processing and prediction.
+    fallbacks: f64,
     /// Seconds each training dialog took to memorise, in order (`memorisation.json`).
     dialog_seconds: Vec<f64>,
 }
@@ -172,6 +176,10 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
             .unwrap_or(0.0),
         llm_calls: timing["llm_calls_per_case"].as_f64().unwrap_or(0.0),
         tokens: timing["tokens_per_case"].as_f64().unwrap_or(0.0),
+        fallbacks: ["memory", "prediction"]
+            .iter()
+            .filter_map(|part| timing["fallbacks"][part].as_f64())
+            .sum(),
         dialog_seconds: dialog_seconds(dir)?,
     }))
 }
@@ -240,10 +248,18 @@ fn page(rows: &[RunRow], curves: &Curves) -> Result<String, Box<dyn std::error::
          td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}</style>\
          </head><body><h1>memorybench-rs report</h1>",
     );
-    html.push_str("<table><tr><th>regime</th><th>set</th><th>system</th><th>score</th><th>memory s/case</th><th>prediction s/case</th><th>LLM calls/case</th><th>model tokens/case</th></tr>");
+    html.push_str("<table><tr><th>regime</th><th>set</th><th>system</th><th>score</th><th>memory s/case</th><th>prediction s/case</th><th>LLM calls/case</th><th>model tokens/case</th><th>fallbacks</th></tr>");
     for r in rows {
+        let fallbacks = if r.fallbacks > 0.0 {
+            format!(
+                "<td style=\"color:#c00;font-weight:bold\">{:.0}</td>",
+                r.fallbacks
+            )
+        } else {
+            "<td>0</td>".to_string()
+        };
         html.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td><td>{:.0}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td><td>{:.0}</td>{fallbacks}</tr>",
             escape(&r.regime),
             escape(&r.set),
             escape(&r.system),

@@ -49,6 +49,9 @@ pub struct RetrieveArgs {
     /// A settings file replacing the system's shipped one (e.g. `query_syntax = "plain"`).
     #[arg(long, value_name = "FILE")]
     memory_config: Option<PathBuf>,
+    /// The date (`YYYY-MM-DD`) Mem0's prompt gives as today's (default: today, UTC).
+    #[arg(long, default_value_t = mb_datasets::results::utc_date())]
+    date: String,
 }
 
 /// One scored question.
@@ -121,6 +124,7 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
             llm.clone(),
             embedder.clone(),
             Lang::En,
+            &args.date,
         )?;
         let timer = context
             .embedder

@@ -64,6 +64,11 @@ pub struct RunArgs {
     /// with) instead of starting a new one.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
+    /// The date (`YYYY-MM-DD`) prompts give as today's (Mem0's fact extraction; upstream uses
+    /// the day its process started). Recorded in `run_config.json`; `--resume` keeps the run's
+    /// recorded date, and giving a recorded run's date replays it on any later day.
+    #[arg(long, default_value_t = mb_datasets::results::utc_date())]
+    pub date: String,
 }
 
 /// The loaded set, the systems to run, and the engine and model roles they share.
@@ -84,6 +89,8 @@ pub struct Setup {
     pub embedders: runtime::Embedders,
     /// `--memory-config`: settings replacing the systems' shipped ones.
     pub memory_config: Option<PathBuf>,
+    /// The run's date (`--date`, or a resumed run's recorded one).
+    pub date: String,
 }
 
 impl Setup {
@@ -153,6 +160,7 @@ impl Setup {
             llm,
             runtime,
             embedders,
+            date: run_date(args)?,
         })
     }
 
@@ -184,6 +192,7 @@ impl Setup {
             self.llm.clone(),
             embedder,
             self.lang(),
+            &self.date,
         )?;
         Ok(spec.build(context)?)
     }
@@ -218,6 +227,21 @@ async fn preflight(llm: &LlmStack) -> Result<(), HarnessError> {
     Ok(())
 }
 
+/// The run's date: a resumed run's recorded one (runs recorded before dates were have none),
+/// else `--date`.
+fn run_date(args: &RunArgs) -> Result<String, HarnessError> {
+    if let Some(dir) = &args.resume {
+        let files = RunFiles::new(dir);
+        if files.path(RUN_CONFIG).is_file() {
+            let recorded: Value = files.read(RUN_CONFIG)?;
+            if let Some(date) = recorded["date"].as_str() {
+                return Ok(date.to_string());
+            }
+        }
+    }
+    Ok(args.date.clone())
+}
+
 /// The run directory: with `--resume`, the run named (after checking it was started with the
 /// same flags); otherwise a new `<output>/<regime>/<type>/<set>/<system>/start_at_<stamp>/`
 /// with its `run_config.json`. `extra` holds the regime's own settings.
@@ -246,6 +270,7 @@ pub fn run_dir(
         "output_dir": args.output_dir,
         "threads": args.threads,
         "retrieve_k": args.retrieve_k,
+        "date": args.date,
     });
     if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
         config.extend(extra.clone());
@@ -362,7 +387,7 @@ pub async fn memorize(
             Err(other) => return Err(other.into()),
         };
         built.skipped += usize::from(skipped);
-        built.total.add(cost);
+        built.total.add(&cost);
         built.per_dialog.push(DialogCost {
             dataset: dialog.dataset.to_string(),
             test_idx: dialog.test_idx,

@@ -198,6 +198,7 @@ pub fn memory_context(
     llm: Arc<LlmStack>,
     embedder: Option<Arc<dyn Embedder>>,
     lang: Lang,
+    date: &str,
 ) -> Result<MemoryContext, HarnessError> {
     Ok(MemoryContext {
         settings,
@@ -206,6 +207,7 @@ pub fn memory_context(
         llm,
         embedder,
         lang,
+        date: date.to_string(),
     })
 }
 

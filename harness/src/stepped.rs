@@ -109,7 +109,7 @@ impl SteppedMemory {
                     let work = system.memorize_corpus(conversation, format);
                     let (outcome, cost) = Cost::measure(system, work).await?;
                     outcome?;
-                    ingested.add(cost);
+                    ingested.add(&cost);
                 }
             }
             memory.progress.corpora.get_or_insert(ingested);
@@ -133,6 +133,7 @@ impl SteppedMemory {
     pub fn corpus_share(&self) -> CaseTiming {
         self.progress
             .corpora
+            .clone()
             .unwrap_or_default()
             .corpus_share(self.cases)
     }

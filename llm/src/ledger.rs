@@ -4,8 +4,9 @@
 //! call through a [`MeteredProvider`] lands in a [`Ledger`] under its role (answer, memory,
 //! simulator, judge) and operation (`extract_facts`, `answer`, …): calls, failures, retries,
 //! replays from the record cache, input and output tokens (the server's usage, else counted with
-//! a [`TokenCounter`]) and latencies, totalled per run. [`usage_of`] attributes calls and tokens
-//! to one piece of work instead: a test case, a memorised dialog.
+//! a [`TokenCounter`]) and latencies, totalled per run. [`usage_of`] attributes calls, tokens,
+//! offline operations and fallbacks to one piece of work instead: a test case, a memorised
+//! dialog.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -93,8 +94,10 @@ struct Tally {
 }
 
 /// Model calls and tokens of one piece of work (a test case, a memorised dialog), over every
-/// role it used: what [`usage_of`] reports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// role it used, with the operations answered offline and those that fell back: what
+/// [`usage_of`] reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ModelUsage {
     /// Calls made, failed and replayed ones included.
     pub calls: u64,
@@ -102,13 +105,33 @@ pub struct ModelUsage {
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
+    /// Operations answered by their offline implementation (each stands in for one call).
+    pub offline_operations: u64,
+    /// Operations whose model output stayed unusable, replaced by upstream's fallback, by
+    /// operation name.
+    pub fallbacks: BTreeMap<String, u64>,
 }
 
 impl ModelUsage {
-    fn add(&mut self, other: ModelUsage) {
+    /// The LLM calls the work took: model calls (re-asks and failures included) and offline
+    /// operations.
+    pub fn llm_calls(&self) -> u64 {
+        self.calls + self.offline_operations
+    }
+
+    /// Fallbacks over every operation.
+    pub fn fallback_count(&self) -> u64 {
+        self.fallbacks.values().sum()
+    }
+
+    fn add(&mut self, other: &ModelUsage) {
         self.calls += other.calls;
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.offline_operations += other.offline_operations;
+        for (operation, count) in &other.fallbacks {
+            *self.fallbacks.entry(operation.clone()).or_default() += count;
+        }
     }
 }
 
@@ -122,7 +145,7 @@ pub async fn usage_of<F: Future>(work: F) -> (F::Output, ModelUsage) {
         parent,
     });
     let output = SCOPE.scope(scope.clone(), work).await;
-    let usage = *scope.usage.lock();
+    let usage = scope.usage.lock().clone();
     (output, usage)
 }
 
@@ -136,14 +159,30 @@ tokio::task_local! {
     static SCOPE: Arc<Scope>;
 }
 
-/// Adds a call to the current scope and every scope around it.
+/// Adds `usage` to the current scope and every scope around it.
 fn charge(usage: ModelUsage) {
     let _ = SCOPE.try_with(|scope| {
         let mut current = Some(scope);
         while let Some(scope) = current {
-            scope.usage.lock().add(usage);
+            scope.usage.lock().add(&usage);
             current = scope.parent.as_ref();
         }
+    });
+}
+
+/// Charges an operation answered offline to the current scopes.
+pub(crate) fn charge_offline_operation() {
+    charge(ModelUsage {
+        offline_operations: 1,
+        ..ModelUsage::default()
+    });
+}
+
+/// Charges a fallback of `operation` to the current scopes.
+pub(crate) fn charge_fallback(operation: &str) {
+    charge(ModelUsage {
+        fallbacks: BTreeMap::from([(operation.to_string(), 1)]),
+        ..ModelUsage::default()
     });
 }
 
@@ -305,6 +344,7 @@ impl<P: ChatProvider> ChatProvider for MeteredProvider<P> {
             calls: 1,
             input_tokens,
             output_tokens,
+            ..ModelUsage::default()
         });
         self.ledger.record(&self.role, &request.operation, entry);
         outcome

@@ -101,6 +101,26 @@ pub struct LlmStack {
 }
 
 impl LlmStack {
+    /// Each role's fallbacks so far as `role/operation`, and a fresh count (per-run accounting,
+    /// like [`Ledger::take`]).
+    pub fn take_fallbacks(&self) -> std::collections::BTreeMap<String, u64> {
+        let roles = [
+            ("answer", &self.answer),
+            ("memory", &self.memory),
+            ("simulator", &self.simulator),
+            ("judge", &self.judge),
+        ];
+        roles
+            .into_iter()
+            .flat_map(|(role, backend)| {
+                backend
+                    .take_fallbacks()
+                    .into_iter()
+                    .map(move |(operation, count)| (format!("{role}/{operation}"), count))
+            })
+            .collect()
+    }
+
     /// Builds the backends. Model roles go through the record cache (`cache`, stored in
     /// `engine`; required unless the cache is off) and the ledger.
     pub fn build(

@@ -4,12 +4,14 @@
 //! Each exchange joins the short-term queue (capacity 7); once full, the oldest exchange is
 //! evicted into a page: its continuity with the previous page is checked and the thread's
 //! running summary (meta-info) updated; the evicted batch is summarised into at most two topics,
-//! and its pages filed into the session whose summary matches a topic (cosine + keyword Jaccard
-//! ≥ 0.6) or into a new session (least frequently used sessions are evicted beyond 2000).
+//! and its pages filed into the one of the five nearest sessions whose summary matches the topic
+//! (cosine + keyword Jaccard ≥ 0.6) or into a new session keyworded by its summary (least
+//! frequently used sessions are evicted beyond 2000).
 //! Sessions heat up (`N_visit + L_interaction + exp(−Δh/24)`); when the hottest reaches 5, its
 //! unanalysed pages update the user profile and the knowledge stores (100 entries each), and its
-//! heat resets. Questions retrieve the best pages of the best sessions, knowledge and the
-//! short-term queue into upstream's prompt structure.
+//! heat resets. Questions read the five nearest sessions with relevance ≥ 0.1 and keep their
+//! `retrieve_k` best pages (upstream's retrieval queue of 7 by default), with knowledge and the
+//! short-term queue, in upstream's prompt structure.
 //!
 //! Upstream drops evicted exchanges with an empty side, which leaves only the last turns of a
 //! LoCoMo or DialSim corpus (every corpus turn has one empty side); `keep_one_sided = true` in
@@ -17,6 +19,9 @@
 //! the engine after each exchange (upstream writes its metadata only when the process exits).
 
 mod prompt;
+mod select;
+#[cfg(test)]
+mod tests;
 mod tiers;
 
 use std::sync::Arc;
@@ -24,7 +29,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use futures::future::join_all;
-use mb_datasets::corpus::Conversation;
+use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::Batch;
@@ -42,15 +47,15 @@ use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
     MemorySystem, Retrieved, TrainingDialog,
 };
+use select::{session_to_join, sessions_to_read};
 use tiers::{
-    cosine, jaccard, remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD,
-    SESSION_MATCH, SHORT_TERM_CAPACITY,
+    cosine, remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD, SHORT_TERM_CAPACITY,
 };
 
 const CORE: &str = "core";
 const SESSION: &str = "session/";
-/// Pages kept for a question (upstream's retrieval queue capacity).
-const RETRIEVED_PAGES: usize = 7;
+/// The summary upstream files a batch under when the model found no topic in it.
+const GENERAL_SUMMARY: &str = "General conversation segment from short-term memory.";
 
 /// The MemoryOS memory.
 pub struct MemoryOs {
@@ -192,10 +197,18 @@ impl MemoryOs {
             .run(&MultiTopicSummary::new(batch_text.clone()), lang)
             .await?;
         if topics.is_empty() {
+            // Upstream's fallback: one general session, keyworded by another summary call.
+            tiers.llm_operations += 1;
+            let keywords = memory
+                .run(&MultiTopicSummary::new(batch_text), lang)
+                .await?
+                .into_iter()
+                .flat_map(|t| t.keywords)
+                .collect();
             topics.push(Topic {
                 theme: "general".into(),
-                keywords: Vec::new(),
-                content: batch_text,
+                keywords,
+                content: GENERAL_SUMMARY.into(),
             });
         }
         for topic in topics.into_iter().take(2) {
@@ -214,16 +227,7 @@ impl MemoryOs {
     ) -> Result<(), MemoryError> {
         let vector = self.embedder.embed_one(&topic.content)?;
         let now = tiers.clock_ms;
-        let best = top_by(&tiers.sessions, 5, |s| cosine(&vector, &s.vector))
-            .into_iter()
-            .map(|(i, score)| {
-                (
-                    i,
-                    score + jaccard(&topic.keywords, &tiers.sessions[i].keywords),
-                )
-            })
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|(_, score)| *score >= SESSION_MATCH);
+        let best = session_to_join(&tiers.sessions, &vector, &topic.keywords);
         // Keywords of every page, one summary call each, independent of each other.
         let calls: Vec<MultiTopicSummary> = pages
             .iter()
@@ -236,7 +240,7 @@ impl MemoryOs {
             page.keywords = topics?.into_iter().flat_map(|t| t.keywords).collect();
         }
         match best {
-            Some((index, _)) => {
+            Some(index) => {
                 let session = &mut tiers.sessions[index];
                 session.l_interaction += pages.len() as u64;
                 session.n_visit += 1;
@@ -244,6 +248,8 @@ impl MemoryOs {
                 session.pages.extend(pages);
             }
             None => {
+                // A new session is keyworded by its summary alone (upstream's `add_session`);
+                // the topic's own keywords only served to match it.
                 tiers.llm_operations += 1;
                 let summary_keywords = self
                     .context
@@ -253,7 +259,6 @@ impl MemoryOs {
                     .await?
                     .into_iter()
                     .flat_map(|t| t.keywords)
-                    .chain(topic.keywords.iter().cloned())
                     .collect();
                 let id = tiers.fresh("session");
                 tiers.sessions.push(Session {
@@ -329,9 +334,10 @@ impl MemoryOs {
         Ok(())
     }
 
-    /// Retrieval for `query`: scored pages, and the knowledge of both stores; marks the sessions
-    /// used as visited.
-    async fn gather(&self, query: &str, lang: Lang) -> Result<Gathered, MemoryError> {
+    /// Retrieval for `query`: the `kept` best-scoring pages (upstream's retrieval queue
+    /// capacity, 7, is `retrieve_k`'s default), and the knowledge of both stores; marks the
+    /// sessions used as visited.
+    async fn gather(&self, query: &str, lang: Lang, kept: usize) -> Result<Gathered, MemoryError> {
         let vector = self.embedder.embed_one(query)?;
         let keywords: Vec<String> = self
             .context
@@ -345,18 +351,8 @@ impl MemoryOs {
         let old = self.tiers.lock().clone();
         let mut tiers = old.clone();
         let now = tiers.tick();
-        let mut sessions: Vec<(usize, f32)> =
-            top_by(&tiers.sessions, 10, |s| cosine(&vector, &s.vector))
-                .into_iter()
-                .map(|(i, score)| (i, score + jaccard(&keywords, &tiers.sessions[i].keywords)))
-                .collect();
-        sessions.sort_by(|a, b| b.1.total_cmp(&a.1));
-        sessions.truncate(5);
         let mut pages: Vec<(f32, Page)> = Vec::new();
-        for (index, relevance) in sessions {
-            if relevance < 0.1 {
-                continue;
-            }
+        for (index, _) in sessions_to_read(&tiers.sessions, &vector, &keywords) {
             let session = &mut tiers.sessions[index];
             let found: Vec<(f32, Page)> =
                 top_by(&session.pages, 20, |p| cosine(&vector, &p.vector))
@@ -372,7 +368,7 @@ impl MemoryOs {
             }
         }
         pages.sort_by(|a, b| b.0.total_cmp(&a.0));
-        pages.truncate(RETRIEVED_PAGES);
+        pages.truncate(kept);
         let knowledge = |store: &[KnowledgeEntry]| -> Vec<(f32, String)> {
             top_by(store, 20, |e| cosine(&vector, &e.vector))
                 .into_iter()
@@ -481,10 +477,11 @@ impl MemorySystem for MemoryOs {
         for (turn, (timestamp, _)) in corpus.sessions.iter().flat_map(|s| &s.turns).zip(dates) {
             let first_speaker = format == CorpusFormat::DialSim
                 || corpus.speaker_a.as_deref() == Some(turn.speaker.as_str());
+            // Upstream's turn line, `Speaker <name>says : <text>`, on the speaker's side.
             let (user, assistant) = if first_speaker {
-                (turn.text.clone(), String::new())
+                (turn_line(turn), String::new())
             } else {
-                (String::new(), turn.text.clone())
+                (String::new(), turn_line(turn))
             };
             self.add_memory(
                 Qa {
@@ -511,9 +508,9 @@ impl MemorySystem for MemoryOs {
         &self,
         query: &str,
         lang: Lang,
-        _k: usize,
+        k: usize,
     ) -> Result<Vec<Retrieved>, MemoryError> {
-        Ok(self.gather(query, lang).await?.retrieved())
+        Ok(self.gather(query, lang, k).await?.retrieved())
     }
 
     /// Removes the corpus's exchanges from the short-term queue and its pages from the
@@ -577,11 +574,11 @@ impl MemorySystem for MemoryOs {
         &self,
         messages: &[Message],
         lang: Lang,
-        _k: usize,
+        k: usize,
     ) -> Result<Answered, MemoryError> {
         let started = Instant::now();
         let query = last_user_text(messages);
-        let gathered = self.gather(&query, lang).await?;
+        let gathered = self.gather(&query, lang, k).await?;
         let retrieved = gathered.retrieved();
         let text = prompt::render(&gathered, &query, lang);
         let mut prompt = messages.to_vec();

@@ -167,10 +167,10 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Jaccard similarity of two keyword lists (case-insensitive).
+/// Jaccard similarity of two keyword sets; case-sensitive, as upstream's Python sets.
 pub fn jaccard(a: &[String], b: &[String]) -> f32 {
-    let a: std::collections::BTreeSet<String> = a.iter().map(|k| k.to_lowercase()).collect();
-    let b: std::collections::BTreeSet<String> = b.iter().map(|k| k.to_lowercase()).collect();
+    let a: std::collections::BTreeSet<&str> = a.iter().map(String::as_str).collect();
+    let b: std::collections::BTreeSet<&str> = b.iter().map(String::as_str).collect();
     let union = a.union(&b).count();
     if union == 0 {
         0.0
@@ -201,7 +201,12 @@ mod tests {
         assert!((session.heat(86_400_000) - (5.0 + (-1.0f64).exp())).abs() < 1e-9);
         let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(
-            (jaccard(&words(&["Dog", "walk"]), &words(&["dog", "park"])) - 1.0 / 3.0).abs() < 1e-6
+            (jaccard(&words(&["dog", "walk"]), &words(&["dog", "park"])) - 1.0 / 3.0).abs() < 1e-6
+        );
+        // Keywords are compared as written: "Dog" is not "dog".
+        assert_eq!(
+            jaccard(&words(&["Dog", "walk"]), &words(&["dog", "park"])),
+            0.0
         );
         assert_eq!(jaccard(&[], &[]), 0.0);
         let mut store = Vec::new();

@@ -28,6 +28,7 @@ pub fn context(engine: Arc<Engine>, namespace: &str, llm: Arc<LlmStack>) -> Memo
         embedder: Some(Arc::new(HashingEmbedder::new(4096))),
         lang: Lang::En,
         settings: SystemSettings::default(),
+        date: "2023-05-08".to_string(),
     }
 }
 

@@ -1,8 +1,9 @@
 //! MemoryOS offline: the short-term queue spills into pages and sessions, the LLM operations
-//! are counted, one-sided corpus turns are dropped (parity) or kept (option), and every tier
-//! survives reopening.
+//! are counted, one-sided corpus turns are dropped (parity) or kept (option), corpus turns keep
+//! upstream's line form, `retrieve_k` sets the pages kept, and every tier survives reopening.
 
 use mb_baselines::{registry, TrainingDialog};
+use mb_datasets::corpus::turn_line;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
 use mb_llm::ops::Lang;
@@ -125,7 +126,11 @@ async fn one_sided_corpus_turns_are_dropped_unless_kept() {
     let stats = kept.stats().unwrap();
     assert!(stats.items > 6 + 60, "{stats:?}");
     let hits = kept
-        .retrieve("Biscuit the greyhound races", Lang::En, 7)
+        .retrieve(
+            "Speaker Nadiasays : Meet Biscuit, the greyhound the rescue brought over.",
+            Lang::En,
+            7,
+        )
         .await
         .unwrap();
     assert!(hits.iter().any(|h| !h.turns.is_empty()), "{hits:?}");
@@ -134,4 +139,59 @@ async fn one_sided_corpus_turns_are_dropped_unless_kept() {
     let after = kept.stats().unwrap();
     assert_eq!(after.text_bytes, 0, "{after:?}");
     assert!(after.items < stats.items, "{after:?}");
+}
+
+#[tokio::test]
+async fn corpus_turns_keep_upstreams_line_form() {
+    let (conversation, _) = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = registry::get("memoryos").unwrap();
+    let memory = spec
+        .build(context(engine(dir.path()), "os", offline()))
+        .unwrap();
+    memory
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    let answered = memory
+        .answer(&[Message::user("What did they talk about?")], Lang::En, 7)
+        .await
+        .unwrap();
+    // The short-term queue holds the last turns, as `Speaker <name>says : <text>`.
+    let last = conversation.sessions.last().unwrap().turns.last().unwrap();
+    let line = turn_line(last);
+    assert!(line.starts_with(&format!("Speaker {}says : ", last.speaker)));
+    assert!(
+        answered.messages[0].content.contains(&line),
+        "{line} missing from {}",
+        answered.messages[0].content
+    );
+}
+
+#[tokio::test]
+async fn retrieve_k_sets_the_pages_a_question_keeps() {
+    let (conversation, _) = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let mut keep = context(engine(dir.path()), "keep", offline());
+    keep.settings.keep_one_sided = true;
+    let memory = registry::get("memoryos").unwrap().build(keep).unwrap();
+    memory
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    let pages = |hits: &[mb_baselines::Retrieved]| {
+        hits.iter()
+            .filter(|h| h.doc_id.starts_with("page_"))
+            .count()
+    };
+    let question = "Speaker Nadiasays : Meet Biscuit, the greyhound the rescue brought over.";
+    let seven = memory.retrieve(question, Lang::En, 7).await.unwrap();
+    assert!(pages(&seven) > 3, "{seven:?}");
+    let two = memory.retrieve(question, Lang::En, 2).await.unwrap();
+    assert_eq!(pages(&two), 2, "{two:?}");
+    let answered = memory
+        .answer(&[Message::user(question)], Lang::En, 3)
+        .await
+        .unwrap();
+    assert_eq!(pages(&answered.retrieved), 3);
 }

@@ -1,5 +1,6 @@
 //! Integration tests of `mb-harness`, one binary: the commands run as a user runs them.
 
+mod accounting;
 mod common;
 mod endtoend;
 mod failures;

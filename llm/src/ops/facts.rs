@@ -11,10 +11,13 @@ use super::text::{jaccard, sentences, term_set};
 use super::{Lang, Operation};
 use crate::{Message, Role};
 
-/// Extracts short, self-contained facts about the user from a dialog (`{"facts": [...]}`).
+/// Extracts short, self-contained facts from a dialog (`{"facts": [...]}`), taken from the
+/// user's and the assistant's messages alike, as upstream's prompt asks (a LoCoMo corpus turn of
+/// the second speaker arrives as an assistant message).
 ///
-/// Offline: the user's first-person statements (sentences with I/my/me/we…, or 我/我的 in
-/// Chinese) that are not questions. Fallback on unusable output: no facts, as upstream.
+/// Offline: the first-person statements (sentences with I/my/me/we…, or 我/我的 in Chinese) of
+/// user and assistant messages that are not questions. Fallback on unusable output: no facts,
+/// as upstream.
 #[derive(Debug, Clone)]
 pub struct ExtractFacts {
     dialog: Vec<Message>,
@@ -22,7 +25,8 @@ pub struct ExtractFacts {
 }
 
 impl ExtractFacts {
-    /// Facts of `dialog`; `today` (e.g. `2023-05-08`) lets the model resolve relative dates.
+    /// Facts of `dialog`; `today` (e.g. `2023-05-08`, fixed for a run) lets the model resolve
+    /// relative dates.
     pub fn new(dialog: Vec<Message>, today: impl Into<String>) -> ExtractFacts {
         ExtractFacts {
             dialog,
@@ -51,21 +55,22 @@ impl Operation for ExtractFacts {
         let system = match lang {
             Lang::En => format!(
                 "You keep a notebook about a user so that an assistant can personalise later \
-                 conversations. Read the conversation and write down what it reveals about the \
-                 user: preferences and dislikes, personal details and relationships, plans and \
-                 goals, activities and experiences, health, work and studies, opinions. Each fact \
-                 is one short sentence that makes sense on its own; resolve relative dates using \
-                 today's date, {today}. Ignore small talk and anything said only by the \
-                 assistant. Write the facts in the language of the conversation.\n\
+                 conversations. Read the conversation and write down what it reveals: \
+                 preferences and dislikes, personal details and relationships, plans and goals, \
+                 activities and experiences, health, work and studies, opinions. Take facts from \
+                 the user's messages and from the assistant's messages alike; leave out system \
+                 messages. Each fact is one short sentence that makes sense on its own; resolve \
+                 relative dates using today's date, {today}. Ignore small talk. Write the facts in \
+                 the language of the conversation.\n\
                  Reply with JSON only: {{\"facts\": [\"...\", \"...\"]}}, or {{\"facts\": []}} \
                  when there is nothing worth keeping.",
                 today = self.today
             ),
             Lang::Zh => format!(
                 "你负责为用户记录一本备忘录，帮助助手在以后的对话中提供个性化服务。阅读对话，记下其中\
-                 关于用户的信息：喜好与厌恶、个人情况与人际关系、计划与目标、活动与经历、健康、工作\
-                 与学习、观点。每条事实是一句独立成立的短句；相对日期请按今天（{today}）换算。忽略\
-                 寒暄和只有助手说过的内容。用对话所用的语言书写。\n只回复 JSON：\
+                 透露的信息：喜好与厌恶、个人情况与人际关系、计划与目标、活动与经历、健康、工作与学习、\
+                 观点。用户的消息和助手的消息都要提取事实，系统消息除外。每条事实是一句独立成立的短句；\
+                 相对日期请按今天（{today}）换算。忽略寒暄。用对话所用的语言书写。\n只回复 JSON：\
                  {{\"facts\": [\"...\", \"...\"]}}；没有值得记录的内容时回复 {{\"facts\": []}}。",
                 today = self.today
             ),
@@ -88,7 +93,7 @@ impl Operation for ExtractFacts {
         let mut seen = HashSet::new();
         self.dialog
             .iter()
-            .filter(|m| m.role == Role::User)
+            .filter(|m| m.role != Role::System)
             .flat_map(|m| sentences(&m.content))
             .filter(|s| !s.ends_with('?') && !s.ends_with('？'))
             .filter(|s| is_first_person(s, lang))
@@ -280,11 +285,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn offline_facts_are_first_person_statements_of_the_user() {
+    fn offline_facts_are_first_person_statements_of_user_and_assistant() {
         let op = ExtractFacts::new(
             vec![
+                Message::system("I am a system prompt."),
                 Message::user("Hi! I adopted a border collie last week. Do you like dogs?"),
-                Message::assistant("I love dogs. My favourite is the corgi."),
+                Message::assistant("I love dogs. The weather is nice."),
                 Message::user("My sister is getting married in June. The weather is nice."),
             ],
             "2024-05-01",
@@ -293,14 +299,42 @@ mod tests {
             op.offline(Lang::En),
             vec![
                 "I adopted a border collie last week.".to_string(),
+                "I love dogs.".to_string(),
                 "My sister is getting married in June.".to_string(),
             ]
+        );
+        // A LoCoMo corpus turn of the second speaker arrives as the assistant's message alone.
+        let turn = ExtractFacts::new(
+            vec![Message::assistant(
+                "Speaker Melaniesays : I went camping with my kids last weekend.",
+            )],
+            "2024-05-01",
+        );
+        assert_eq!(
+            turn.offline(Lang::En),
+            vec!["Speaker Melaniesays : I went camping with my kids last weekend.".to_string()]
         );
         let zh = ExtractFacts::new(
             vec![Message::user("我养了一只猫。你呢？天气很好。")],
             "2024-05-01",
         );
         assert_eq!(zh.offline(Lang::Zh), vec!["我养了一只猫。".to_string()]);
+    }
+
+    #[test]
+    fn prompt_asks_for_facts_from_user_and_assistant_messages() {
+        let op = ExtractFacts::new(vec![Message::assistant("I moved to Oslo.")], "2024-05-01");
+        let en = op.messages(Lang::En)[0].content.clone();
+        assert!(en.contains("from the user's messages and from the assistant's messages"));
+        assert!(!en.contains("only by the assistant"));
+        assert!(en.contains("2024-05-01"));
+        let zh = op.messages(Lang::Zh)[0].content.clone();
+        assert!(zh.contains("用户的消息和助手的消息都要提取事实"));
+        assert!(!zh.contains("只有助手说过"));
+        assert_eq!(
+            op.messages(Lang::En)[1].content,
+            "Input:\nassistant: I moved to Oslo.\n"
+        );
     }
 
     #[test]

@@ -131,12 +131,20 @@ impl Backend {
         self.fallbacks.lock().clone()
     }
 
+    /// The fallbacks so far, and a fresh count (per-run accounting).
+    pub fn take_fallbacks(&self) -> BTreeMap<&'static str, u64> {
+        std::mem::take(&mut *self.fallbacks.lock())
+    }
+
     /// Runs `operation` with its prompt in `lang`. Errors are the provider's (unreachable
     /// server, context overflow); unusable output never is one: it ends in the operation's
     /// fallback.
     pub async fn run<O: Operation + Sync>(&self, operation: &O, lang: Lang) -> Result<O::Output> {
         let (provider, reasks) = match &self.kind {
-            BackendKind::Offline => return Ok(operation.offline(lang)),
+            BackendKind::Offline => {
+                crate::ledger::charge_offline_operation();
+                return Ok(operation.offline(lang));
+            }
             BackendKind::Model { provider, reasks } => (provider, *reasks),
         };
         let mut request =
@@ -161,6 +169,7 @@ impl Backend {
             "unusable output after re-asks; using the fallback"
         );
         *self.fallbacks.lock().entry(operation.name()).or_default() += 1;
+        crate::ledger::charge_fallback(operation.name());
         Ok(operation.fallback())
     }
 }

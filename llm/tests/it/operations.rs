@@ -1,10 +1,12 @@
 //! Running typed operations on a model: re-asks on unusable output, fallbacks, errors.
 
+use std::collections::BTreeMap;
+
 use mb_llm::ops::{
     Backend, DecideMemoryUpdates, ExtractFacts, Lang, MemoryEventKind, QueryKeywords,
 };
 use mb_llm::testing::ScriptedProvider;
-use mb_llm::{LlmError, Message, ResponseFormat, Role};
+use mb_llm::{usage_of, LlmError, Message, ResponseFormat, Role};
 
 fn dialog() -> Vec<Message> {
     vec![Message::user("I moved to Lisbon and I adopted a dog.")]
@@ -92,4 +94,36 @@ async fn provider_errors_are_errors_not_fallbacks() {
         .unwrap_err();
     assert!(matches!(error, LlmError::Rejected { .. }));
     assert!(backend.fallbacks().is_empty());
+}
+
+#[tokio::test]
+async fn a_scope_sees_its_fallbacks_and_offline_operations() {
+    let garbage = Backend::model(ScriptedProvider::then_always(&[], "garbage"), 1);
+    let (facts, usage) = usage_of(async {
+        garbage
+            .run(&ExtractFacts::new(dialog(), "2024-05-01"), Lang::En)
+            .await
+            .unwrap()
+    })
+    .await;
+    assert!(facts.is_empty(), "upstream's fallback: no facts");
+    assert_eq!(
+        usage.fallbacks,
+        BTreeMap::from([("extract_facts".to_string(), 1)])
+    );
+    assert_eq!(usage.fallback_count(), 1);
+
+    let offline = Backend::offline();
+    let ((), usage) = usage_of(async {
+        for _ in 0..2 {
+            offline
+                .run(&QueryKeywords::new("Where does the dog live?", 5), Lang::En)
+                .await
+                .unwrap();
+        }
+    })
+    .await;
+    assert_eq!(usage.offline_operations, 2);
+    assert_eq!(usage.llm_calls(), 2);
+    assert!(usage.fallbacks.is_empty());
 }

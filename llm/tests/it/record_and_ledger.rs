@@ -201,7 +201,8 @@ async fn usage_scopes_attribute_calls_to_the_work_that_made_them() {
         ModelUsage {
             calls: 2,
             input_tokens: 20,
-            output_tokens: 4
+            output_tokens: 4,
+            ..ModelUsage::default()
         }
     );
     assert_eq!(second.calls, 3);
@@ -220,7 +221,8 @@ async fn usage_scopes_attribute_calls_to_the_work_that_made_them() {
         ModelUsage {
             calls: 1,
             input_tokens: 0,
-            output_tokens: 0
+            output_tokens: 0,
+            ..ModelUsage::default()
         }
     );
     provider.complete(&ask("unscoped", "answer")).await.unwrap();

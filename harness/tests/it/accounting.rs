@@ -1,0 +1,113 @@
+//! Honest accounting: a model whose output is garbage shows up as counted fallbacks (per case
+//! and operation in `timing.json`, per run in `summary.json` and the printed table), and each
+//! case's LLM calls are measured (re-asks and the memory's own calls included), not assumed.
+
+use serde_json::{json, Value};
+
+use crate::common::{assert_ok, chat_server, harness, harness_in, json as read, only_run};
+
+#[test]
+fn a_model_returning_garbage_is_visible_as_fallbacks() {
+    let port = chat_server(
+        |_| json!({"choices": [{"message": {"role": "assistant", "content": "garbage"}, "finish_reason": "stop"}]}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("llm.toml");
+    std::fs::write(
+        &settings,
+        format!(
+            "reasks = 1\n[memory]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"garbage\"\n\
+             [answer]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n"
+        ),
+    )
+    .unwrap();
+    let out = harness_in(
+        dir.path(),
+        &[
+            "off-policy",
+            "--baseline",
+            "a_mem",
+            "--embedder",
+            "hashing",
+            "--llm",
+            settings.to_str().unwrap(),
+            "--llm-cache",
+            "off",
+        ],
+    );
+    assert_ok(&out);
+    let run = only_run(
+        dir.path()
+            .join("runs/off-policy/results/domain/Sample/a_mem"),
+    );
+    let timing = read(run.join("timing.json"));
+    let cases = timing.as_array().unwrap();
+    assert!(!cases.is_empty());
+    for case in cases {
+        // A-Mem asks the model for the question's keywords: garbage, re-asked once, garbage
+        // again, so upstream's fallback (no keywords) is used and counted.
+        assert_eq!(case["fallbacks"], json!({"query_keywords": 1}), "{case}");
+        assert_eq!(case["seconds"]["fallbacks_predict"], 1.0, "{case}");
+        // Two model calls (the question and the re-ask) and the offline answer.
+        assert_eq!(case["seconds"]["llm_calls_predict"], 3.0, "{case}");
+    }
+    let summary = read(run.join("summary.json"));
+    let fallbacks = &summary["timing"]["fallbacks"];
+    let n = cases.len() as f64;
+    assert_eq!(fallbacks["prediction"], n, "{summary}");
+    assert_eq!(fallbacks["memory"], 0.0, "{summary}");
+    assert_eq!(
+        fallbacks["by_operation"],
+        json!({"memory/query_keywords": cases.len()}),
+        "{summary}"
+    );
+    // The closing table shows them.
+    let table = String::from_utf8_lossy(&out.stdout);
+    let header = table.lines().next().unwrap();
+    assert!(header.contains("fallbacks"), "{table}");
+    let row = table.lines().find(|l| l.starts_with("a_mem")).unwrap();
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        columns[columns.len() - 2],
+        format!("{}", cases.len()),
+        "{table}"
+    );
+
+    // The HTML report shows them too.
+    let report = dir.path().join("report.html");
+    let out = harness(&[
+        "report",
+        dir.path().join("runs").to_str().unwrap(),
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert_ok(&out);
+    let html = std::fs::read_to_string(report).unwrap();
+    assert!(html.contains("<th>fallbacks</th>"), "{html}");
+    assert!(
+        html.contains(&format!("font-weight:bold\">{}</td>", cases.len())),
+        "{html}"
+    );
+}
+
+#[test]
+fn the_run_records_the_date_mem0_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = harness_in(
+        dir.path(),
+        &[
+            "off-policy",
+            "--baseline",
+            "bm25_message",
+            "--date",
+            "2023-05-08",
+        ],
+    );
+    assert_ok(&out);
+    let run = only_run(
+        dir.path()
+            .join("runs/off-policy/results/domain/Sample/bm25_message"),
+    );
+    let config: Value = read(run.join("run_config.json"));
+    assert_eq!(config["date"], "2023-05-08");
+}
