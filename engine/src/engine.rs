@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::batch::{Batch, WriteReceipt};
 use crate::codec;
+use crate::copy::discard_staged_copies;
 use crate::error::{Error, Result};
 use crate::keys::{count_key, encode_u64, namespace_key, space_key, CF_META};
 use crate::lexical::index::LexicalIndex;
@@ -99,6 +100,7 @@ impl Engine {
         let path = path.as_ref().to_path_buf();
         prepare_directory(&path, options.create_if_missing)?;
         let store = Store::open(&path, options.sync_writes)?;
+        discard_staged_copies(&store)?;
         let counters = store.counters()?;
         let mut catalog = Catalog::default();
         for (info, count) in store.namespaces()? {
@@ -261,6 +263,23 @@ impl Engine {
     /// Deletes a namespace with all its records, vectors and state.
     pub fn drop_namespace(&self, name: &str) -> Result<()> {
         self.inner.drop_namespace(name)
+    }
+
+    /// Copies every record (same ids), vector and state value of namespace `from` into a new
+    /// namespace `to` with the same analyzer, so that work done on the copy leaves `from`
+    /// untouched. Crash-safe: after a crash the copy either exists whole or not at all.
+    /// Writes to `from` wait until the copy is done. Errors with [`Error::NamespaceExists`]
+    /// if `to` exists and [`Error::UnknownNamespace`] if `from` does not.
+    pub fn copy_namespace(&self, from: &str, to: &str) -> Result<NamespaceInfo> {
+        self.inner.copy_namespace(from, to)
+    }
+
+    /// A content hash (SHA-256, hex) of every record, vector and state value of a namespace as
+    /// stored: two namespaces, or one namespace at two moments, with equal digests hold the
+    /// same memory. Independent of the namespace's name and id.
+    pub fn digest(&self, namespace: &str) -> Result<String> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.digest(&ns)
     }
 
     // ----- embedding spaces -------------------------------------------------------------
@@ -445,7 +464,7 @@ impl Drop for Engine {
 }
 
 impl NamespaceState {
-    fn new(info: NamespaceInfo, count: u64) -> Self {
+    pub(crate) fn new(info: NamespaceInfo, count: u64) -> Self {
         NamespaceState {
             info,
             write_lock: Mutex::new(()),

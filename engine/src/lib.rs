@@ -32,6 +32,7 @@
 
 mod batch;
 mod codec;
+mod copy;
 mod engine;
 mod error;
 mod keys;
