@@ -3,6 +3,7 @@
 mod common;
 mod endtoend;
 mod import;
+mod memory_cache;
 mod offpolicy;
 mod regimes;
 mod resume;
