@@ -11,9 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
 
 use parking_lot::{Mutex, RwLock};
 use serde::de::DeserializeOwned;
@@ -21,6 +19,8 @@ use serde::Serialize;
 
 use crate::batch::{Batch, WriteReceipt};
 use crate::codec;
+use crate::committer::Committer;
+use crate::copy::discard_staged_copies;
 use crate::error::{Error, Result};
 use crate::keys::{count_key, encode_u64, namespace_key, space_key, CF_META};
 use crate::lexical::index::LexicalIndex;
@@ -84,11 +84,6 @@ pub(crate) struct Derived {
     pub(crate) vectors: RwLock<HashMap<String, SharedCollection>>,
 }
 
-struct Committer {
-    stop: mpsc::Sender<()>,
-    handle: JoinHandle<()>,
-}
-
 impl Engine {
     /// Opens the engine directory at `path`, creating it if allowed, and brings the indexes up
     /// to date with the store (replaying or rebuilding as needed).
@@ -100,6 +95,7 @@ impl Engine {
         let path = path.as_ref().to_path_buf();
         prepare_directory(&path, options.create_if_missing)?;
         let store = Store::open(&path, options.sync_writes)?;
+        discard_staged_copies(&store)?;
         let counters = store.counters()?;
         let mut catalog = Catalog::default();
         for (info, count) in store.namespaces()? {
@@ -262,6 +258,23 @@ impl Engine {
     /// Deletes a namespace with all its records, vectors and state.
     pub fn drop_namespace(&self, name: &str) -> Result<()> {
         self.inner.drop_namespace(name)
+    }
+
+    /// Copies every record (same ids), vector and state value of namespace `from` into a new
+    /// namespace `to` with the same analyzer, so that work done on the copy leaves `from`
+    /// untouched. Crash-safe: after a crash the copy either exists whole or not at all.
+    /// Writes to `from` wait until the copy is done. Errors with [`Error::NamespaceExists`]
+    /// if `to` exists and [`Error::UnknownNamespace`] if `from` does not.
+    pub fn copy_namespace(&self, from: &str, to: &str) -> Result<NamespaceInfo> {
+        self.inner.copy_namespace(from, to)
+    }
+
+    /// A content hash (SHA-256, hex) of every record, vector and state value of a namespace as
+    /// stored: two namespaces, or one namespace at two moments, with equal digests hold the
+    /// same memory. Independent of the namespace's name and id.
+    pub fn digest(&self, namespace: &str) -> Result<String> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.digest(&ns)
     }
 
     // ----- embedding spaces -------------------------------------------------------------
@@ -467,7 +480,7 @@ impl Drop for Engine {
 }
 
 impl NamespaceState {
-    fn new(info: NamespaceInfo, count: u64) -> Self {
+    pub(crate) fn new(info: NamespaceInfo, count: u64) -> Self {
         NamespaceState {
             info,
             write_lock: Mutex::new(()),
@@ -503,101 +516,5 @@ impl Inner {
             self.store.trim_changes(seq)?;
         }
         Ok(())
-    }
-
-    /// Refuses lexical searches after the index missed a write.
-    fn check_lexical(&self) -> Result<()> {
-        if self.lexical_failed.load(Ordering::SeqCst) {
-            return Err(Error::Background(
-                "the lexical index missed a write; reopen the engine to catch it up".into(),
-            ));
-        }
-        Ok(())
-    }
-
-    fn lexical_ranking(
-        &self,
-        ns: &NamespaceState,
-        query: &str,
-        k: usize,
-    ) -> Result<Vec<(RecordId, f32)>> {
-        self.check_lexical()?;
-        let derived = self.derived(ns)?;
-        let terms: Vec<String> = ns
-            .info
-            .analyzer
-            .analyze(query)
-            .into_iter()
-            .map(|t| t.text)
-            .collect();
-        let stats = derived.lexical.read();
-        self.lexical.search(
-            ns.info.id,
-            ns.info.analyzer,
-            &terms,
-            &stats,
-            self.options.bm25_idf,
-            k,
-        )
-    }
-
-    fn vector_ranking(
-        &self,
-        ns: &NamespaceState,
-        space: &str,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<(RecordId, f32)>> {
-        let space = self.space(space)?;
-        let query = space.normalise(query)?;
-        let derived = self.derived(ns)?;
-        let collection = derived.vectors.read().get(&space.name).cloned();
-        Ok(match collection {
-            Some(c) => c.read().search(&query, k, &self.options.hnsw),
-            None => Vec::new(),
-        })
-    }
-
-    /// Loads the records of ranked ids, dropping any deleted since ranking.
-    fn hydrate(&self, ns: &NamespaceState, ranked: Vec<(RecordId, f32)>) -> Result<Vec<Hit>> {
-        let ids: Vec<RecordId> = ranked.iter().map(|r| r.0).collect();
-        let records = self.store.records_by_id(ns.info.id, &ids)?;
-        Ok(ranked
-            .into_iter()
-            .zip(records)
-            .filter_map(|((_, score), record)| {
-                Some(Hit {
-                    record: record?,
-                    score,
-                })
-            })
-            .collect())
-    }
-}
-
-impl Committer {
-    fn start(inner: Arc<Inner>) -> Result<Committer> {
-        let (stop, stopped) = mpsc::channel::<()>();
-        let interval = inner.options.lexical_commit_interval;
-        let handle = std::thread::Builder::new()
-            .name("mb-lexical-commit".into())
-            .spawn(move || {
-                // Ends when `stop` sends or is dropped.
-                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                    if let Err(e) = inner.commit_lexical() {
-                        tracing::error!("background lexical commit failed: {e}");
-                    }
-                }
-            })
-            .map_err(|e| Error::Background(format!("cannot start the commit thread: {e}")))?;
-        Ok(Committer { stop, handle })
-    }
-
-    fn stop(self) {
-        // The receiver may already be gone if the thread ended; either way it stops.
-        let _ = self.stop.send(());
-        if self.handle.join().is_err() {
-            tracing::error!("the lexical commit thread panicked");
-        }
     }
 }

@@ -27,6 +27,8 @@ pub(crate) const META_NEXT_NAMESPACE: &[u8] = b"next_namespace";
 pub(crate) const META_NAMESPACE_PREFIX: &[u8] = b"ns/";
 pub(crate) const META_SPACE_PREFIX: &[u8] = b"space/";
 pub(crate) const META_COUNT_PREFIX: &[u8] = b"count/";
+/// Namespaces whose copy is being written and not yet published (see `copy.rs`).
+pub(crate) const META_STAGED_COPY_PREFIX: &[u8] = b"staged-copy/";
 
 pub(crate) fn namespace_key(name: &str) -> Vec<u8> {
     [META_NAMESPACE_PREFIX, name.as_bytes()].concat()
@@ -38,6 +40,10 @@ pub(crate) fn space_key(name: &str) -> Vec<u8> {
 
 pub(crate) fn count_key(ns: u32) -> Vec<u8> {
     [META_COUNT_PREFIX, &ns.to_be_bytes()[..]].concat()
+}
+
+pub(crate) fn staged_copy_key(ns: u32) -> Vec<u8> {
+    [META_STAGED_COPY_PREFIX, &ns.to_be_bytes()[..]].concat()
 }
 
 /// Prefix shared by every key of a namespace in the records, vectors and state families.

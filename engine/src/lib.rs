@@ -32,12 +32,15 @@
 
 mod batch;
 mod codec;
+mod committer;
+mod copy;
 mod engine;
 mod error;
 mod keys;
 pub mod lexical;
 mod namespace;
 mod options;
+mod ranking;
 mod record;
 mod recovery;
 mod search;

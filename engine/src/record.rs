@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Identifies a record. Ids are unique across the whole engine and increase with insertion, so
-/// ordering by id is insertion order.
+/// Identifies a record in its namespace. Ids come from one engine-wide counter and increase
+/// with insertion, so ordering by id is insertion order; a namespace copy keeps its source's
+/// ids (records written to either later get new ones).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
 )]

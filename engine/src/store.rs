@@ -46,7 +46,7 @@ pub(crate) enum Change {
 }
 
 /// A raw key and value read from RocksDB.
-type KeyValue = (Box<[u8]>, Box<[u8]>);
+pub(crate) type KeyValue = (Box<[u8]>, Box<[u8]>);
 
 /// Counters persisted in the meta family with every write.
 #[derive(Debug, Clone, Copy, Default)]
@@ -311,6 +311,21 @@ impl Store {
             out.push(String::from_utf8_lossy(&key[4..]).into_owned());
         }
         Ok(out)
+    }
+
+    /// Every key and value of namespace `ns` in one of the per-namespace families (records,
+    /// vectors, state), in key order, as stored.
+    pub(crate) fn iter_namespace_raw(
+        &self,
+        cf: &'static str,
+        ns: u32,
+    ) -> Result<impl Iterator<Item = Result<KeyValue>> + '_> {
+        self.iter_range(cf, &ns_prefix(ns), &ns_end(ns))
+    }
+
+    /// Every key and value of a family starting with `prefix`.
+    pub(crate) fn scan_prefix(&self, cf: &'static str, prefix: &[u8]) -> Result<Vec<KeyValue>> {
+        self.scan(cf, prefix, &prefix_end(prefix))
     }
 
     /// Change-log entries with a sequence number above `after`, in order.

@@ -10,12 +10,14 @@
 mod backoff;
 mod cases;
 mod converse;
+mod corpus_copy;
 mod cost;
 mod data;
 mod dialogs;
 mod evaluation;
 mod feedback;
 mod import;
+mod memory_cache;
 mod offpolicy;
 mod onpolicy;
 mod report;

@@ -3,10 +3,12 @@
 //!
 //! The memory learns from every training dialog of the set (shuffled with Python's
 //! `random.seed(42); random.shuffle`), once: the memory lives in the engine store and later
-//! runs reuse it (upstream's memory cache). Each dataset's test rows (training rows for
-//! `train-performance`) are then answered; a corpus dataset (LoCoMo, DialSim) first adds its
-//! conversation to the memory and removes it afterwards, so every corpus meets the dialog memory
-//! alone, as upstream's per-dataset copies do. Predictions are appended to
+//! runs built from the same inputs reuse it (upstream's memory cache, see
+//! [`crate::memory_cache`]). Each dataset's test rows (training rows for `train-performance`)
+//! are then answered; a corpus dataset (LoCoMo, DialSim) is answered on a copy of the memory
+//! that its conversation is added to, dropped afterwards (upstream's per-dataset copies, see
+//! [`crate::corpus_copy`]), so every corpus meets the dialog memory alone and leaves it as it
+//! was. Predictions are appended to
 //! `predict.partial.jsonl` as they finish, so `--resume` after an interruption continues where
 //! the run stopped. Then the predictions are evaluated and summarised, and the time of each case
 //! is recorded: memory processing (the set's dialog memorisation and the dataset's corpus
@@ -15,16 +17,17 @@
 
 use std::collections::BTreeMap;
 
-use mb_baselines::{CorpusMemory, SystemSpec};
+use mb_baselines::SystemSpec;
 use mb_datasets::results::{read_json, write_json, PREDICT};
 use mb_datasets::SplitName;
 use serde_json::json;
 
 use crate::cases::{answer_rows, finish, print_table, Outcome, PartialLog, PARTIAL};
-use crate::cost::{Cost, MemoryBuilt};
+use crate::corpus_copy::CorpusCopy;
+use crate::cost::Cost;
+use crate::memory_cache::{self, MemoryInputs};
 use crate::run::{
     as_training, ensure_bookkeeping, memorize, run_dir, training_dialogs, RunArgs, Setup,
-    HARNESS_NAMESPACE,
 };
 use crate::runtime::HarnessError;
 
@@ -87,37 +90,30 @@ async fn run_system(
         "off-policy/{}/{}/{}",
         run.dataset_type, run.set_name, spec.name
     );
-    // (Versioned: a memory marked by an older build, without per-dialog costs, is built again.)
-    let built_key = format!("memorised-v2:{namespace}");
-    let built: Option<MemoryBuilt> = engine.get_state(HARNESS_NAMESPACE, &built_key)?;
-    if built.is_none() && engine.namespace(&namespace).is_ok() {
-        // An interrupted memorisation: start the memory again, as upstream does.
-        engine.drop_namespace(&namespace)?;
-    }
-    let system = setup.system(spec, &namespace)?;
-    let k = run
-        .retrieve_k
-        .unwrap_or(system.context().settings.retrieve_k);
-    let corpus_key = format!("corpus:{namespace}");
-    if let Some(left) = engine.get_state::<CorpusMemory>(HARNESS_NAMESPACE, &corpus_key)? {
-        system.delete_corpus(&left)?;
-        engine.delete_state(HARNESS_NAMESPACE, &corpus_key)?;
-    }
-    let built = match built {
+    let dialogs = training_dialogs(spec, &setup.datasets);
+    let dialogs: Vec<_> = dialogs.iter().map(as_training).collect();
+    let mut system = setup.system(spec, &namespace)?;
+    let inputs = MemoryInputs::of(system.as_ref(), &run.llm.settings()?, &dialogs)?;
+    let built = match memory_cache::reusable(engine, &namespace, &inputs)? {
         Some(built) => built,
         None => {
-            let dialogs = training_dialogs(spec, &setup.datasets);
-            let dialogs: Vec<_> = dialogs.iter().map(as_training).collect();
-            let built = memorize(
-                system.as_ref(),
-                &format!("{} memorising dialogs", spec.name),
-                &dialogs,
-            )
-            .await?;
-            engine.put_state(HARNESS_NAMESPACE, &built_key, &built)?;
+            // A memory built from other inputs, or interrupted: start it again, as upstream
+            // does with an incomplete cache.
+            memory_cache::forget(engine, &namespace)?;
+            drop(system);
+            if engine.namespace(&namespace).is_ok() {
+                engine.drop_namespace(&namespace)?;
+            }
+            system = setup.system(spec, &namespace)?;
+            let label = format!("{} memorising dialogs", spec.name);
+            let built = memorize(system.as_ref(), &label, &dialogs).await?;
+            memory_cache::mark(engine, &namespace, &inputs, &built)?;
             built
         }
     };
+    let k = run
+        .retrieve_k
+        .unwrap_or(system.context().settings.retrieve_k);
 
     files.write(MEMORISATION, &built.per_dialog)?;
     let (mut log, mut finished) = PartialLog::open(&files.path(PARTIAL))?;
@@ -134,21 +130,21 @@ async fn run_system(
         if todo.is_empty() {
             continue;
         }
-        let corpus = match (&dataset.corpus, dataset.corpus_format()) {
+        // A corpus dataset is answered on a copy of the memory holding its conversation.
+        let copy = match (&dataset.corpus, dataset.corpus_format()) {
             (Some(conversation), Some(format)) => {
-                let work = system.memorize_corpus(conversation, format);
-                let (memory, cost) = Cost::measure(system.as_ref(), work).await?;
-                let memory = memory?;
-                engine.put_state(HARNESS_NAMESPACE, &corpus_key, &memory)?;
+                let (copy, cost) =
+                    CorpusCopy::open(setup, spec, &namespace, conversation, format).await?;
                 corpus_costs
                     .entry(dataset.name().to_string())
                     .or_default()
                     .add(&cost);
                 write_json(&corpus_timing, &corpus_costs)?;
-                Some(memory)
+                Some(copy)
             }
             _ => None,
         };
+        let memory = copy.as_ref().map_or(system.as_ref(), CorpusCopy::system);
         let cost = corpus_costs
             .get(dataset.name())
             .cloned()
@@ -160,7 +156,7 @@ async fn run_system(
             .plus(cost.corpus_share(dataset_cases));
         let label = format!("{} {}", spec.name, dataset.name());
         let answered = answer_rows(
-            system.as_ref(),
+            memory,
             dataset,
             todo,
             k,
@@ -172,9 +168,8 @@ async fn run_system(
         .await?;
         log.sync()?;
         finished.extend(answered);
-        if let Some(memory) = corpus {
-            system.delete_corpus(&memory)?;
-            engine.delete_state(HARNESS_NAMESPACE, &corpus_key)?;
+        if let Some(copy) = copy {
+            copy.discard()?;
         }
     }
     finish(setup, &run.set_name, spec, &files, PREDICT, finished).await

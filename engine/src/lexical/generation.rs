@@ -13,8 +13,9 @@ use crate::record::RecordId;
 #[derive(Default)]
 pub(crate) struct Generation {
     pub(crate) docs: HashMap<u32, HashMap<RecordId, PendingDoc>>,
-    /// Ids whose older copies (committed or in older generations) are stale.
-    pub(crate) masked: HashSet<RecordId>,
+    /// Documents (namespace, record) whose older copies (committed or in older generations)
+    /// are stale.
+    pub(crate) masked: HashSet<(u32, RecordId)>,
     pub(crate) len: usize,
 }
 

@@ -9,7 +9,8 @@
 //!
 //! Every indexed term is prefixed with its namespace id (`"{ns:x}:{term}"`), so each namespace
 //! has its own posting lists inside the one index: a query reads only its namespace's postings
-//! and needs no filter.
+//! and needs no filter. A document is identified by its namespace and record id together (a
+//! namespace copy keeps its source's record ids).
 //!
 //! The index is derived data: each commit stores the last applied sequence number as its
 //! payload, and the engine replays the change log after it on open.
@@ -20,7 +21,7 @@ use parking_lot::{Mutex, RwLock};
 use tantivy::collector::TopDocs;
 use tantivy::query::{Bm25Weight, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
+    BytesOptions, Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
@@ -68,6 +69,8 @@ pub(crate) struct OpenedLexical {
 #[derive(Clone, Copy)]
 struct Fields {
     ns: Field,
+    /// The document's identity: namespace id and record id (big-endian bytes).
+    key: Field,
     rid: Field,
     standard: Field,
     cjk: Field,
@@ -100,9 +103,10 @@ struct View {
 /// The text of the tokens that pad a document to Whoosh's length: no analyzer produces it.
 const PADDING: &str = "\u{0}";
 
-/// Starts every commit payload: names the index layout (documents padded to Whoosh's
-/// lengths), so that an index written by an older build is rebuilt rather than misread.
-const PAYLOAD_PREFIX: &str = "whoosh-lengths:";
+/// Starts every commit payload: names the index layout (documents keyed by namespace and
+/// record, padded to Whoosh's lengths), so that an index written by an older build is rebuilt
+/// rather than misread.
+const PAYLOAD_PREFIX: &str = "keyed-whoosh-lengths:";
 
 /// The indexed form of `term` in namespace `ns`.
 fn namespaced(ns: u32, term: &str) -> String {
@@ -114,13 +118,22 @@ pub(crate) fn strip_namespace(indexed: &str) -> &str {
     indexed.split_once(':').map_or(indexed, |(_, term)| term)
 }
 
+/// The identity of the document of record `id` in namespace `ns`.
+fn document_key(ns: u32, id: RecordId) -> [u8; 12] {
+    let mut key = [0u8; 12];
+    key[..4].copy_from_slice(&ns.to_be_bytes());
+    key[4..].copy_from_slice(&id.0.to_be_bytes());
+    key
+}
+
 /// A scored hit from the lexical index.
 pub(crate) type LexicalHit = (RecordId, f32);
 
 fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let ns = builder.add_u64_field("ns", NumericOptions::default().set_indexed());
-    let rid = builder.add_u64_field("rid", NumericOptions::default().set_indexed().set_fast());
+    let key = builder.add_bytes_field("key", BytesOptions::default().set_indexed());
+    let rid = builder.add_u64_field("rid", NumericOptions::default().set_fast());
     let text = |analyzer: Analyzer| {
         TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
@@ -132,6 +145,7 @@ fn schema() -> (Schema, Fields) {
     let cjk = builder.add_text_field("text_cjk", text(Analyzer::Cjk));
     let fields = Fields {
         ns,
+        key,
         rid,
         standard,
         cjk,
@@ -216,17 +230,17 @@ impl LexicalIndex {
                     replaces,
                 } => {
                     if *replaces {
-                        slot.writer.delete_term(self.rid_term(*id));
-                        view.current.masked.insert(*id);
+                        slot.writer.delete_term(self.key_term(*ns, *id));
+                        view.current.masked.insert((*ns, *id));
                     }
                     slot.writer
                         .add_document(self.document(*ns, *id, *analyzer, terms))?;
                     view.current.insert(*ns, *id, terms);
                 }
                 LexicalOp::Delete { ns, id } => {
-                    slot.writer.delete_term(self.rid_term(*id));
+                    slot.writer.delete_term(self.key_term(*ns, *id));
                     view.current.remove(*ns, *id);
-                    view.current.masked.insert(*id);
+                    view.current.masked.insert((*ns, *id));
                 }
                 LexicalOp::DropNamespace { ns } => {
                     slot.writer
@@ -356,7 +370,7 @@ impl LexicalIndex {
                 continue;
             };
             let id = RecordId(rid);
-            if !generations.iter().any(|g| g.masked.contains(&id)) {
+            if !generations.iter().any(|g| g.masked.contains(&(ns, id))) {
                 hits.push((id, score));
             }
         }
@@ -368,7 +382,7 @@ impl LexicalIndex {
             };
             let newer = &generations[i + 1..];
             for (id, doc) in docs {
-                if newer.iter().any(|g| g.masked.contains(id)) {
+                if newer.iter().any(|g| g.masked.contains(&(ns, *id))) {
                     continue;
                 }
                 let score: f32 = weights
@@ -411,8 +425,8 @@ impl LexicalIndex {
         BooleanQuery::new(any_term)
     }
 
-    fn rid_term(&self, id: RecordId) -> Term {
-        Term::from_field_u64(self.fields.rid, id.0)
+    fn key_term(&self, ns: u32, id: RecordId) -> Term {
+        Term::from_field_bytes(self.fields.key, &document_key(ns, id))
     }
 
     fn document(
@@ -448,6 +462,7 @@ impl LexicalIndex {
         }
         let mut doc = TantivyDocument::new();
         doc.add_u64(self.fields.ns, u64::from(ns));
+        doc.add_bytes(self.fields.key, &document_key(ns, id));
         doc.add_u64(self.fields.rid, id.0);
         doc.add_pre_tokenized_text(
             self.fields.text(analyzer),

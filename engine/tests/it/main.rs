@@ -3,6 +3,7 @@
 mod bad_input;
 mod bm25_parity;
 mod concurrency;
+mod copy;
 mod crash;
 mod reopen;
 mod vector_recall;

@@ -5,6 +5,7 @@ mod common;
 mod endtoend;
 mod failures;
 mod import;
+mod memory_cache;
 mod offpolicy;
 mod onpolicy;
 mod regimes;

@@ -1,0 +1,213 @@
+//! Namespace copies: every record, vector and state value of one namespace written into a new
+//! namespace, so that a caller can change the copy (add a corpus, answer questions that warm a
+//! memory) and drop it, leaving the original exactly as it was.
+//!
+//! A copy is staged, then published. Staging reserves a namespace id, marks it as staged in
+//! the meta family, and writes the source's stored bytes under the new id in atomic batches of
+//! [`COPY_CHUNK`] entries; nothing of it is visible, since no catalog entry names the id.
+//! Publishing writes the catalog entry, the record count and one change-log entry listing
+//! every copied record, and clears the staged mark, in one atomic batch; the lexical index is
+//! then derived from it as from any write (and caught up from the change log after a crash),
+//! and the copy's BM25 statistics and vector collections are built from the store on first
+//! search. A crash before publishing leaves only a staged mark and unreachable data, which
+//! opening the engine removes. Record ids, creation times and sequence numbers are kept, so
+//! ids a memory system keeps in its state name the same records in the copy; records written
+//! to the copy later get fresh ids from the engine-wide counter, never one of the copied ones.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::codec;
+use crate::engine::{Inner, NamespaceState};
+use crate::error::{Error, Result};
+use crate::keys::*;
+use crate::lexical::index::LexicalOp;
+use crate::namespace::{validate_name, NamespaceInfo};
+use crate::record::{Record, RecordId};
+use crate::store::{Change, ChangeEntry, Store};
+
+/// Entries (records, vectors or state values) written per staging batch.
+const COPY_CHUNK: usize = 1024;
+
+/// The families holding a namespace's data, keyed by the namespace id first.
+const NAMESPACE_FAMILIES: [&str; 3] = [CF_RECORDS, CF_VECTORS, CF_STATE];
+
+/// What staging wrote: the copied records' ids and their lexical index entries.
+struct Staged {
+    ids: Vec<RecordId>,
+    lexical: Vec<LexicalOp>,
+}
+
+impl Inner {
+    /// Copies namespace `from` into a new namespace `to` (see the module documentation).
+    pub(crate) fn copy_namespace(&self, from: &str, to: &str) -> Result<NamespaceInfo> {
+        validate_name(to)?;
+        let source = self.namespace(from)?;
+        if self.catalog.read().namespaces.contains_key(to) {
+            return Err(Error::NamespaceExists(to.to_string()));
+        }
+        // No write reaches the source while it is copied.
+        let _source_writes = source.write_lock.lock();
+        if source.dropped.load(Ordering::SeqCst) {
+            return Err(Error::UnknownNamespace(from.to_string()));
+        }
+        let info = self.reserve_copy(to, &source.info)?;
+        let copied = self
+            .stage_copy(&source.info, &info)
+            .and_then(|staged| self.publish_copy(&info, staged));
+        if copied.is_err() {
+            if let Err(e) = discard_staged(&self.store, info.id) {
+                tracing::warn!("discarding the unfinished copy {to:?}: {e} (removed on reopen)");
+            }
+        }
+        copied.map(|()| info)
+    }
+
+    /// Assigns the copy its namespace id and marks it as staged.
+    fn reserve_copy(&self, to: &str, source: &NamespaceInfo) -> Result<NamespaceInfo> {
+        let mut counters = self.counters.lock();
+        let mut next = *counters;
+        let info = NamespaceInfo {
+            name: to.to_string(),
+            id: next.next_namespace,
+            analyzer: source.analyzer,
+        };
+        next.next_namespace += 1;
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put_cf(
+            self.store.cf(CF_META)?,
+            staged_copy_key(info.id),
+            codec::encode("namespace", &info)?,
+        );
+        self.store.put_counters(&mut batch, &next)?;
+        self.store.write(batch)?;
+        *counters = next;
+        Ok(info)
+    }
+
+    /// Writes the source's records, vectors and state under the copy's id.
+    fn stage_copy(&self, source: &NamespaceInfo, copy: &NamespaceInfo) -> Result<Staged> {
+        let mut staged = Staged {
+            ids: Vec::new(),
+            lexical: Vec::new(),
+        };
+        for family in NAMESPACE_FAMILIES {
+            let cf = self.store.cf(family)?;
+            let mut batch = rocksdb::WriteBatch::default();
+            for item in self.store.iter_namespace_raw(family, source.id)? {
+                let (key, value) = item?;
+                if family == CF_RECORDS {
+                    let record: Record = codec::decode("record", &value)?;
+                    staged.ids.push(record.id);
+                    staged.lexical.push(LexicalOp::Upsert {
+                        ns: copy.id,
+                        id: record.id,
+                        analyzer: copy.analyzer,
+                        terms: copy.analyzer.analyze(&record.text),
+                        replaces: false,
+                    });
+                }
+                let suffix = key.get(4..).unwrap_or_default();
+                batch.put_cf(cf, [&ns_prefix(copy.id)[..], suffix].concat(), value);
+                if batch.len() >= COPY_CHUNK {
+                    self.store.write(std::mem::take(&mut batch))?;
+                }
+            }
+            if !batch.is_empty() {
+                self.store.write(batch)?;
+            }
+        }
+        Ok(staged)
+    }
+
+    /// Makes the staged copy a namespace, in one atomic write, and indexes it.
+    fn publish_copy(&self, info: &NamespaceInfo, staged: Staged) -> Result<()> {
+        let mut catalog = self.catalog.write();
+        if catalog.namespaces.contains_key(&info.name) {
+            return Err(Error::NamespaceExists(info.name.clone()));
+        }
+        let mut counters = self.counters.lock();
+        let mut next = *counters;
+        next.seq += 1;
+        let count = staged.ids.len() as u64;
+        let meta = self.store.cf(CF_META)?;
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put_cf(
+            meta,
+            namespace_key(&info.name),
+            codec::encode("namespace", info)?,
+        );
+        batch.put_cf(meta, count_key(info.id), encode_u64(count));
+        batch.delete_cf(meta, staged_copy_key(info.id));
+        let entry = ChangeEntry {
+            ns: info.id,
+            changes: staged.ids.into_iter().map(Change::Upsert).collect(),
+        };
+        batch.put_cf(
+            self.store.cf(CF_CHANGELOG)?,
+            changelog_key(next.seq),
+            codec::encode("change log entry", &entry)?,
+        );
+        self.store.put_counters(&mut batch, &next)?;
+        self.store.write(batch)?;
+        *counters = next;
+        if let Err(e) = self.lexical.apply(next.seq, &staged.lexical) {
+            // The copy is durable; the index will catch up from the change log on reopen.
+            tracing::error!("lexical index failed to apply copy {:?}: {e}", info.name);
+            self.lexical_failed.store(true, Ordering::SeqCst);
+        }
+        catalog.namespaces.insert(
+            info.name.clone(),
+            Arc::new(NamespaceState::new(info.clone(), count)),
+        );
+        Ok(())
+    }
+
+    /// SHA-256 of every record, vector and state value of a namespace as stored (keys without
+    /// the namespace id), in key order.
+    pub(crate) fn digest(&self, ns: &NamespaceState) -> Result<String> {
+        let _no_writes = ns.write_lock.lock();
+        let mut hash = Sha256::new();
+        for family in NAMESPACE_FAMILIES {
+            hash.update(family.as_bytes());
+            for item in self.store.iter_namespace_raw(family, ns.info.id)? {
+                let (key, value) = item?;
+                let suffix = key.get(4..).unwrap_or_default();
+                for part in [suffix, &value[..]] {
+                    hash.update((part.len() as u64).to_le_bytes());
+                    hash.update(part);
+                }
+            }
+        }
+        Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+}
+
+/// Removes every copy a crash left staged (called on open, before the catalog is read).
+pub(crate) fn discard_staged_copies(store: &Store) -> Result<()> {
+    for (key, _) in store.scan_prefix(CF_META, META_STAGED_COPY_PREFIX)? {
+        let id = key
+            .get(META_STAGED_COPY_PREFIX.len()..)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_be_bytes)
+            .ok_or_else(|| Error::Corrupt {
+                what: "staged copy",
+                detail: format!("key {key:?}"),
+            })?;
+        tracing::info!("removing the unfinished copy of namespace id {id}");
+        discard_staged(store, id)?;
+    }
+    Ok(())
+}
+
+/// Deletes the data staged under namespace id `id` and its staged mark, atomically.
+fn discard_staged(store: &Store, id: u32) -> Result<()> {
+    let mut batch = rocksdb::WriteBatch::default();
+    for family in NAMESPACE_FAMILIES {
+        batch.delete_range_cf(store.cf(family)?, ns_prefix(id).to_vec(), ns_end(id));
+    }
+    batch.delete_cf(store.cf(CF_META)?, staged_copy_key(id));
+    store.write(batch)
+}

@@ -1,0 +1,255 @@
+//! The off-policy memory cache: the memory of a set's training dialogs is built once in the
+//! store and reused by later runs (upstream's `memory_cache` with its `saved.txt`), but only when
+//! it was built from the same inputs. Its marker records everything that shapes the memory: the
+//! system's settings as it runs with them, the memory model, the embedder, the language, the
+//! training dialogs memorised and the cache's format. A memory built from anything else is
+//! rebuilt, saying what differs; a stale memory is never reused.
+
+use std::collections::BTreeSet;
+
+use mb_baselines::{MemorySystem, TrainingDialog};
+use mb_engine::Engine;
+use mb_llm::{LlmSettings, RoleSettings};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::cost::MemoryBuilt;
+use crate::run::HARNESS_NAMESPACE;
+use crate::runtime::HarnessError;
+
+/// Version of the cache: bump when the way a memory is built from the same inputs changes.
+const CACHE_FORMAT: u32 = 3;
+
+/// Markers of older formats, removed when their memory is rebuilt.
+const LEGACY_KEYS: [&str; 2] = ["memorised-v2", "corpus"];
+
+/// Everything that shapes a memory built from training dialogs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryInputs {
+    /// The cache's format ([`CACHE_FORMAT`] when built by this version).
+    pub format: u32,
+    /// The system's settings as it runs with them (JSON).
+    pub settings: Value,
+    /// The memory role's provider, model, endpoint and re-asks.
+    pub memory_model: String,
+    /// The embedder's model id and dimension, for systems that embed.
+    pub embedder: Option<String>,
+    /// The language the memory indexes for.
+    pub lang: String,
+    /// SHA-256 of the training dialogs memorised, in order.
+    pub dialogs: String,
+}
+
+/// The marker of a built memory: what it was built from and what building it cost.
+#[derive(Debug, Serialize, Deserialize)]
+struct Marker {
+    inputs: MemoryInputs,
+    built: MemoryBuilt,
+}
+
+impl MemoryInputs {
+    /// The inputs of `system`'s memory of `dialogs`, with the memory role of `llm`.
+    pub fn of(
+        system: &dyn MemorySystem,
+        llm: &LlmSettings,
+        dialogs: &[TrainingDialog<'_>],
+    ) -> Result<MemoryInputs, HarnessError> {
+        let context = system.context();
+        let json = |e: serde_json::Error| HarnessError::Usage(format!("memory cache key: {e}"));
+        let mut hash = Sha256::new();
+        for dialog in dialogs {
+            let entry = (
+                dialog.dataset,
+                dialog.test_idx,
+                dialog.lang,
+                dialog.messages,
+            );
+            hash.update(serde_json::to_vec(&entry).map_err(json)?);
+            hash.update(b"\n");
+        }
+        let memory_model = match &llm.memory {
+            RoleSettings::Offline => "offline".to_string(),
+            RoleSettings::Openai(e) => format!("openai {} at {}", e.model, e.base_url),
+            RoleSettings::Anthropic(e) => format!("anthropic {} at {}", e.model, e.base_url),
+        };
+        Ok(MemoryInputs {
+            format: CACHE_FORMAT,
+            settings: serde_json::to_value(&context.settings).map_err(json)?,
+            memory_model: format!("{memory_model}, {} re-asks", llm.reasks),
+            embedder: context
+                .embedder
+                .as_ref()
+                .map(|e| format!("{} ({} dimensions)", e.model_id(), e.dim())),
+            lang: serde_json::to_value(context.lang)
+                .map_err(json)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            dialogs: hash.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+        })
+    }
+
+    /// What differs between these inputs and `built`'s, one phrase per input.
+    pub fn differences(&self, built: &MemoryInputs) -> Vec<String> {
+        let mut out = Vec::new();
+        if built.format != self.format {
+            out.push(format!(
+                "cache format {} (now {})",
+                built.format, self.format
+            ));
+        }
+        for key in changed_keys(&built.settings, &self.settings) {
+            out.push(format!(
+                "setting {key} = {} (now {})",
+                built.settings.get(&key).unwrap_or(&Value::Null),
+                self.settings.get(&key).unwrap_or(&Value::Null)
+            ));
+        }
+        let text = |name: &str, was: &str, now: &str| format!("{name} {was} (now {now})");
+        if built.memory_model != self.memory_model {
+            out.push(text(
+                "memory model",
+                &built.memory_model,
+                &self.memory_model,
+            ));
+        }
+        if built.embedder != self.embedder {
+            let name = |e: &Option<String>| e.clone().unwrap_or_else(|| "none".into());
+            out.push(text(
+                "embedder",
+                &name(&built.embedder),
+                &name(&self.embedder),
+            ));
+        }
+        if built.lang != self.lang {
+            out.push(text("language", &built.lang, &self.lang));
+        }
+        if built.dialogs != self.dialogs {
+            out.push("training dialogs (data changed)".to_string());
+        }
+        out
+    }
+}
+
+/// Top-level keys whose values differ between two JSON objects.
+fn changed_keys(a: &Value, b: &Value) -> Vec<String> {
+    let keys = |v: &Value| -> BTreeSet<String> {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let all: BTreeSet<String> = keys(a).union(&keys(b)).cloned().collect();
+    all.into_iter().filter(|k| a.get(k) != b.get(k)).collect()
+}
+
+/// The state key of the marker of the memory in `namespace`.
+fn marker_key(namespace: &str) -> String {
+    format!("memory-cache:{namespace}")
+}
+
+/// The memorisation of the memory in `namespace` when it was built from `inputs`. A memory
+/// built from other inputs, by an older version, or not finished is not reusable: the reason
+/// is logged and printed, and `None` returned (the caller rebuilds the memory).
+pub fn reusable(
+    engine: &Engine,
+    namespace: &str,
+    inputs: &MemoryInputs,
+) -> Result<Option<MemoryBuilt>, HarnessError> {
+    let stored: Option<String> = engine.get_state(HARNESS_NAMESPACE, &marker_key(namespace))?;
+    let mut legacy = false;
+    for prefix in LEGACY_KEYS {
+        let key = format!("{prefix}:{namespace}");
+        legacy |= engine.state_keys(HARNESS_NAMESPACE, &key)?.contains(&key);
+    }
+    let reason = match stored.map(|text| serde_json::from_str::<Marker>(&text)) {
+        Some(Ok(marker)) => {
+            let differences = inputs.differences(&marker.inputs);
+            if differences.is_empty() {
+                return Ok(Some(marker.built));
+            }
+            format!("it was built with {}", differences.join(", "))
+        }
+        Some(Err(e)) => format!("its marker is unreadable ({e})"),
+        None if legacy => "it was built by an older version".to_string(),
+        // A memory never built (or whose building was interrupted): nothing to report.
+        None => return Ok(None),
+    };
+    tracing::info!("memory {namespace}: {reason}; rebuilding it");
+    eprintln!("The memory {namespace} in the store is stale: {reason}. Rebuilding it.");
+    Ok(None)
+}
+
+/// Marks the memory in `namespace` as built from `inputs` (and forgets older markers).
+pub fn mark(
+    engine: &Engine,
+    namespace: &str,
+    inputs: &MemoryInputs,
+    built: &MemoryBuilt,
+) -> Result<(), HarnessError> {
+    let marker = Marker {
+        inputs: inputs.clone(),
+        built: built.clone(),
+    };
+    let text = serde_json::to_string(&marker)
+        .map_err(|e| HarnessError::Usage(format!("memory cache marker: {e}")))?;
+    let mut batch = mb_engine::Batch::new();
+    batch.put_state(marker_key(namespace), &text)?;
+    for prefix in LEGACY_KEYS {
+        batch.delete_state(format!("{prefix}:{namespace}"));
+    }
+    engine.write(HARNESS_NAMESPACE, batch)?;
+    Ok(())
+}
+
+/// Forgets the marker of the memory in `namespace` (before it is rebuilt, so that a rebuild
+/// cut short is never taken for the memory).
+pub fn forget(engine: &Engine, namespace: &str) -> Result<(), HarnessError> {
+    engine.delete_state(HARNESS_NAMESPACE, &marker_key(namespace))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs() -> MemoryInputs {
+        MemoryInputs {
+            format: CACHE_FORMAT,
+            settings: serde_json::json!({"retrieve_k": 5, "keep_one_sided": false}),
+            memory_model: "offline, 2 re-asks".into(),
+            embedder: Some("hashing-384 (384 dimensions)".into()),
+            lang: "en".into(),
+            dialogs: "ab".into(),
+        }
+    }
+
+    #[test]
+    fn differences_name_each_input_that_changed() {
+        let built = inputs();
+        assert!(inputs().differences(&built).is_empty());
+        let mut now = inputs();
+        now.settings["keep_one_sided"] = true.into();
+        now.memory_model = "openai Qwen/Qwen3-8B at http://localhost:12345/v1, 2 re-asks".into();
+        now.dialogs = "cd".into();
+        assert_eq!(
+            now.differences(&built),
+            [
+                "setting keep_one_sided = false (now true)",
+                "memory model offline, 2 re-asks (now openai Qwen/Qwen3-8B at \
+                 http://localhost:12345/v1, 2 re-asks)",
+                "training dialogs (data changed)",
+            ]
+        );
+        let mut older = inputs();
+        older.format = 2;
+        older.embedder = None;
+        assert_eq!(
+            inputs().differences(&older),
+            [
+                "cache format 2 (now 3)",
+                "embedder none (now hashing-384 (384 dimensions))"
+            ]
+        );
+    }
+}
