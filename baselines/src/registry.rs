@@ -354,4 +354,39 @@ mod tests {
             .settings_origin(Some(custom.path()))
             .starts_with("built-in"));
     }
+
+    /// The directories the README offers for `--memory-config` change what they say they
+    /// change and nothing else.
+    #[test]
+    fn shipped_alternative_directories() {
+        let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/memory");
+        let plain = configs.join("plain-queries");
+        for spec in REGISTRY {
+            let (shipped, custom) = (spec.settings(None).unwrap(), spec.settings(Some(&plain)));
+            let custom = custom.unwrap();
+            if spec.name.starts_with("bm25") {
+                assert_eq!(custom.query_syntax, mb_engine::QuerySyntax::Plain);
+                let as_shipped = SystemSettings {
+                    query_syntax: shipped.query_syntax,
+                    ..custom
+                };
+                assert_eq!(as_shipped, shipped, "{}", spec.name);
+            } else {
+                assert_eq!(custom, shipped, "{}", spec.name);
+            }
+        }
+        let paper = configs.join("paper");
+        for spec in REGISTRY {
+            let custom = spec.settings(Some(&paper)).unwrap();
+            let embedder = custom.embedder.clone();
+            let paper_embedder =
+                ["embedder_message", "embedder_dialog", "mem0"].contains(&spec.name);
+            assert_eq!(
+                embedder.ends_with("configs/embedder/paper.toml"),
+                paper_embedder,
+                "{}: {embedder}",
+                spec.name
+            );
+        }
+    }
 }

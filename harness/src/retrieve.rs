@@ -46,8 +46,10 @@ pub struct RetrieveArgs {
     /// Where to write the JSON report (default: print only the table).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// A settings file replacing the system's shipped one (e.g. `query_syntax = "plain"`).
-    #[arg(long, value_name = "FILE")]
+    /// Memory-system settings replacing the shipped ones for this run: a TOML file for the
+    /// chosen system (e.g. `query_syntax = "plain"` for BM25), or a directory of files named
+    /// like `configs/memory/*.toml` (missing ones shipped), e.g. `configs/memory/paper`.
+    #[arg(long, value_name = "FILE|DIR")]
     memory_config: Option<PathBuf>,
     /// The date (`YYYY-MM-DD`) Mem0's prompt gives as today's (default: today, UTC).
     #[arg(long, default_value_t = mb_datasets::results::utc_date())]

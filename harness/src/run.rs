@@ -53,9 +53,10 @@ pub struct RunArgs {
     /// Memories retrieved per question (default: the system's configuration).
     #[arg(long)]
     pub retrieve_k: Option<usize>,
-    /// A memory-system settings file (TOML, like `configs/memory/*.toml`) used instead of the
-    /// system's shipped settings for this run, e.g. `query_syntax = "plain"` for BM25.
-    #[arg(long, value_name = "FILE")]
+    /// Memory-system settings replacing the shipped ones for this run: a TOML file for the
+    /// chosen system (e.g. `query_syntax = "plain"` for BM25), or a directory of files named
+    /// like `configs/memory/*.toml` (missing ones shipped), e.g. `configs/memory/paper`.
+    #[arg(long, value_name = "FILE|DIR")]
     pub memory_config: Option<PathBuf>,
     /// Run a system on a set upstream skips it for.
     #[arg(long)]
