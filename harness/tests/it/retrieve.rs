@@ -122,3 +122,31 @@ fn memory_config_switches_the_query_syntax() {
         "{stderr}"
     );
 }
+
+/// The binary carries its memory settings: copied elsewhere and run from another directory it
+/// reports the shipped settings as built in and measures the same numbers.
+#[test]
+fn a_relocated_binary_uses_its_built_in_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let moved = dir.path().join("bin/mb-harness");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_mb-harness"), &moved).unwrap();
+    let report = |binary: &std::path::Path, name: &str| -> Value {
+        let json = dir.path().join(name);
+        let out = std::process::Command::new(binary)
+            .current_dir(dir.path())
+            .args(["retrieve", "--baseline", "bm25_message", "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let here = report(env!("CARGO_BIN_EXE_mb-harness").as_ref(), "here.json");
+    let there = report(&moved, "there.json");
+    let origin = there["settings_origin"].as_str().unwrap();
+    assert!(origin.starts_with("built-in"), "{origin}");
+    assert_eq!(there["settings"]["query_syntax"], "whoosh");
+    assert_eq!(there["settings"], here["settings"]);
+    assert_eq!(there["overall"], here["overall"]);
+}
