@@ -28,10 +28,8 @@ use crate::lexical::LexicalStats;
 use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
 use crate::options::EngineOptions;
 use crate::record::{NewRecord, Record, RecordId};
-use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
 use crate::space::Space;
 use crate::store::{prepare_directory, Counters, Store};
-use crate::syntax::QuerySyntax;
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
 
 const LEXICAL_DIR: &str = "lexical";
@@ -41,7 +39,7 @@ const LEXICAL_DIR: &str = "lexical";
 /// `Engine` is `Send + Sync`; share it between threads with an `Arc`. See the crate
 /// documentation for an example and the module documentation for the visibility model.
 pub struct Engine {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
     committer: Option<Committer>,
 }
 
@@ -411,63 +409,6 @@ impl Engine {
     pub fn state_keys(&self, namespace: &str, prefix: &str) -> Result<Vec<String>> {
         let ns = self.inner.namespace(namespace)?;
         self.inner.store.state_keys(ns.info.id, prefix)
-    }
-
-    // ----- search -----------------------------------------------------------------------
-
-    /// The `k` best records for `query` by BM25, scored with this namespace's statistics only.
-    /// The query is plain text: operators, quotes and `field:` prefixes have no meaning.
-    pub fn search_text(&self, namespace: &str, query: &str, k: usize) -> Result<Vec<Hit>> {
-        let ns = self.inner.namespace(namespace)?;
-        let ranked = self.inner.lexical_ranking(&ns, query, k)?;
-        self.inner.hydrate(&ns, ranked)
-    }
-
-    /// The top `k` records of `namespace` for `query` read in `syntax`: plain text (as
-    /// [`search_text`](Self::search_text)) or Whoosh's query language, scored as Whoosh
-    /// scores it (MemoryBench's BM25 baselines; see [`QuerySyntax::Whoosh`]).
-    pub fn search_query(
-        &self,
-        namespace: &str,
-        query: &str,
-        syntax: QuerySyntax,
-        k: usize,
-    ) -> Result<Vec<Hit>> {
-        let ns = self.inner.namespace(namespace)?;
-        let ranked = match syntax {
-            QuerySyntax::Plain => self.inner.lexical_ranking(&ns, query, k)?,
-            QuerySyntax::Whoosh => {
-                self.inner.check_lexical()?;
-                self.inner.whoosh_ranking(&ns, query, k)?
-            }
-        };
-        self.inner.hydrate(&ns, ranked)
-    }
-
-    /// The `k` records whose vector in `space` is most similar (cosine) to `query`.
-    pub fn search_vector(
-        &self,
-        namespace: &str,
-        space: &str,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<Hit>> {
-        let ns = self.inner.namespace(namespace)?;
-        let ranked = self.inner.vector_ranking(&ns, space, query, k)?;
-        self.inner.hydrate(&ns, ranked)
-    }
-
-    /// Lexical and vector search fused by reciprocal rank fusion (see [`HybridQuery`]).
-    pub fn search_hybrid(&self, namespace: &str, query: &HybridQuery) -> Result<Vec<Hit>> {
-        let ns = self.inner.namespace(namespace)?;
-        let n = query.candidates();
-        let ids = |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
-        let lexical = ids(self.inner.lexical_ranking(&ns, &query.text, n)?);
-        let vector = ids(self
-            .inner
-            .vector_ranking(&ns, &query.space, &query.vector, n)?);
-        let fused = reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, query.k);
-        self.inner.hydrate(&ns, fused)
     }
 }
 

@@ -1,12 +1,71 @@
-//! The rankings searches are made of: BM25 over plain text, cosine over a space's vectors, and
-//! the hydration of ranked ids into hits. (Whoosh query syntax ranks in [`crate::syntax`].)
+//! Search: the engine's search entry points, and the rankings they are made of (BM25 over
+//! plain text, cosine over a space's vectors, their fusion) with the hydration of ranked ids
+//! into hits. Whoosh query syntax ranks in [`crate::syntax`].
 
 use std::sync::atomic::Ordering;
 
-use crate::engine::{Inner, NamespaceState};
+use crate::engine::{Engine, Inner, NamespaceState};
 use crate::error::{Error, Result};
 use crate::record::RecordId;
-use crate::search::Hit;
+use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
+use crate::syntax::QuerySyntax;
+
+impl Engine {
+    /// The `k` best records for `query` by BM25, scored with this namespace's statistics only.
+    /// The query is plain text: operators, quotes and `field:` prefixes have no meaning.
+    pub fn search_text(&self, namespace: &str, query: &str, k: usize) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let ranked = self.inner.lexical_ranking(&ns, query, k)?;
+        self.inner.hydrate(&ns, ranked)
+    }
+
+    /// The top `k` records of `namespace` for `query` read in `syntax`: plain text (as
+    /// [`search_text`](Self::search_text)) or Whoosh's query language, scored as Whoosh
+    /// scores it (MemoryBench's BM25 baselines; see [`QuerySyntax::Whoosh`]).
+    pub fn search_query(
+        &self,
+        namespace: &str,
+        query: &str,
+        syntax: QuerySyntax,
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let ranked = match syntax {
+            QuerySyntax::Plain => self.inner.lexical_ranking(&ns, query, k)?,
+            QuerySyntax::Whoosh => {
+                self.inner.check_lexical()?;
+                self.inner.whoosh_ranking(&ns, query, k)?
+            }
+        };
+        self.inner.hydrate(&ns, ranked)
+    }
+
+    /// The `k` records whose vector in `space` is most similar (cosine) to `query`.
+    pub fn search_vector(
+        &self,
+        namespace: &str,
+        space: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let ranked = self.inner.vector_ranking(&ns, space, query, k)?;
+        self.inner.hydrate(&ns, ranked)
+    }
+
+    /// Lexical and vector search fused by reciprocal rank fusion (see [`HybridQuery`]).
+    pub fn search_hybrid(&self, namespace: &str, query: &HybridQuery) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        let n = query.candidates();
+        let ids = |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
+        let lexical = ids(self.inner.lexical_ranking(&ns, &query.text, n)?);
+        let vector = ids(self
+            .inner
+            .vector_ranking(&ns, &query.space, &query.vector, n)?);
+        let fused = reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, query.k);
+        self.inner.hydrate(&ns, fused)
+    }
+}
 
 impl Inner {
     /// Refuses lexical searches after the index missed a write.

@@ -18,6 +18,8 @@
 //! `configs/memory/memoryos.toml` files them as pages instead. Every tier is written through to
 //! the engine after each exchange (upstream writes its metadata only when the process exits).
 
+mod consolidate;
+mod gather;
 mod prompt;
 mod select;
 #[cfg(test)]
@@ -28,15 +30,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use futures::future::join_all;
 use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::Batch;
-use mb_llm::ops::{
-    Answer, Exchange, ExtractKnowledge, IsContinuous, Lang, MetaSummary, MultiTopicSummary, Topic,
-    UpdateProfile,
-};
+use mb_llm::ops::{Answer, Exchange, Lang};
 use mb_llm::{Message, Role};
 use parking_lot::Mutex;
 
@@ -47,15 +45,11 @@ use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
     MemorySystem, Retrieved, TrainingDialog,
 };
-use select::{session_to_join, sessions_to_read};
-use tiers::{
-    cosine, remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD, SHORT_TERM_CAPACITY,
-};
+use gather::Gathered;
+use tiers::{Qa, Session, Tiers, SHORT_TERM_CAPACITY};
 
 const CORE: &str = "core";
 const SESSION: &str = "session/";
-/// The summary upstream files a batch under when the model found no topic in it.
-const GENERAL_SUMMARY: &str = "General conversation segment from short-term memory.";
 
 /// The MemoryOS memory.
 pub struct MemoryOs {
@@ -128,296 +122,6 @@ impl MemoryOs {
         self.persist(&old, &tiers)?;
         *self.tiers.lock() = tiers;
         Ok(())
-    }
-
-    /// Turns evicted exchanges into pages and files them into sessions.
-    async fn file(
-        &self,
-        tiers: &mut Tiers,
-        evicted: Vec<Qa>,
-        lang: Lang,
-    ) -> Result<(), MemoryError> {
-        let memory = &self.context.llm.memory;
-        let texts: Vec<String> = evicted.iter().map(|qa| exchange(qa).render()).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = self.embedder.embed(&refs)?;
-        let mut pages = Vec::new();
-        for (qa, vector) in evicted.into_iter().zip(vectors) {
-            let current = exchange(&qa);
-            let (pre_page, meta_info) = match tiers.last_page.clone() {
-                Some(previous) => {
-                    tiers.llm_operations += 1;
-                    if memory
-                        .run(
-                            &IsContinuous::new(exchange(&previous.qa), current.clone()),
-                            lang,
-                        )
-                        .await?
-                    {
-                        tiers.llm_operations += 1;
-                        let meta = memory
-                            .run(
-                                &MetaSummary::new(Some(previous.meta_info.clone()), current),
-                                lang,
-                            )
-                            .await?;
-                        propagate(tiers, &previous.id, &meta);
-                        (Some(previous.id), meta)
-                    } else {
-                        tiers.llm_operations += 1;
-                        (
-                            None,
-                            memory.run(&MetaSummary::new(None, current), lang).await?,
-                        )
-                    }
-                }
-                None => {
-                    tiers.llm_operations += 1;
-                    (
-                        None,
-                        memory.run(&MetaSummary::new(None, current), lang).await?,
-                    )
-                }
-            };
-            let page = Page {
-                id: tiers.fresh("page"),
-                qa,
-                pre_page,
-                meta_info,
-                keywords: Vec::new(),
-                vector,
-                analyzed: false,
-            };
-            tiers.last_page = Some(page.clone());
-            pages.push(page);
-        }
-        let batch_text = texts.join("\n");
-        tiers.llm_operations += 1;
-        let mut topics: Vec<Topic> = memory
-            .run(&MultiTopicSummary::new(batch_text.clone()), lang)
-            .await?;
-        if topics.is_empty() {
-            // Upstream's fallback: one general session, keyworded by another summary call.
-            tiers.llm_operations += 1;
-            let keywords = memory
-                .run(&MultiTopicSummary::new(batch_text), lang)
-                .await?
-                .into_iter()
-                .flat_map(|t| t.keywords)
-                .collect();
-            topics.push(Topic {
-                theme: "general".into(),
-                keywords,
-                content: GENERAL_SUMMARY.into(),
-            });
-        }
-        for topic in topics.into_iter().take(2) {
-            self.insert(tiers, &topic, pages.clone(), lang).await?;
-        }
-        Ok(())
-    }
-
-    /// `insert_pages_into_session`: merge into the best matching session or open a new one.
-    async fn insert(
-        &self,
-        tiers: &mut Tiers,
-        topic: &Topic,
-        mut pages: Vec<Page>,
-        lang: Lang,
-    ) -> Result<(), MemoryError> {
-        let vector = self.embedder.embed_one(&topic.content)?;
-        let now = tiers.clock_ms;
-        let best = session_to_join(&tiers.sessions, &vector, &topic.keywords);
-        // Keywords of every page, one summary call each, independent of each other.
-        let calls: Vec<MultiTopicSummary> = pages
-            .iter()
-            .map(|page| MultiTopicSummary::new(exchange(&page.qa).render()))
-            .collect();
-        let memory = &self.context.llm.memory;
-        let keywords = join_all(calls.iter().map(|call| memory.run(call, lang))).await;
-        tiers.llm_operations += pages.len() as u64;
-        for (page, topics) in pages.iter_mut().zip(keywords) {
-            page.keywords = topics?.into_iter().flat_map(|t| t.keywords).collect();
-        }
-        match best {
-            Some(index) => {
-                let session = &mut tiers.sessions[index];
-                session.l_interaction += pages.len() as u64;
-                session.n_visit += 1;
-                session.last_visit_ms = now;
-                session.pages.extend(pages);
-            }
-            None => {
-                // A new session is keyworded by its summary alone (upstream's `add_session`);
-                // the topic's own keywords only served to match it.
-                tiers.llm_operations += 1;
-                let summary_keywords = self
-                    .context
-                    .llm
-                    .memory
-                    .run(&MultiTopicSummary::new(topic.content.clone()), lang)
-                    .await?
-                    .into_iter()
-                    .flat_map(|t| t.keywords)
-                    .collect();
-                let id = tiers.fresh("session");
-                tiers.sessions.push(Session {
-                    id,
-                    summary: topic.content.clone(),
-                    keywords: summary_keywords,
-                    vector,
-                    l_interaction: pages.len() as u64,
-                    pages,
-                    n_visit: 0,
-                    last_visit_ms: now,
-                    access_count: 0,
-                });
-                tiers.evict_lfu();
-            }
-        }
-        Ok(())
-    }
-
-    /// Profile and knowledge from the hottest session's unanalysed pages, when it is hot.
-    async fn analyse_hottest(&self, tiers: &mut Tiers, lang: Lang) -> Result<(), MemoryError> {
-        let now = tiers.clock_ms;
-        let Some(index) = (0..tiers.sessions.len()).max_by(|&a, &b| {
-            tiers.sessions[a]
-                .heat(now)
-                .total_cmp(&tiers.sessions[b].heat(now))
-        }) else {
-            return Ok(());
-        };
-        let session = &tiers.sessions[index];
-        if session.heat(now) < HEAT_THRESHOLD || session.pages.iter().all(|p| p.analyzed) {
-            return Ok(());
-        }
-        let exchanges: Vec<Exchange> = session
-            .pages
-            .iter()
-            .filter(|p| !p.analyzed)
-            .map(|p| exchange(&p.qa))
-            .collect();
-        let memory = &self.context.llm.memory;
-        let profile = UpdateProfile::new(tiers.profile.clone(), exchanges.clone());
-        let knowledge = ExtractKnowledge::new(exchanges);
-        // The two analyses are independent: run them together.
-        let (profile, knowledge) =
-            futures::join!(memory.run(&profile, lang), memory.run(&knowledge, lang));
-        tiers.llm_operations += 2;
-        tiers.profile = Some(profile?);
-        let knowledge = knowledge?;
-        for (text, user) in [(knowledge.user_private, true), (knowledge.assistant, false)] {
-            let Some(text) = text.filter(|t| !t.trim().is_empty() && t.trim() != "None") else {
-                continue;
-            };
-            let entry = KnowledgeEntry {
-                vector: self.embedder.embed_one(&text)?,
-                text,
-                at_ms: now,
-            };
-            remember(
-                if user {
-                    &mut tiers.user_knowledge
-                } else {
-                    &mut tiers.assistant_knowledge
-                },
-                entry,
-            );
-        }
-        let session = &mut tiers.sessions[index];
-        for page in &mut session.pages {
-            page.analyzed = true;
-        }
-        session.n_visit = 0;
-        session.l_interaction = 0;
-        Ok(())
-    }
-
-    /// Retrieval for `query`: the `kept` best-scoring pages (upstream's retrieval queue
-    /// capacity, 7, is `retrieve_k`'s default), and the knowledge of both stores; marks the
-    /// sessions used as visited.
-    async fn gather(&self, query: &str, lang: Lang, kept: usize) -> Result<Gathered, MemoryError> {
-        let vector = self.embedder.embed_one(query)?;
-        let keywords: Vec<String> = self
-            .context
-            .llm
-            .memory
-            .run(&MultiTopicSummary::new(query), lang)
-            .await?
-            .into_iter()
-            .flat_map(|t| t.keywords)
-            .collect();
-        let old = self.tiers.lock().clone();
-        let mut tiers = old.clone();
-        let now = tiers.tick();
-        let mut pages: Vec<(f32, Page)> = Vec::new();
-        for (index, _) in sessions_to_read(&tiers.sessions, &vector, &keywords) {
-            let session = &mut tiers.sessions[index];
-            let found: Vec<(f32, Page)> =
-                top_by(&session.pages, 20, |p| cosine(&vector, &p.vector))
-                    .into_iter()
-                    .filter(|(_, score)| *score >= 0.1)
-                    .map(|(i, score)| (score, session.pages[i].clone()))
-                    .collect();
-            if !found.is_empty() {
-                session.n_visit += 1;
-                session.access_count += 1;
-                session.last_visit_ms = now;
-                pages.extend(found);
-            }
-        }
-        pages.sort_by(|a, b| b.0.total_cmp(&a.0));
-        pages.truncate(kept);
-        let knowledge = |store: &[KnowledgeEntry]| -> Vec<(f32, String)> {
-            top_by(store, 20, |e| cosine(&vector, &e.vector))
-                .into_iter()
-                .filter(|(_, score)| *score >= 0.01)
-                .map(|(i, score)| (score, store[i].text.clone()))
-                .collect()
-        };
-        let gathered = Gathered {
-            user_knowledge: knowledge(&tiers.user_knowledge),
-            assistant_knowledge: knowledge(&tiers.assistant_knowledge),
-            pages,
-            short_term: tiers.short_term.clone(),
-            profile: tiers.profile.clone(),
-        };
-        tiers.llm_operations += 1;
-        self.persist(&old, &tiers)?;
-        *self.tiers.lock() = tiers;
-        Ok(gathered)
-    }
-}
-
-/// What a question retrieved.
-struct Gathered {
-    pages: Vec<(f32, Page)>,
-    user_knowledge: Vec<(f32, String)>,
-    assistant_knowledge: Vec<(f32, String)>,
-    short_term: Vec<Qa>,
-    profile: Option<String>,
-}
-
-impl Gathered {
-    fn retrieved(&self) -> Vec<Retrieved> {
-        let pages = self.pages.iter().map(|(score, page)| Retrieved {
-            doc_id: page.id.clone(),
-            score: *score,
-            text: exchange(&page.qa).render(),
-            turns: page.qa.turns.clone(),
-        });
-        let knowledge = self
-            .user_knowledge
-            .iter()
-            .chain(&self.assistant_knowledge)
-            .map(|(score, text)| Retrieved {
-                doc_id: "knowledge".into(),
-                score: *score,
-                text: text.clone(),
-                turns: Vec::new(),
-            });
-        pages.chain(knowledge).collect()
     }
 }
 
@@ -607,27 +311,6 @@ fn exchange(qa: &Qa) -> Exchange {
     Exchange {
         user: qa.user.clone(),
         assistant: qa.assistant.clone(),
-    }
-}
-
-/// Writes the new thread summary into every page of the chain ending at `last`.
-fn propagate(tiers: &mut Tiers, last: &str, meta: &str) {
-    let mut current = Some(last.to_string());
-    let mut steps = 0;
-    while let Some(id) = current.take() {
-        steps += 1;
-        if steps > 10_000 {
-            break;
-        }
-        if let Some(page) = tiers.last_page.as_mut().filter(|p| p.id == id) {
-            page.meta_info = meta.to_string();
-        }
-        for session in &mut tiers.sessions {
-            for page in session.pages.iter_mut().filter(|p| p.id == id) {
-                page.meta_info = meta.to_string();
-                current = page.pre_page.clone();
-            }
-        }
     }
 }
 

@@ -1,0 +1,248 @@
+//! What becomes of exchanges evicted from the short-term queue: pages (continuity with the
+//! previous page, the thread's running summary), filed by topic into mid-term sessions; and,
+//! when a session is hot, the long-term user profile and knowledge drawn from its pages.
+
+use futures::future::join_all;
+use mb_llm::ops::{
+    Exchange, ExtractKnowledge, IsContinuous, Lang, MetaSummary, MultiTopicSummary, Topic,
+    UpdateProfile,
+};
+
+use super::select::session_to_join;
+use super::tiers::{remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD};
+use super::{exchange, MemoryOs};
+use crate::error::MemoryError;
+
+/// The summary upstream files a batch under when the model found no topic in it.
+const GENERAL_SUMMARY: &str = "General conversation segment from short-term memory.";
+
+impl MemoryOs {
+    /// Turns evicted exchanges into pages and files them into sessions.
+    pub(super) async fn file(
+        &self,
+        tiers: &mut Tiers,
+        evicted: Vec<Qa>,
+        lang: Lang,
+    ) -> Result<(), MemoryError> {
+        let memory = &self.context.llm.memory;
+        let texts: Vec<String> = evicted.iter().map(|qa| exchange(qa).render()).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = self.embedder.embed(&refs)?;
+        let mut pages = Vec::new();
+        for (qa, vector) in evicted.into_iter().zip(vectors) {
+            let current = exchange(&qa);
+            let (pre_page, meta_info) = match tiers.last_page.clone() {
+                Some(previous) => {
+                    tiers.llm_operations += 1;
+                    if memory
+                        .run(
+                            &IsContinuous::new(exchange(&previous.qa), current.clone()),
+                            lang,
+                        )
+                        .await?
+                    {
+                        tiers.llm_operations += 1;
+                        let meta = memory
+                            .run(
+                                &MetaSummary::new(Some(previous.meta_info.clone()), current),
+                                lang,
+                            )
+                            .await?;
+                        propagate(tiers, &previous.id, &meta);
+                        (Some(previous.id), meta)
+                    } else {
+                        tiers.llm_operations += 1;
+                        (
+                            None,
+                            memory.run(&MetaSummary::new(None, current), lang).await?,
+                        )
+                    }
+                }
+                None => {
+                    tiers.llm_operations += 1;
+                    (
+                        None,
+                        memory.run(&MetaSummary::new(None, current), lang).await?,
+                    )
+                }
+            };
+            let page = Page {
+                id: tiers.fresh("page"),
+                qa,
+                pre_page,
+                meta_info,
+                keywords: Vec::new(),
+                vector,
+                analyzed: false,
+            };
+            tiers.last_page = Some(page.clone());
+            pages.push(page);
+        }
+        let batch_text = texts.join("\n");
+        tiers.llm_operations += 1;
+        let mut topics: Vec<Topic> = memory
+            .run(&MultiTopicSummary::new(batch_text.clone()), lang)
+            .await?;
+        if topics.is_empty() {
+            // Upstream's fallback: one general session, keyworded by another summary call.
+            tiers.llm_operations += 1;
+            let keywords = memory
+                .run(&MultiTopicSummary::new(batch_text), lang)
+                .await?
+                .into_iter()
+                .flat_map(|t| t.keywords)
+                .collect();
+            topics.push(Topic {
+                theme: "general".into(),
+                keywords,
+                content: GENERAL_SUMMARY.into(),
+            });
+        }
+        for topic in topics.into_iter().take(2) {
+            self.insert(tiers, &topic, pages.clone(), lang).await?;
+        }
+        Ok(())
+    }
+
+    /// `insert_pages_into_session`: merge into the best matching session or open a new one.
+    pub(super) async fn insert(
+        &self,
+        tiers: &mut Tiers,
+        topic: &Topic,
+        mut pages: Vec<Page>,
+        lang: Lang,
+    ) -> Result<(), MemoryError> {
+        let vector = self.embedder.embed_one(&topic.content)?;
+        let now = tiers.clock_ms;
+        let best = session_to_join(&tiers.sessions, &vector, &topic.keywords);
+        // Keywords of every page, one summary call each, independent of each other.
+        let calls: Vec<MultiTopicSummary> = pages
+            .iter()
+            .map(|page| MultiTopicSummary::new(exchange(&page.qa).render()))
+            .collect();
+        let memory = &self.context.llm.memory;
+        let keywords = join_all(calls.iter().map(|call| memory.run(call, lang))).await;
+        tiers.llm_operations += pages.len() as u64;
+        for (page, topics) in pages.iter_mut().zip(keywords) {
+            page.keywords = topics?.into_iter().flat_map(|t| t.keywords).collect();
+        }
+        match best {
+            Some(index) => {
+                let session = &mut tiers.sessions[index];
+                session.l_interaction += pages.len() as u64;
+                session.n_visit += 1;
+                session.last_visit_ms = now;
+                session.pages.extend(pages);
+            }
+            None => {
+                // A new session is keyworded by its summary alone (upstream's `add_session`);
+                // the topic's own keywords only served to match it.
+                tiers.llm_operations += 1;
+                let summary_keywords = self
+                    .context
+                    .llm
+                    .memory
+                    .run(&MultiTopicSummary::new(topic.content.clone()), lang)
+                    .await?
+                    .into_iter()
+                    .flat_map(|t| t.keywords)
+                    .collect();
+                let id = tiers.fresh("session");
+                tiers.sessions.push(Session {
+                    id,
+                    summary: topic.content.clone(),
+                    keywords: summary_keywords,
+                    vector,
+                    l_interaction: pages.len() as u64,
+                    pages,
+                    n_visit: 0,
+                    last_visit_ms: now,
+                    access_count: 0,
+                });
+                tiers.evict_lfu();
+            }
+        }
+        Ok(())
+    }
+
+    /// Profile and knowledge from the hottest session's unanalysed pages, when it is hot.
+    pub(super) async fn analyse_hottest(
+        &self,
+        tiers: &mut Tiers,
+        lang: Lang,
+    ) -> Result<(), MemoryError> {
+        let now = tiers.clock_ms;
+        let Some(index) = (0..tiers.sessions.len()).max_by(|&a, &b| {
+            tiers.sessions[a]
+                .heat(now)
+                .total_cmp(&tiers.sessions[b].heat(now))
+        }) else {
+            return Ok(());
+        };
+        let session = &tiers.sessions[index];
+        if session.heat(now) < HEAT_THRESHOLD || session.pages.iter().all(|p| p.analyzed) {
+            return Ok(());
+        }
+        let exchanges: Vec<Exchange> = session
+            .pages
+            .iter()
+            .filter(|p| !p.analyzed)
+            .map(|p| exchange(&p.qa))
+            .collect();
+        let memory = &self.context.llm.memory;
+        let profile = UpdateProfile::new(tiers.profile.clone(), exchanges.clone());
+        let knowledge = ExtractKnowledge::new(exchanges);
+        // The two analyses are independent: run them together.
+        let (profile, knowledge) =
+            futures::join!(memory.run(&profile, lang), memory.run(&knowledge, lang));
+        tiers.llm_operations += 2;
+        tiers.profile = Some(profile?);
+        let knowledge = knowledge?;
+        for (text, user) in [(knowledge.user_private, true), (knowledge.assistant, false)] {
+            let Some(text) = text.filter(|t| !t.trim().is_empty() && t.trim() != "None") else {
+                continue;
+            };
+            let entry = KnowledgeEntry {
+                vector: self.embedder.embed_one(&text)?,
+                text,
+                at_ms: now,
+            };
+            remember(
+                if user {
+                    &mut tiers.user_knowledge
+                } else {
+                    &mut tiers.assistant_knowledge
+                },
+                entry,
+            );
+        }
+        let session = &mut tiers.sessions[index];
+        for page in &mut session.pages {
+            page.analyzed = true;
+        }
+        session.n_visit = 0;
+        session.l_interaction = 0;
+        Ok(())
+    }
+}
+
+/// Writes the new thread summary into every page of the chain ending at `last`.
+fn propagate(tiers: &mut Tiers, last: &str, meta: &str) {
+    let mut current = Some(last.to_string());
+    let mut steps = 0;
+    while let Some(id) = current.take() {
+        steps += 1;
+        if steps > 10_000 {
+            break;
+        }
+        if let Some(page) = tiers.last_page.as_mut().filter(|p| p.id == id) {
+            page.meta_info = meta.to_string();
+        }
+        for session in &mut tiers.sessions {
+            for page in session.pages.iter_mut().filter(|p| p.id == id) {
+                page.meta_info = meta.to_string();
+                current = page.pre_page.clone();
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! What a question reads from MemoryOS: the best pages of the nearest relevant sessions,
+//! knowledge from both stores, the short-term queue and the profile (and the visits it pays the
+//! sessions it used).
+
+use mb_llm::ops::{Lang, MultiTopicSummary};
+
+use super::select::sessions_to_read;
+use super::tiers::{cosine, KnowledgeEntry, Page, Qa};
+use super::{exchange, top_by, MemoryOs};
+use crate::error::MemoryError;
+use crate::system::Retrieved;
+
+impl MemoryOs {
+    /// Retrieval for `query`: the `kept` best-scoring pages (upstream's retrieval queue
+    /// capacity, 7, is `retrieve_k`'s default), and the knowledge of both stores; marks the
+    /// sessions used as visited.
+    pub(super) async fn gather(
+        &self,
+        query: &str,
+        lang: Lang,
+        kept: usize,
+    ) -> Result<Gathered, MemoryError> {
+        let vector = self.embedder.embed_one(query)?;
+        let keywords: Vec<String> = self
+            .context
+            .llm
+            .memory
+            .run(&MultiTopicSummary::new(query), lang)
+            .await?
+            .into_iter()
+            .flat_map(|t| t.keywords)
+            .collect();
+        let old = self.tiers.lock().clone();
+        let mut tiers = old.clone();
+        let now = tiers.tick();
+        let mut pages: Vec<(f32, Page)> = Vec::new();
+        for (index, _) in sessions_to_read(&tiers.sessions, &vector, &keywords) {
+            let session = &mut tiers.sessions[index];
+            let found: Vec<(f32, Page)> =
+                top_by(&session.pages, 20, |p| cosine(&vector, &p.vector))
+                    .into_iter()
+                    .filter(|(_, score)| *score >= 0.1)
+                    .map(|(i, score)| (score, session.pages[i].clone()))
+                    .collect();
+            if !found.is_empty() {
+                session.n_visit += 1;
+                session.access_count += 1;
+                session.last_visit_ms = now;
+                pages.extend(found);
+            }
+        }
+        pages.sort_by(|a, b| b.0.total_cmp(&a.0));
+        pages.truncate(kept);
+        let knowledge = |store: &[KnowledgeEntry]| -> Vec<(f32, String)> {
+            top_by(store, 20, |e| cosine(&vector, &e.vector))
+                .into_iter()
+                .filter(|(_, score)| *score >= 0.01)
+                .map(|(i, score)| (score, store[i].text.clone()))
+                .collect()
+        };
+        let gathered = Gathered {
+            user_knowledge: knowledge(&tiers.user_knowledge),
+            assistant_knowledge: knowledge(&tiers.assistant_knowledge),
+            pages,
+            short_term: tiers.short_term.clone(),
+            profile: tiers.profile.clone(),
+        };
+        tiers.llm_operations += 1;
+        self.persist(&old, &tiers)?;
+        *self.tiers.lock() = tiers;
+        Ok(gathered)
+    }
+}
+
+/// What a question retrieved.
+pub(super) struct Gathered {
+    pub(super) pages: Vec<(f32, Page)>,
+    pub(super) user_knowledge: Vec<(f32, String)>,
+    pub(super) assistant_knowledge: Vec<(f32, String)>,
+    pub(super) short_term: Vec<Qa>,
+    pub(super) profile: Option<String>,
+}
+
+impl Gathered {
+    pub(super) fn retrieved(&self) -> Vec<Retrieved> {
+        let pages = self.pages.iter().map(|(score, page)| Retrieved {
+            doc_id: page.id.clone(),
+            score: *score,
+            text: exchange(&page.qa).render(),
+            turns: page.qa.turns.clone(),
+        });
+        let knowledge = self
+            .user_knowledge
+            .iter()
+            .chain(&self.assistant_knowledge)
+            .map(|(score, text)| Retrieved {
+                doc_id: "knowledge".into(),
+                score: *score,
+                text: text.clone(),
+                turns: Vec::new(),
+            });
+        pages.chain(knowledge).collect()
+    }
+}
