@@ -3,8 +3,8 @@
 //! MemoryBench uses four models: the answering model, the model inside memory systems (fact
 //! extraction, summaries, …), the user simulator, and the LLM judge. Each role is configured on
 //! its own (`configs/llm/*.toml`); a role without an endpoint runs offline. [`LlmStack`] builds
-//! the four backends with the record cache and the shared accounting ledger in front of every
-//! model.
+//! the four backends with the record cache, the role's output limits and the shared accounting
+//! ledger in front of every model.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::endpoint::EndpointConfig;
 use crate::error::{LlmError, Result};
 use crate::ledger::{Ledger, MeteredProvider, TokenCounter};
+use crate::limits::{LimitedProvider, OutputLimits};
 use crate::ops::Backend;
 use crate::record::{CacheMode, RecordedProvider};
 use crate::{AnthropicProvider, ChatProvider, OpenAiProvider};
@@ -72,17 +73,48 @@ impl LlmSettings {
             field: "settings file",
             reason: format!("{}: {e}", path.display()),
         })?;
-        toml::from_str(&text).map_err(|e| LlmError::Config {
+        let settings: LlmSettings = toml::from_str(&text).map_err(|e| LlmError::Config {
             field: "settings file",
             reason: format!("{}: {e}", path.display()),
-        })
+        })?;
+        for (role, role_settings) in settings.roles() {
+            if let Err(LlmError::Config { field, reason }) = role_settings.output_limits() {
+                return Err(LlmError::Config {
+                    field,
+                    reason: format!("{}: [{role}] {reason}", path.display()),
+                });
+            }
+        }
+        Ok(settings)
+    }
+
+    /// Each role's settings under its name.
+    fn roles(&self) -> [(&'static str, &RoleSettings); 4] {
+        [
+            ("answer", &self.answer),
+            ("memory", &self.memory),
+            ("simulator", &self.simulator),
+            ("judge", &self.judge),
+        ]
     }
 
     /// Whether no role needs a model.
     pub fn is_offline(&self) -> bool {
-        [&self.answer, &self.memory, &self.simulator, &self.judge]
+        self.roles()
             .iter()
-            .all(|r| **r == RoleSettings::Offline)
+            .all(|(_, r)| **r == RoleSettings::Offline)
+    }
+}
+
+impl RoleSettings {
+    /// The output limits the role's requests are sent with (none offline).
+    pub fn output_limits(&self) -> Result<OutputLimits> {
+        match self {
+            RoleSettings::Offline => Ok(OutputLimits::default()),
+            RoleSettings::Openai(endpoint) | RoleSettings::Anthropic(endpoint) => {
+                OutputLimits::of(endpoint)
+            }
+        }
     }
 }
 
@@ -137,6 +169,7 @@ impl LlmStack {
                     Box::new(AnthropicProvider::new(endpoint.clone())?)
                 }
             };
+            let limits = role_settings.output_limits()?;
             let provider: Box<dyn ChatProvider> = match (cache, &engine) {
                 (CacheMode::Off, _) => provider,
                 (mode, Some(engine)) => {
@@ -149,6 +182,12 @@ impl LlmStack {
                             .to_string(),
                     })
                 }
+            };
+            // Limits apply before the record cache keys the request.
+            let provider: Box<dyn ChatProvider> = if limits.is_empty() {
+                provider
+            } else {
+                Box::new(LimitedProvider::new(provider, limits))
             };
             let counter = match &settings.tokenizer {
                 Some(path) => TokenCounter::from_file(path)?,
