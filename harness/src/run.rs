@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use crate::cost::{Cost, DialogCost, MemoryBuilt};
 use crate::data::DataArgs;
+use crate::progress::ModelProgress;
 use crate::runtime::{self, HarnessError, Store};
 
 /// Flags every regime takes.
@@ -379,13 +380,18 @@ pub fn as_training<'a>((row, dataset, dialog): &SetDialog<'a>) -> TrainingDialog
 }
 
 /// Memorises `dialogs` in order, measuring each, and skipping (and counting) those the system
-/// cannot take.
+/// cannot take; a progress bar shows the dialogs memorised and the model calls they took.
 pub async fn memorize(
     system: &dyn MemorySystem,
     label: &str,
     dialogs: &[TrainingDialog<'_>],
 ) -> Result<MemoryBuilt, HarnessError> {
-    let bar = progress(dialogs.len() as u64, label);
+    let bar = ModelProgress::new(
+        dialogs.len() as u64,
+        label,
+        "dialogs",
+        &system.context().llm,
+    );
     let mut built = MemoryBuilt {
         dialogs: dialogs.len(),
         ..MemoryBuilt::default()
@@ -408,9 +414,8 @@ pub async fn memorize(
             skipped,
             cost,
         });
-        bar.inc(1);
+        bar.inc();
     }
-    bar.finish_and_clear();
     Ok(built)
 }
 

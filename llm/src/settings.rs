@@ -6,6 +6,7 @@
 //! the four backends with the record cache, the role's output limits and the shared accounting
 //! ledger in front of every model.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::endpoint::EndpointConfig;
 use crate::error::{LlmError, Result};
-use crate::ledger::{Ledger, MeteredProvider, TokenCounter};
+use crate::ledger::{Ledger, MeteredProvider, ModelUsage, TokenCounter};
 use crate::limits::{LimitedProvider, OutputLimits};
 use crate::ops::Backend;
 use crate::record::{CacheMode, RecordedProvider};
@@ -135,18 +136,50 @@ pub struct LlmStack {
 impl LlmStack {
     /// Each role's fallbacks so far as `role/operation`, and a fresh count (per-run accounting,
     /// like [`Ledger::take`]).
-    pub fn take_fallbacks(&self) -> std::collections::BTreeMap<String, u64> {
-        let roles = [
+    pub fn take_fallbacks(&self) -> BTreeMap<String, u64> {
+        self.fallbacks_by_role(Backend::take_fallbacks)
+    }
+
+    /// Model calls and tokens over every role and fallbacks as `role/operation`, since the last
+    /// [`Ledger::take`] and [`LlmStack::take_fallbacks`], resetting nothing: what a progress
+    /// display shows while the run's accounting goes on.
+    pub fn usage_so_far(&self) -> ModelUsage {
+        let mut usage = ModelUsage {
+            fallbacks: self.fallbacks_by_role(Backend::fallbacks),
+            ..ModelUsage::default()
+        };
+        for stats in self.ledger.snapshot() {
+            usage.calls += stats.calls;
+            usage.input_tokens += stats.input_tokens;
+            usage.output_tokens += stats.output_tokens;
+        }
+        usage
+    }
+
+    /// Whether any role calls a model.
+    pub fn uses_a_model(&self) -> bool {
+        self.roles()
+            .iter()
+            .any(|(_, backend)| !backend.is_offline())
+    }
+
+    fn roles(&self) -> [(&'static str, &Backend); 4] {
+        [
             ("answer", &self.answer),
             ("memory", &self.memory),
             ("simulator", &self.simulator),
             ("judge", &self.judge),
-        ];
-        roles
+        ]
+    }
+
+    fn fallbacks_by_role(
+        &self,
+        read: impl Fn(&Backend) -> BTreeMap<&'static str, u64>,
+    ) -> BTreeMap<String, u64> {
+        self.roles()
             .into_iter()
             .flat_map(|(role, backend)| {
-                backend
-                    .take_fallbacks()
+                read(backend)
                     .into_iter()
                     .map(move |(operation, count)| (format!("{role}/{operation}"), count))
             })

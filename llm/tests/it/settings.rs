@@ -98,6 +98,32 @@ async fn a_stack_records_meters_and_replays() {
         (2, 1, 60)
     );
 
+    // Unusable output ("Pixel." is no keyword list): re-asked twice, then the fallback. A
+    // progress display reads calls, tokens and fallbacks without resetting them.
+    let keywords = QueryKeywords::new("Maya's dog", 3);
+    assert!(stack
+        .answer
+        .run(&keywords, Lang::En)
+        .await
+        .unwrap()
+        .is_empty());
+    let usage = stack.usage_so_far();
+    assert_eq!(
+        (usage.calls, usage.input_tokens, usage.output_tokens),
+        (5, 150, 10)
+    );
+    assert_eq!(
+        usage.fallbacks,
+        std::collections::BTreeMap::from([("answer/query_keywords".to_string(), 1)])
+    );
+    assert_eq!(stack.usage_so_far(), usage, "reading resets nothing");
+    assert!(
+        stack.uses_a_model()
+            && !LlmStack::build(&LlmSettings::default(), CacheMode::Off, None)
+                .unwrap()
+                .uses_a_model()
+    );
+
     let replay = LlmStack::build(&settings, CacheMode::Replay, Some(engine)).unwrap();
     assert_eq!(
         replay.answer.run(&question, Lang::En).await.unwrap(),
