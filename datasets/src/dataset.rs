@@ -175,6 +175,14 @@ impl Dataset {
         }
     }
 
+    /// Keeps the first `n` rows of each split (as stored), to size a run; a corpus is kept
+    /// whole.
+    pub fn keep_first(&mut self, n: usize) {
+        self.train.truncate(n);
+        self.test.truncate(n);
+        self.by_idx.retain(|_, &mut (_, position)| position < n);
+    }
+
     /// How its corpus is stored, when it has one.
     pub fn corpus_format(&self) -> Option<CorpusFormat> {
         CorpusFormat::of(self.name())

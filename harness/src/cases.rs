@@ -20,7 +20,8 @@ use serde_json::{json, Value};
 use crate::backoff::{answer_case, refuse_all_failed, AnswerFailures};
 use crate::cost::CaseTiming;
 use crate::evaluation::{evaluate_run, summarize};
-use crate::run::{file_error, progress, RunArgs, Setup};
+use crate::progress::ModelProgress;
+use crate::run::{file_error, RunArgs, Setup};
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
 
@@ -63,7 +64,7 @@ pub async fn answer_rows(
     base: CaseTiming,
     mut sink: impl FnMut(&Finished) -> Result<(), HarnessError>,
 ) -> Result<Vec<Finished>, HarnessError> {
-    let bar = progress(rows.len() as u64, label);
+    let bar = ModelProgress::new(rows.len() as u64, label, "cases", &system.context().llm);
     let mut answers = stream::iter(rows.into_iter().map(|row| async move {
         let messages = row.input.initial_messages();
         let (answered, usage) = usage_of(answer_case(system, &messages, row.lang, k)).await;
@@ -99,9 +100,8 @@ pub async fn answer_rows(
         };
         sink(&entry)?;
         finished.push(entry);
-        bar.inc(1);
+        bar.inc();
     }
-    bar.finish_and_clear();
     Ok(finished)
 }
 

@@ -15,6 +15,7 @@ use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 
 use crate::cost::Cost;
+use crate::progress::ModelProgress;
 use crate::run::Setup;
 use crate::runtime::HarnessError;
 
@@ -57,9 +58,12 @@ impl<'a> CorpusCopy<'a> {
             );
         }
         let system = setup.system(spec, &namespace)?;
+        let label = format!("{} memorising the corpus", spec.name);
+        let bar = ModelProgress::new(1, &label, "conversations", &setup.llm);
         let work = system.memorize_corpus(conversation, format);
         let (outcome, cost) = Cost::measure(system.as_ref(), work).await?;
         outcome?;
+        bar.inc();
         let copy = CorpusCopy {
             setup,
             namespace,

@@ -20,6 +20,7 @@ mod import;
 mod memory_cache;
 mod offpolicy;
 mod onpolicy;
+mod progress;
 mod report;
 mod retrieve;
 mod run;

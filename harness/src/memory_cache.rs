@@ -68,15 +68,10 @@ impl MemoryInputs {
             hash.update(serde_json::to_vec(&entry).map_err(json)?);
             hash.update(b"\n");
         }
-        let memory_model = match &llm.memory {
-            RoleSettings::Offline => "offline".to_string(),
-            RoleSettings::Openai(e) => format!("openai {} at {}", e.model, e.base_url),
-            RoleSettings::Anthropic(e) => format!("anthropic {} at {}", e.model, e.base_url),
-        };
         Ok(MemoryInputs {
             format: CACHE_FORMAT,
             settings: serde_json::to_value(&context.settings).map_err(json)?,
-            memory_model: format!("{memory_model}, {} re-asks", llm.reasks),
+            memory_model: memory_model(llm),
             embedder: context
                 .embedder
                 .as_ref()
@@ -130,6 +125,27 @@ impl MemoryInputs {
         }
         out
     }
+}
+
+/// The memory role as it shapes a memory: provider, model, endpoint, output limits (when set)
+/// and re-asks.
+fn memory_model(llm: &LlmSettings) -> String {
+    let (provider, endpoint) = match &llm.memory {
+        RoleSettings::Offline => return format!("offline, {} re-asks", llm.reasks),
+        RoleSettings::Openai(e) => ("openai", e),
+        RoleSettings::Anthropic(e) => ("anthropic", e),
+    };
+    let mut limits = String::new();
+    if let Some(cap) = endpoint.max_tokens {
+        limits.push_str(&format!(", max_tokens {cap}"));
+    }
+    for (operation, cap) in &endpoint.max_tokens_per_operation {
+        limits.push_str(&format!(", {operation} max_tokens {cap}"));
+    }
+    format!(
+        "{provider} {} at {}{limits}, {} re-asks",
+        endpoint.model, endpoint.base_url, llm.reasks
+    )
 }
 
 /// Top-level keys whose values differ between two JSON objects.
@@ -222,6 +238,22 @@ mod tests {
             lang: "en".into(),
             dialogs: "ab".into(),
         }
+    }
+
+    #[test]
+    fn output_limits_are_part_of_the_memory_model() {
+        let text = "[memory]\nprovider = \"vllm\"\nbase_url = \"http://h/v1\"\nmodel = \"m\"\n";
+        let plain: LlmSettings = toml::from_str(text).unwrap();
+        assert_eq!(memory_model(&plain), "openai m at http://h/v1, 2 re-asks");
+        let limited: LlmSettings = toml::from_str(&format!(
+            "{text}max_tokens = 256\n[memory.max_tokens_per_operation]\nmeta_summary = 128\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            memory_model(&limited),
+            "openai m at http://h/v1, max_tokens 256, meta_summary max_tokens 128, 2 re-asks"
+        );
+        assert_eq!(memory_model(&LlmSettings::default()), "offline, 2 re-asks");
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::backoff::answer_case;
 use crate::cases::{answer_test_sets, print_table, Outcome};
 use crate::converse::{converse, Opening, Rounds};
 use crate::offpolicy::MEMORISATION;
+use crate::progress::ModelProgress;
 use crate::run::{run_dir, RunArgs, Setup};
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
@@ -148,6 +149,8 @@ async fn run_system(
             recorded
         } else {
             memory.unsettle()?;
+            let label = format!("{} feedback dialogs (step {step})", spec.name);
+            let bar = ModelProgress::new(drawn.len() as u64, &label, "dialogs", &setup.llm);
             let collected = stream::iter(drawn.into_iter().map(|pool_index| {
                 let (dataset_index, row) = pool[pool_index];
                 let dataset = &setup.datasets[dataset_index];
@@ -162,8 +165,10 @@ async fn run_system(
                 )
             }))
             .buffered(run.threads.max(1))
+            .inspect_ok(|_| bar.inc())
             .try_collect()
             .await?;
+            drop(bar);
             step_files.write(TRAIN_DIALOGS, &collected)?;
             collected
         };

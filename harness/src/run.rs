@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use crate::cost::{Cost, DialogCost, MemoryBuilt};
 use crate::data::DataArgs;
+use crate::progress::ModelProgress;
 use crate::runtime::{self, HarnessError, Store};
 
 /// Flags every regime takes.
@@ -65,6 +66,11 @@ pub struct RunArgs {
     /// with) instead of starting a new one.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
+    /// Only the first N rows of each dataset's test and training splits (as stored): at most N
+    /// test cases per dataset, and at most N training dialogs per dataset where the regime
+    /// memorises or asks them. Sizes a run with a slow model; recorded in `run_config.json`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
     /// The date (`YYYY-MM-DD`) prompts give as today's (Mem0's fact extraction; upstream uses
     /// the day its process started). Recorded in `run_config.json`; `--resume` keeps the run's
     /// recorded date, and giving a recorded run's date replays it on any later day.
@@ -121,12 +127,16 @@ impl Setup {
                 "--resume continues one run: name its --baseline".into(),
             ));
         }
-        let datasets = load(
+        let mut datasets = load(
             args.data.source()?.as_ref(),
             &Catalog::builtin()?,
             kind,
             &args.set_name,
         )?;
+        if let Some(limit) = args.limit {
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            datasets.iter_mut().for_each(|d| d.keep_first(limit));
+        }
         if !memoryless && specs.iter().any(|s| s.name == "wo_memory") {
             return Err(HarnessError::Usage(
                 "this regime needs a memory: wo_memory has none".into(),
@@ -271,6 +281,7 @@ pub fn run_dir(
         "output_dir": args.output_dir,
         "threads": args.threads,
         "retrieve_k": args.retrieve_k,
+        "limit": args.limit,
         "date": args.date,
     });
     if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
@@ -293,6 +304,7 @@ pub fn run_dir(
             "memory_system",
             "data",
             "retrieve_k",
+            "limit",
             "memory_settings",
         ];
         let keys = defining.iter().copied().chain(
@@ -301,8 +313,10 @@ pub fn run_dir(
                 .into_iter()
                 .flat_map(|e| e.keys().map(String::as_str)),
         );
+        // A key a run recorded before it existed (`limit`) has its default, null.
         for key in keys {
-            if recorded.get(key) != config.get(key) {
+            if recorded.get(key).unwrap_or(&Value::Null) != config.get(key).unwrap_or(&Value::Null)
+            {
                 return Err(HarnessError::Usage(format!(
                     "--resume {}: the run was started with {key} = {}, this command has {}; \
                      resume with the run's own flags",
@@ -366,13 +380,18 @@ pub fn as_training<'a>((row, dataset, dialog): &SetDialog<'a>) -> TrainingDialog
 }
 
 /// Memorises `dialogs` in order, measuring each, and skipping (and counting) those the system
-/// cannot take.
+/// cannot take; a progress bar shows the dialogs memorised and the model calls they took.
 pub async fn memorize(
     system: &dyn MemorySystem,
     label: &str,
     dialogs: &[TrainingDialog<'_>],
 ) -> Result<MemoryBuilt, HarnessError> {
-    let bar = progress(dialogs.len() as u64, label);
+    let bar = ModelProgress::new(
+        dialogs.len() as u64,
+        label,
+        "dialogs",
+        &system.context().llm,
+    );
     let mut built = MemoryBuilt {
         dialogs: dialogs.len(),
         ..MemoryBuilt::default()
@@ -395,9 +414,8 @@ pub async fn memorize(
             skipped,
             cost,
         });
-        bar.inc(1);
+        bar.inc();
     }
-    bar.finish_and_clear();
     Ok(built)
 }
 

@@ -18,6 +18,7 @@ use mb_datasets::results::RunFiles;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::{CaseTiming, Cost, MemoryBuilt};
+use crate::progress::ModelProgress;
 use crate::run::{memorize, test_cases, RunArgs, Setup};
 use crate::runtime::HarnessError;
 
@@ -106,9 +107,13 @@ impl SteppedMemory {
                 if let (Some(conversation), Some(format)) =
                     (&dataset.corpus, dataset.corpus_format())
                 {
+                    let label = format!("memorising {}'s corpus", dataset.name());
+                    let llm = &system.context().llm;
+                    let bar = ModelProgress::new(1, &label, "conversations", llm);
                     let work = system.memorize_corpus(conversation, format);
                     let (outcome, cost) = Cost::measure(system, work).await?;
                     outcome?;
+                    bar.inc();
                     ingested.add(&cost);
                 }
             }

@@ -20,7 +20,8 @@ use tokio::sync::Semaphore;
 
 use crate::error::{LlmError, Result};
 
-/// Connection and robustness settings of one endpoint.
+/// Connection and robustness settings of one endpoint, and the output limits of the role that
+/// uses it (see [`crate::limits`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EndpointConfig {
@@ -43,6 +44,12 @@ pub struct EndpointConfig {
     /// Most requests in flight at once to this endpoint, across every provider of the process
     /// that uses the same base URL (the first one's value counts).
     pub max_concurrency: usize,
+    /// Most output tokens any request of the role asks for (default: each operation's own,
+    /// upstream's 2048 unless it sets another).
+    pub max_tokens: Option<u32>,
+    /// Most output tokens per operation name (`extract_facts`, `answer`, …), taking precedence
+    /// over `max_tokens`.
+    pub max_tokens_per_operation: BTreeMap<String, u32>,
 }
 
 impl Default for EndpointConfig {
@@ -56,6 +63,8 @@ impl Default for EndpointConfig {
             initial_backoff_secs: 1.0,
             max_backoff_secs: 60.0,
             max_concurrency: 16,
+            max_tokens: None,
+            max_tokens_per_operation: BTreeMap::new(),
         }
     }
 }

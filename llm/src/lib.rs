@@ -12,7 +12,8 @@
 //! model or offline.
 //!
 //! Providers compose: a [`RecordedProvider`] stores answers in the engine and replays them, and
-//! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation.
+//! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation, and a
+//! [`LimitedProvider`] sends requests with a role's [`OutputLimits`].
 
 mod anthropic;
 mod args;
@@ -20,6 +21,7 @@ mod endpoint;
 mod error;
 mod json;
 mod ledger;
+mod limits;
 mod openai;
 pub mod ops;
 mod record;
@@ -37,6 +39,7 @@ pub use endpoint::EndpointConfig;
 pub use error::{LlmError, Result};
 pub use json::extract_json;
 pub use ledger::{usage_of, Ledger, MeteredProvider, ModelUsage, OperationStats, TokenCounter};
+pub use limits::{LimitedProvider, OutputLimits};
 pub use openai::OpenAiProvider;
 pub use record::{CacheMode, RecordedProvider, RECORD_NAMESPACE};
 pub use settings::{LlmSettings, LlmStack, RoleSettings};

@@ -3,9 +3,10 @@
 //! MemoryBench uses four models: the answering model, the model inside memory systems (fact
 //! extraction, summaries, …), the user simulator, and the LLM judge. Each role is configured on
 //! its own (`configs/llm/*.toml`); a role without an endpoint runs offline. [`LlmStack`] builds
-//! the four backends with the record cache and the shared accounting ledger in front of every
-//! model.
+//! the four backends with the record cache, the role's output limits and the shared accounting
+//! ledger in front of every model.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::endpoint::EndpointConfig;
 use crate::error::{LlmError, Result};
-use crate::ledger::{Ledger, MeteredProvider, TokenCounter};
+use crate::ledger::{Ledger, MeteredProvider, ModelUsage, TokenCounter};
+use crate::limits::{LimitedProvider, OutputLimits};
 use crate::ops::Backend;
 use crate::record::{CacheMode, RecordedProvider};
 use crate::{AnthropicProvider, ChatProvider, OpenAiProvider};
@@ -72,17 +74,48 @@ impl LlmSettings {
             field: "settings file",
             reason: format!("{}: {e}", path.display()),
         })?;
-        toml::from_str(&text).map_err(|e| LlmError::Config {
+        let settings: LlmSettings = toml::from_str(&text).map_err(|e| LlmError::Config {
             field: "settings file",
             reason: format!("{}: {e}", path.display()),
-        })
+        })?;
+        for (role, role_settings) in settings.roles() {
+            if let Err(LlmError::Config { field, reason }) = role_settings.output_limits() {
+                return Err(LlmError::Config {
+                    field,
+                    reason: format!("{}: [{role}] {reason}", path.display()),
+                });
+            }
+        }
+        Ok(settings)
+    }
+
+    /// Each role's settings under its name.
+    fn roles(&self) -> [(&'static str, &RoleSettings); 4] {
+        [
+            ("answer", &self.answer),
+            ("memory", &self.memory),
+            ("simulator", &self.simulator),
+            ("judge", &self.judge),
+        ]
     }
 
     /// Whether no role needs a model.
     pub fn is_offline(&self) -> bool {
-        [&self.answer, &self.memory, &self.simulator, &self.judge]
+        self.roles()
             .iter()
-            .all(|r| **r == RoleSettings::Offline)
+            .all(|(_, r)| **r == RoleSettings::Offline)
+    }
+}
+
+impl RoleSettings {
+    /// The output limits the role's requests are sent with (none offline).
+    pub fn output_limits(&self) -> Result<OutputLimits> {
+        match self {
+            RoleSettings::Offline => Ok(OutputLimits::default()),
+            RoleSettings::Openai(endpoint) | RoleSettings::Anthropic(endpoint) => {
+                OutputLimits::of(endpoint)
+            }
+        }
     }
 }
 
@@ -103,18 +136,50 @@ pub struct LlmStack {
 impl LlmStack {
     /// Each role's fallbacks so far as `role/operation`, and a fresh count (per-run accounting,
     /// like [`Ledger::take`]).
-    pub fn take_fallbacks(&self) -> std::collections::BTreeMap<String, u64> {
-        let roles = [
+    pub fn take_fallbacks(&self) -> BTreeMap<String, u64> {
+        self.fallbacks_by_role(Backend::take_fallbacks)
+    }
+
+    /// Model calls and tokens over every role and fallbacks as `role/operation`, since the last
+    /// [`Ledger::take`] and [`LlmStack::take_fallbacks`], resetting nothing: what a progress
+    /// display shows while the run's accounting goes on.
+    pub fn usage_so_far(&self) -> ModelUsage {
+        let mut usage = ModelUsage {
+            fallbacks: self.fallbacks_by_role(Backend::fallbacks),
+            ..ModelUsage::default()
+        };
+        for stats in self.ledger.snapshot() {
+            usage.calls += stats.calls;
+            usage.input_tokens += stats.input_tokens;
+            usage.output_tokens += stats.output_tokens;
+        }
+        usage
+    }
+
+    /// Whether any role calls a model.
+    pub fn uses_a_model(&self) -> bool {
+        self.roles()
+            .iter()
+            .any(|(_, backend)| !backend.is_offline())
+    }
+
+    fn roles(&self) -> [(&'static str, &Backend); 4] {
+        [
             ("answer", &self.answer),
             ("memory", &self.memory),
             ("simulator", &self.simulator),
             ("judge", &self.judge),
-        ];
-        roles
+        ]
+    }
+
+    fn fallbacks_by_role(
+        &self,
+        read: impl Fn(&Backend) -> BTreeMap<&'static str, u64>,
+    ) -> BTreeMap<String, u64> {
+        self.roles()
             .into_iter()
             .flat_map(|(role, backend)| {
-                backend
-                    .take_fallbacks()
+                read(backend)
                     .into_iter()
                     .map(move |(operation, count)| (format!("{role}/{operation}"), count))
             })
@@ -137,6 +202,7 @@ impl LlmStack {
                     Box::new(AnthropicProvider::new(endpoint.clone())?)
                 }
             };
+            let limits = role_settings.output_limits()?;
             let provider: Box<dyn ChatProvider> = match (cache, &engine) {
                 (CacheMode::Off, _) => provider,
                 (mode, Some(engine)) => {
@@ -149,6 +215,12 @@ impl LlmStack {
                             .to_string(),
                     })
                 }
+            };
+            // Limits apply before the record cache keys the request.
+            let provider: Box<dyn ChatProvider> = if limits.is_empty() {
+                provider
+            } else {
+                Box::new(LimitedProvider::new(provider, limits))
             };
             let counter = match &settings.tokenizer {
                 Some(path) => TokenCounter::from_file(path)?,

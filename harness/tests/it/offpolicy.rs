@@ -155,3 +155,66 @@ fn runs_record_their_memory_settings() {
     let stderr = String::from_utf8(resumed.stderr).unwrap();
     assert!(stderr.contains("memory_settings"), "{stderr}");
 }
+
+/// `--limit N` answers the first N test cases and memorises the first N training rows' dialogs
+/// of each dataset, is recorded, and `--resume` refuses another limit.
+#[test]
+fn limit_sizes_a_run_and_defines_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("store"), dir.path().join("runs"));
+    assert_ok(&off_policy(&store, &output, &["--limit", "2"]));
+    let run = run_dir(&output);
+    let predictions = json(run.join("predict.json"));
+    let per_dataset = |entries: &serde_json::Value, dataset: &str| {
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["dataset"] == dataset)
+            .count()
+    };
+    for dataset in ["Sample-Locomo", "Sample-Stories"] {
+        assert_eq!(per_dataset(&predictions, dataset), 2, "{dataset}");
+    }
+    assert_eq!(predictions.as_array().unwrap().len(), 4);
+    // Only the stories record training dialogs (16 of them without a limit).
+    let memorised = json(run.join("memorisation.json"));
+    assert_eq!(per_dataset(&memorised, "Sample-Stories"), 2);
+    assert_eq!(memorised.as_array().unwrap().len(), 2);
+    let config = json(run.join("run_config.json"));
+    assert_eq!(config["limit"], 2);
+    assert_eq!(json(run.join("summary.json"))["timing"]["cases"], 4);
+
+    let other = off_policy(
+        &store,
+        &output,
+        &["--limit", "3", "--resume", run.to_str().unwrap()],
+    );
+    assert!(!other.status.success());
+    let stderr = String::from_utf8(other.stderr).unwrap();
+    assert!(stderr.contains("limit = 2"), "{stderr}");
+    assert_ok(&off_policy(
+        &store,
+        &output,
+        &["--limit", "2", "--resume", run.to_str().unwrap()],
+    ));
+    assert!(!off_policy(&store, &output, &["--limit", "0"])
+        .status
+        .success());
+
+    // A run recorded before `--limit` existed resumes without one.
+    let older = dir.path().join("older");
+    std::fs::create_dir_all(&older).unwrap();
+    let mut config = config;
+    config.as_object_mut().unwrap().remove("limit");
+    std::fs::write(older.join("run_config.json"), config.to_string()).unwrap();
+    assert_ok(&off_policy(
+        &store,
+        &output,
+        &["--resume", older.to_str().unwrap()],
+    ));
+    assert_eq!(
+        json(older.join("predict.json")).as_array().unwrap().len(),
+        10
+    );
+}

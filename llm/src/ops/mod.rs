@@ -37,6 +37,31 @@ pub use memoryos::{
     UpdateProfile,
 };
 
+/// The name of every operation of the workspace (these and the LLM judges of `mb-datasets`):
+/// what output limits per operation may name.
+pub const OPERATION_NAMES: &[&str] = &[
+    "answer",
+    "query_keywords",
+    "extract_facts",
+    "decide_memory_updates",
+    "analyze_note",
+    "evolve_note",
+    "is_continuous",
+    "meta_summary",
+    "multi_topic_summary",
+    "update_profile",
+    "extract_knowledge",
+    "simulate_feedback",
+    "judge_match",
+    "judge_rubric",
+    "judge_checklist",
+    "judge_critic",
+    "judge_overall",
+    "judge_limitation_aspect",
+    "judge_limitation_subtype",
+    "judge_limitation_rating",
+];
+
 /// Language of an operation's prompt (and of the facts it records).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,7 +78,8 @@ pub trait Operation {
     /// What the operation produces.
     type Output;
 
-    /// Name used in accounting, logs and replay errors.
+    /// Name used in accounting, logs, replay errors and output limits (listed in
+    /// [`OPERATION_NAMES`]).
     fn name(&self) -> &'static str;
 
     /// The prompt.

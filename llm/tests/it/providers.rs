@@ -109,6 +109,7 @@ fn config(base: &str) -> EndpointConfig {
         initial_backoff_secs: 0.01,
         max_backoff_secs: 0.05,
         max_concurrency: 4,
+        ..EndpointConfig::default()
     }
 }
 

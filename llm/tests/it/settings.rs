@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::{Answer, Lang};
+use mb_llm::ops::{Answer, Lang, QueryKeywords, OPERATION_NAMES};
 use mb_llm::{CacheMode, LlmError, LlmSettings, LlmStack, Message, RoleSettings};
-use serde_json::json;
+use serde_json::{json, Value};
 use tiny_http::{Response, Server};
 
 fn config(name: &str) -> PathBuf {
@@ -98,6 +98,32 @@ async fn a_stack_records_meters_and_replays() {
         (2, 1, 60)
     );
 
+    // Unusable output ("Pixel." is no keyword list): re-asked twice, then the fallback. A
+    // progress display reads calls, tokens and fallbacks without resetting them.
+    let keywords = QueryKeywords::new("Maya's dog", 3);
+    assert!(stack
+        .answer
+        .run(&keywords, Lang::En)
+        .await
+        .unwrap()
+        .is_empty());
+    let usage = stack.usage_so_far();
+    assert_eq!(
+        (usage.calls, usage.input_tokens, usage.output_tokens),
+        (5, 150, 10)
+    );
+    assert_eq!(
+        usage.fallbacks,
+        std::collections::BTreeMap::from([("answer/query_keywords".to_string(), 1)])
+    );
+    assert_eq!(stack.usage_so_far(), usage, "reading resets nothing");
+    assert!(
+        stack.uses_a_model()
+            && !LlmStack::build(&LlmSettings::default(), CacheMode::Off, None)
+                .unwrap()
+                .uses_a_model()
+    );
+
     let replay = LlmStack::build(&settings, CacheMode::Replay, Some(engine)).unwrap();
     assert_eq!(
         replay.answer.run(&question, Lang::En).await.unwrap(),
@@ -127,4 +153,139 @@ async fn a_stack_records_meters_and_replays() {
         })
     ));
     assert!(LlmStack::build(&LlmSettings::default(), CacheMode::Record, None).is_ok());
+}
+
+/// A server that answers every request with `reply` and fixed usage, keeping each request body.
+fn recording_server(reply: &'static str) -> (String, Arc<std::sync::Mutex<Vec<Value>>>) {
+    let server = Server::http("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", server.server_addr().to_ip().unwrap());
+    let bodies = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    std::thread::spawn(move || {
+        for mut request in server.incoming_requests() {
+            let mut body = String::new();
+            request.as_reader().read_to_string(&mut body).unwrap();
+            seen.lock()
+                .unwrap()
+                .push(serde_json::from_str::<Value>(&body).unwrap());
+            let body = json!({"choices": [{"message": {"content": reply}, "finish_reason": "stop"}],
+                              "usage": {"prompt_tokens": 41, "completion_tokens": 7}});
+            let _ = request.respond(Response::from_string(body.to_string()));
+        }
+    });
+    (base, bodies)
+}
+
+#[tokio::test]
+async fn output_limits_cap_what_each_role_and_operation_asks_for() {
+    let (base, bodies) = recording_server(r#"{"keywords": ["dog"]}"#);
+    let endpoint = format!("provider = \"vllm\"\nbase_url = \"{base}\"\nmodel = \"m\"\n");
+    let settings: LlmSettings = toml::from_str(&format!(
+        "[answer]\n{endpoint}max_tokens = 128\n\
+         [memory]\n{endpoint}max_tokens = 256\n\
+         [memory.max_tokens_per_operation]\nquery_keywords = 64\n\
+         [simulator]\n{endpoint}"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
+    let stack = LlmStack::build(&settings, CacheMode::Record, Some(engine.clone())).unwrap();
+    let question = Answer::new(vec![Message::user("What is Maya's dog called?")]);
+    let keywords = QueryKeywords::new("Maya's dog", 3);
+    stack.answer.run(&question, Lang::En).await.unwrap();
+    stack.memory.run(&keywords, Lang::En).await.unwrap();
+    stack.memory.run(&question, Lang::En).await.unwrap();
+    // No limit on the simulator role: upstream's 2048.
+    let other = Answer::new(vec![Message::user("And the cat?")]);
+    stack.simulator.run(&other, Lang::En).await.unwrap();
+    let sent: Vec<Value> = bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|b| b["max_tokens"].clone())
+        .collect();
+    assert_eq!(sent, [json!(128), json!(64), json!(256), json!(2048)]);
+
+    // The server's usage is what the ledger counts.
+    let stats = stack.ledger.snapshot();
+    let answer = stats.iter().find(|s| s.role == "answer").unwrap();
+    assert_eq!(
+        (
+            answer.input_tokens,
+            answer.output_tokens,
+            answer.estimated_token_calls
+        ),
+        (41, 7, 0)
+    );
+
+    // The record cache keys on the capped request: the uncapped one was never recorded.
+    let uncapped: LlmSettings = toml::from_str(&format!("[answer]\n{endpoint}")).unwrap();
+    let replay = LlmStack::build(&uncapped, CacheMode::Replay, Some(engine.clone())).unwrap();
+    assert!(matches!(
+        replay.answer.run(&question, Lang::En).await,
+        Err(LlmError::ReplayMiss { .. })
+    ));
+    let replay = LlmStack::build(&settings, CacheMode::Replay, Some(engine)).unwrap();
+    assert!(replay.answer.run(&question, Lang::En).await.is_ok());
+}
+
+#[test]
+fn output_limit_mistakes_name_the_file_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("local.toml");
+    let role = "[memory]\nprovider = \"vllm\"\n";
+    for (text, expected) in [
+        (
+            format!("{role}[memory.max_tokens_per_operation]\nextract_fact = 256\n"),
+            "max_tokens_per_operation: ",
+        ),
+        (
+            format!("{role}[memory.max_tokens_per_operation]\nanswer = 0\n"),
+            "max_tokens_per_operation: ",
+        ),
+        (format!("{role}max_tokens = 0\n"), "max_tokens: "),
+        (format!("{role}max_token = 10\n"), "max_token"),
+    ] {
+        std::fs::write(&path, &text).unwrap();
+        let error = LlmSettings::from_file(&path).unwrap_err().to_string();
+        assert!(error.contains("local.toml"), "{error}");
+        assert!(error.contains(expected), "{text:?}: {error}");
+        assert!(
+            error.contains("[memory]") || expected == "max_token",
+            "{error}"
+        );
+    }
+    std::fs::write(
+        &path,
+        format!("{role}[memory.max_tokens_per_operation]\nextract_fact = 9\n"),
+    )
+    .unwrap();
+    let error = LlmSettings::from_file(&path).unwrap_err().to_string();
+    assert!(error.contains("\"extract_fact\""), "{error}");
+}
+
+/// Every operation's name, as its `name()` returns it in the source, is one limits may use.
+#[test]
+fn the_operation_list_names_every_operation() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for dir in ["llm/src/ops", "datasets/src/evaluate"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let marker = "fn name(&self) -> &'static str {";
+            for (at, _) in text.match_indices(marker) {
+                let rest = text[at + marker.len()..].trim_start();
+                if let Some(name) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
+                    found.push(name.to_string());
+                }
+            }
+        }
+    }
+    assert!(found.len() >= 20, "{found:?}");
+    for name in &found {
+        assert!(
+            OPERATION_NAMES.contains(&name.as_str()),
+            "{name} is missing"
+        );
+    }
 }
