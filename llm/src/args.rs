@@ -65,9 +65,13 @@ impl LlmArgs {
     /// The settings to run with, and the server they start when they have a `[server]`
     /// section (with its roles pointed at it). Keep the server for as long as the command
     /// runs: dropping it stops it. Starting one also makes Ctrl-C and SIGTERM stop it
-    /// ([`crate::stop_local_servers_on_signals`]).
+    /// ([`crate::stop_local_servers_on_signals`]). With `--llm-cache replay` no server starts:
+    /// every answer comes from the record cache.
     pub fn start(&self) -> Result<(LlmSettings, Option<LocalServer>)> {
         let settings = self.settings()?;
+        if self.cache_mode() == CacheMode::Replay {
+            return Ok((settings, None));
+        }
         let Some(server_settings) = &settings.server else {
             if let Some(role) = settings.roles_on_server().first() {
                 return Err(LlmError::Config {
@@ -131,5 +135,42 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no/such.toml"));
+    }
+
+    #[test]
+    fn local_names_the_server_settings_and_replay_starts_no_server() {
+        let cli = Cli::try_parse_from(["bin", "--llm", "local", "--llm-cache", "replay"]).unwrap();
+        let settings = cli.llm.settings().unwrap();
+        let server = settings
+            .server
+            .clone()
+            .expect("local.toml has a [server] section");
+        assert_eq!(
+            settings.roles_on_server(),
+            ["answer", "memory", "simulator", "judge"]
+        );
+        let (started, none) = cli.llm.start().unwrap();
+        assert!(none.is_none());
+        assert_eq!(started, settings);
+        let served = settings.served_at("http://127.0.0.1:1/v1");
+        assert!(served.roles_on_server().is_empty());
+        assert_eq!(served.server, Some(server));
+    }
+
+    #[test]
+    fn a_server_url_without_a_server_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("no-server.toml");
+        std::fs::write(
+            &file,
+            "[answer]\nprovider = \"openai\"\nbase_url = \"server\"\nmodel = \"m\"\n",
+        )
+        .unwrap();
+        let cli = Cli::try_parse_from(["bin", "--llm", file.to_str().unwrap()]).unwrap();
+        let error = cli.llm.start().unwrap_err().to_string();
+        assert!(
+            error.contains("no-server.toml") && error.contains("role answer"),
+            "{error}"
+        );
     }
 }

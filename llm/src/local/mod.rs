@@ -17,6 +17,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,6 +38,37 @@ const LAUNCHER_ERROR: &str = "llm_server: error: ";
 /// How often startup checks the child and the health endpoint.
 const POLL: Duration = Duration::from_millis(50);
 
+/// The servers of this process that have announced their URL, so that a request failing on
+/// one that has stopped says so instead of retrying a dead port.
+static SERVING: Mutex<Vec<Serving>> = Mutex::new(Vec::new());
+
+/// What a failed request needs to know about the server at its URL.
+#[derive(Debug, Clone)]
+struct Serving {
+    base_url: String,
+    pid: u32,
+    /// Set when the server's log ends, that is when the process has exited.
+    stopped: Arc<AtomicBool>,
+    log: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// Why requests to `base_url` cannot succeed when it belongs to a server of this process that
+/// has stopped while in use (killed, crashed, out of memory), with the end of its log.
+pub(crate) fn stopped_server(base_url: &str) -> Option<String> {
+    let serving = SERVING
+        .lock()
+        .iter()
+        .find(|s| s.base_url == base_url)
+        .cloned()?;
+    serving.stopped.load(Ordering::SeqCst).then(|| {
+        format!(
+            "the server at {base_url} (pid {}) stopped while in use; its log ends: {}",
+            serving.pid,
+            excerpt(&serving.log.lock())
+        )
+    })
+}
+
 /// A running model server, stopped when dropped.
 #[derive(Debug)]
 pub struct LocalServer {
@@ -44,6 +76,7 @@ pub struct LocalServer {
     port: u16,
     alias: String,
     log: Arc<Mutex<VecDeque<String>>>,
+    stopped: Arc<AtomicBool>,
     registration: Option<interrupt::Registration>,
 }
 
@@ -115,10 +148,14 @@ impl LocalServer {
             })?;
         let registration = Some(interrupt::register(child.id()));
         let log = Arc::new(Mutex::new(VecDeque::with_capacity(LOG_TAIL)));
+        let stopped = Arc::new(AtomicBool::new(false));
         let (listening, stdout_lines) = mpsc::channel();
         if let Some(stderr) = child.stderr.take() {
-            let log = log.clone();
-            std::thread::spawn(move || keep_tail(stderr, &log));
+            let (log, stopped) = (log.clone(), stopped.clone());
+            std::thread::spawn(move || {
+                keep_tail(stderr, &log);
+                stopped.store(true, Ordering::SeqCst);
+            });
         }
         if let Some(stdout) = child.stdout.take() {
             std::thread::spawn(move || announce(stdout, listening));
@@ -128,10 +165,17 @@ impl LocalServer {
             port: 0,
             alias: settings.alias.clone(),
             log,
+            stopped,
             registration,
         };
         let deadline = started + Duration::from_secs_f64(settings.startup_timeout_secs);
         server.port = server.wait_listening(&stdout_lines, deadline, &model)?;
+        SERVING.lock().push(Serving {
+            base_url: server.base_url(),
+            pid: server.pid(),
+            stopped: server.stopped.clone(),
+            log: server.log.clone(),
+        });
         server.wait_healthy(deadline, &model)?;
         tracing::info!(
             "local model server {} (pid {}) on port {} ready in {:.1} s",
@@ -250,6 +294,7 @@ impl Drop for LocalServer {
     fn drop(&mut self) {
         // Unregister first: once reaped, the pid may be reused.
         self.registration.take();
+        SERVING.lock().retain(|s| s.pid != self.pid());
         match self.child.try_wait() {
             Ok(Some(status)) => tracing::warn!(
                 "the local model server on port {} had exited ({status}); its log ends: {}",

@@ -216,14 +216,20 @@ fn a_server_that_dies_mid_run_fails_requests_naming_it() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert!(wait_until(Duration::from_secs(10), || !port_open(
-        server.port()
-    )));
-    let error = ask(&server.base_url(), server.alias(), 1).unwrap_err();
+    assert!(wait_until(Duration::from_secs(10), || gone(server.pid())));
+    let started = Instant::now();
+    let error = ask(&server.base_url(), server.alias(), 5).unwrap_err();
+    let text = error.to_string();
     assert!(
-        matches!(error, LlmError::Exhausted { .. })
-            && error.to_string().contains(&server.base_url()),
+        matches!(error, LlmError::Server(_))
+            && text.contains(&server.base_url())
+            && text.contains("stopped while in use"),
         "{error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a stopped server is not retried: {:?}",
+        started.elapsed()
     );
 }
 
