@@ -62,9 +62,9 @@ pub(crate) fn stopped_server(base_url: &str) -> Option<String> {
         .cloned()?;
     serving.stopped.load(Ordering::SeqCst).then(|| {
         format!(
-            "the server at {base_url} (pid {}) stopped while in use; its log ends: {}",
+            "the server at {base_url} (pid {}) stopped while in use; {}",
             serving.pid,
-            excerpt(&serving.log.lock())
+            errors_in(&serving.log.lock())
         )
     })
 }
@@ -297,9 +297,9 @@ impl Drop for LocalServer {
         SERVING.lock().retain(|s| s.pid != self.pid());
         match self.child.try_wait() {
             Ok(Some(status)) => tracing::warn!(
-                "the local model server on port {} had exited ({status}); its log ends: {}",
+                "the local model server on port {} had exited ({status}); {}",
                 self.port,
-                self.log_excerpt()
+                errors_in(&self.log.lock())
             ),
             _ => {
                 if let Err(e) = self.child.kill() {
@@ -363,6 +363,22 @@ fn excerpt(log: &VecDeque<String>) -> String {
         return "(empty)".to_string();
     }
     lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+}
+
+/// The errors at the end of a server's log (llama.cpp's and the launcher's), on one line.
+fn errors_in(log: &VecDeque<String>) -> String {
+    let errors: Vec<&str> = log
+        .iter()
+        .filter(|line| line.contains(" E ") || line.starts_with(LAUNCHER_ERROR))
+        .map(|line| llama_message(line))
+        .collect();
+    match errors.len() {
+        0 => "its log shows no error (was it killed?)".to_string(),
+        n => format!(
+            "its log ends with: {}",
+            errors[n.saturating_sub(3)..].join(" | ")
+        ),
+    }
 }
 
 /// A llama.cpp log line without its timestamp and level (`0.00.015.545 E message`).
