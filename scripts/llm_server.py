@@ -125,7 +125,7 @@ def main():
         server = xllamacpp.Server(params)
     except RuntimeError as e:
         fail(EXIT_NO_SERVER, f"llama.cpp could not serve {args.model} on {args.host}:"
-                             f"{args.port} ({e}); its log above says why")
+                             f"{args.port} ({e})")
     print(f"listening {server.listening_address}", flush=True)
     # The server runs on its own threads; this one only waits to be stopped.
     try:

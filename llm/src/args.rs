@@ -54,7 +54,7 @@ impl LlmArgs {
                 let path = Path::new(LOCAL_SETTINGS);
                 let found = local::locate(path).ok_or_else(|| LlmError::Config {
                     field: "--llm local",
-                    reason: format!("no {LOCAL_SETTINGS} at {}", local::searched(path)),
+                    reason: format!("no settings file {}", local::searched(path)),
                 })?;
                 LlmSettings::from_file(&found)
             }

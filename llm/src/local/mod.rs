@@ -77,6 +77,8 @@ pub struct LocalServer {
     alias: String,
     log: Arc<Mutex<VecDeque<String>>>,
     stopped: Arc<AtomicBool>,
+    /// Whether startup finished (a server that failed to start has said why already).
+    ready: bool,
     registration: Option<interrupt::Registration>,
 }
 
@@ -109,19 +111,24 @@ impl LocalServer {
         }
         let python = settings::locate(&settings.python).ok_or_else(|| {
             server_error(format!(
-                "no Python at {}: run {SETUP_COMMAND}, or set python in [server]",
+                "no Python {}: run {SETUP_COMMAND}, or set python in [server]",
                 settings::searched(&settings.python)
             ))
         })?;
         let launcher = settings::locate(&settings.launcher).ok_or_else(|| {
             server_error(format!(
-                "no launcher at {}: run from the memorybench-rs checkout, or set launcher in \
+                "no launcher {}: run from the memorybench-rs checkout, or set launcher in \
                  [server]",
                 settings::searched(&settings.launcher)
             ))
         })?;
-        // A model found nowhere is passed as given: the launcher's error names it.
-        let model = settings::locate(&settings.model).unwrap_or_else(|| settings.model.clone());
+        let model = settings::locate(&settings.model).ok_or_else(|| {
+            server_error(format!(
+                "no model file {}: run {SETUP_COMMAND}, or name an existing GGUF file as \
+                 model in [server]",
+                settings::searched(&settings.model)
+            ))
+        })?;
         let started = Instant::now();
         let mut child = Command::new(&python)
             .arg(&launcher)
@@ -166,6 +173,7 @@ impl LocalServer {
             alias: settings.alias.clone(),
             log,
             stopped,
+            ready: false,
             registration,
         };
         let deadline = started + Duration::from_secs_f64(settings.startup_timeout_secs);
@@ -177,6 +185,7 @@ impl LocalServer {
             log: server.log.clone(),
         });
         server.wait_healthy(deadline, &model)?;
+        server.ready = true;
         tracing::info!(
             "local model server {} (pid {}) on port {} ready in {:.1} s",
             model.display(),
@@ -296,6 +305,7 @@ impl Drop for LocalServer {
         self.registration.take();
         SERVING.lock().retain(|s| s.pid != self.pid());
         match self.child.try_wait() {
+            Ok(Some(_)) if !self.ready => {}
             Ok(Some(status)) => tracing::warn!(
                 "the local model server on port {} had exited ({status}); {}",
                 self.port,

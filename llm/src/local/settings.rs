@@ -67,16 +67,16 @@ pub(crate) fn locate(path: &Path) -> Option<PathBuf> {
         .find(|candidate| candidate.exists())
 }
 
-/// Where [`locate`] looks for `path`, for error messages.
+/// `path` and where [`locate`] looks for it, for error messages.
 pub(crate) fn searched(path: &Path) -> String {
     if path.is_absolute() {
         return path.display().to_string();
     }
-    search_roots()
+    let roots: Vec<String> = search_roots()
         .iter()
-        .map(|root| format!("{}/{} and above", root.display(), path.display()))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|root| format!("{} or a parent", root.display()))
+        .collect();
+    format!("{} (looked in {})", path.display(), roots.join(", "))
 }
 
 fn search_roots() -> Vec<PathBuf> {

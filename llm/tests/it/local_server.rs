@@ -141,7 +141,7 @@ fn a_missing_or_corrupt_model_is_named() {
     .unwrap_err()
     .to_string();
     assert!(
-        error.contains(&missing.display().to_string()) && error.contains("does not exist"),
+        error.contains(&missing.display().to_string()) && error.contains("no model file"),
         "{error}"
     );
 
