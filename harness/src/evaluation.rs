@@ -117,11 +117,9 @@ pub fn run_evaluate(args: &RunDirArgs) -> Result<(), HarnessError> {
     let (kind, set_name, datasets) = run_datasets(args, &files)?;
     let predictions = files.read_predictions()?;
     let store = Store::open(Some(&args.store))?;
-    let llm = LlmStack::build(
-        &args.llm.settings()?,
-        args.llm.cache_mode(),
-        Some(store.engine.clone()),
-    )?;
+    // The server (with `--llm local`) runs until this command returns.
+    let (settings, _server) = args.llm.start()?;
+    let llm = LlmStack::build(&settings, args.llm.cache_mode(), Some(store.engine.clone()))?;
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
     let details = runtime.block_on(evaluate_run(&files, &datasets, &predictions, &llm.judge))?;

@@ -15,7 +15,7 @@ use mb_datasets::row::{Dialog, Row};
 use mb_datasets::{load, Dataset, PyRandom};
 use mb_engine::{Engine, NamespaceOptions};
 use mb_llm::ops::Lang;
-use mb_llm::{LlmArgs, LlmStack};
+use mb_llm::{LlmArgs, LlmStack, LocalServer};
 use serde_json::{json, Value};
 
 use crate::cost::{Cost, DialogCost, MemoryBuilt};
@@ -98,6 +98,9 @@ pub struct Setup {
     pub memory_config: Option<PathBuf>,
     /// The run's date (`--date`, or a resumed run's recorded one).
     pub date: String,
+    /// The model server `--llm local` started, stopped when the setup is dropped (after
+    /// everything above, which may still call it).
+    pub _llm_server: Option<LocalServer>,
 }
 
 impl Setup {
@@ -143,8 +146,9 @@ impl Setup {
             ));
         }
         let store = Store::open(Some(&args.store))?;
+        let (llm_settings, llm_server) = args.llm.start()?;
         let llm = Arc::new(LlmStack::build(
-            &args.llm.settings()?,
+            &llm_settings,
             args.llm.cache_mode(),
             Some(store.engine.clone()),
         )?);
@@ -172,6 +176,7 @@ impl Setup {
             runtime,
             embedders,
             date: run_date(args)?,
+            _llm_server: llm_server,
         })
     }
 

@@ -151,6 +151,9 @@ impl Endpoint {
                 Attempt::Fatal(error) => return Err(error),
                 Attempt::Transient(detail, retry_after) => (detail, retry_after),
             };
+            if let Some(stopped) = crate::local::stopped_server(&self.config.base_url) {
+                return Err(LlmError::Server(stopped));
+            }
             if retries >= self.config.max_retries {
                 return Err(LlmError::Exhausted {
                     url,

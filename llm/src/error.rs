@@ -58,6 +58,10 @@ pub enum LlmError {
     /// The engine behind the record cache failed.
     #[error("LLM record cache: {0}")]
     Cache(String),
+    /// The local model server could not start (see [`crate::LocalServer::start`]), or stopped
+    /// while requests needed it. Not retried: it stays down.
+    #[error("local model server: {0}")]
+    Server(String),
     /// A configuration value that cannot work.
     #[error("invalid LLM setting {field}: {reason}")]
     Config {

@@ -22,6 +22,7 @@ mod error;
 mod json;
 mod ledger;
 mod limits;
+mod local;
 mod openai;
 pub mod ops;
 mod record;
@@ -34,15 +35,16 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use anthropic::{AnthropicProvider, ANTHROPIC_VERSION};
-pub use args::{CacheFlag, LlmArgs};
+pub use args::{CacheFlag, LlmArgs, LOCAL_SETTINGS};
 pub use endpoint::EndpointConfig;
 pub use error::{LlmError, Result};
 pub use json::extract_json;
 pub use ledger::{usage_of, Ledger, MeteredProvider, ModelUsage, OperationStats, TokenCounter};
 pub use limits::{LimitedProvider, OutputLimits};
+pub use local::{stop_local_servers_on_signals, LocalServer, ServerSettings, SETUP_COMMAND};
 pub use openai::OpenAiProvider;
 pub use record::{CacheMode, RecordedProvider, RECORD_NAMESPACE};
-pub use settings::{LlmSettings, LlmStack, RoleSettings};
+pub use settings::{LlmSettings, LlmStack, RoleSettings, SERVER_URL};
 pub use think::strip_think;
 
 /// Who wrote a message.

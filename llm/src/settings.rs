@@ -17,6 +17,7 @@ use crate::endpoint::EndpointConfig;
 use crate::error::{LlmError, Result};
 use crate::ledger::{Ledger, MeteredProvider, ModelUsage, TokenCounter};
 use crate::limits::{LimitedProvider, OutputLimits};
+use crate::local::ServerSettings;
 use crate::ops::Backend;
 use crate::record::{CacheMode, RecordedProvider};
 use crate::{AnthropicProvider, ChatProvider, OpenAiProvider};
@@ -52,7 +53,14 @@ pub struct LlmSettings {
     /// A `tokenizer.json` for counting tokens when a server reports no usage (else about four
     /// characters per token).
     pub tokenizer: Option<PathBuf>,
+    /// A local model server that the command starts; roles reach it with
+    /// `base_url = "server"` ([`SERVER_URL`]).
+    pub server: Option<ServerSettings>,
 }
+
+/// The `base_url` of a role answered by the settings' own `[server]`, replaced by the started
+/// server's URL.
+pub const SERVER_URL: &str = "server";
 
 impl Default for LlmSettings {
     fn default() -> Self {
@@ -63,6 +71,7 @@ impl Default for LlmSettings {
             judge: RoleSettings::Offline,
             reasks: 2,
             tokenizer: None,
+            server: None,
         }
     }
 }
@@ -96,6 +105,39 @@ impl LlmSettings {
             ("memory", &self.memory),
             ("simulator", &self.simulator),
             ("judge", &self.judge),
+        ]
+    }
+
+    /// The settings with every role whose `base_url` is [`SERVER_URL`] sent to `base_url`.
+    pub fn served_at(mut self, base_url: &str) -> LlmSettings {
+        for role in self.roles_mut() {
+            if let RoleSettings::Openai(endpoint) | RoleSettings::Anthropic(endpoint) = role {
+                if endpoint.base_url == SERVER_URL {
+                    endpoint.base_url = base_url.to_string();
+                }
+            }
+        }
+        self
+    }
+
+    /// The roles that name [`SERVER_URL`] as their `base_url`.
+    pub fn roles_on_server(&self) -> Vec<&'static str> {
+        self.roles()
+            .into_iter()
+            .filter(|(_, role)| match role {
+                RoleSettings::Openai(e) | RoleSettings::Anthropic(e) => e.base_url == SERVER_URL,
+                RoleSettings::Offline => false,
+            })
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    fn roles_mut(&mut self) -> [&mut RoleSettings; 4] {
+        [
+            &mut self.answer,
+            &mut self.memory,
+            &mut self.simulator,
+            &mut self.judge,
         ]
     }
 

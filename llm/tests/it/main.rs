@@ -1,5 +1,7 @@
-//! Integration tests of `mb-llm`, one binary: providers, operations, recording, settings.
+//! Integration tests of `mb-llm`, one binary: providers, operations, recording, settings, the
+//! local model server.
 
+mod local_server;
 mod operations;
 mod providers;
 mod record_and_ledger;

@@ -48,6 +48,7 @@ fn mistakes_name_the_file_and_the_field() {
         ("reasks = \"two\"\n", "line 1"),
         ("[answer]\nprovider = \"gpt\"\n", "gpt"),
         ("[answr]\nprovider = \"offline\"\n", "answr"),
+        ("[server]\nmodle = \"x.gguf\"\n", "modle"),
     ] {
         std::fs::write(&path, text).unwrap();
         let error = LlmSettings::from_file(&path).unwrap_err().to_string();
