@@ -190,7 +190,9 @@ impl Backend {
             request.messages.push(Message::assistant(completion.text));
             request.messages.push(operation.reask(lang));
         }
-        tracing::warn!(
+        // Counted, not warned: runs show fallbacks in their progress, table and summary (a
+        // warning per fallback would break the progress bars of a chatty small model).
+        tracing::debug!(
             operation = operation.name(),
             "unusable output after re-asks; using the fallback"
         );
