@@ -8,6 +8,7 @@ mod import;
 mod memory_cache;
 mod offpolicy;
 mod onpolicy;
+mod real_model;
 mod regimes;
 mod resume;
 mod retrieve;
