@@ -28,5 +28,5 @@ pub use mb_engine as engine;
 pub use registry::{SystemSpec, REGISTRY};
 pub use system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
-    MemorySystem, Retrieved, SystemSettings, TrainingDialog,
+    MemorySystem, Retrieved, SystemSettings, TrainingDialog, MAX_RETRIEVE_K,
 };

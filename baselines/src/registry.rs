@@ -12,7 +12,7 @@ use crate::error::MemoryError;
 use crate::lexical::LexicalMemory;
 use crate::mem0::Mem0;
 use crate::memoryos::MemoryOs;
-use crate::system::{MemoryContext, MemorySystem, SystemSettings};
+use crate::system::{MemoryContext, MemorySystem, SystemSettings, MAX_RETRIEVE_K};
 use crate::units::Granularity;
 use crate::vanilla::Vanilla;
 
@@ -102,7 +102,15 @@ impl SystemSpec {
 
 /// Settings from TOML `text`; errors name `origin` and the line and field at fault.
 fn parse_settings(origin: &str, text: &str) -> Result<SystemSettings, MemoryError> {
-    toml::from_str(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))
+    let settings: SystemSettings =
+        toml::from_str(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))?;
+    if settings.retrieve_k > MAX_RETRIEVE_K {
+        return Err(MemoryError::Config(format!(
+            "{origin}: retrieve_k = {} is above the maximum, {MAX_RETRIEVE_K}",
+            settings.retrieve_k
+        )));
+    }
+    Ok(settings)
 }
 
 impl std::fmt::Debug for SystemSpec {

@@ -40,11 +40,16 @@ pub struct MemoryContext {
     pub date: String,
 }
 
+/// The most memories a question may retrieve: far above any prompt's room, and small enough
+/// that retrying with one memory fewer each time (upstream's backoff) ends.
+pub const MAX_RETRIEVE_K: usize = 10_000;
+
 /// Settings shared by the retrieval baselines, defaulting to upstream's effective values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SystemSettings {
-    /// Memories retrieved per question (upstream's config value, 5; Mem0 10).
+    /// Memories retrieved per question (upstream's config value, 5; Mem0 10); at most
+    /// [`MAX_RETRIEVE_K`].
     pub retrieve_k: usize,
     /// BM25-M/S: how a question is read. `whoosh` (upstream's default `QueryParser` with an
     /// OR group: a word ending in `?` is a wildcard, quotes are phrases, `AND`/`OR`/`NOT`

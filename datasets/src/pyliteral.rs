@@ -28,6 +28,7 @@ pub fn parse_column(text: &str) -> Result<Value, LiteralError> {
     let mut parser = Parser {
         chars: text.chars().collect(),
         at: 0,
+        depth: 0,
     };
     let value = parser.value()?;
     parser.skip_space();
@@ -37,9 +38,14 @@ pub fn parse_column(text: &str) -> Result<Value, LiteralError> {
     Ok(value)
 }
 
+/// Containers nested deeper than this are an error, not a stack overflow (serde_json's limit).
+const MAX_DEPTH: usize = 128;
+
 struct Parser {
     chars: Vec<char>,
     at: usize,
+    /// Containers open at `at`.
+    depth: usize,
 }
 
 impl Parser {
@@ -67,9 +73,19 @@ impl Parser {
     fn value(&mut self) -> Result<Value, LiteralError> {
         self.skip_space();
         match self.peek() {
-            Some('{') => self.dict(),
-            Some('[') => self.sequence(']'),
-            Some('(') => self.sequence(')'),
+            Some('{' | '[' | '(') => {
+                if self.depth == MAX_DEPTH {
+                    return Err(self.error(&format!("nested more than {MAX_DEPTH} deep")));
+                }
+                self.depth += 1;
+                let value = match self.peek() {
+                    Some('{') => self.dict(),
+                    Some('[') => self.sequence(']'),
+                    _ => self.sequence(')'),
+                };
+                self.depth -= 1;
+                value
+            }
             Some('\'' | '"') => self.strings().map(Value::String),
             Some(c) if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => self.number(),
             Some(c) if c.is_alphabetic() => self.word(),
@@ -315,6 +331,19 @@ mod tests {
             parse_column("'''multi\nline'''").unwrap(),
             json!("multi\nline")
         );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        // Python tuples nest as deep as memory allows; this parser stops at 128.
+        let deep = format!("{}1{}", "(".repeat(200_000), ")".repeat(200_000));
+        let error = parse_column(&deep).unwrap_err();
+        assert!(
+            error.message.contains("nested more than 128 deep"),
+            "{error:?}"
+        );
+        let fine = format!("{}1{}", "(".repeat(128), ")".repeat(128));
+        assert!(parse_column(&fine).is_ok());
     }
 
     #[test]

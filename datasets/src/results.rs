@@ -97,15 +97,25 @@ pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), R
         fs::create_dir_all(parent).map_err(|e| fail(e.to_string()))?;
     }
     let text = serde_json::to_string_pretty(value).map_err(|e| fail(e.to_string()))?;
-    let temporary = path.with_extension("json.partial");
-    let write = || -> std::io::Result<()> {
-        let mut file = fs::File::create(&temporary)?;
-        file.write_all(text.as_bytes())?;
-        // On disk before it replaces the old file: a crash leaves one or the other, whole.
-        file.sync_all()?;
-        fs::rename(&temporary, path)
+    write_atomic(path, text.as_bytes()).map_err(|e| fail(e.to_string()))
+}
+
+/// Writes `bytes` to `path` so that a crash leaves the old file or the new one, whole: a
+/// temporary file beside it, synced, renamed over it, and the directory synced so that the
+/// rename itself survives.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".partial");
+    let temporary = std::path::PathBuf::from(temporary);
+    let mut file = fs::File::create(&temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    fs::rename(&temporary, path)?;
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
     };
-    write().map_err(|e| fail(e.to_string()))
+    fs::File::open(parent)?.sync_all()
 }
 
 /// Reads a JSON file into `T`, naming the file (and line) on failure.

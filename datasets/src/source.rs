@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::dataset::{DataError, SplitName};
+use crate::results::write_atomic;
 use crate::table::{parse_json_lines, read_table, RawRow, TableFormat};
 
 /// Environment variable upstream reads for the data location (`MEMORY_BENCH_PATH`).
@@ -211,14 +212,14 @@ impl InMemorySource {
                 (SplitName::Test, &stored.test),
             ] {
                 let path = dir.join(format!("{}.jsonl", split.as_str()));
-                fs::write(&path, json_lines(rows)).map_err(|e| io(&path, e))?;
+                write_atomic(&path, json_lines(rows).as_bytes()).map_err(|e| io(&path, e))?;
             }
             if let Some(text) = &stored.corpus {
                 let dir = root.join("corpus");
                 fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
                 let path = dir.join(format!("{name}.jsonl"));
                 let row = serde_json::json!({ "text": text });
-                fs::write(&path, format!("{row}\n")).map_err(|e| io(&path, e))?;
+                write_atomic(&path, format!("{row}\n").as_bytes()).map_err(|e| io(&path, e))?;
             }
         }
         Ok(())

@@ -17,6 +17,13 @@ use crate::error::{EmbedError, Result};
 use crate::pooling::l2_normalise;
 use crate::Embedder;
 
+/// The longest wait between attempts, whatever `Retry-After` says or doubling reaches.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The longest timeout or first backoff a setting may give (a day): longer ones are typos, and
+/// would overflow the clock arithmetic of timers.
+const MAX_WAIT: Duration = Duration::from_secs(86_400);
+
 /// Environment variable holding the endpoint's API key (sent as a bearer token), if any.
 pub const API_KEY_ENV: &str = "MB_EMBED_API_KEY";
 
@@ -103,6 +110,21 @@ impl HttpEmbedder {
                 reason: "must be at least 1".to_string(),
             });
         }
+        for (field, wait) in [
+            ("timeout", config.timeout),
+            ("initial_backoff", config.initial_backoff),
+        ] {
+            if wait.is_zero() || wait > MAX_WAIT {
+                return Err(EmbedError::Config {
+                    field,
+                    reason: format!(
+                        "must be a positive number of seconds up to {}, got {}",
+                        MAX_WAIT.as_secs(),
+                        wait.as_secs_f64()
+                    ),
+                });
+            }
+        }
         let url = format!("{}/embeddings", config.base_url.trim_end_matches('/'));
         let client = Client::builder()
             .timeout(config.timeout)
@@ -170,7 +192,8 @@ impl HttpEmbedder {
                         .get(reqwest::header::RETRY_AFTER)
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs);
+                        // A server may ask for any wait; bound it as backoff is bounded.
+                        .map(|s| Duration::from_secs(s).min(MAX_BACKOFF));
                     let body = response.text().unwrap_or_default();
                     let detail = format!("HTTP {status}: {}", excerpt(&body));
                     if matches!(
@@ -195,7 +218,7 @@ impl HttpEmbedder {
             let wait = retry_after.unwrap_or(backoff);
             tracing::warn!(url = %self.url, attempt, ?wait, %detail, "embedding request failed; retrying");
             std::thread::sleep(wait);
-            backoff = backoff.saturating_mul(2);
+            backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
         }
     }
 

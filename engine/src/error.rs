@@ -29,6 +29,14 @@ pub enum Error {
         /// Format version this build understands.
         expected: u32,
     },
+    /// Another process has the directory open: one process writes a store at a time.
+    #[error("{}: in use by another process{}; wait for it to end or use another directory", path.display(), holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default())]
+    InUse {
+        /// The directory that was opened.
+        path: PathBuf,
+        /// The process holding it, when it recorded itself.
+        holder: Option<u32>,
+    },
     /// The directory does not exist and `create_if_missing` is off.
     #[error("{}: no engine directory here (create_if_missing is off)", path.display())]
     Missing {

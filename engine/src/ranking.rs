@@ -15,6 +15,7 @@ impl Engine {
     /// The query is plain text: operators, quotes and `field:` prefixes have no meaning.
     pub fn search_text(&self, namespace: &str, query: &str, k: usize) -> Result<Vec<Hit>> {
         let ns = self.inner.namespace(namespace)?;
+        let k = ns.clamp_k(k);
         let ranked = self.inner.lexical_ranking(&ns, query, k)?;
         self.inner.hydrate(&ns, ranked)
     }
@@ -30,6 +31,7 @@ impl Engine {
         k: usize,
     ) -> Result<Vec<Hit>> {
         let ns = self.inner.namespace(namespace)?;
+        let k = ns.clamp_k(k);
         let ranked = match syntax {
             QuerySyntax::Plain => self.inner.lexical_ranking(&ns, query, k)?,
             QuerySyntax::Whoosh => {
@@ -49,6 +51,7 @@ impl Engine {
         k: usize,
     ) -> Result<Vec<Hit>> {
         let ns = self.inner.namespace(namespace)?;
+        let k = ns.clamp_k(k);
         let ranked = self.inner.vector_ranking(&ns, space, query, k)?;
         self.inner.hydrate(&ns, ranked)
     }
@@ -56,14 +59,23 @@ impl Engine {
     /// Lexical and vector search fused by reciprocal rank fusion (see [`HybridQuery`]).
     pub fn search_hybrid(&self, namespace: &str, query: &HybridQuery) -> Result<Vec<Hit>> {
         let ns = self.inner.namespace(namespace)?;
-        let n = query.candidates();
+        let n = ns.clamp_k(query.candidates());
         let ids = |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
         let lexical = ids(self.inner.lexical_ranking(&ns, &query.text, n)?);
         let vector = ids(self
             .inner
             .vector_ranking(&ns, &query.space, &query.vector, n)?);
-        let fused = reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, query.k);
+        let fused = reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, ns.clamp_k(query.k));
         self.inner.hydrate(&ns, fused)
+    }
+}
+
+impl NamespaceState {
+    /// `k` capped at the namespace's record count: a search never returns more, and a huge `k`
+    /// (say `usize::MAX` from a command line) must not size any allocation.
+    fn clamp_k(&self, k: usize) -> usize {
+        let count = usize::try_from(self.count.load(Ordering::SeqCst)).unwrap_or(usize::MAX);
+        k.min(count)
     }
 }
 

@@ -134,7 +134,18 @@ impl Store {
             cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
             ColumnFamilyDescriptor::new(*name, cf)
         });
-        let db = DB::open_cf_descriptors(&options, &path, families)?;
+        let db = DB::open_cf_descriptors(&options, &path, families).map_err(|e| {
+            // RocksDB's own lock file keeps a second process out; say so in plain words.
+            if e.to_string().contains("lock") {
+                Error::InUse {
+                    path: engine_dir.to_path_buf(),
+                    holder: holder(engine_dir),
+                }
+            } else {
+                Error::from(e)
+            }
+        })?;
+        record_holder(engine_dir);
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync_writes);
         let store = Store { db, write_options };
@@ -382,4 +393,24 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
         }
     }
     vec![0xff; prefix.len() + 1]
+}
+
+/// The file in which the process that has an engine directory open records its pid.
+const HOLDER_FILE: &str = "HOLDER";
+
+/// Records this process as the directory's holder (best effort: only error messages read it).
+fn record_holder(engine_dir: &Path) {
+    let path = engine_dir.join(HOLDER_FILE);
+    if let Err(e) = std::fs::write(&path, format!("{}\n", std::process::id())) {
+        tracing::debug!("could not record the holder in {}: {e}", path.display());
+    }
+}
+
+/// The pid the directory's holder recorded, if any.
+fn holder(engine_dir: &Path) -> Option<u32> {
+    std::fs::read_to_string(engine_dir.join(HOLDER_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }

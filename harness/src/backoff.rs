@@ -56,11 +56,12 @@ pub async fn answer_case(
     k: usize,
 ) -> Result<CaseAnswer, HarnessError> {
     let started = Instant::now();
-    let attempts: Vec<usize> = if system.retries_with_fewer_memories() && k > 0 {
-        (1..=k).rev().collect()
-    } else {
-        vec![k]
-    };
+    let attempts: Box<dyn Iterator<Item = usize> + Send> =
+        if system.retries_with_fewer_memories() && k > 0 {
+            Box::new((1..=k).rev())
+        } else {
+            Box::new(std::iter::once(k))
+        };
     let mut failures = AnswerFailures::default();
     let mut last = None;
     for attempt_k in attempts {

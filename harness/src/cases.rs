@@ -365,8 +365,8 @@ pub struct PartialLog {
 impl PartialLog {
     /// Opens (or creates) the log at `path`, with the cases it holds already: those of an
     /// interrupted run, except the ones that got the error answer, which are asked again. A
-    /// line a crash cut short is ignored, and closed so that the next entry starts a line of
-    /// its own.
+    /// last line a crash cut short (no newline) is cut off the file; any other line that does
+    /// not read is an error naming the file and line, never a case silently dropped.
     pub fn open(path: &Path) -> Result<(PartialLog, Vec<Finished>), HarnessError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| file_error(parent, e))?;
@@ -376,18 +376,35 @@ impl PartialLog {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(file_error(path, e)),
         };
-        let finished: Vec<Finished> = text
-            .split(|&b| b == b'\n')
-            .filter_map(|line| serde_json::from_slice::<Finished>(line).ok())
-            .filter(|f| !f.failures.gave_up())
-            .collect();
-        let mut file = OpenOptions::new()
+        // Everything up to the last newline was written whole; what follows was torn.
+        let whole = text
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        let mut finished = Vec::new();
+        for (number, line) in text[..whole].split(|&b| b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let entry: Finished = serde_json::from_slice(line).map_err(|e| {
+                HarnessError::Usage(format!(
+                    "{} line {}: not a finished case ({e}); move the file away to answer its cases again",
+                    path.display(),
+                    number + 1
+                ))
+            })?;
+            if !entry.failures.gave_up() {
+                finished.push(entry);
+            }
+        }
+        let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| file_error(path, e))?;
-        if text.last().is_some_and(|&c| c != b'\n') {
-            writeln!(file).map_err(|e| file_error(path, e))?;
+        if whole < text.len() {
+            file.set_len(whole as u64)
+                .map_err(|e| file_error(path, e))?;
         }
         let held = finished
             .iter()

@@ -203,9 +203,11 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
     print_table(&mut std::io::stdout().lock(), &report, &ks).map_err(HarnessError::Output)?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).unwrap_or_default();
-        std::fs::write(path, text).map_err(|e| HarnessError::File {
-            path: path.display().to_string(),
-            detail: e.to_string(),
+        mb_datasets::results::write_atomic(path, text.as_bytes()).map_err(|e| {
+            HarnessError::File {
+                path: path.display().to_string(),
+                detail: e.to_string(),
+            }
         })?;
     }
     Ok(())

@@ -51,8 +51,8 @@ pub struct RunArgs {
     /// Questions answered at once.
     #[arg(long, default_value_t = 4)]
     pub threads: usize,
-    /// Memories retrieved per question (default: the system's configuration).
-    #[arg(long)]
+    /// Memories retrieved per question (default: the system's configuration; at most 10000).
+    #[arg(long, value_parser = parse_retrieve_k)]
     pub retrieve_k: Option<usize>,
     /// Memory-system settings replacing the shipped ones for this run: a TOML file for the
     /// chosen system (e.g. `query_syntax = "plain"` for BM25), or a directory of files named
@@ -461,4 +461,18 @@ pub fn file_error(path: &Path, error: std::io::Error) -> HarnessError {
         path: path.display().to_string(),
         detail: error.to_string(),
     }
+}
+
+/// `--retrieve-k`: a count of memories up to [`mb_baselines::MAX_RETRIEVE_K`].
+fn parse_retrieve_k(text: &str) -> Result<usize, String> {
+    let k: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a count of memories"))?;
+    if k > mb_baselines::MAX_RETRIEVE_K {
+        return Err(format!(
+            "{k} is above the maximum, {}",
+            mb_baselines::MAX_RETRIEVE_K
+        ));
+    }
+    Ok(k)
 }

@@ -20,6 +20,10 @@ use tokio::sync::Semaphore;
 
 use crate::error::{LlmError, Result};
 
+/// The longest timeout or backoff a setting may give, in seconds (a day): longer ones are
+/// typos, and would overflow the clock arithmetic of timers.
+pub const MAX_WAIT_SECS: f64 = 86_400.0;
+
 /// Connection and robustness settings of one endpoint, and the output limits of the role that
 /// uses it (see [`crate::limits`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,7 +79,17 @@ pub(crate) struct Endpoint {
     pub(crate) config: EndpointConfig,
     client: reqwest::Client,
     in_flight: Arc<Semaphore>,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
+}
+
+/// An API key: sent in request headers, never printed (`Debug` shows only that one is set).
+#[derive(Clone)]
+struct ApiKey(String);
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(redacted)")
+    }
 }
 
 /// A successful response body and how many retries it took.
@@ -87,12 +101,14 @@ pub(crate) struct Reply {
 impl Endpoint {
     pub(crate) fn new(config: EndpointConfig) -> Result<Endpoint> {
         let positive = |field, value: f64| {
-            if value.is_finite() && value > 0.0 {
+            if value.is_finite() && value > 0.0 && value <= MAX_WAIT_SECS {
                 Ok(())
             } else {
                 Err(LlmError::Config {
                     field,
-                    reason: format!("must be a positive number of seconds, got {value}"),
+                    reason: format!(
+                        "must be a positive number of seconds up to {MAX_WAIT_SECS}, got {value}"
+                    ),
                 })
             }
         };
@@ -106,10 +122,12 @@ impl Endpoint {
             });
         }
         let api_key = match &config.api_key_env {
-            Some(var) => Some(std::env::var(var).map_err(|_| LlmError::Config {
-                field: "api_key_env",
-                reason: format!("environment variable {var} is not set"),
-            })?),
+            Some(var) => Some(ApiKey(std::env::var(var).map_err(|_| {
+                LlmError::Config {
+                    field: "api_key_env",
+                    reason: format!("environment variable {var} is not set"),
+                }
+            })?)),
             None => None,
         };
         let client = reqwest::Client::builder()
@@ -127,8 +145,9 @@ impl Endpoint {
         })
     }
 
+    /// The key to send, read from `api_key_env` when the endpoint was configured.
     pub(crate) fn api_key(&self) -> Option<&str> {
-        self.api_key.as_deref()
+        self.api_key.as_ref().map(|key| key.0.as_str())
     }
 
     pub(crate) fn url(&self, path: &str) -> String {
@@ -195,7 +214,8 @@ impl Endpoint {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+            // A server may ask for any wait; the settings' longest backoff bounds it.
+            .map(|s| Duration::from_secs_f64(s.min(self.config.max_backoff_secs)));
         let text = match response.text().await {
             Ok(text) => text,
             Err(e) => return Attempt::Transient(describe(&e), None),

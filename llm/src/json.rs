@@ -39,22 +39,42 @@ fn fenced_blocks(text: &str) -> Vec<&str> {
     blocks
 }
 
-/// Tries every `{` or `[` in turn as the start of a value.
+/// Brackets nested deeper than this are not read as a value (serde_json's own limit).
+const MAX_DEPTH: usize = 128;
+
+/// Starts tried at most: a reply with more brackets before its value is not one to read.
+const MAX_STARTS: usize = 256;
+
+/// Tries every `{` or `[` in turn (up to [`MAX_STARTS`]) as the start of a value. A bracketed
+/// run nested deeper than [`MAX_DEPTH`] is skipped whole, so hostile text costs time linear in
+/// its length.
 fn first_value(text: &str) -> Option<Value> {
-    text.char_indices()
-        .filter(|(_, c)| *c == '{' || *c == '[')
-        .find_map(|(start, _)| {
-            let candidate = balanced(&text[start..])?;
-            serde_json::from_str(candidate)
-                .ok()
-                .or_else(|| serde_json::from_str(&pythonic_to_json(candidate)).ok())
-        })
+    let mut from = 0;
+    for _ in 0..MAX_STARTS {
+        let offset = text[from..].find(['{', '['])?;
+        let start = from + offset;
+        match balanced(&text[start..]) {
+            Some((candidate, depth)) if depth <= MAX_DEPTH => {
+                let parsed = serde_json::from_str(candidate)
+                    .ok()
+                    .or_else(|| serde_json::from_str(&pythonic_to_json(candidate)).ok());
+                if parsed.is_some() {
+                    return parsed;
+                }
+                from = start + 1;
+            }
+            Some((candidate, _)) => from = start + candidate.len(),
+            None => from = start + 1,
+        }
+    }
+    None
 }
 
 /// The prefix of `text` (which starts with a bracket) up to its matching closing bracket,
-/// skipping brackets inside single- or double-quoted strings.
-fn balanced(text: &str) -> Option<&str> {
+/// skipping brackets inside single- or double-quoted strings, with its deepest nesting.
+fn balanced(text: &str) -> Option<(&str, usize)> {
     let mut depth = 0usize;
+    let mut deepest = 0usize;
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for (i, c) in text.char_indices() {
@@ -70,11 +90,14 @@ fn balanced(text: &str) -> Option<&str> {
         }
         match c {
             '"' | '\'' => quote = Some(c),
-            '{' | '[' => depth += 1,
+            '{' | '[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
             '}' | ']' => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return Some(&text[..=i]);
+                    return Some((&text[..=i], deepest));
                 }
             }
             _ => {}
@@ -195,5 +218,18 @@ mod tests {
         );
         assert_eq!(extract_json("no json here"), None);
         assert_eq!(extract_json("{\"truncated\": [1, 2"), None);
+    }
+
+    #[test]
+    fn hostile_nesting_is_refused_without_overflow() {
+        for hostile in [
+            format!("{}{}", "[".repeat(200_000), "]".repeat(200_000)),
+            "[".repeat(200_000),
+            format!("{}{{\"a\": 1}}", "{".repeat(100_000)),
+        ] {
+            assert_eq!(extract_json(&hostile), None);
+        }
+        let deep_then_value = format!("{}{} {{\"ok\": 1}}", "[".repeat(300), "]".repeat(300));
+        assert_eq!(extract_json(&deep_then_value), Some(json!({"ok": 1})));
     }
 }

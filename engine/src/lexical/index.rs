@@ -356,7 +356,7 @@ impl LexicalIndex {
 
         // Committed documents.
         let query = self.query(ns, field, query_terms, &boosts);
-        let collector = TopDocs::with_limit(k + masked_in_memory).order_by_score();
+        let collector = TopDocs::with_limit(k.saturating_add(masked_in_memory)).order_by_score();
         let top = view
             .searcher
             .search_with_statistics_provider(&query, &collector, stats)?;

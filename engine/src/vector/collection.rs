@@ -312,7 +312,8 @@ impl TopK {
     fn new(k: usize) -> Self {
         TopK {
             k,
-            heap: BinaryHeap::with_capacity(k + 1),
+            // Sized by the caller's k only up to a bound: k may exceed the vectors scanned.
+            heap: BinaryHeap::with_capacity(k.min(1024) + 1),
         }
     }
 

@@ -256,3 +256,37 @@ fn non_utf8_paths_are_refused_cleanly() {
     assert!(err.to_string().contains("UTF-8"));
     assert!(!path.exists(), "nothing is created");
 }
+
+#[test]
+fn a_huge_k_returns_the_whole_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    for text in ["tea in the morning", "green tea", "coffee"] {
+        e.put(
+            "n",
+            NewRecord::new(text).with_vector("s", vec![1.0, 0.5, 0.0, 0.0]),
+        )
+        .unwrap();
+    }
+    let query = [1.0, 0.0, 0.0, 0.0];
+    assert_eq!(e.search_text("n", "tea", usize::MAX).unwrap().len(), 2);
+    for syntax in [
+        mb_engine::QuerySyntax::Plain,
+        mb_engine::QuerySyntax::Whoosh,
+    ] {
+        assert_eq!(
+            e.search_query("n", "tea", syntax, usize::MAX)
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+    assert_eq!(
+        e.search_vector("n", "s", &query, usize::MAX).unwrap().len(),
+        3
+    );
+    let mut hybrid = mb_engine::HybridQuery::new("tea", "s", query.to_vec(), usize::MAX);
+    assert_eq!(e.search_hybrid("n", &hybrid).unwrap().len(), 3);
+    hybrid.candidates = Some(usize::MAX);
+    assert_eq!(e.search_hybrid("n", &hybrid).unwrap().len(), 3);
+}

@@ -6,5 +6,6 @@ mod concurrency;
 mod copy;
 mod crash;
 mod reopen;
+mod single_writer;
 mod vector_recall;
 mod whoosh_syntax;

@@ -14,7 +14,7 @@
 
 mod charts;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -71,8 +71,9 @@ const REGIMES: [&str; 4] = [
 /// Runs `report`.
 pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     let mut found = Vec::new();
+    let mut seen = HashSet::new();
     for dir in &args.dirs {
-        collect(dir, &mut found)?;
+        collect(dir, &mut seen, &mut found)?;
     }
     // The newest run per (regime, set, system): run directories sort by their time stamp.
     let mut newest: BTreeMap<(String, String, String), RunRow> = BTreeMap::new();
@@ -99,7 +100,8 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     if let Some(parent) = args.out.parent() {
         std::fs::create_dir_all(parent).map_err(|e| crate::run::file_error(parent, e))?;
     }
-    std::fs::write(&args.out, html).map_err(|e| crate::run::file_error(&args.out, e))?;
+    mb_datasets::results::write_atomic(&args.out, html.as_bytes())
+        .map_err(|e| crate::run::file_error(&args.out, e))?;
     println!(
         "{} runs; report written to {}",
         rows.len(),
@@ -108,8 +110,17 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     Ok(())
 }
 
-/// Finds runs under `dir`.
-fn collect(dir: &Path, found: &mut Vec<RunRow>) -> Result<(), HarnessError> {
+/// Finds runs under `dir`, following symbolic links to directories once each (a link loop
+/// ends where it returns to a directory already seen).
+fn collect(
+    dir: &Path,
+    seen: &mut HashSet<PathBuf>,
+    found: &mut Vec<RunRow>,
+) -> Result<(), HarnessError> {
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if !seen.insert(real) {
+        return Ok(());
+    }
     let summary = dir.join("summary.json");
     if summary.is_file() {
         if let Some(row) = read_run(dir)? {
@@ -122,7 +133,7 @@ fn collect(dir: &Path, found: &mut Vec<RunRow>) -> Result<(), HarnessError> {
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
-            collect(&path, found)?;
+            collect(&path, seen, found)?;
         }
     }
     Ok(())

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use crate::common::{assert_ok, harness, json};
 
 fn off_policy(store: &Path, output: &Path, extra: &[&str]) -> std::process::Output {
@@ -130,6 +132,30 @@ fn off_policy_writes_upstream_files_and_resumes() {
     assert_eq!(
         json(interrupted.join("evaluate_details.json")),
         json(run.join("evaluate_details.json"))
+    );
+    // The torn line was cut off, not kept: every line of the finished log reads.
+    let log = std::fs::read_to_string(interrupted.join("predict.partial.jsonl")).unwrap();
+    assert!(log
+        .lines()
+        .all(|line| serde_json::from_str::<Value>(line).is_ok()));
+
+    // A damaged line inside the log is an error naming it; nothing is dropped silently.
+    let damaged = dir.path().join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    std::fs::copy(run.join("run_config.json"), damaged.join("run_config.json")).unwrap();
+    let mut lines: Vec<&str> = partial.lines().take(3).collect();
+    lines[1] = "{\"prediction\": garbage}";
+    std::fs::write(
+        damaged.join("predict.partial.jsonl"),
+        format!("{}\n", lines.join("\n")),
+    )
+    .unwrap();
+    let refused = off_policy(&store, &output, &["--resume", damaged.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(
+        stderr.contains("predict.partial.jsonl line 2") && stderr.lines().count() == 1,
+        "{stderr}"
     );
 }
 

@@ -289,8 +289,8 @@ fn an_on_policy_run_resumes_mid_step_and_mid_memorisation() {
     same_as_reference(&run);
     assert_eq!(
         lines(partial.clone()),
-        3 + 1 + 7,
-        "the cut line closed, the rest appended"
+        3 + 7,
+        "the torn line cut off, the rest appended"
     );
 
     // Stopped while memorising step 1's dialogs, after collecting them.

@@ -103,10 +103,14 @@ impl LocalServer {
                 });
             }
         }
-        if !(settings.startup_timeout_secs.is_finite() && settings.startup_timeout_secs > 0.0) {
+        let timeout = settings.startup_timeout_secs;
+        if !(timeout.is_finite() && timeout > 0.0 && timeout <= crate::endpoint::MAX_WAIT_SECS) {
             return Err(LlmError::Config {
                 field: "server.startup_timeout_secs",
-                reason: format!("must be positive, got {}", settings.startup_timeout_secs),
+                reason: format!(
+                    "must be a positive number of seconds up to {}, got {timeout}",
+                    crate::endpoint::MAX_WAIT_SECS
+                ),
             });
         }
         let python = settings::locate(&settings.python).ok_or_else(|| {

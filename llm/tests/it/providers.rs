@@ -180,6 +180,21 @@ async fn retries_429_with_retry_after_and_500_then_succeeds() {
 }
 
 #[tokio::test]
+async fn an_absurd_retry_after_waits_no_longer_than_the_longest_backoff() {
+    let (base, seen) = serve(|n, _| match n {
+        0 => Reply::Status(429, "rate limited".into(), Some("1e20")),
+        _ => openai_reply("ok"),
+    });
+    let provider = OpenAiProvider::new(config(&base)).unwrap();
+    let started = std::time::Instant::now();
+    let completion = provider.complete(&request()).await.unwrap();
+    assert_eq!(completion.text, "ok");
+    // max_backoff_secs is 0.05 in these settings; an honoured 1e20 would never return.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(seen.bodies.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
 async fn persistent_failures_exhaust_the_retries() {
     let (base, seen) = serve(|_, _| Reply::Status(503, "overloaded".into(), None));
     let provider = OpenAiProvider::new(config(&base)).unwrap();
@@ -370,6 +385,34 @@ async fn unreachable_servers_and_bad_settings() {
             ..
         })
     ));
+    for (field, huge) in [
+        (
+            "timeout_secs",
+            EndpointConfig {
+                timeout_secs: 1e20,
+                ..config("http://localhost:1")
+            },
+        ),
+        (
+            "max_backoff_secs",
+            EndpointConfig {
+                max_backoff_secs: f64::MAX,
+                ..config("http://localhost:1")
+            },
+        ),
+    ] {
+        match OpenAiProvider::new(huge) {
+            Err(LlmError::Config {
+                field: named,
+                reason,
+            }) => {
+                assert_eq!(named, field);
+                assert!(reason.contains("up to 86400"), "{reason}");
+            }
+            Err(other) => panic!("{field}: {other:?}"),
+            Ok(_) => panic!("{field}: accepted"),
+        }
+    }
     let zero = OpenAiProvider::new(EndpointConfig {
         max_concurrency: 0,
         ..config("http://localhost:1")
@@ -381,4 +424,21 @@ async fn unreachable_servers_and_bad_settings() {
             ..
         })
     ));
+}
+
+#[test]
+fn debug_output_never_shows_the_api_key() {
+    const KEY: &str = "sk-debug-test-3c9e1a7f5b";
+    // A variable no other test reads.
+    std::env::set_var("MB_LLM_DEBUG_TEST_KEY", KEY);
+    let settings = EndpointConfig {
+        api_key_env: Some("MB_LLM_DEBUG_TEST_KEY".into()),
+        ..config("http://localhost:1")
+    };
+    let openai = OpenAiProvider::new(settings.clone()).unwrap();
+    let anthropic = AnthropicProvider::new(settings).unwrap();
+    for printed in [format!("{openai:?}"), format!("{anthropic:?}")] {
+        assert!(!printed.contains(KEY), "{printed}");
+        assert!(printed.contains("redacted"), "{printed}");
+    }
 }
