@@ -4,6 +4,7 @@
 mod common;
 mod corpora;
 mod evaluation;
+mod fuzz;
 mod importers;
 mod loading;
 mod meteor_parity;

@@ -5,6 +5,7 @@ mod bm25_parity;
 mod concurrency;
 mod copy;
 mod crash;
+mod model_check;
 mod reopen;
 mod single_writer;
 mod vector_recall;

@@ -1,6 +1,7 @@
 //! Integration tests of `mb-llm`, one binary: providers, operations, recording, settings, the
 //! local model server.
 
+mod fuzz;
 mod local_server;
 mod operations;
 mod providers;

@@ -1,6 +1,6 @@
-//! A model double for tests of code that calls models (feature `testing`): it replies from a
-//! script and keeps every request, so a test can check both what a system asked and what it
-//! made of the answers.
+//! Test doubles and inputs (feature `testing`): a model that replies from a script and keeps
+//! every request, so a test can check both what a system asked and what it made of the
+//! answers; and seeded hostile text for fuzz tests.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -10,6 +10,10 @@ use parking_lot::Mutex;
 
 use crate::error::{LlmError, Result};
 use crate::{ChatProvider, ChatRequest, Completion};
+
+mod hostile;
+
+pub use hostile::{fuzz_cases, HostileText, FUZZ_CASES_VAR};
 
 /// Replies with its script, one reply per call in order, and records each request.
 pub struct ScriptedProvider {

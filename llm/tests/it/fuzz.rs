@@ -1,0 +1,92 @@
+//! Fuzzing with seeded hostile text (`mb_llm::testing::HostileText`; `MB_FUZZ_CASES` runs more):
+//! JSON extraction, every operation's reply parser and the settings files never panic, and a
+//! settings error names its file.
+
+use mb_llm::ops::{
+    AnalyzeNote, Answer, DecideMemoryUpdates, EvolveNote, Exchange, ExtractFacts, ExtractKnowledge,
+    IsContinuous, MetaSummary, MultiTopicSummary, NoteView, Operation, QueryKeywords,
+    SimulateFeedback, StoredMemory, UpdateProfile, UserPersona,
+};
+use mb_llm::testing::{fuzz_cases, HostileText};
+use mb_llm::{extract_json, LlmSettings, Message};
+
+fn exchange() -> Exchange {
+    Exchange {
+        user: "I moved to Lisbon.".into(),
+        assistant: "Nice!".into(),
+    }
+}
+
+fn note() -> NoteView {
+    NoteView {
+        content: "likes tea".into(),
+        context: "drinks".into(),
+        keywords: vec!["tea".into()],
+        tags: vec!["food".into()],
+        timestamp: "202405011200".into(),
+    }
+}
+
+/// Every model operation of this crate parses `reply` (the result is not the point: no panic).
+fn parse_everywhere(reply: &str) {
+    let dialog = vec![
+        Message::user("I moved to Lisbon."),
+        Message::assistant("Nice!"),
+    ];
+    let _ = AnalyzeNote::new("likes tea").parse(reply);
+    let _ = EvolveNote::new(note(), vec![note()]).parse(reply);
+    let _ = Answer::new(dialog.clone()).parse(reply);
+    let _ = ExtractFacts::new(dialog.clone(), "2024-05-01").parse(reply);
+    let existing = vec![StoredMemory {
+        id: "0".into(),
+        text: "lives in Porto".into(),
+    }];
+    let _ = DecideMemoryUpdates::new(existing, vec!["lives in Lisbon".into()]).parse(reply);
+    let persona = UserPersona {
+        persona: "a reader".into(),
+        expertise: "none".into(),
+        criteria: vec!["short".into()],
+    };
+    let _ = SimulateFeedback::new(persona, "write a story", dialog).parse(reply);
+    let _ = QueryKeywords::new("Where does the dog live?", 5).parse(reply);
+    let _ = IsContinuous::new(exchange(), exchange()).parse(reply);
+    let _ = MetaSummary::new(None, exchange()).parse(reply);
+    let _ = MultiTopicSummary::new("User: hi\nAssistant: hello").parse(reply);
+    let _ = UpdateProfile::new(Some("likes tea".into()), vec![exchange()]).parse(reply);
+    let _ = ExtractKnowledge::new(vec![exchange()]).parse(reply);
+}
+
+#[test]
+fn hostile_replies_never_panic_a_parser() {
+    let mut texts = HostileText::new(7);
+    for _ in 0..fuzz_cases(2_000) {
+        let text = texts.next_text();
+        let _ = extract_json(&text);
+        parse_everywhere(&text);
+    }
+}
+
+#[test]
+fn mutated_settings_files_never_panic_and_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mutated.toml");
+    let shipped: Vec<String> = ["paper", "local", "offline"]
+        .iter()
+        .map(|name| {
+            let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/llm/").to_string();
+            std::fs::read_to_string(format!("{file}{name}.toml")).unwrap()
+        })
+        .collect();
+    let mut texts = HostileText::new(11);
+    for case in 0..fuzz_cases(1_000) {
+        let mut text = shipped[case % shipped.len()].clone();
+        for _ in 0..1 + case % 3 {
+            texts.mutate(&mut text);
+        }
+        std::fs::write(&path, &text).unwrap();
+        if let Err(error) = LlmSettings::from_file(&path) {
+            let message = error.to_string();
+            assert!(message.contains("mutated.toml"), "{message}\n---\n{text}");
+        }
+    }
+}
