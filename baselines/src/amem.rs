@@ -25,6 +25,7 @@ use mb_llm::ops::{AnalyzeNote, EvolveNote, Lang, NoteAttributes, NoteView, Query
 use mb_llm::Message;
 use serde::{Deserialize, Serialize};
 
+use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 use crate::prompt::rag_prompt;
 use crate::registry::SystemSpec;
@@ -109,8 +110,8 @@ impl AMem {
     ) -> Result<Vec<String>, MemoryError> {
         let engine = &self.context.engine;
         let namespace = &self.context.namespace;
-        let texts: Vec<&str> = notes.iter().map(|(c, _, _)| c.as_str()).collect();
-        let vectors = self.embedder.embed(&texts)?;
+        let texts: Vec<String> = notes.iter().map(|(c, _, _)| c.clone()).collect();
+        let vectors = embed_texts(&self.embedder, texts).await?;
         let mut ids = Vec::with_capacity(notes.len());
         for ((content, timestamp, turns), vector) in notes.into_iter().zip(vectors) {
             let next: u64 = engine.get_state(namespace, NEXT_NOTE)?.unwrap_or(0);
@@ -313,7 +314,7 @@ impl MemorySystem for AMem {
         } else {
             keywords.join(", ")
         };
-        let vector = self.embedder.embed_one(&probe)?;
+        let vector = embed_text(&self.embedder, probe).await?;
         let hits = self.context.engine.search_vector(
             &self.context.namespace,
             self.embedder.model_id(),

@@ -13,6 +13,7 @@ use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_llm::ops::Lang;
 
+use crate::embedding::embed_text;
 use crate::error::MemoryError;
 use crate::registry::SystemSpec;
 use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
@@ -97,7 +98,7 @@ impl MemorySystem for DenseMemory {
         _lang: Lang,
         k: usize,
     ) -> Result<Vec<Retrieved>, MemoryError> {
-        let vector = self.embedder.embed_one(query)?;
+        let vector = embed_text(&self.embedder, query.to_string()).await?;
         let hits = self.context.engine.search_vector(
             &self.context.namespace,
             self.embedder.model_id(),

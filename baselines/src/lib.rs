@@ -12,6 +12,7 @@
 
 pub mod amem;
 pub mod dense;
+mod embedding;
 mod error;
 pub mod lexical;
 pub mod mem0;

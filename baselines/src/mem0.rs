@@ -20,6 +20,7 @@ use mb_llm::ops::{DecideMemoryUpdates, ExtractFacts, Lang, MemoryEventKind, Stor
 use mb_llm::{Message, Role};
 use serde::{Deserialize, Serialize};
 
+use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 use crate::registry::SystemSpec;
 use crate::store::{ensure_namespace, now_ms, retrieved, stats};
@@ -107,8 +108,7 @@ impl Mem0 {
             return Ok(Vec::new());
         }
         let texts: Vec<String> = facts.iter().map(|f| f.replace('\n', " ")).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = self.embedder.embed(&refs)?;
+        let vectors = embed_texts(&self.embedder, texts.clone()).await?;
         // Existing memories near any fact, deduplicated, under temporary ids "0", "1", …
         let mut temporary: Vec<(RecordId, String, String)> = Vec::new();
         for vector in &vectors {
@@ -149,7 +149,7 @@ impl Mem0 {
             let vector = match fact_vectors.get(event.text.as_str()) {
                 Some(v) => (*v).clone(),
                 None if matches!(event.event, MemoryEventKind::Add | MemoryEventKind::Update) => {
-                    self.embedder.embed_one(&event.text.replace('\n', " "))?
+                    embed_text(&self.embedder, event.text.replace('\n', " ")).await?
                 }
                 None => Vec::new(),
             };
@@ -277,7 +277,7 @@ impl MemorySystem for Mem0 {
         _lang: Lang,
         k: usize,
     ) -> Result<Vec<Retrieved>, MemoryError> {
-        let vector = self.embedder.embed_one(&query.replace('\n', " "))?;
+        let vector = embed_text(&self.embedder, query.replace('\n', " ")).await?;
         let hits = self.context.engine.search_vector(
             &self.context.namespace,
             self.embedder.model_id(),

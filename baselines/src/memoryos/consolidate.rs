@@ -11,6 +11,7 @@ use mb_llm::ops::{
 use super::select::session_to_join;
 use super::tiers::{remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD};
 use super::{exchange, MemoryOs};
+use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 
 /// The summary upstream files a batch under when the model found no topic in it.
@@ -26,8 +27,7 @@ impl MemoryOs {
     ) -> Result<(), MemoryError> {
         let memory = &self.context.llm.memory;
         let texts: Vec<String> = evicted.iter().map(|qa| exchange(qa).render()).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = self.embedder.embed(&refs)?;
+        let vectors = embed_texts(&self.embedder, texts.clone()).await?;
         let mut pages = Vec::new();
         for (qa, vector) in evicted.into_iter().zip(vectors) {
             let current = exchange(&qa);
@@ -112,7 +112,7 @@ impl MemoryOs {
         mut pages: Vec<Page>,
         lang: Lang,
     ) -> Result<(), MemoryError> {
-        let vector = self.embedder.embed_one(&topic.content)?;
+        let vector = embed_text(&self.embedder, topic.content.clone()).await?;
         let now = tiers.clock_ms;
         let best = session_to_join(&tiers.sessions, &vector, &topic.keywords);
         // Keywords of every page, one summary call each, independent of each other.
@@ -203,7 +203,7 @@ impl MemoryOs {
                 continue;
             };
             let entry = KnowledgeEntry {
-                vector: self.embedder.embed_one(&text)?,
+                vector: embed_text(&self.embedder, text.clone()).await?,
                 text,
                 at_ms: now,
             };

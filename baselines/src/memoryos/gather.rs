@@ -7,6 +7,7 @@ use mb_llm::ops::{Lang, MultiTopicSummary};
 use super::select::sessions_to_read;
 use super::tiers::{cosine, KnowledgeEntry, Page, Qa};
 use super::{exchange, top_by, MemoryOs};
+use crate::embedding::embed_text;
 use crate::error::MemoryError;
 use crate::system::Retrieved;
 
@@ -20,7 +21,7 @@ impl MemoryOs {
         lang: Lang,
         kept: usize,
     ) -> Result<Gathered, MemoryError> {
-        let vector = self.embedder.embed_one(query)?;
+        let vector = embed_text(&self.embedder, query.to_string()).await?;
         let keywords: Vec<String> = self
             .context
             .llm

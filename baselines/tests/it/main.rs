@@ -3,6 +3,7 @@
 
 mod agentic;
 mod common;
+mod embedding_overlap;
 mod mem0_inputs;
 mod memoryos;
 mod retrieval;
