@@ -258,3 +258,56 @@ fn unreachable_endpoints_name_the_url() {
     );
     assert!(error.contains("2 attempts"), "{error}");
 }
+
+/// Every prefix of a valid response, and valid shapes with hostile values, get an error or
+/// vectors of the right dimension; none panics.
+#[test]
+fn hostile_response_bodies_are_errors_never_panics() {
+    let valid = json!({"object": "list", "data": [
+        {"index": 0, "embedding": fake_vector("a")},
+    ]})
+    .to_string();
+    let mut bodies: Vec<String> = (0..valid.len())
+        .filter(|&end| valid.is_char_boundary(end))
+        .map(|end| valid[..end].to_string())
+        .collect();
+    for hostile in [
+        r#"{"data": [{"index": -1, "embedding": [1,2,3,4,5,6,7,8]}]}"#,
+        r#"{"data": [{"index": 1e30, "embedding": [1,2,3,4,5,6,7,8]}]}"#,
+        r#"{"data": [{"index": 18446744073709551615, "embedding": [1,2,3,4,5,6,7,8]}]}"#,
+        r#"{"data": [{"index": 0, "embedding": [1e39,2,3,4,5,6,7,8]}]}"#,
+        r#"{"data": [{"index": 0, "embedding": [0,0,0,0,0,0,0,0]}]}"#,
+        r#"{"data": [{"index": 0, "embedding": ["1",null,3,4,5,6,7,8]}]}"#,
+        r#"{"data": [{"index": 0, "embedding": [[1],2,3,4,5,6,7,8]}]}"#,
+        r#"{"data": [{"index": 0}, {"index": 0, "embedding": [1,2,3,4,5,6,7,8]}]}"#,
+        r#"{"data": {"index": 0}}"#,
+        r#"{"data": null}"#,
+        "[]",
+        "",
+    ] {
+        bodies.push(hostile.to_string());
+    }
+    bodies.push(format!(
+        "{{\"data\": [{{\"index\": 0, \"embedding\": [{}]}}]}}",
+        vec!["1.0"; 200_000].join(",")
+    ));
+    let count = bodies.len();
+    let served: Vec<&'static str> = bodies
+        .into_iter()
+        .map(|b| &*Box::leak(b.into_boxed_str()))
+        .collect();
+    let (url, _log) = serve(move |n, _| Reply::Raw(served[n % served.len()]));
+    let embedder = HttpEmbedder::new(HttpConfig {
+        max_retries: 0,
+        shrink_overlong: false,
+        ..config(&url)
+    })
+    .unwrap();
+    for _ in 0..count {
+        if let Ok(vectors) = embedder.embed(&["a"]) {
+            assert_eq!(vectors.len(), 1);
+            assert_eq!(vectors[0].len(), DIM);
+            assert!(vectors[0].iter().all(|x| x.is_finite()), "{:?}", vectors[0]);
+        }
+    }
+}

@@ -8,7 +8,13 @@ use mb_llm::ops::{
     SimulateFeedback, StoredMemory, UpdateProfile, UserPersona,
 };
 use mb_llm::testing::{fuzz_cases, HostileText};
-use mb_llm::{extract_json, LlmSettings, Message};
+use mb_llm::{
+    extract_json, AnthropicProvider, ChatProvider, EndpointConfig, LlmSettings, Message,
+    OpenAiProvider,
+};
+use serde_json::json;
+
+use crate::providers::{config, request, serve, Reply};
 
 fn exchange() -> Exchange {
     Exchange {
@@ -88,5 +94,51 @@ fn mutated_settings_files_never_panic_and_errors_name_the_file() {
             let message = error.to_string();
             assert!(message.contains("mutated.toml"), "{message}\n---\n{text}");
         }
+    }
+}
+
+#[tokio::test]
+async fn hostile_response_bodies_are_errors_or_answers_never_panics() {
+    let openai = json!({
+        "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1}
+    })
+    .to_string();
+    let anthropic = json!({
+        "content": [{"type": "text", "text": "ok"}],
+        "usage": {"input_tokens": 3, "output_tokens": 1}
+    })
+    .to_string();
+    let cases = fuzz_cases(300);
+    let mut texts = HostileText::new(13);
+    let bodies: Vec<String> = (0..cases)
+        .map(|case| match case % 3 {
+            0 => texts.next_text(),
+            1 => {
+                let mut body = openai.clone();
+                texts.mutate(&mut body);
+                body
+            }
+            _ => {
+                let mut body = anthropic.clone();
+                texts.mutate(&mut body);
+                body
+            }
+        })
+        .collect();
+    let served = std::sync::Arc::new(bodies);
+    let script = served.clone();
+    let (base, _) =
+        serve(move |n, _| Reply::Status(200, script[(n / 2) % script.len()].clone(), None));
+    let settings = EndpointConfig {
+        max_retries: 0,
+        ..config(&base)
+    };
+    let openai = OpenAiProvider::new(settings.clone()).unwrap();
+    let anthropic = AnthropicProvider::new(settings).unwrap();
+    for _ in 0..cases {
+        // Each body goes to both wire formats (request n and n + 1 get body n / 2).
+        let _ = openai.complete(&request()).await;
+        let _ = anthropic.complete(&request()).await;
     }
 }

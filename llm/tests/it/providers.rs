@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tiny_http::{Header, Response, Server};
 
 /// What the server answers to one request.
-enum Reply {
+pub(crate) enum Reply {
     /// 200 with this JSON body.
     Json(Value),
     /// This status and body, with an optional Retry-After.
@@ -25,7 +25,7 @@ enum Reply {
 
 /// What the server saw: request bodies and the most requests it held at once.
 #[derive(Default)]
-struct Seen {
+pub(crate) struct Seen {
     bodies: Mutex<Vec<Value>>,
     headers: Mutex<Vec<Vec<(String, String)>>>,
     in_flight: AtomicUsize,
@@ -33,7 +33,9 @@ struct Seen {
 }
 
 /// Serves on a free port, one thread per request; `script(n, body)` picks the reply.
-fn serve(script: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static) -> (String, Arc<Seen>) {
+pub(crate) fn serve(
+    script: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static,
+) -> (String, Arc<Seen>) {
     let server = Arc::new(Server::http("127.0.0.1:0").unwrap());
     let base = format!("http://{}", server.server_addr().to_ip().unwrap());
     let seen = Arc::new(Seen::default());
@@ -99,7 +101,7 @@ fn anthropic_reply(text: &str) -> Reply {
     }))
 }
 
-fn config(base: &str) -> EndpointConfig {
+pub(crate) fn config(base: &str) -> EndpointConfig {
     EndpointConfig {
         base_url: base.to_string(),
         model: "test-model".to_string(),
@@ -113,7 +115,7 @@ fn config(base: &str) -> EndpointConfig {
     }
 }
 
-fn request() -> ChatRequest {
+pub(crate) fn request() -> ChatRequest {
     ChatRequest::new(vec![
         Message::system("Answer briefly."),
         Message::user("What is the capital of France?"),
