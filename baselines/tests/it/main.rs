@@ -7,4 +7,5 @@ mod embedding_overlap;
 mod mem0_inputs;
 mod memoryos;
 mod retrieval;
+mod settings_fuzz;
 mod vanilla;
