@@ -247,6 +247,8 @@ impl Inner {
         );
         self.store.put_counters(&mut batch, &next)?;
         self.store.write(batch)?;
+        // Durable in the store, not yet in the lexical index.
+        fail::fail_point!("engine::write::stored");
         *counters = next;
         ns.count.store(count, Ordering::SeqCst);
         if let Err(e) = self.lexical.apply(seq, &lexical_ops) {

@@ -287,6 +287,8 @@ impl LexicalIndex {
         }
         let committed = (|| -> Result<()> {
             let mut prepared = slot.writer.prepare_commit()?;
+            // Segments written, the commit not yet recorded.
+            fail::fail_point!("engine::lexical::commit");
             prepared.set_payload(&format!("{PAYLOAD_PREFIX}{seq}"));
             prepared.commit()?;
             Ok(())

@@ -200,6 +200,8 @@ impl VectorCollection {
     /// `false` (installing nothing) when so much changed that a fresh build is better than
     /// searching all those changes exactly beside the graph.
     fn install(&mut self, mut graph: Graph) -> bool {
+        // A background build finished; the graph is being swapped in.
+        fail::fail_point!("engine::vector::install");
         if let BuildState::Running { dirty, .. } =
             std::mem::replace(&mut self.build, BuildState::Idle)
         {

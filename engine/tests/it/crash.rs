@@ -16,6 +16,8 @@ use rand::{Rng, SeedableRng};
 
 const DIR_VAR: &str = "MB_CRASH_DIR";
 const SEED_VAR: &str = "MB_CRASH_SEED";
+/// `NAME:HITS`: the child aborts itself the HITS-th time it reaches fault point NAME.
+const FAULT_VAR: &str = "MB_CRASH_FAULT";
 const DIM: usize = 8;
 const NAMESPACES: [&str; 2] = ["left", "right"];
 
@@ -68,6 +70,18 @@ fn crash_child_writer() {
             .unwrap();
     }
     engine.create_space(Space::new("s", DIM)).unwrap();
+    if let Some(fault) = std::env::var(FAULT_VAR).ok().filter(|f| !f.is_empty()) {
+        let (name, hits) = fault.rsplit_once(':').unwrap();
+        let hits: usize = hits.parse().unwrap();
+        let reached = std::sync::atomic::AtomicUsize::new(0);
+        fail::cfg_callback(name, move || {
+            if reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 >= hits {
+                // A crash exactly here: no destructor, no flush.
+                std::process::abort();
+            }
+        })
+        .unwrap();
+    }
     let mut rng = StdRng::seed_from_u64(round);
     let mut mine: Vec<(&str, RecordId)> = Vec::new();
     for n in 0.. {
@@ -99,6 +113,10 @@ fn crash_child_writer() {
         };
         mine.push((ns, id));
         println!("ack {round} {n} {ns} {id}");
+        if n % 25 == 0 {
+            // Searches load the vector collections, which then build graphs in the background.
+            engine.search_vector(ns, "s", &vector(round, n), 3).unwrap();
+        }
     }
 }
 
@@ -118,7 +136,15 @@ struct Log {
     doomed: HashSet<u64>,
 }
 
-fn run_round(dir: &Path, round: u64, log: &mut Log) {
+/// How a child writer's round ends.
+enum Ending<'a> {
+    /// SIGKILL after a random moment.
+    Kill,
+    /// The child aborts itself at a fault point, the given time it reaches it.
+    FaultPoint(&'a str, usize),
+}
+
+fn run_round(dir: &Path, round: u64, ending: Ending, log: &mut Log) {
     let Log {
         acked,
         deleted,
@@ -134,6 +160,13 @@ fn run_round(dir: &Path, round: u64, log: &mut Log) {
         ])
         .env(DIR_VAR, dir)
         .env(SEED_VAR, round.to_string())
+        .env(
+            FAULT_VAR,
+            match ending {
+                Ending::Kill => String::new(),
+                Ending::FaultPoint(name, hits) => format!("{name}:{hits}"),
+            },
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -151,12 +184,29 @@ fn run_round(dir: &Path, round: u64, log: &mut Log) {
         }
     });
     let start = Instant::now();
-    while start.elapsed() < kill_after {
-        std::thread::sleep(Duration::from_millis(5));
+    match ending {
+        Ending::Kill => {
+            while start.elapsed() < kill_after {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            // SIGKILL: no destructor, no flush.
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        Ending::FaultPoint(name, hits) => loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                use std::os::unix::process::ExitStatusExt;
+                // SIGABRT (6): the abort at the fault point, not a failure elsewhere.
+                assert_eq!(status.signal(), Some(6), "{name}: {status}");
+                break;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                panic!("fault point {name} was not reached {hits} times in a minute");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        },
     }
-    // SIGKILL: no destructor, no flush.
-    child.kill().unwrap();
-    child.wait().unwrap();
     reader.join().unwrap();
     for line in rx.try_iter() {
         let parts: Vec<&str> = line.split_whitespace().collect();
@@ -241,7 +291,7 @@ fn crash_recovery() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(24);
     for round in 1..=rounds {
-        run_round(&path, round, &mut log);
+        run_round(&path, round, Ending::Kill, &mut log);
         // Ten checks along a long run (each reads every acknowledged write back).
         if round % (rounds / 10).max(4) == 0 {
             verify(&path, &log);
@@ -259,4 +309,27 @@ fn crash_recovery() {
         log.acked.len(),
         log.deleted.len()
     );
+}
+
+/// The engine's named fault points (`fail::fail_point!`): a crash right after the store write
+/// and before the lexical index has it, inside a lexical commit, and while a freshly built
+/// HNSW graph is swapped in. Each is hit at several counts, then everything is checked.
+#[test]
+fn crash_recovery_at_fault_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("engine");
+    let mut log = Log::default();
+    let mut round = 1000;
+    for name in [
+        "engine::write::stored",
+        "engine::lexical::commit",
+        "engine::vector::install",
+    ] {
+        for hits in [1, 3, 7] {
+            round += 1;
+            run_round(&path, round, Ending::FaultPoint(name, hits), &mut log);
+            verify(&path, &log);
+        }
+    }
+    assert!(!log.acked.is_empty());
 }
