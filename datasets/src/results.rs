@@ -110,6 +110,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = fs::File::create(&temporary)?;
     file.write_all(bytes)?;
     file.sync_all()?;
+    // The new file is whole beside the old one; the rename has not happened.
+    fail::fail_point!("results::rename");
     fs::rename(&temporary, path)?;
     let parent = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,

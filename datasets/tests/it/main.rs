@@ -1,6 +1,7 @@
 //! Integration tests of `mb-datasets`, one binary: loading, importers, corpora, parity with
 //! upstream's Python.
 
+mod atomic_results;
 mod common;
 mod corpora;
 mod evaluation;
