@@ -73,10 +73,29 @@ pub fn read_table(path: &Path) -> Result<Vec<RawRow>, TableError> {
         detail: "unknown table format (expected .arrow, .parquet or .jsonl)".into(),
     })?;
     match format {
-        TableFormat::Arrow => read_arrow(path),
-        TableFormat::Parquet => read_parquet(path),
+        TableFormat::Arrow => guarded(path, || read_arrow(path)),
+        TableFormat::Parquet => guarded(path, || read_parquet(path)),
         TableFormat::JsonLines => read_json_lines(path),
     }
+}
+
+/// Runs an Arrow or Parquet reader, turning a panic on damaged input (arrow-rs asserts on some
+/// corrupt buffers instead of returning an error) into an error naming the file.
+fn guarded(
+    path: &Path,
+    read: impl FnOnce() -> Result<Vec<RawRow>, TableError>,
+) -> Result<Vec<RawRow>, TableError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or_else(|panic| {
+        let reason = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("the reader gave up");
+        Err(TableError::Format {
+            path: path.display().to_string(),
+            detail: format!("damaged file ({reason})"),
+        })
+    })
 }
 
 /// Rows of a JSON-lines text (blank lines skipped); `origin` names it in errors.

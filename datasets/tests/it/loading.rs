@@ -224,3 +224,44 @@ fn corrupt_data_is_named_by_dataset_split_row_and_field() {
         Err(DataError::Source(_))
     ));
 }
+
+/// Arrow and Parquet files with bytes flipped or cut off (seeded; `MB_FUZZ_CASES` runs more)
+/// give rows or an error naming the file, never a panic.
+#[test]
+fn damaged_arrow_and_parquet_files_are_errors_never_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<Value> = (0..4).map(lexeval_row).collect();
+    let (arrow, parquet) = (dir.path().join("ok.arrow"), dir.path().join("ok.parquet"));
+    write_arrow(&arrow, &rows);
+    write_parquet(&parquet, &rows);
+    let originals = [fs::read(&arrow).unwrap(), fs::read(&parquet).unwrap()];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let cases = mb_llm::testing::fuzz_cases(400);
+    for case in 0..cases {
+        let (original, name) = if case % 2 == 0 {
+            (&originals[0], "damaged.arrow")
+        } else {
+            (&originals[1], "damaged.parquet")
+        };
+        let mut bytes = original.clone();
+        if next(4) == 0 {
+            bytes.truncate(next(bytes.len()));
+        } else {
+            for _ in 0..1 + next(8) {
+                let at = next(bytes.len());
+                bytes[at] ^= 1 << next(8);
+            }
+        }
+        let path = dir.path().join(name);
+        fs::write(&path, &bytes).unwrap();
+        if let Err(error) = mb_datasets::table::read_table(&path) {
+            assert!(error.to_string().contains(name), "{error}");
+        }
+    }
+}
