@@ -155,20 +155,68 @@ fn read_json_lines(path: &Path) -> Result<Vec<RawRow>, TableError> {
 
 fn read_arrow(path: &Path) -> Result<Vec<RawRow>, TableError> {
     let bad = format_error(path);
-    let file = File::open(path).map_err(io_error(path))?;
+    let bytes = std::fs::read(path).map_err(io_error(path))?;
+    check_ipc_framing(&bytes)
+        .map_err(|detail| bad(format!("not a readable Arrow IPC stream or file: {detail}")))?;
     // `save_to_disk` writes the streaming format; accept the file format too.
-    match arrow_ipc::reader::StreamReader::try_new(BufReader::new(file), None) {
+    match arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(&bytes), None) {
         Ok(reader) => batches_to_rows(reader.map(|b| b.map_err(|e| e.to_string())), &bad),
         Err(stream_error) => {
-            let file = File::open(path).map_err(io_error(path))?;
-            let reader =
-                arrow_ipc::reader::FileReader::try_new(file, None).map_err(|file_error| {
+            let reader = arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(&bytes), None)
+                .map_err(|file_error| {
                     bad(format!(
                         "not an Arrow IPC stream ({stream_error}) nor file ({file_error})"
                     ))
                 })?;
             batches_to_rows(reader.map(|b| b.map_err(|e| e.to_string())), &bad)
         }
+    }
+}
+
+/// Checks an Arrow IPC stream's framing before arrow-rs reads it: every message's metadata must
+/// parse and its body must fit in the bytes that follow. arrow-rs allocates a message's body at
+/// the length the file declares, so one damaged length would otherwise exhaust memory.
+fn check_ipc_framing(bytes: &[u8]) -> Result<(), String> {
+    // The file format opens with "ARROW1" and two bytes of padding, then the stream.
+    let mut at = if bytes.starts_with(b"ARROW1") { 8 } else { 0 };
+    let word = |at: usize| -> Option<u32> {
+        let four = bytes.get(at..at.checked_add(4)?)?;
+        Some(u32::from_le_bytes([four[0], four[1], four[2], four[3]]))
+    };
+    loop {
+        // Streams may end without their end marker; arrow-rs says what is missing.
+        let Some(mut length) = word(at) else {
+            return Ok(());
+        };
+        at += 4;
+        if length == u32::MAX {
+            let Some(after) = word(at) else {
+                return Ok(());
+            };
+            length = after;
+            at += 4;
+        }
+        if length == 0 {
+            return Ok(());
+        }
+        let end = at
+            .checked_add(length as usize)
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| format!("message metadata of {length} bytes runs past the end"))?;
+        let message = arrow_ipc::root_as_message(&bytes[at..end])
+            .map_err(|e| format!("damaged message metadata ({e})"))?;
+        at = end;
+        let body = usize::try_from(message.bodyLength())
+            .ok()
+            .filter(|&body| body <= bytes.len() - at)
+            .ok_or_else(|| {
+                format!(
+                    "a message body of {} bytes with {} bytes left",
+                    message.bodyLength(),
+                    bytes.len() - at
+                )
+            })?;
+        at += body;
     }
 }
 
