@@ -411,6 +411,31 @@ impl Evaluator for LimitGenScorer {
 mod tests {
     use super::*;
 
+    /// LimitGen's judge checks never panic on hostile replies (`MB_FUZZ_CASES` runs more).
+    #[test]
+    fn hostile_replies_never_panic_a_check() {
+        let subtypes = [("data", "too little data"), ("method", "weak baseline")];
+        let aspect = AspectCheck {
+            aspect: "data",
+            limitation: "small sample",
+        };
+        let subtype = SubtypeCheck {
+            subtypes: &subtypes,
+            limitation: "small sample",
+        };
+        let rating = RatingCheck {
+            ground_truth: "the sample is small",
+            limitation: "small sample",
+        };
+        let mut texts = mb_llm::testing::HostileText::new(61);
+        for _ in 0..mb_llm::testing::fuzz_cases(2_000) {
+            let reply = texts.next_text();
+            let _ = aspect.parse(&reply);
+            let _ = subtype.parse(&reply);
+            let _ = rating.parse(&reply);
+        }
+    }
+
     #[test]
     fn limitations_are_read_as_upstream_reads_them() {
         assert_eq!(
