@@ -47,6 +47,26 @@ pub(super) fn usage_calls(summary: &Value) -> (u64, u64) {
     calls
 }
 
+/// `off-policy` on Sample-Stories' first two cases with `baseline` and the settings `llm`,
+/// then `extra`.
+fn on_stories<'a>(baseline: &'a str, llm: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "off-policy",
+        "--dataset-type",
+        "single",
+        "--set-name",
+        "Sample-Stories",
+        "--baseline",
+        baseline,
+        "--limit",
+        "2",
+        "--llm",
+        llm.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 #[test]
 fn every_system_answers_through_the_real_model_with_the_servers_token_counts() {
     let Some(server) = shared_server() else {
@@ -58,21 +78,7 @@ fn every_system_answers_through_the_real_model_with_the_servers_token_counts() {
     let llm = settings(dir.path(), "llm.toml", Some(&url), CAP).unwrap();
     let out = harness_in(
         dir.path(),
-        &[
-            "off-policy",
-            "--dataset-type",
-            "single",
-            "--set-name",
-            "Sample-Stories",
-            "--baseline",
-            "all",
-            "--limit",
-            "2",
-            "--llm",
-            llm.to_str().unwrap(),
-            "--llm-cache",
-            "off",
-        ],
+        &on_stories("all", &llm, &["--llm-cache", "off"]),
     );
     assert_ok(&out);
     let runs = system_runs(
@@ -141,21 +147,7 @@ fn a_recorded_run_replays_identically_without_the_server() {
     let run = |llm: &Path, cache: &str, output: &str| {
         let mut args = in_dir(
             dir.path(),
-            &[
-                "off-policy",
-                "--dataset-type",
-                "single",
-                "--set-name",
-                "Sample-Stories",
-                "--baseline",
-                "mem0",
-                "--limit",
-                "2",
-                "--llm",
-                llm.to_str().unwrap(),
-                "--llm-cache",
-                cache,
-            ],
+            &on_stories("mem0", llm, &["--llm-cache", cache]),
         );
         let at = args.iter().position(|a| a == "--output-dir").unwrap();
         args[at + 1] = dir.path().join(output).display().to_string();
@@ -228,22 +220,7 @@ fn a_server_killed_mid_run_stops_it_and_resume_finishes_it() {
     let Some(llm) = settings(dir.path(), "own.toml", None, CAP) else {
         return;
     };
-    let args = in_dir(
-        dir.path(),
-        &[
-            "off-policy",
-            "--dataset-type",
-            "single",
-            "--set-name",
-            "Sample-Stories",
-            "--baseline",
-            "mem0",
-            "--limit",
-            "2",
-            "--llm",
-            llm.to_str().unwrap(),
-        ],
-    );
+    let args = in_dir(dir.path(), &on_stories("mem0", &llm, &[]));
     let harness = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
         .args(&args)
         .stdout(Stdio::null())
