@@ -28,6 +28,7 @@ pub use error::MemoryError;
 pub use mb_engine as engine;
 pub use registry::{SystemSpec, REGISTRY};
 pub use system::{
-    last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
-    MemorySystem, Retrieved, SystemSettings, TrainingDialog, MAX_RETRIEVE_K,
+    check_retrieve_k, last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit,
+    MemoryContext, MemoryStats, MemorySystem, Retrieved, SystemSettings, TrainingDialog,
+    MAX_RETRIEVE_K,
 };

@@ -108,7 +108,7 @@ impl Mem0 {
             return Ok(Vec::new());
         }
         let texts: Vec<String> = facts.iter().map(|f| f.replace('\n', " ")).collect();
-        let vectors = embed_texts(&self.embedder, texts.clone()).await?;
+        let vectors = embed_texts(&self.embedder, texts).await?;
         // Existing memories near any fact, deduplicated, under temporary ids "0", "1", …
         let mut temporary: Vec<(RecordId, String, String)> = Vec::new();
         for vector in &vectors {

@@ -12,7 +12,7 @@ use crate::error::MemoryError;
 use crate::lexical::LexicalMemory;
 use crate::mem0::Mem0;
 use crate::memoryos::MemoryOs;
-use crate::system::{MemoryContext, MemorySystem, SystemSettings, MAX_RETRIEVE_K};
+use crate::system::{check_retrieve_k, MemoryContext, MemorySystem, SystemSettings};
 use crate::units::Granularity;
 use crate::vanilla::Vanilla;
 
@@ -104,12 +104,8 @@ impl SystemSpec {
 fn parse_settings(origin: &str, text: &str) -> Result<SystemSettings, MemoryError> {
     let settings: SystemSettings =
         toml::from_str(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))?;
-    if settings.retrieve_k > MAX_RETRIEVE_K {
-        return Err(MemoryError::Config(format!(
-            "{origin}: retrieve_k = {} is above the maximum, {MAX_RETRIEVE_K}",
-            settings.retrieve_k
-        )));
-    }
+    check_retrieve_k(settings.retrieve_k)
+        .map_err(|reason| MemoryError::Config(format!("{origin}: retrieve_k = {reason}")))?;
     Ok(settings)
 }
 

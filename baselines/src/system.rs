@@ -44,6 +44,15 @@ pub struct MemoryContext {
 /// that retrying with one memory fewer each time (upstream's backoff) ends.
 pub const MAX_RETRIEVE_K: usize = 10_000;
 
+/// Refuses a `retrieve_k` above [`MAX_RETRIEVE_K`] (a flag or a settings file names where it
+/// came from around this message).
+pub fn check_retrieve_k(k: usize) -> Result<usize, String> {
+    if k > MAX_RETRIEVE_K {
+        return Err(format!("{k} is above the maximum, {MAX_RETRIEVE_K}"));
+    }
+    Ok(k)
+}
+
 /// Settings shared by the retrieval baselines, defaulting to upstream's effective values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -468,11 +468,5 @@ fn parse_retrieve_k(text: &str) -> Result<usize, String> {
     let k: usize = text
         .parse()
         .map_err(|_| format!("{text:?} is not a count of memories"))?;
-    if k > mb_baselines::MAX_RETRIEVE_K {
-        return Err(format!(
-            "{k} is above the maximum, {}",
-            mb_baselines::MAX_RETRIEVE_K
-        ));
-    }
-    Ok(k)
+    mb_baselines::check_retrieve_k(k)
 }

@@ -24,6 +24,18 @@ use crate::error::{LlmError, Result};
 /// typos, and would overflow the clock arithmetic of timers.
 pub const MAX_WAIT_SECS: f64 = 86_400.0;
 
+/// Refuses a wait setting (`field`, in seconds) that is not positive, finite and at most
+/// [`MAX_WAIT_SECS`].
+pub(crate) fn check_wait(field: &'static str, value: f64) -> Result<()> {
+    if value.is_finite() && value > 0.0 && value <= MAX_WAIT_SECS {
+        return Ok(());
+    }
+    Err(LlmError::Config {
+        field,
+        reason: format!("must be a positive number of seconds up to {MAX_WAIT_SECS}, got {value}"),
+    })
+}
+
 /// Connection and robustness settings of one endpoint, and the output limits of the role that
 /// uses it (see [`crate::limits`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,21 +112,9 @@ pub(crate) struct Reply {
 
 impl Endpoint {
     pub(crate) fn new(config: EndpointConfig) -> Result<Endpoint> {
-        let positive = |field, value: f64| {
-            if value.is_finite() && value > 0.0 && value <= MAX_WAIT_SECS {
-                Ok(())
-            } else {
-                Err(LlmError::Config {
-                    field,
-                    reason: format!(
-                        "must be a positive number of seconds up to {MAX_WAIT_SECS}, got {value}"
-                    ),
-                })
-            }
-        };
-        positive("timeout_secs", config.timeout_secs)?;
-        positive("initial_backoff_secs", config.initial_backoff_secs)?;
-        positive("max_backoff_secs", config.max_backoff_secs)?;
+        check_wait("timeout_secs", config.timeout_secs)?;
+        check_wait("initial_backoff_secs", config.initial_backoff_secs)?;
+        check_wait("max_backoff_secs", config.max_backoff_secs)?;
         if config.max_concurrency == 0 {
             return Err(LlmError::Config {
                 field: "max_concurrency",

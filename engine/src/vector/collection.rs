@@ -314,8 +314,7 @@ impl TopK {
     fn new(k: usize) -> Self {
         TopK {
             k,
-            // Sized by the caller's k only up to a bound: k may exceed the vectors scanned.
-            heap: BinaryHeap::with_capacity(k.min(1024) + 1),
+            heap: BinaryHeap::with_capacity(k + 1),
         }
     }
 

@@ -103,16 +103,7 @@ impl LocalServer {
                 });
             }
         }
-        let timeout = settings.startup_timeout_secs;
-        if !(timeout.is_finite() && timeout > 0.0 && timeout <= crate::endpoint::MAX_WAIT_SECS) {
-            return Err(LlmError::Config {
-                field: "server.startup_timeout_secs",
-                reason: format!(
-                    "must be a positive number of seconds up to {}, got {timeout}",
-                    crate::endpoint::MAX_WAIT_SECS
-                ),
-            });
-        }
+        crate::endpoint::check_wait("server.startup_timeout_secs", settings.startup_timeout_secs)?;
         let python = settings::locate(&settings.python).ok_or_else(|| {
             server_error(format!(
                 "no Python {}: run {SETUP_COMMAND}, or set python in [server]",
