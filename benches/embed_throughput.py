@@ -11,7 +11,7 @@ limit. Both sides embed the whole set per pass (a corpus ingestion), on this mac
 
 Python configurations: intra-op threads 1 or 2; one session, or one session per core driven by
 threads (onnxruntime releases the GIL); padding to the tokenizer's shipped fixed 128, to the
-longest text of each batch, or to the longest of length-sorted batches; graph optimisation
+longest text of each batch, or to the longest of length-sorted batches; graph optimization
 "all" (onnxruntime's default) or "basic". Two ratios are printed: against the best single-session
 Python configuration (how Python pipelines such as sentence-transformers run a model) and against
 the best Python configuration of all (including the session-per-core pool ported to Python).

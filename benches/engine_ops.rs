@@ -50,13 +50,13 @@ impl TextGen {
     }
 }
 
-fn normalised(v: Vec<f32>) -> Vec<f32> {
+fn normalized(v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.into_iter().map(|x| x / n).collect()
 }
 
 fn unit(rng: &mut StdRng) -> Vec<f32> {
-    normalised((0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+    normalized((0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect())
 }
 
 /// Vector generator: embedding-like (near a random 32-d subspace) or uniform.
@@ -84,7 +84,7 @@ impl Vectors {
             let z: f32 = rng.random_range(-1.0..1.0);
             v.iter_mut().zip(b).for_each(|(x, y)| *x += z * y);
         }
-        normalised(v)
+        normalized(v)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Latency profile of the retrieval baselines' memory operations (criterion).
 //!
-//! `cargo bench --bench memory_ops` — for every memory system: memorising one LoCoMo
+//! `cargo bench --bench memory_ops` — for every memory system: memorizing one LoCoMo
 //! conversation (the first of `../shared/data/locomo/locomo10-dev.json`, 419 turns, or the
 //! built-in sample's 70 turns when that file is absent) into a fresh namespace, and retrieving
 //! the top 5 for every one of its questions. Engine-side cost: the LLM roles are offline and
@@ -13,12 +13,13 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use memorybench::baselines::{registry, MemoryContext, SystemSettings};
+use memorybench::core::Lang;
 use memorybench::datasets::corpus::{locomo_conversation, Conversation};
 use memorybench::datasets::dataset::CorpusFormat;
 use memorybench::datasets::sample::SAMPLE_LOCOMO_JSON;
 use memorybench::embed::{Embedder, HashingEmbedder};
 use memorybench::engine::{Engine, EngineOptions};
-use memorybench::llm::ops::Lang;
+
 use memorybench::llm::{CacheMode, LlmSettings, LlmStack};
 use serde_json::Value;
 
@@ -67,7 +68,7 @@ fn bench(c: &mut Criterion) {
     let wanted = std::env::var("MB_BENCH_SYSTEMS").ok();
     for spec in registry::REGISTRY {
         let name = spec.name;
-        if name == "wo_memory"
+        if spec.memoryless
             || wanted
                 .as_ref()
                 .is_some_and(|w| !w.split(',').any(|s| s == name))

@@ -5,7 +5,7 @@
     .cache/venv/bin/python benches/real_model.py [--out runs-real-model] [--systems a,b] [-- FLAGS]
 
 Each system runs with its own store (no recorded answer or memory is shared between systems)
-and its wall time is measured around the whole command: server start, memorisation, answering,
+and its wall time is measured around the whole command: server start, memorization, answering,
 evaluation. Flags after `--` go to every `mb-harness off-policy` command (`--limit 2`, say).
 The table is printed as Markdown from each run's `summary.json`, with the time of each system;
 `--table-only` prints it again from an earlier `--out` without running anything.

@@ -2,7 +2,7 @@
 
 Reads a JSON object {"model_dir": ..., "texts": [...], "max_tokens": N} on stdin and writes
 {"vectors": [[...], ...]} on stdout: each text tokenized alone (no padding, truncated to
-max_tokens), run through the ONNX model, mean-pooled over the attention mask and L2-normalised,
+max_tokens), run through the ONNX model, mean-pooled over the attention mask and L2-normalized,
 the same pipeline as sentence-transformers. Runs in the venv made by scripts/setup.sh.
 """
 

@@ -6,7 +6,7 @@
 //! tags or links) because upstream's analysis and evolution never run; a question is turned into
 //! keywords by one LLM operation, and the notes closest to those keywords are rendered as
 //! upstream renders them. Full mode (`evolution = true` in `configs/memory/a_mem.toml`) is the
-//! original A-Mem design: each new note is analysed (keywords, context, tags) and evolved against
+//! original A-Mem design: each new note is analyzed (keywords, context, tags) and evolved against
 //! its five nearest notes (links to them, refreshed neighbour context and tags), atomically with
 //! its insertion; retrieval follows the links.
 //!
@@ -17,18 +17,18 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, Record};
-use mb_llm::ops::{AnalyzeNote, EvolveNote, Lang, NoteAttributes, NoteView, QueryKeywords};
+use mb_llm::ops::{AnalyzeNote, EvolveNote, NoteAttributes, NoteView, QueryKeywords};
 use mb_llm::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 use crate::prompt::rag_prompt;
-use crate::registry::SystemSpec;
 use crate::store::{delete_units, ensure_namespace, stats};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
@@ -69,7 +69,6 @@ impl Default for NoteMeta {
 
 /// The A-Mem memory.
 pub struct AMem {
-    spec: &'static SystemSpec,
     context: MemoryContext,
     embedder: Arc<dyn Embedder>,
     evolution: bool,
@@ -77,7 +76,7 @@ pub struct AMem {
 
 impl AMem {
     /// An A-Mem memory in the context's namespace; the context must carry an embedder.
-    pub fn new(spec: &'static SystemSpec, context: MemoryContext) -> Result<AMem, MemoryError> {
+    pub fn new(context: MemoryContext) -> Result<AMem, MemoryError> {
         let embedder = context
             .embedder
             .clone()
@@ -86,7 +85,6 @@ impl AMem {
         context.engine.create_space(embedder.space())?;
         let evolution = context.settings.evolution;
         Ok(AMem {
-            spec,
             context,
             embedder,
             evolution,
@@ -136,7 +134,7 @@ impl AMem {
         Ok(ids)
     }
 
-    /// Full mode: analyses the new note and evolves it against its nearest notes, adding the
+    /// Full mode: analyzes the new note and evolves it against its nearest notes, adding the
     /// state changes to `batch`.
     async fn evolve(
         &self,
@@ -240,10 +238,6 @@ impl AMem {
 
 #[async_trait]
 impl MemorySystem for AMem {
-    fn spec(&self) -> &'static SystemSpec {
-        self.spec
-    }
-
     fn context(&self) -> &MemoryContext {
         &self.context
     }

@@ -8,14 +8,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
-use mb_llm::ops::Lang;
 
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
-use crate::registry::SystemSpec;
 use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
 use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
@@ -24,7 +23,6 @@ use crate::units::{corpus_memory, corpus_units, dialog_units, Granularity, Unit}
 
 /// An embedding memory over message or session units.
 pub struct DenseMemory {
-    spec: &'static SystemSpec,
     context: MemoryContext,
     granularity: Granularity,
     embedder: Arc<dyn Embedder>,
@@ -32,19 +30,17 @@ pub struct DenseMemory {
 
 impl DenseMemory {
     /// An embedding memory in the context's namespace; the context must carry an embedder.
-    pub fn new(
-        spec: &'static SystemSpec,
-        context: MemoryContext,
-        granularity: Granularity,
-    ) -> Result<Self, MemoryError> {
-        let embedder = context
-            .embedder
-            .clone()
-            .ok_or_else(|| MemoryError::Config(format!("{} needs an embedder", spec.name)))?;
+    pub fn new(context: MemoryContext, granularity: Granularity) -> Result<Self, MemoryError> {
+        let embedder = context.embedder.clone().ok_or_else(|| {
+            let name = match granularity {
+                Granularity::Message => "embedder_message",
+                Granularity::Session => "embedder_dialog",
+            };
+            MemoryError::Config(format!("{name} needs an embedder"))
+        })?;
         ensure_namespace(&context, &context.namespace)?;
         context.engine.create_space(embedder.space())?;
         Ok(DenseMemory {
-            spec,
             context,
             granularity,
             embedder,
@@ -69,10 +65,6 @@ impl DenseMemory {
 
 #[async_trait]
 impl MemorySystem for DenseMemory {
-    fn spec(&self) -> &'static SystemSpec {
-        self.spec
-    }
-
     fn context(&self) -> &MemoryContext {
         &self.context
     }

@@ -15,7 +15,7 @@ pub enum MemoryError {
     /// The LLM layer failed (unreachable server, context overflow, replay miss, …).
     #[error(transparent)]
     Llm(#[from] mb_llm::LlmError),
-    /// A dialog the system cannot memorise (e.g. BM25-S needs a user message); the caller
+    /// A dialog the system cannot memorize (e.g. BM25-S needs a user message); the caller
     /// skips it and counts it.
     #[error("dialog of row {test_idx}: {reason}")]
     BadDialog {
@@ -25,7 +25,7 @@ pub enum MemoryError {
         reason: String,
     },
     /// The system does not take this kind of corpus.
-    #[error("{system} cannot memorise a {format:?} corpus")]
+    #[error("{system} cannot memorize a {format:?} corpus")]
     UnsupportedCorpus {
         /// The memory system.
         system: &'static str,

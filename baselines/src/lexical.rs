@@ -8,12 +8,11 @@
 //! them (`query_syntax = "plain"` in `configs/memory/bm25.toml` ORs their words instead).
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
-use mb_llm::ops::Lang;
 
 use crate::error::MemoryError;
-use crate::registry::SystemSpec;
 use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
 use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
@@ -22,21 +21,15 @@ use crate::units::{corpus_memory, corpus_units, dialog_units, Granularity, Unit}
 
 /// A BM25 memory over message or session units.
 pub struct LexicalMemory {
-    spec: &'static SystemSpec,
     context: MemoryContext,
     granularity: Granularity,
 }
 
 impl LexicalMemory {
     /// A BM25 memory in the context's namespace.
-    pub fn new(
-        spec: &'static SystemSpec,
-        context: MemoryContext,
-        granularity: Granularity,
-    ) -> Result<Self, MemoryError> {
+    pub fn new(context: MemoryContext, granularity: Granularity) -> Result<Self, MemoryError> {
         ensure_namespace(&context, &context.namespace)?;
         Ok(LexicalMemory {
-            spec,
             context,
             granularity,
         })
@@ -51,10 +44,6 @@ impl LexicalMemory {
 
 #[async_trait]
 impl MemorySystem for LexicalMemory {
-    fn spec(&self) -> &'static SystemSpec {
-        self.spec
-    }
-
     fn context(&self) -> &MemoryContext {
         &self.context
     }

@@ -12,18 +12,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, RecordId};
-use mb_llm::ops::{DecideMemoryUpdates, ExtractFacts, Lang, MemoryEventKind, StoredMemory};
+use mb_llm::ops::{DecideMemoryUpdates, ExtractFacts, MemoryEventKind, StoredMemory};
 use mb_llm::{Message, Role};
 use serde::{Deserialize, Serialize};
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
-use crate::registry::SystemSpec;
-use crate::store::{ensure_namespace, now_ms, retrieved, stats};
+use crate::store::{ensure_namespace, retrieved, stats};
 use crate::system::{
     last_user_text, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved,
     TrainingDialog,
@@ -53,25 +53,20 @@ pub struct HistoryEvent {
 
 /// The Mem0 memory.
 pub struct Mem0 {
-    spec: &'static SystemSpec,
     context: MemoryContext,
     embedder: Arc<dyn Embedder>,
 }
 
 impl Mem0 {
     /// A Mem0 memory in the context's namespace; the context must carry an embedder.
-    pub fn new(spec: &'static SystemSpec, context: MemoryContext) -> Result<Mem0, MemoryError> {
+    pub fn new(context: MemoryContext) -> Result<Mem0, MemoryError> {
         let embedder = context
             .embedder
             .clone()
             .ok_or_else(|| MemoryError::Config("mem0 needs an embedder".into()))?;
         ensure_namespace(&context, &context.namespace)?;
         context.engine.create_space(embedder.space())?;
-        Ok(Mem0 {
-            spec,
-            context,
-            embedder,
-        })
+        Ok(Mem0 { context, embedder })
     }
 
     /// The history log in order.
@@ -140,7 +135,7 @@ impl Mem0 {
             .collect();
         let mut batch = Batch::new();
         let mut next: u64 = engine.get_state(namespace, NEXT_EVENT)?.unwrap_or(0);
-        let now = now_ms();
+        let now = mb_core::clock::now_ms();
         let mut touched = Vec::new();
         for event in events {
             if event.text.trim().is_empty() {
@@ -219,10 +214,6 @@ impl Mem0 {
 
 #[async_trait]
 impl MemorySystem for Mem0 {
-    fn spec(&self) -> &'static SystemSpec {
-        self.spec
-    }
-
     fn context(&self) -> &MemoryContext {
         &self.context
     }

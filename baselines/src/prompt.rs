@@ -2,7 +2,7 @@
 //! to answer from it, in English or Chinese. The layout is upstream's; the instruction
 //! sentence is our wording.
 
-use mb_llm::ops::Lang;
+use mb_core::Lang;
 use mb_llm::Message;
 
 /// `messages` with the last message's content replaced by the template filled with `context`

@@ -1,8 +1,6 @@
-//! The registry of memory systems: names, paper names, configuration files, dialog columns and
-//! the runs upstream skips. The command line's choices, help and sweeps derive from it, so a
-//! new memory system is one module plus one entry here.
-
-use std::path::{Path, PathBuf};
+//! The registry of memory systems, in upstream's order. The command line's choices, help and
+//! sweeps derive from it, so a new memory system is one module, one entry here and one
+//! settings file (docs/memory-systems.md walks through the steps).
 
 use mb_datasets::catalog::DatasetType;
 
@@ -12,236 +10,49 @@ use crate::error::MemoryError;
 use crate::lexical::LexicalMemory;
 use crate::mem0::Mem0;
 use crate::memoryos::MemoryOs;
-use crate::system::{check_retrieve_k, MemoryContext, MemorySystem, SystemSettings};
+use crate::settings_file;
+use crate::spec::SystemSpec;
 use crate::units::Granularity;
 use crate::vanilla::Vanilla;
 
-/// Opens a system's memory in a context.
-type Builder = fn(&'static SystemSpec, MemoryContext) -> Result<Box<dyn MemorySystem>, MemoryError>;
-
-/// One memory system's registry entry.
-pub struct SystemSpec {
-    /// Name on the command line and in result paths (upstream's code name).
-    pub name: &'static str,
-    /// Name in the paper's tables.
-    pub paper_name: &'static str,
-    /// Its settings file under `configs/memory/`.
-    pub config_file: &'static str,
-    /// That file's text as shipped, compiled in so that a binary run from anywhere (or moved
-    /// elsewhere) reads the same settings; `--memory-config FILE` replaces it for a run.
-    pub builtin_settings: &'static str,
-    /// The stem of its pre-recorded dialog column on corpus datasets (`dialog_<stem>`).
-    pub dialog_stem: &'static str,
-    /// (dataset type, set) runs upstream does not make with it.
-    pub skip_combinations: &'static [(DatasetType, &'static str)],
-    /// Why upstream skips those runs.
-    pub skip_reason: &'static str,
-    /// Whether sweeps (`--baseline all`) include it.
-    pub available_by_default: bool,
-    /// Whether it needs an embedder.
-    pub needs_embedder: bool,
-    build: Builder,
-}
-
-impl SystemSpec {
-    /// Opens (or creates) the system's memory in `context`.
-    pub fn build(
-        &'static self,
-        context: MemoryContext,
-    ) -> Result<Box<dyn MemorySystem>, MemoryError> {
-        (self.build)(self, context)
-    }
-
-    /// The dialog column it memorises on corpus datasets.
-    pub fn dialog_key(&self) -> String {
-        format!("dialog_{}", self.dialog_stem)
-    }
-
-    /// Whether upstream skips this system for the run.
-    pub fn skips(&self, kind: DatasetType, set: &str) -> bool {
-        self.skip_combinations
-            .iter()
-            .any(|&(k, s)| k == kind && s == set)
-    }
-
-    /// Its settings: the shipped file compiled into the binary, or those of `custom`
-    /// (`--memory-config`): a settings file, or a directory of files named like the shipped
-    /// ones (a system without a file there keeps its shipped settings).
-    pub fn settings(&self, custom: Option<&Path>) -> Result<SystemSettings, MemoryError> {
-        match self.custom_file(custom) {
-            None => parse_settings(
-                &format!("configs/memory/{}", self.config_file),
-                self.builtin_settings,
-            ),
-            Some(path) => {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))?;
-                parse_settings(&path.display().to_string(), &text)
-            }
-        }
-    }
-
-    /// Where [`settings`](Self::settings) reads them from, for run records.
-    pub fn settings_origin(&self, custom: Option<&Path>) -> String {
-        match self.custom_file(custom) {
-            Some(path) => path.display().to_string(),
-            None => format!("built-in configs/memory/{}", self.config_file),
-        }
-    }
-
-    fn custom_file(&self, custom: Option<&Path>) -> Option<PathBuf> {
-        let path = custom?;
-        if path.is_dir() {
-            let file = path.join(self.config_file);
-            file.exists().then_some(file)
-        } else {
-            Some(path.to_path_buf())
-        }
-    }
-}
-
-/// Settings from TOML `text`; errors name `origin` and the line and field at fault.
-fn parse_settings(origin: &str, text: &str) -> Result<SystemSettings, MemoryError> {
-    let settings: SystemSettings =
-        toml::from_str(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))?;
-    check_retrieve_k(settings.retrieve_k)
-        .map_err(|reason| MemoryError::Config(format!("{origin}: retrieve_k = {reason}")))?;
-    Ok(settings)
-}
-
-impl std::fmt::Debug for SystemSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SystemSpec")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Every registered memory system, in upstream's order.
 pub static REGISTRY: &[SystemSpec] = &[
-    SystemSpec {
-        name: "wo_memory",
-        paper_name: "Vanilla",
-        config_file: "base.toml",
-        builtin_settings: include_str!("../../configs/memory/base.toml"),
-        dialog_stem: "wo_memory",
-        skip_combinations: &[],
-        skip_reason: "",
-        available_by_default: true,
-        needs_embedder: false,
-        build: |spec, context| Ok(Box::new(Vanilla::new(spec, context))),
-    },
-    SystemSpec {
-        name: "bm25_message",
-        paper_name: "BM25-M",
-        config_file: "bm25.toml",
-        builtin_settings: include_str!("../../configs/memory/bm25.toml"),
-        dialog_stem: "bm25",
-        skip_combinations: &[],
-        skip_reason: "",
-        available_by_default: true,
-        needs_embedder: false,
-        build: |spec, context| {
-            Ok(Box::new(LexicalMemory::new(
-                spec,
-                context,
-                Granularity::Message,
-            )?))
-        },
-    },
-    SystemSpec {
-        name: "bm25_dialog",
-        paper_name: "BM25-S",
-        config_file: "bm25.toml",
-        builtin_settings: include_str!("../../configs/memory/bm25.toml"),
-        dialog_stem: "bm25_dialog",
-        skip_combinations: &[],
-        skip_reason: "",
-        available_by_default: true,
-        needs_embedder: false,
-        build: |spec, context| {
-            Ok(Box::new(LexicalMemory::new(
-                spec,
-                context,
-                Granularity::Session,
-            )?))
-        },
-    },
-    SystemSpec {
-        name: "embedder_message",
-        paper_name: "Emb-M",
-        config_file: "embedder.toml",
-        builtin_settings: include_str!("../../configs/memory/embedder.toml"),
-        dialog_stem: "embedder",
-        skip_combinations: &[],
-        skip_reason: "",
-        available_by_default: true,
-        needs_embedder: true,
-        build: |spec, context| {
-            Ok(Box::new(DenseMemory::new(
-                spec,
-                context,
-                Granularity::Message,
-            )?))
-        },
-    },
-    SystemSpec {
-        name: "embedder_dialog",
-        paper_name: "Emb-S",
-        config_file: "embedder.toml",
-        builtin_settings: include_str!("../../configs/memory/embedder.toml"),
-        dialog_stem: "embedder_dialog",
-        skip_combinations: &[],
-        skip_reason: "",
-        available_by_default: true,
-        needs_embedder: true,
-        build: |spec, context| {
-            Ok(Box::new(DenseMemory::new(
-                spec,
-                context,
-                Granularity::Session,
-            )?))
-        },
-    },
-    SystemSpec {
-        name: "a_mem",
-        paper_name: "A-Mem",
-        config_file: "a_mem.toml",
-        builtin_settings: include_str!("../../configs/memory/a_mem.toml"),
-        dialog_stem: "a_mem",
-        skip_combinations: &[],
-        skip_reason: "",
-        available_by_default: true,
-        needs_embedder: true,
-        build: |spec, context| Ok(Box::new(AMem::new(spec, context)?)),
-    },
-    SystemSpec {
-        name: "mem0",
-        paper_name: "Mem0",
-        config_file: "mem0.toml",
-        builtin_settings: include_str!("../../configs/memory/mem0.toml"),
-        dialog_stem: "mem0",
-        skip_combinations: &[
-            (DatasetType::Domain, "Open-Domain"),
-            (DatasetType::Task, "Long-Short"),
-        ],
-        skip_reason: "its fact extraction runs once per corpus turn, too slow over the LoCoMo and DialSim corpora",
-        available_by_default: true,
-        needs_embedder: true,
-        build: |spec, context| Ok(Box::new(Mem0::new(spec, context)?)),
-    },
-    SystemSpec {
-        name: "memoryos",
-        paper_name: "MemoryOS",
-        config_file: "memoryos.toml",
-        builtin_settings: include_str!("../../configs/memory/memoryos.toml"),
-        dialog_stem: "memoryos",
-        skip_combinations: &[],
-        skip_reason: "",
-        available_by_default: true,
-        needs_embedder: true,
-        build: |spec, context| Ok(Box::new(MemoryOs::new(spec, context)?)),
-    },
+    SystemSpec::new("wo_memory", "Vanilla", settings_file!("base.toml"), |context| {
+        Ok(Box::new(Vanilla::new(context)))
+    })
+    .memoryless(),
+    SystemSpec::new("bm25_message", "BM25-M", settings_file!("bm25.toml"), |context| {
+        Ok(Box::new(LexicalMemory::new(context, Granularity::Message)?))
+    })
+    .dialog_stem("bm25"),
+    SystemSpec::new("bm25_dialog", "BM25-S", settings_file!("bm25.toml"), |context| {
+        Ok(Box::new(LexicalMemory::new(context, Granularity::Session)?))
+    }),
+    SystemSpec::new("embedder_message", "Emb-M", settings_file!("embedder.toml"), |context| {
+        Ok(Box::new(DenseMemory::new(context, Granularity::Message)?))
+    })
+    .dialog_stem("embedder")
+    .with_embedder(),
+    SystemSpec::new("embedder_dialog", "Emb-S", settings_file!("embedder.toml"), |context| {
+        Ok(Box::new(DenseMemory::new(context, Granularity::Session)?))
+    })
+    .with_embedder(),
+    SystemSpec::new("a_mem", "A-Mem", settings_file!("a_mem.toml"), |context| {
+        Ok(Box::new(AMem::new(context)?))
+    })
+    .with_embedder(),
+    SystemSpec::new("mem0", "Mem0", settings_file!("mem0.toml"), |context| {
+        Ok(Box::new(Mem0::new(context)?))
+    })
+    .with_embedder()
+    .skipping(
+        &[(DatasetType::Domain, "Open-Domain"), (DatasetType::Task, "Long-Short")],
+        "its fact extraction runs once per corpus turn, too slow over the LoCoMo and DialSim corpora",
+    ),
+    SystemSpec::new("memoryos", "MemoryOS", settings_file!("memoryos.toml"), |context| {
+        Ok(Box::new(MemoryOs::new(context)?))
+    })
+    .with_embedder(),
 ];
 
 /// The entry named `name`.
@@ -265,7 +76,10 @@ pub fn default_systems() -> impl Iterator<Item = &'static SystemSpec> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::SystemSettings;
 
     #[test]
     fn names_stems_and_files_follow_upstream() {

@@ -2,7 +2,7 @@
 //!
 //! A unit is one record: the searched text as the record text, the returned content as its
 //! body (when it differs), upstream's document id and the covered corpus turns as attributes.
-//! A batch of units is one engine write, so a dialog or corpus is memorised entirely or not at
+//! A batch of units is one engine write, so a dialog or corpus is memorized entirely or not at
 //! all.
 
 use mb_engine::{Analyzer, Engine, Hit, NamespaceOptions, NewRecord, Record};
@@ -17,7 +17,7 @@ const TURNS: &str = "turns";
 /// The analyzer a memory's lexical index uses: Whoosh parity, or jieba for memories holding
 /// Chinese rows when the CJK analyzer is enabled.
 pub fn analyzer(context: &MemoryContext) -> Analyzer {
-    if context.settings.cjk_analyzer && context.lang == mb_llm::ops::Lang::Zh {
+    if context.settings.cjk_analyzer && context.lang == mb_core::Lang::Zh {
         Analyzer::Cjk
     } else {
         Analyzer::Standard
@@ -104,11 +104,4 @@ pub fn delete_units(
         engine.write(namespace, batch)?;
     }
     Ok(())
-}
-
-/// Milliseconds since the Unix epoch (timestamps of history entries, knowledge, visits).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

@@ -4,18 +4,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
 use mb_embed::Embedder;
 use mb_engine::{Engine, QuerySyntax};
-use mb_llm::ops::{Answer, Lang};
+use mb_llm::ops::Answer;
 use mb_llm::{LlmStack, Message, Role};
 use serde::{Deserialize, Serialize};
 
 use crate::error::MemoryError;
 use crate::prompt::rag_prompt;
-use crate::registry::SystemSpec;
 
 /// Everything a memory system needs to run: where it stores its state, its models and its
 /// settings.
@@ -67,7 +67,7 @@ pub struct SystemSettings {
     /// Index Chinese rows with the jieba analyzer; `false` (upstream) keeps whole CJK runs as
     /// single tokens, as Whoosh's analyzer does.
     pub cjk_analyzer: bool,
-    /// A-Mem: analyse and evolve notes as the original A-Mem does (upstream's MemoryBench
+    /// A-Mem: analyze and evolve notes as the original A-Mem does (upstream's MemoryBench
     /// wiring never runs either; `false` reproduces that).
     pub evolution: bool,
     /// MemoryOS: file evicted exchanges with an empty side (every LoCoMo/DialSim corpus turn)
@@ -92,7 +92,7 @@ impl Default for SystemSettings {
     }
 }
 
-/// A training dialog to memorise: the row it came from and its messages.
+/// A training dialog to memorize: the row it came from and its messages.
 #[derive(Debug, Clone, Copy)]
 pub struct TrainingDialog<'a> {
     /// The row's `test_idx` (upstream's document ids are built from it).
@@ -141,7 +141,7 @@ pub struct AnswerTiming {
     pub llm_seconds: f64,
 }
 
-/// What a memorised corpus left in the memory, so it can be deleted again and retrieval can be
+/// What a memorized corpus left in the memory, so it can be deleted again and retrieval can be
 /// scored against its evidence turns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CorpusMemory {
@@ -187,16 +187,13 @@ pub struct MemoryStats {
 /// RAG template in its place, and ask the answer model.
 #[async_trait]
 pub trait MemorySystem: Send + Sync {
-    /// The system's registry entry.
-    fn spec(&self) -> &'static SystemSpec;
-
     /// The context it runs in.
     fn context(&self) -> &MemoryContext;
 
-    /// Memorises one training dialog.
+    /// Memorizes one training dialog.
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError>;
 
-    /// Memorises a conversation corpus cut into upstream's units for this system.
+    /// Memorizes a conversation corpus cut into upstream's units for this system.
     async fn memorize_corpus(
         &self,
         corpus: &Conversation,
@@ -211,7 +208,7 @@ pub trait MemorySystem: Send + Sync {
         k: usize,
     ) -> Result<Vec<Retrieved>, MemoryError>;
 
-    /// Removes a memorised corpus.
+    /// Removes a memorized corpus.
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError>;
 
     /// Size of the memory.

@@ -6,7 +6,7 @@ use mb_datasets::corpus::Conversation;
 use crate::error::MemoryError;
 use crate::system::{CorpusMemory, CorpusUnit, TrainingDialog};
 
-/// How finely a retrieval baseline cuts what it memorises.
+/// How finely a retrieval baseline cuts what it memorizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Granularity {
     /// One unit per dialog message or corpus turn.
@@ -28,7 +28,7 @@ pub struct Unit {
     pub turns: Vec<String>,
 }
 
-/// What memorising `units` of a corpus into `namespace` left in the memory.
+/// What memorizing `units` of a corpus into `namespace` left in the memory.
 pub fn corpus_memory(namespace: &str, units: Vec<Unit>) -> CorpusMemory {
     CorpusMemory {
         namespace: namespace.to_string(),

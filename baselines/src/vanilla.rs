@@ -9,15 +9,15 @@
 use std::time::Instant;
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
-use mb_llm::ops::{Answer, Lang};
+use mb_llm::ops::Answer;
 use mb_llm::{LlmError, Message};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::MemoryError;
 use crate::prompt::rag_prompt;
-use crate::registry::SystemSpec;
 use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, MemoryContext, MemoryStats, MemorySystem,
     Retrieved, TrainingDialog,
@@ -26,7 +26,6 @@ use crate::units::long_context;
 
 /// The memory-less baseline.
 pub struct Vanilla {
-    spec: &'static SystemSpec,
     context: MemoryContext,
     corpus: RwLock<Option<Conversation>>,
     fitting_sessions: Mutex<Option<usize>>,
@@ -34,9 +33,8 @@ pub struct Vanilla {
 
 impl Vanilla {
     /// The baseline in `context` (which it never writes to).
-    pub fn new(spec: &'static SystemSpec, context: MemoryContext) -> Vanilla {
+    pub fn new(context: MemoryContext) -> Vanilla {
         Vanilla {
-            spec,
             context,
             corpus: RwLock::new(None),
             fitting_sessions: Mutex::new(None),
@@ -104,10 +102,6 @@ impl Vanilla {
 
 #[async_trait]
 impl MemorySystem for Vanilla {
-    fn spec(&self) -> &'static SystemSpec {
-        self.spec
-    }
-
     fn context(&self) -> &MemoryContext {
         &self.context
     }

@@ -48,7 +48,7 @@ pub struct CorpusError(String);
 /// each body running to the next `[Date:`; turns from `speaker: text` lines (a line without a
 /// colon is dropped but still counts for the `D<n>:<line>` ids).
 ///
-/// Line endings are first normalised to `\n`, as Python's text mode does when upstream reads
+/// Line endings are first normalized to `\n`, as Python's text mode does when upstream reads
 /// the files (they ship with `\r\n`).
 pub fn parse_dialsim(text: &str) -> Conversation {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");

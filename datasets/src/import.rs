@@ -38,7 +38,7 @@ fn fail(origin: &str, detail: impl Into<String>) -> ImportError {
 }
 
 /// The option upstream offers against a category-5 (adversarial) question's trap answer; the
-/// LoCoMo metric recognises it by its words "not mentioned".
+/// LoCoMo metric recognizes it by its words "not mentioned".
 pub const NOT_MENTIONED: &str = "Not mentioned in the conversation";
 
 /// LoCoMo (`locomo10.json`): one dataset per sample (`name(j)` names sample `j`), one row per

@@ -5,23 +5,24 @@
 //! ([`source::HfDirectory`], Arrow, Parquet or JSON lines via [`table`]) or rows built in the
 //! process ([`source::InMemorySource`]: the raw-data [`import`]ers and the built-in
 //! [`sample`]) — and [`dataset::load`] types them into [`row::Row`]s, reading string columns
-//! written as JSON or as Python literals ([`pyliteral`]) and the conversation corpora
+//! written as JSON or as Python literals ([`mb_core::pyliteral`]) and the conversation corpora
 //! ([`corpus`]).
 //!
 //! Upstream regenerates train/test splits from raw data with Python's `random` module, so a
 //! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
 //! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
 //! and [`split::test_ids`] applies upstream's `get_test_ids`. [`metrics`] scores predictions
-//! with upstream's per-dataset metrics, and [`summary`] computes upstream's normalised
+//! with upstream's per-dataset metrics, and [`summary`] computes upstream's normalized
 //! summaries.
 
 pub mod catalog;
 pub mod corpus;
 pub mod dataset;
+pub mod durable;
+mod error;
 pub mod evaluate;
 pub mod import;
 pub mod metrics;
-pub mod pyliteral;
 mod pyrandom;
 pub mod results;
 pub mod row;
@@ -32,7 +33,9 @@ pub mod summary;
 pub mod table;
 
 pub use catalog::{Catalog, DatasetConfig, DatasetType};
-pub use dataset::{load, load_dataset, DataError, Dataset, SplitName};
+pub use dataset::{load, load_dataset, Dataset};
+pub use error::DataError;
 pub use pyrandom::PyRandom;
-pub use row::{Input, Lang, Row};
+pub use row::{Input, Row};
 pub use source::{DataSource, HfDirectory, InMemorySource};
+pub use split::SplitName;

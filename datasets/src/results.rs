@@ -7,12 +7,12 @@
 //! written to a temporary name and renamed, so a crash never leaves half a file.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::durable::write_atomic;
 use crate::evaluate::{EvaluateDetail, Prediction};
 
 /// `run_config.json`.
@@ -100,26 +100,6 @@ pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), R
     write_atomic(path, text.as_bytes()).map_err(|e| fail(e.to_string()))
 }
 
-/// Writes `bytes` to `path` so that a crash leaves the old file or the new one, whole: a
-/// temporary file beside it, synced, renamed over it, and the directory synced so that the
-/// rename itself survives.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".partial");
-    let temporary = std::path::PathBuf::from(temporary);
-    let mut file = fs::File::create(&temporary)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    // The new file is whole beside the old one; the rename has not happened.
-    fail::fail_point!("results::rename");
-    fs::rename(&temporary, path)?;
-    let parent = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    fs::File::open(parent)?.sync_all()
-}
-
 /// Reads a JSON file into `T`, naming the file (and line) on failure.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, ResultsError> {
     let fail = |detail: String| ResultsError {
@@ -130,57 +110,10 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, ResultsError> {
     serde_json::from_str(&text).map_err(|e| fail(e.to_string()))
 }
 
-/// The current UTC date and time as `YYYY-MM-DD-HH-MM-SS`, upstream's run-directory stamp
-/// (`start_at_<stamp>`).
-pub fn utc_timestamp() -> String {
-    let (date, seconds) = utc_now();
-    format!(
-        "{date}-{:02}-{:02}-{:02}",
-        seconds / 3600,
-        seconds % 3600 / 60,
-        seconds % 60
-    )
-}
-
-/// The current UTC date as `YYYY-MM-DD`.
-pub fn utc_date() -> String {
-    utc_now().0
-}
-
-/// Today's civil date and the seconds since midnight, UTC.
-fn utc_now() -> (String, u64) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    (civil_date(now / 86_400), now % 86_400)
-}
-
-/// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_date(days: u64) -> String {
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(19_782), "2024-02-29");
-        assert_eq!(civil_date(20_779), "2026-11-22");
-        assert_eq!(utc_timestamp().len(), "2026-11-22-23-40-00".len());
-    }
 
     #[test]
     fn round_trip_with_upstream_field_names() {

@@ -8,12 +8,10 @@
 
 use std::collections::BTreeMap;
 
-pub use mb_llm::ops::Lang;
-use mb_llm::{Message, Role};
+use mb_core::pyliteral::parse_column;
+use mb_core::{Lang, Message, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
-use crate::pyliteral::parse_column;
 
 /// What the model is asked: a single prompt or a prepared chat (JuDGE, LimitGen).
 #[derive(Debug, Clone, PartialEq)]

@@ -7,10 +7,11 @@
 //! are imported and split at run time by the same code as upstream's data
 //! ([`crate::import`]), and form the domain `Sample` of the catalog.
 
-use crate::dataset::{DataError, SplitName};
+use crate::error::DataError;
 use crate::import::{self, ImportError};
 use crate::source::{InMemorySource, StoredDataset};
 use crate::split::test_ids;
+use crate::split::SplitName;
 use crate::table::parse_json_lines;
 
 /// The catalog's name for the sample's domain.

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::dataset::{DataError, SplitName};
-use crate::results::write_atomic;
+use crate::durable::write_atomic;
+use crate::error::DataError;
+use crate::split::SplitName;
 use crate::table::{parse_json_lines, read_table, RawRow, TableFormat};
 
 /// Environment variable upstream reads for the data location (`MEMORY_BENCH_PATH`).

@@ -1,6 +1,35 @@
-//! Upstream's train/test split (`get_test_ids`), for regenerating splits from raw data.
+//! The two halves of a dataset, and upstream's train/test split (`get_test_ids`) for
+//! regenerating them from raw data.
+
+use std::fmt;
 
 use crate::pyrandom::PyRandom;
+
+/// Which half of a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitName {
+    /// Rows whose dialogs are memorized.
+    Train,
+    /// Rows the system is evaluated on.
+    Test,
+}
+
+impl SplitName {
+    /// `train` or `test`, as in file paths.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SplitName::Train => "train",
+            SplitName::Test => "test",
+        }
+    }
+}
+
+impl fmt::Display for SplitName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The seed upstream uses for every split.
 pub const SPLIT_SEED: u64 = 42;

@@ -1,7 +1,7 @@
-//! Upstream's summaries: per-metric means for one dataset, and min-max / z-score normalised
+//! Upstream's summaries: per-metric means for one dataset, and min-max / z-score normalized
 //! averages over the datasets of a domain or task.
 //!
-//! Normalisation uses fixed per-group statistics (`configs/datasets/normalisation.json`, the
+//! Normalization uses fixed per-group statistics (`configs/datasets/normalization.json`, the
 //! values upstream ships), so that scores of different runs and memory systems are comparable.
 //! Item values follow upstream: numbers as they are, `true` as 1, anything else (false, null,
 //! a missing or non-numeric value) as 0. Min-max scores are not clipped.
@@ -16,8 +16,8 @@ use crate::evaluate::{summary_value, EvaluateDetail};
 /// Why a summary cannot be computed.
 #[derive(Debug, thiserror::Error)]
 pub enum SummaryError {
-    /// A group with no statistics in the normalisation file (upstream raises `KeyError`).
-    #[error("no normalisation statistics for group {group:?} under {kind} {tag:?}")]
+    /// A group with no statistics in the normalization file (upstream raises `KeyError`).
+    #[error("no normalization statistics for group {group:?} under {kind} {tag:?}")]
     UnknownGroup {
         /// Group name.
         group: String,
@@ -27,7 +27,7 @@ pub enum SummaryError {
         tag: String,
     },
     /// The statistics file lacks a section or has a non-numeric value.
-    #[error("normalisation statistics: {0}")]
+    #[error("normalization statistics: {0}")]
     Stats(String),
 }
 
@@ -46,20 +46,20 @@ pub struct GroupStats {
 
 /// The statistics of every group of one task or domain.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Normalisation {
+pub struct Normalization {
     kind: String,
     tag: String,
     groups: BTreeMap<String, GroupStats>,
 }
 
-impl Normalisation {
+impl Normalization {
     /// Reads `[kind][tag]["summary"]["dataset_min" | "dataset_max" | "dataset_mu" |
     /// "dataset_sigma"]` from upstream's statistics file.
     pub fn from_reference(
         file: &Value,
         kind: &str,
         tag: &str,
-    ) -> Result<Normalisation, SummaryError> {
+    ) -> Result<Normalization, SummaryError> {
         let summary = &file[kind][tag]["summary"];
         let table = |name: &str| {
             summary[name]
@@ -96,7 +96,7 @@ impl Normalisation {
                 },
             );
         }
-        Ok(Normalisation {
+        Ok(Normalization {
             kind: kind.to_string(),
             tag: tag.to_string(),
             groups,
@@ -105,7 +105,7 @@ impl Normalisation {
 
     /// Upstream's domain/task summary of `(group, value)` items (already sorted by dataset and
     /// test index).
-    pub fn summarise(&self, items: &[(String, f64)]) -> Result<Value, SummaryError> {
+    pub fn summarize(&self, items: &[(String, f64)]) -> Result<Value, SummaryError> {
         #[derive(Default)]
         struct Tally {
             values: Vec<f64>,
@@ -171,15 +171,15 @@ impl Normalisation {
     }
 }
 
-/// The normalisation statistics shipped in `configs/datasets/normalisation.json` (upstream's
+/// The normalization statistics shipped in `configs/datasets/normalization.json` (upstream's
 /// reference values plus the built-in sample's identity statistics), built into the binary.
 pub fn builtin_statistics() -> Result<Value, SummaryError> {
-    serde_json::from_str(include_str!("../../configs/datasets/normalisation.json"))
-        .map_err(|e| SummaryError::Stats(format!("configs/datasets/normalisation.json: {e}")))
+    serde_json::from_str(include_str!("../../configs/datasets/normalization.json"))
+        .map_err(|e| SummaryError::Stats(format!("configs/datasets/normalization.json: {e}")))
 }
 
 /// Upstream's `summary_results` for a whole run: the single-dataset summary (mean of each
-/// test metric) for `single`, the normalised summary with the statistics of `kind`/`name`
+/// test metric) for `single`, the normalized summary with the statistics of `kind`/`name`
 /// from `stats_file` for domains and tasks. `details` may come in any order.
 pub fn summarize_run(
     kind: DatasetType,
@@ -218,7 +218,7 @@ pub fn summarize_run(
             ))
         })
         .collect::<Result<Vec<_>, SummaryError>>()?;
-    Normalisation::from_reference(stats_file, kind.as_str(), name)?.summarise(&items)
+    Normalization::from_reference(stats_file, kind.as_str(), name)?.summarize(&items)
 }
 
 /// The summary group of a dataset: `Locomo-N` → `Locomo`, others keep their name.
@@ -257,14 +257,14 @@ pub fn single_summary(items: &[Map<String, Value>], metrics: &[&str]) -> Value {
 mod tests {
     use super::*;
 
-    fn stats() -> Normalisation {
+    fn stats() -> Normalization {
         let file = json!({"task": {"Toy": {"summary": {
             "dataset_min": {"Locomo": 0.0, "NFCats": 1},
             "dataset_max": {"Locomo": 1.0, "NFCats": 5},
             "dataset_mu": {"Locomo": 0.5, "NFCats": 4.0},
             "dataset_sigma": {"Locomo": 0.25, "NFCats": 0.0}
         }}}});
-        Normalisation::from_reference(&file, "task", "Toy").unwrap()
+        Normalization::from_reference(&file, "task", "Toy").unwrap()
     }
 
     #[test]
@@ -274,7 +274,7 @@ mod tests {
             ("Locomo".to_string(), 0.5),
             ("NFCats".to_string(), 5.0),
         ];
-        let s = stats().summarise(&items).unwrap();
+        let s = stats().summarize(&items).unwrap();
         // Locomo min-max: 1.0 and 0.5 → sum 1.5, mean 0.75; NFCats: (5-1)/4 = 1.0.
         assert_eq!(
             s["minmax_normalized_average"]["Locomo"],
@@ -297,7 +297,7 @@ mod tests {
     #[test]
     fn unknown_groups_and_item_values() {
         let error = stats()
-            .summarise(&[("JuDGE".to_string(), 1.0)])
+            .summarize(&[("JuDGE".to_string(), 1.0)])
             .unwrap_err();
         assert!(error.to_string().contains("JuDGE"));
         assert_eq!(item_value(Some(&json!(true))), 1.0);
@@ -321,12 +321,12 @@ mod tests {
     fn reads_the_shipped_statistics() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../configs/datasets/normalisation.json"
+            "/../configs/datasets/normalization.json"
         );
         let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let locomo = Normalisation::from_reference(&file, "task", "Long-Short").unwrap();
+        let locomo = Normalization::from_reference(&file, "task", "Long-Short").unwrap();
         let stats = locomo.groups["Locomo"];
         assert_eq!((stats.min, stats.max), (0.0, 1.0));
-        assert!(Normalisation::from_reference(&file, "task", "Nope").is_err());
+        assert!(Normalization::from_reference(&file, "task", "Nope").is_err());
     }
 }

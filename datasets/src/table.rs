@@ -86,11 +86,7 @@ fn guarded(
     read: impl FnOnce() -> Result<Vec<RawRow>, TableError>,
 ) -> Result<Vec<RawRow>, TableError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or_else(|panic| {
-        let reason = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("the reader gave up");
+        let reason = mb_core::panic::panic_text(panic.as_ref()).unwrap_or("the reader gave up");
         Err(TableError::Format {
             path: path.display().to_string(),
             detail: format!("damaged file ({reason})"),

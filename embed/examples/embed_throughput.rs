@@ -29,7 +29,7 @@ struct Args {
     /// ONNX Runtime intra-op threads per session.
     #[arg(long, default_value_t = 1)]
     intra_threads: usize,
-    /// Graph optimisation: disable, basic, extended or all.
+    /// Graph optimization: disable, basic, extended or all.
     #[arg(long, default_value = "all")]
     optimization: String,
     /// Keep measuring whole passes over the texts for at least this many seconds.

@@ -21,7 +21,7 @@ pub enum EmbedError {
         /// The command or setting that fixes it.
         fix: &'static str,
     },
-    /// The ONNX Runtime library could not be loaded or initialised.
+    /// The ONNX Runtime library could not be loaded or initialized.
     #[error("{}: cannot load ONNX Runtime: {detail}", path.display())]
     Runtime {
         /// The library that was loaded.
@@ -83,6 +83,7 @@ pub enum EmbedError {
         got: usize,
     },
     /// The engine behind the embedding cache failed.
+    #[cfg(feature = "engine")]
     #[error("embedding cache: {0}")]
     Cache(#[from] mb_engine::Error),
 }

@@ -3,11 +3,11 @@
 use std::hash::{Hash, Hasher};
 
 use crate::error::Result;
-use crate::pooling::l2_normalise;
+use crate::pooling::l2_normalize;
 use crate::Embedder;
 
 /// Bag of lower-cased words (longer than two characters) hashed into `dim` buckets, then
-/// L2-normalised: texts sharing words are close, and nothing is learned. Deterministic and
+/// L2-normalized: texts sharing words are close, and nothing is learned. Deterministic and
 /// fast, so tests and benchmarks can measure memory systems without a model.
 #[derive(Debug, Clone)]
 pub struct HashingEmbedder {
@@ -49,7 +49,7 @@ impl Embedder for HashingEmbedder {
                     word.to_lowercase().hash(&mut hasher);
                     vector[(hasher.finish() % self.dim as u64) as usize] += 1.0;
                 }
-                l2_normalise(&mut vector);
+                l2_normalize(&mut vector);
                 vector
             })
             .collect())

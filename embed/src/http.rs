@@ -9,20 +9,17 @@
 
 use std::time::Duration;
 
+use mb_core::retry::{check_wait, is_transient, retry_after, Backoff};
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EmbedError, Result};
-use crate::pooling::l2_normalise;
+use crate::pooling::l2_normalize;
 use crate::Embedder;
 
 /// The longest wait between attempts, whatever `Retry-After` says or doubling reaches.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
-
-/// The longest timeout or first backoff a setting may give (a day): longer ones are typos, and
-/// would overflow the clock arithmetic of timers.
-const MAX_WAIT: Duration = Duration::from_secs(86_400);
 
 /// Environment variable holding the endpoint's API key (sent as a bearer token), if any.
 pub const API_KEY_ENV: &str = "MB_EMBED_API_KEY";
@@ -114,16 +111,10 @@ impl HttpEmbedder {
             ("timeout", config.timeout),
             ("initial_backoff", config.initial_backoff),
         ] {
-            if wait.is_zero() || wait > MAX_WAIT {
-                return Err(EmbedError::Config {
-                    field,
-                    reason: format!(
-                        "must be a positive number of seconds up to {}, got {}",
-                        MAX_WAIT.as_secs(),
-                        wait.as_secs_f64()
-                    ),
-                });
-            }
+            check_wait(wait.as_secs_f64()).map_err(|e| EmbedError::Config {
+                field,
+                reason: e.to_string(),
+            })?;
         }
         let url = format!("{}/embeddings", config.base_url.trim_end_matches('/'));
         let client = Client::builder()
@@ -173,7 +164,7 @@ impl HttpEmbedder {
             model: &self.config.model,
             input: texts,
         };
-        let mut backoff = self.config.initial_backoff;
+        let mut backoff = Backoff::new(self.config.initial_backoff, MAX_BACKOFF);
         let mut attempt = 0;
         loop {
             let mut request = self.client.post(&self.url).json(&body);
@@ -191,9 +182,7 @@ impl HttpEmbedder {
                         .headers()
                         .get(reqwest::header::RETRY_AFTER)
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        // A server may ask for any wait; bound it as backoff is bounded.
-                        .map(|s| Duration::from_secs(s).min(MAX_BACKOFF));
+                        .and_then(|v| retry_after(v, MAX_BACKOFF));
                     let body = response.text().unwrap_or_default();
                     let detail = format!("HTTP {status}: {}", excerpt(&body));
                     if matches!(
@@ -204,7 +193,7 @@ impl HttpEmbedder {
                     ) {
                         return Err(Failure::Rejected(detail));
                     }
-                    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+                    if !is_transient(status.as_u16()) {
                         return Err(self.fatal(detail));
                     }
                     (detail, retry_after)
@@ -215,10 +204,9 @@ impl HttpEmbedder {
                 return Err(self.fatal(format!("gave up after {} attempts: {detail}", attempt + 1)));
             }
             attempt += 1;
-            let wait = retry_after.unwrap_or(backoff);
+            let wait = backoff.next_wait(retry_after);
             tracing::warn!(url = %self.url, attempt, ?wait, %detail, "embedding request failed; retrying");
             std::thread::sleep(wait);
-            backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
         }
     }
 
@@ -253,7 +241,7 @@ impl HttpEmbedder {
             if vector.iter().any(|x| !x.is_finite()) {
                 return Err(bad("non-finite component".to_string()));
             }
-            l2_normalise(vector);
+            l2_normalize(vector);
         }
         Ok(vectors)
     }
@@ -316,16 +304,7 @@ impl Embedder for HttpEmbedder {
 }
 
 fn excerpt(body: &str) -> String {
-    const LIMIT: usize = 300;
-    let mut end = body.len().min(LIMIT);
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut text = body[..end].trim().replace('\n', " ");
-    if end < body.len() {
-        text.push('…');
-    }
-    text
+    mb_core::retry::excerpt(body, 300)
 }
 
 mod seconds {

@@ -8,13 +8,14 @@
 //!   `scripts/setup.sh`), so everything works offline.
 //! - [`HttpEmbedder`] calls an OpenAI-compatible `POST /v1/embeddings` endpoint (vLLM, OpenAI,
 //!   llama.cpp, Ollama), the paper's setup with Qwen3-Embedding-0.6B.
-//! - [`CachedEmbedder`] wraps either and keeps every vector in the engine, keyed by model and
-//!   text, so repeated runs never recompute an embedding.
+//! - `CachedEmbedder` (feature `engine`) wraps either and keeps every vector in `mb-engine`,
+//!   keyed by model and text, so repeated runs never recompute an embedding; without the
+//!   feature the embedders build without a storage engine.
 //!
 //! [`HashingEmbedder`] (feature hashing, no model) lets tests and benchmarks run memory systems
 //! without inference.
 //!
-//! Every returned vector is L2-normalised, so a dot product is a cosine similarity, which is what
+//! Every returned vector is L2-normalized, so a dot product is a cosine similarity, which is what
 //! the engine's vector search computes.
 //!
 //! ```no_run
@@ -30,6 +31,7 @@
 //! ```
 
 mod assets;
+#[cfg(feature = "engine")]
 mod cache;
 mod error;
 mod hashing;
@@ -40,12 +42,13 @@ mod pooling;
 use std::sync::Arc;
 
 pub use assets::{Assets, DEFAULT_MODEL_ID, MODEL_DIR_ENV, RUNTIME_ENV, SETUP_COMMAND};
+#[cfg(feature = "engine")]
 pub use cache::{CacheStats, CachedEmbedder, CACHE_NAMESPACE};
 pub use error::{EmbedError, Result};
 pub use hashing::HashingEmbedder;
 pub use http::{HttpConfig, HttpEmbedder, API_KEY_ENV};
 pub use onnx::{OnnxConfig, OnnxEmbedder, OptimizationLevel};
-pub use pooling::{l2_normalise, Pooling};
+pub use pooling::{l2_normalize, Pooling};
 
 /// Something that turns texts into unit vectors of one fixed dimension.
 ///
@@ -59,7 +62,7 @@ pub trait Embedder: Send + Sync {
     /// Number of components of every vector.
     fn dim(&self) -> usize;
 
-    /// One L2-normalised vector per text, in input order.
+    /// One L2-normalized vector per text, in input order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 
     /// The vector of a single text.
@@ -71,6 +74,7 @@ pub trait Embedder: Send + Sync {
     }
 
     /// The engine space that holds this embedder's vectors.
+    #[cfg(feature = "engine")]
     fn space(&self) -> mb_engine::Space {
         mb_engine::Space::new(self.model_id(), self.dim())
     }

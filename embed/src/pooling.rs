@@ -71,7 +71,7 @@ impl Pooling {
 }
 
 /// Scales `vector` to unit length in place; a zero vector stays zero.
-pub fn l2_normalise(vector: &mut [f32]) {
+pub fn l2_normalize(vector: &mut [f32]) {
     let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         vector.iter_mut().for_each(|x| *x /= norm);
@@ -97,12 +97,12 @@ mod tests {
     }
 
     #[test]
-    fn normalise_gives_unit_length_and_keeps_zero() {
+    fn normalize_gives_unit_length_and_keeps_zero() {
         let mut v = vec![3.0, 4.0];
-        l2_normalise(&mut v);
+        l2_normalize(&mut v);
         assert_eq!(v, vec![0.6, 0.8]);
         let mut zero = vec![0.0; 3];
-        l2_normalise(&mut zero);
+        l2_normalize(&mut zero);
         assert_eq!(zero, vec![0.0; 3]);
     }
 

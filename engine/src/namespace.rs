@@ -3,19 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-
-/// Which text analyzer a namespace's lexical index uses. Fixed when the namespace is created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum Analyzer {
-    /// Whoosh `StandardAnalyzer` parity: tokens `\w+(\.?\w+)*`, lowercased, English stop words
-    /// and tokens shorter than two characters removed. The MemoryBench default.
-    #[default]
-    Standard,
-    /// Chinese-aware: jieba word segmentation (search mode, which adds the words inside
-    /// compounds), then the same lowercasing and stop words; single
-    /// CJK characters are kept because they are words.
-    Cjk,
-}
+pub use mb_text::Analyzer;
 
 /// Options for a new namespace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

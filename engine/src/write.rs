@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::RwLock;
 
@@ -141,7 +140,7 @@ impl Inner {
             let normalised = self.space(space)?.normalise(vector)?;
             vectors.push((space.clone(), normalised));
         }
-        let created_at_ms = new.created_at_ms.unwrap_or_else(now_ms);
+        let created_at_ms = new.created_at_ms.unwrap_or_else(mb_core::clock::now_ms);
         let record = Record {
             id,
             text: new.text,
@@ -363,10 +362,4 @@ impl Inner {
         catalog.namespaces.remove(name);
         Ok(())
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -12,7 +12,8 @@
 use std::time::Instant;
 
 use mb_baselines::{AnswerTiming, Answered, MemoryError, MemorySystem};
-use mb_llm::ops::Lang;
+use mb_core::Lang;
+
 use mb_llm::{LlmError, Message};
 use serde::{Deserialize, Serialize};
 

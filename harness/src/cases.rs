@@ -1,5 +1,5 @@
 //! Answered cases: answering a split with progress, the append-only log that makes runs
-//! resumable, and writing, evaluating and summarising a run's cases.
+//! resumable, and writing, evaluating and summarizing a run's cases.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
@@ -106,7 +106,7 @@ pub async fn answer_rows(
 }
 
 /// Answers every test set with a stepwise or on-policy run's memory as it is; writes,
-/// evaluates and summarises the answers in the step's `files` (predictions as upstream's
+/// evaluates and summarizes the answers in the step's `files` (predictions as upstream's
 /// `test_predicts.json`). `tag` names the step in progress. A step that has its summary already
 /// is not run again (a rebuilt memory that questions change is asked them again); one
 /// interrupted part-way keeps the cases its partial log holds.
@@ -118,7 +118,7 @@ pub async fn answer_test_sets(
     base: CaseTiming,
     tag: &str,
 ) -> Result<Outcome, HarnessError> {
-    let (system, k, spec) = (memory.system(), memory.k(), memory.system().spec());
+    let (system, k, spec) = (memory.system(), memory.k(), memory.spec());
     if let Some(outcome) = completed(setup, spec, files)? {
         if memory.replays_questions() {
             // A rebuilt memory is asked this step's questions again, as it was before the stop.
@@ -173,7 +173,7 @@ pub struct Outcome {
     pub cases: usize,
     /// Mean cost per case.
     pub timing: CaseTiming,
-    /// Normalised average (domain/task) or the first metric's mean (single).
+    /// Normalized average (domain/task) or the first metric's mean (single).
     pub score: Option<f64>,
     /// Cases that got upstream's error answer (no attempt succeeded).
     pub answer_errors: usize,
@@ -186,7 +186,7 @@ impl Outcome {
     }
 }
 
-/// Writes predictions (as `predictions_file`) and timing, evaluates and summarises the cases
+/// Writes predictions (as `predictions_file`) and timing, evaluates and summarizes the cases
 /// `finished` in dataset order then `test_idx` (the first entry of a case wins). A run in
 /// which no case got an answer is refused with the first case's error.
 pub async fn finish(
@@ -266,7 +266,7 @@ pub async fn finish(
 
 /// A run's fallbacks: those of memory processing and of prediction over its cases, and by
 /// role and operation those of the work done since the last run finished (the judge's
-/// included; a memory reused from an earlier run has its own in `memorisation.json`).
+/// included; a memory reused from an earlier run has its own in `memorization.json`).
 fn fallback_totals(
     cases: &BTreeMap<(usize, u64), Finished>,
     mean: CaseTiming,
@@ -301,7 +301,7 @@ fn completed(
     }))
 }
 
-/// The score a run's table shows: the normalised average (domain/task) or the first metric's
+/// The score a run's table shows: the normalized average (domain/task) or the first metric's
 /// mean (single).
 fn score(setup: &Setup, summary: &Value) -> Option<f64> {
     if setup.kind == DatasetType::Single {

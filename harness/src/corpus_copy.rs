@@ -33,7 +33,7 @@ pub fn copy_namespace(trained: &str) -> String {
 
 impl<'a> CorpusCopy<'a> {
     /// Copies the memory in `trained` (replacing a copy a stopped run left behind) and
-    /// memorises `conversation` into the copy; returns the copy and the ingestion's cost.
+    /// memorizes `conversation` into the copy; returns the copy and the ingestion's cost.
     pub async fn open(
         setup: &'a Setup,
         spec: &'static SystemSpec,
@@ -58,7 +58,7 @@ impl<'a> CorpusCopy<'a> {
             );
         }
         let system = setup.system(spec, &namespace)?;
-        let label = format!("{} memorising the corpus", spec.name);
+        let label = format!("{} memorizing the corpus", spec.name);
         let bar = ModelProgress::new(1, &label, "conversations", &setup.llm);
         let work = system.memorize_corpus(conversation, format);
         let (outcome, cost) = Cost::measure(system.as_ref(), work).await?;

@@ -1,5 +1,5 @@
 //! What work cost: the time, LLM operations, model tokens and fallbacks of memory processing
-//! (measured per memorised dialog and per corpus) and their share in each test case.
+//! (measured per memorized dialog and per corpus) and their share in each test case.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -57,7 +57,7 @@ impl Cost {
         }
     }
 
-    /// A test case's share when the cost serves `cases` cases, as memorised dialogs.
+    /// A test case's share when the cost serves `cases` cases, as memorized dialogs.
     pub fn dialogs_share(&self, cases: f64) -> CaseTiming {
         let cases = cases.max(1.0);
         CaseTiming {
@@ -86,7 +86,7 @@ impl Cost {
     }
 }
 
-/// The cost of memorising one training dialog (`memorisation.json` lists them).
+/// The cost of memorizing one training dialog (`memorization.json` lists them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DialogCost {
     /// Its dataset.
@@ -96,20 +96,20 @@ pub struct DialogCost {
     /// The system could not take it (e.g. no user message); it was skipped.
     #[serde(default)]
     pub skipped: bool,
-    /// What memorising it cost.
+    /// What memorizing it cost.
     pub cost: Cost,
 }
 
-/// The memorisation of a sequence of training dialogs.
+/// The memorization of a sequence of training dialogs.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct MemoryBuilt {
-    /// Dialogs memorised.
+    /// Dialogs memorized.
     pub dialogs: usize,
     /// Dialogs the system could not take (counted, skipped).
     pub skipped: usize,
     /// Their total cost.
     pub total: Cost,
-    /// Each dialog's cost, in memorisation order.
+    /// Each dialog's cost, in memorization order.
     pub per_dialog: Vec<DialogCost>,
 }
 
@@ -118,7 +118,7 @@ pub struct MemoryBuilt {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CaseTiming {
-    /// The memorisation of training dialogs, divided by the test cases it serves.
+    /// The memorization of training dialogs, divided by the test cases it serves.
     pub memory_dialogs: f64,
     /// The dataset's corpus ingestion, divided by its test cases.
     pub memory_corpus: f64,

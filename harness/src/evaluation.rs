@@ -1,4 +1,4 @@
-//! Evaluating and summarising a run directory: after `off-policy`, and as the `evaluate` and
+//! Evaluating and summarizing a run directory: after `off-policy`, and as the `evaluate` and
 //! `summarize` commands on an existing run (for example after configuring a judge model).
 
 use std::path::PathBuf;
@@ -10,10 +10,10 @@ use mb_datasets::results::{RunFiles, RUN_CONFIG, SUMMARY};
 use mb_datasets::summary::{builtin_statistics, summarize_run};
 use mb_datasets::{load, Dataset};
 use mb_llm::ops::Backend;
-use mb_llm::{LlmArgs, LlmStack};
 use serde_json::Value;
 
 use crate::data::DataArgs;
+use crate::llm_args::LlmArgs;
 use crate::runtime::{HarnessError, Store};
 
 /// Arguments of `evaluate` and `summarize`.
@@ -119,7 +119,7 @@ pub fn run_evaluate(args: &RunDirArgs) -> Result<(), HarnessError> {
     let store = Store::open(Some(&args.store))?;
     // The server (with `--llm local`) runs until this command returns.
     let (settings, _server) = args.llm.start()?;
-    let llm = LlmStack::build(&settings, args.llm.cache_mode(), Some(store.engine.clone()))?;
+    let llm = args.llm.stack(&settings, &store.engine)?;
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
     let details = runtime.block_on(evaluate_run(&files, &datasets, &predictions, &llm.judge))?;

@@ -140,7 +140,7 @@ fn persona(class_name: &str) -> (UserPersona, String) {
                 "the field of the request",
                 &[
                     "follows every requirement",
-                    "well organised",
+                    "well organized",
                     "fit for purpose",
                 ],
                 "a writing request",

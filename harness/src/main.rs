@@ -7,30 +7,12 @@
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
 //! `RUST_LOG` controls logging.
 
-mod backoff;
-mod cases;
-mod converse;
-mod corpus_copy;
-mod cost;
-mod data;
-mod dialogs;
-mod evaluation;
-mod feedback;
-mod import;
-mod memory_cache;
-mod offpolicy;
-mod onpolicy;
-mod progress;
-mod report;
-mod retrieve;
-mod run;
-mod runtime;
-mod stepped;
-mod stepwise;
-
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use mb_harness::{
+    dialogs, evaluation, import, offpolicy, onpolicy, report, retrieve, run, runtime, stepwise,
+};
 
 /// MemoryBench on memorybench-rs.
 #[derive(Parser)]
@@ -42,11 +24,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Memorise the set's training dialogs, answer its test questions, evaluate, and time
+    /// Memorize the set's training dialogs, answer its test questions, evaluate, and time
     /// memory processing against prediction for every case.
     OffPolicy(run::RunArgs),
     /// Let the memory learn from dialogs it takes part in: per step, answer sampled training
-    /// questions, collect the simulated user's feedback, memorise, evaluate.
+    /// questions, collect the simulated user's feedback, memorize, evaluate.
     OnPolicy(onpolicy::OnPolicyArgs),
     /// Add the set's training dialogs to an initially empty memory in batches, answering the
     /// test sets before the first batch and after each.
@@ -74,12 +56,7 @@ enum Command {
 fn main() -> ExitCode {
     // A bug (or a library's assertion on damaged input) reads as one line, never a backtrace.
     std::panic::set_hook(Box::new(|info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("panic");
+        let message = mb_core::panic::panic_text(info.payload()).unwrap_or("panic");
         let place = info
             .location()
             .map(|l| format!(" ({}:{})", l.file(), l.line()))

@@ -2,7 +2,7 @@
 //! store and reused by later runs (upstream's `memory_cache` with its `saved.txt`), but only when
 //! it was built from the same inputs. Its marker records everything that shapes the memory: the
 //! system's settings as it runs with them, the memory model, the embedder, the language, the
-//! training dialogs memorised and the cache's format. A memory built from anything else is
+//! training dialogs memorized and the cache's format. A memory built from anything else is
 //! rebuilt, saying what differs; a stale memory is never reused.
 
 use std::collections::BTreeSet;
@@ -22,7 +22,7 @@ use crate::runtime::HarnessError;
 const CACHE_FORMAT: u32 = 3;
 
 /// Markers of older formats, removed when their memory is rebuilt.
-const LEGACY_KEYS: [&str; 2] = ["memorised-v2", "corpus"];
+const LEGACY_KEYS: [&str; 2] = ["memorized-v2", "corpus"];
 
 /// Everything that shapes a memory built from training dialogs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub struct MemoryInputs {
     pub embedder: Option<String>,
     /// The language the memory indexes for.
     pub lang: String,
-    /// SHA-256 of the training dialogs memorised, in order.
+    /// SHA-256 of the training dialogs memorized, in order.
     pub dialogs: String,
 }
 
@@ -164,7 +164,7 @@ fn marker_key(namespace: &str) -> String {
     format!("memory-cache:{namespace}")
 }
 
-/// The memorisation of the memory in `namespace` when it was built from `inputs`. A memory
+/// The memorization of the memory in `namespace` when it was built from `inputs`. A memory
 /// built from other inputs, by an older version, or not finished is not reusable: the reason
 /// is logged and printed, and `None` returned (the caller rebuilds the memory).
 pub fn reusable(

@@ -10,8 +10,8 @@
 //! [`crate::corpus_copy`]), so every corpus meets the dialog memory alone and leaves it as it
 //! was. Predictions are appended to
 //! `predict.partial.jsonl` as they finish, so `--resume` after an interruption continues where
-//! the run stopped. Then the predictions are evaluated and summarised, and the time of each case
-//! is recorded: memory processing (the set's dialog memorisation and the dataset's corpus
+//! the run stopped. Then the predictions are evaluated and summarized, and the time of each case
+//! is recorded: memory processing (the set's dialog memorization and the dataset's corpus
 //! ingestion, amortised over its cases, as in the paper) against prediction (memory retrieval
 //! and the answer model).
 
@@ -22,10 +22,11 @@ use mb_datasets::results::{read_json, write_json, PREDICT};
 use mb_datasets::SplitName;
 use serde_json::json;
 
-use crate::cases::{answer_rows, finish, print_table, Outcome, PartialLog, PARTIAL};
+use crate::cases::{answer_rows, finish, Outcome, PartialLog, PARTIAL};
 use crate::corpus_copy::CorpusCopy;
 use crate::cost::Cost;
 use crate::memory_cache::{self, MemoryInputs};
+use crate::regime::{run_regime, Regime};
 use crate::run::{
     as_training, ensure_bookkeeping, memorize, run_dir, training_dialogs, RunArgs, Setup,
 };
@@ -58,22 +59,36 @@ impl Questions {
 }
 
 const CORPUS_TIMING: &str = "corpus_timing.json";
-/// Each memorised training dialog's cost.
-pub const MEMORISATION: &str = "memorisation.json";
+/// Each memorized training dialog's cost.
+pub const MEMORIZATION: &str = "memorization.json";
 
 /// Runs `off-policy` (`Questions::Test`) or `train-performance` (`Questions::Train`).
 pub fn run(args: &RunArgs, questions: Questions) -> Result<(), HarnessError> {
-    let setup = Setup::new(args, true)?;
-    let mut rows = Vec::new();
-    for &spec in &setup.specs {
-        rows.push(
-            setup
-                .runtime
-                .block_on(run_system(args, questions, &setup, spec))?,
-        );
+    run_regime(&OffPolicy { args, questions })
+}
+
+/// The off-policy regime on a set's test or training questions.
+struct OffPolicy<'a> {
+    args: &'a RunArgs,
+    questions: Questions,
+}
+
+impl Regime for OffPolicy<'_> {
+    const ACCEPTS_MEMORYLESS: bool = true;
+
+    fn run_args(&self) -> &RunArgs {
+        self.args
     }
-    print_table(&rows);
-    Ok(())
+
+    async fn run_system(
+        &self,
+        setup: &Setup,
+        spec: &'static SystemSpec,
+    ) -> Result<Vec<Outcome>, HarnessError> {
+        Ok(vec![
+            run_system(self.args, self.questions, setup, spec).await?,
+        ])
+    }
 }
 
 async fn run_system(
@@ -105,7 +120,7 @@ async fn run_system(
                 engine.drop_namespace(&namespace)?;
             }
             system = setup.system(spec, &namespace)?;
-            let label = format!("{} memorising dialogs", spec.name);
+            let label = format!("{} memorizing dialogs", spec.name);
             let built = memorize(system.as_ref(), &label, &dialogs).await?;
             memory_cache::mark(engine, &namespace, &inputs, &built)?;
             built
@@ -115,7 +130,7 @@ async fn run_system(
         .retrieve_k
         .unwrap_or(system.context().settings.retrieve_k);
 
-    files.write(MEMORISATION, &built.per_dialog)?;
+    files.write(MEMORIZATION, &built.per_dialog)?;
     let (mut log, mut finished) = PartialLog::open(&files.path(PARTIAL))?;
     let corpus_timing = files.path(CORPUS_TIMING);
     let mut corpus_costs: BTreeMap<String, Cost> = if corpus_timing.exists() {

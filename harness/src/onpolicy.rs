@@ -5,7 +5,7 @@
 //! `random.sample` per step, so rows may recur across steps); the system answers each with its
 //! memory, as it answers a test case, the simulated user reacts (rule-based on LoCoMo/DialSim,
 //! the simulator role elsewhere), the dialogs — holding the question as asked, not the prompt
-//! with memories — are written to `step_<i>/train_dialogs.json` and memorised, and the
+//! with memories — are written to `step_<i>/train_dialogs.json` and memorized, and the
 //! test sets are answered and evaluated in `step_<i>/`. `--resume` continues an interrupted run
 //! (see [`crate::stepped`]): the draws are made again, and a step's dialogs, once written, are
 //! read back rather than collected again.
@@ -26,10 +26,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::backoff::answer_case;
-use crate::cases::{answer_test_sets, print_table, Outcome};
+use crate::cases::{answer_test_sets, Outcome};
 use crate::converse::{converse, Opening, Rounds};
-use crate::offpolicy::MEMORISATION;
+use crate::offpolicy::MEMORIZATION;
 use crate::progress::ModelProgress;
+use crate::regime::{run_regime, Regime};
 use crate::run::{run_dir, RunArgs, Setup};
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
@@ -39,7 +40,7 @@ use crate::stepped::SteppedMemory;
 pub struct OnPolicyArgs {
     #[command(flatten)]
     run: RunArgs,
-    /// Steps of collecting dialogs, memorising them and evaluating.
+    /// Steps of collecting dialogs, memorizing them and evaluating.
     #[arg(long, default_value_t = 10)]
     step: usize,
     /// Training rows drawn per step.
@@ -56,13 +57,23 @@ pub struct OnPolicyArgs {
 
 /// Runs `on-policy`.
 pub fn run(args: &OnPolicyArgs) -> Result<(), HarnessError> {
-    let setup = Setup::new(&args.run, false)?;
-    let mut rows = Vec::new();
-    for &spec in &setup.specs {
-        rows.extend(setup.runtime.block_on(run_system(args, &setup, spec))?);
+    run_regime(args)
+}
+
+impl Regime for OnPolicyArgs {
+    const ACCEPTS_MEMORYLESS: bool = false;
+
+    fn run_args(&self) -> &RunArgs {
+        &self.run
     }
-    print_table(&rows);
-    Ok(())
+
+    async fn run_system(
+        &self,
+        setup: &Setup,
+        spec: &'static SystemSpec,
+    ) -> Result<Vec<Outcome>, HarnessError> {
+        run_system(self, setup, spec).await
+    }
 }
 
 /// One collected training dialog, as `step_<i>/train_dialogs.json` records it.
@@ -95,7 +106,7 @@ async fn run_system(
             "answer_feedback": args.answer_feedback,
         }),
     )?;
-    // On-policy time is the dialogs' memorisation per step; the corpora's share is not counted.
+    // On-policy time is the dialogs' memorization per step; the corpora's share is not counted.
     let mut memory = SteppedMemory::open(setup, run, spec, "on-policy", &files).await?;
     let evaluators: Vec<Box<dyn Evaluator>> = setup
         .datasets
@@ -188,7 +199,7 @@ async fn run_system(
         let built = memory
             .include(step, &format!("{} dialogs ({tag})", spec.name), &dialogs)
             .await?;
-        step_files.write(MEMORISATION, &built.per_dialog)?;
+        step_files.write(MEMORIZATION, &built.per_dialog)?;
         let base = memory.batch_share(&built);
         outcomes.push(answer_test_sets(setup, run, &memory, &step_files, base, &tag).await?);
     }

@@ -1,4 +1,4 @@
-//! Progress of model-backed work a person can follow: dialogs memorised or cases answered, with
+//! Progress of model-backed work a person can follow: dialogs memorized or cases answered, with
 //! the model calls, tokens and fallbacks the work has taken so far.
 //!
 //! A memory system on a slow model can spend minutes on one dialog, so the counts are refreshed

@@ -1,6 +1,6 @@
 //! `retrieve`: how well a memory system finds the evidence of LoCoMo questions, without an LLM.
 //!
-//! Each conversation is memorised into its own namespace by the chosen system; every question
+//! Each conversation is memorized into its own namespace by the chosen system; every question
 //! of categories 1–4 (category 5 is adversarial, its evidence is a trap) is asked with its plain
 //! question text, and the retrieved units are scored against the units holding the evidence
 //! turns: Recall@k, NDCG@k and MRR, overall and per category. Message-level systems retrieve
@@ -16,12 +16,13 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use mb_baselines::registry;
+use mb_core::Lang;
 use mb_datasets::corpus::locomo_conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::metrics::retrieval::{ndcg_at_k, recall_at_k, reciprocal_rank};
 use mb_datasets::sample::SAMPLE_LOCOMO_JSON;
 use mb_embed::Embedder;
-use mb_llm::ops::Lang;
+
 use serde_json::{json, Value};
 
 use crate::runtime::{self, HarnessError};
@@ -52,7 +53,7 @@ pub struct RetrieveArgs {
     #[arg(long, value_name = "FILE|DIR")]
     memory_config: Option<PathBuf>,
     /// The date (`YYYY-MM-DD`) Mem0's prompt gives as today's (default: today, UTC).
-    #[arg(long, default_value_t = mb_datasets::results::utc_date())]
+    #[arg(long, default_value_t = mb_core::clock::utc_date())]
     date: String,
 }
 
@@ -68,11 +69,11 @@ struct Scored {
 /// Runs `retrieve`.
 pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
     let spec = registry::get(&args.baseline)?;
-    if spec.name == "wo_memory" {
-        return Err(HarnessError::Usage(
-            "--baseline wo_memory: Vanilla has no memory to retrieve from; pick a memory system"
-                .into(),
-        ));
+    if spec.memoryless {
+        return Err(HarnessError::Usage(format!(
+            "--baseline {}: {} has no memory to retrieve from; pick a memory system",
+            spec.name, spec.paper_name
+        )));
     }
     let text = match &args.locomo {
         Some(path) => std::fs::read_to_string(path).map_err(|e| HarnessError::File {
@@ -203,7 +204,7 @@ pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
     print_table(&mut std::io::stdout().lock(), &report, &ks).map_err(HarnessError::Output)?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).unwrap_or_default();
-        mb_datasets::results::write_atomic(path, text.as_bytes()).map_err(|e| {
+        mb_datasets::durable::write_atomic(path, text.as_bytes()).map_err(|e| {
             HarnessError::File {
                 path: path.display().to_string(),
                 detail: e.to_string(),

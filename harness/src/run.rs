@@ -1,6 +1,6 @@
 //! What every regime shares: its flags, the loaded set, engine and model roles, run directories
 //! (new or resumed), the training dialogs in upstream's shuffled order and their measured
-//! memorisation. Answered cases live in [`crate::cases`], costs in [`crate::cost`], and the
+//! memorization. Answered cases live in [`crate::cases`], costs in [`crate::cost`], and the
 //! batch-grown memory of stepwise and on-policy runs in [`crate::stepped`].
 
 use std::path::{Path, PathBuf};
@@ -9,17 +9,19 @@ use std::sync::Arc;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use mb_baselines::{registry, MemoryError, MemorySystem, SystemSpec, TrainingDialog};
+use mb_core::Lang;
 use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
 use mb_datasets::results::{RunFiles, RUN_CONFIG};
 use mb_datasets::row::{Dialog, Row};
 use mb_datasets::{load, Dataset, PyRandom};
 use mb_engine::{Engine, NamespaceOptions};
-use mb_llm::ops::Lang;
-use mb_llm::{LlmArgs, LlmStack, LocalServer};
+
+use mb_llm::{LlmStack, LocalServer};
 use serde_json::{json, Value};
 
 use crate::cost::{Cost, DialogCost, MemoryBuilt};
 use crate::data::DataArgs;
+use crate::llm_args::LlmArgs;
 use crate::progress::ModelProgress;
 use crate::runtime::{self, HarnessError, Store};
 
@@ -68,13 +70,13 @@ pub struct RunArgs {
     pub resume: Option<PathBuf>,
     /// Only the first N rows of each dataset's test and training splits (as stored): at most N
     /// test cases per dataset, and at most N training dialogs per dataset where the regime
-    /// memorises or asks them. Sizes a run with a slow model; recorded in `run_config.json`.
+    /// memorizes or asks them. Sizes a run with a slow model; recorded in `run_config.json`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// The date (`YYYY-MM-DD`) prompts give as today's (Mem0's fact extraction; upstream uses
     /// the day its process started). Recorded in `run_config.json`; `--resume` keeps the run's
     /// recorded date, and giving a recorded run's date replays it on any later day.
-    #[arg(long, default_value_t = mb_datasets::results::utc_date())]
+    #[arg(long, default_value_t = mb_core::clock::utc_date())]
     pub date: String,
 }
 
@@ -104,13 +106,13 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Loads everything `args` names; `wo_memory` is refused when `memoryless` is false
-    /// (regimes whose point is a memory that changes).
+    /// Loads everything `args` names; a memoryless system (Vanilla) is refused when
+    /// `memoryless` is false (regimes whose point is a memory that changes).
     pub fn new(args: &RunArgs, memoryless: bool) -> Result<Setup, HarnessError> {
         let kind: DatasetType = args.dataset_type.parse()?;
         let specs: Vec<&'static SystemSpec> = if args.baseline == "all" {
             registry::default_systems()
-                .filter(|s| !s.skips(kind, &args.set_name) && (memoryless || s.name != "wo_memory"))
+                .filter(|s| !s.skips(kind, &args.set_name) && (memoryless || !s.memoryless))
                 .collect()
         } else {
             let spec = registry::get(&args.baseline)?;
@@ -140,18 +142,15 @@ impl Setup {
             let limit = usize::try_from(limit).unwrap_or(usize::MAX);
             datasets.iter_mut().for_each(|d| d.keep_first(limit));
         }
-        if !memoryless && specs.iter().any(|s| s.name == "wo_memory") {
-            return Err(HarnessError::Usage(
-                "this regime needs a memory: wo_memory has none".into(),
-            ));
+        if let Some(spec) = specs.iter().find(|s| !memoryless && s.memoryless) {
+            return Err(HarnessError::Usage(format!(
+                "this regime needs a memory: {} has none",
+                spec.name
+            )));
         }
         let store = Store::open(Some(&args.store))?;
         let (llm_settings, llm_server) = args.llm.start()?;
-        let llm = Arc::new(LlmStack::build(
-            &llm_settings,
-            args.llm.cache_mode(),
-            Some(store.engine.clone()),
-        )?);
+        let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
         // Settings that do not parse, or an embedder that cannot open, stop the run before any
         // work.
         let embedders = runtime::Embedders::new(store.engine.clone(), &args.embedder);
@@ -220,7 +219,7 @@ impl Setup {
 }
 
 /// Asks every model-backed role for a one-word reply, so an unreachable or misconfigured
-/// endpoint stops the run before any work (not after an hour of memorisation).
+/// endpoint stops the run before any work (not after an hour of memorization).
 async fn preflight(llm: &LlmStack) -> Result<(), HarnessError> {
     let roles = [
         ("answer", &llm.answer),
@@ -339,10 +338,7 @@ pub fn run_dir(
         .join(&args.dataset_type)
         .join(&args.set_name)
         .join(spec.name)
-        .join(format!(
-            "start_at_{}",
-            mb_datasets::results::utc_timestamp()
-        ));
+        .join(format!("start_at_{}", mb_core::clock::utc_timestamp()));
     let files = RunFiles::new(dir);
     files.write(RUN_CONFIG, &config)?;
     Ok(files)
@@ -356,7 +352,7 @@ pub type SetDialog<'a> = (&'a Row, &'a str, &'a Dialog);
 /// skipped.
 pub fn training_dialogs<'a>(spec: &SystemSpec, datasets: &'a [Dataset]) -> Vec<SetDialog<'a>> {
     let mut dialogs = Vec::new();
-    if spec.name != "wo_memory" {
+    if !spec.memoryless {
         for dataset in datasets {
             let stem = if dataset.corpus.is_some() {
                 spec.dialog_stem
@@ -384,8 +380,8 @@ pub fn as_training<'a>((row, dataset, dialog): &SetDialog<'a>) -> TrainingDialog
     }
 }
 
-/// Memorises `dialogs` in order, measuring each, and skipping (and counting) those the system
-/// cannot take; a progress bar shows the dialogs memorised and the model calls they took.
+/// Memorizes `dialogs` in order, measuring each, and skipping (and counting) those the system
+/// cannot take; a progress bar shows the dialogs memorized and the model calls they took.
 pub async fn memorize(
     system: &dyn MemorySystem,
     label: &str,

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mb_baselines::{registry, MemoryContext, MemoryError, SystemSettings, SystemSpec};
+use mb_core::Lang;
 use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_embed::{CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxEmbedder};
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::Lang;
+
 use mb_llm::{CacheMode, LlmSettings, LlmStack};
 use parking_lot::Mutex;
 

@@ -3,14 +3,14 @@
 //!
 //! The run's memory lives in an engine namespace of its own, named after the run directory, and
 //! starts with every corpus of the set. `progress.json` in the run directory records what the
-//! memory holds: the corpora, then the batches memorised so far with what each cost. A batch is
-//! marked as under way before its first dialog and as memorised after its last, so a run
-//! stopped part-way through a batch (Ctrl-C, kill -9, an LLM outage) is recognised on resume:
+//! memory holds: the corpora, then the batches memorized so far with what each cost. A batch is
+//! marked as under way before its first dialog and as memorized after its last, so a run
+//! stopped part-way through a batch (Ctrl-C, kill -9, an LLM outage) is recognized on resume:
 //! its memory is emptied and rebuilt from the corpora and the recorded batches, in order (with
 //! the record cache, from the same model answers), and the costs measured the first time stand.
 //!
 //! A memory whose retrieval changes it (MemoryOS) also owes its state to the questions it was
-//! asked: for it, collecting on-policy dialogs is marked like memorising, and a rebuilt memory
+//! asked: for it, collecting on-policy dialogs is marked like memorizing, and a rebuilt memory
 //! asks the questions of the steps already done again, in order, discarding the answers.
 
 use mb_baselines::{MemorySystem, SystemSpec, TrainingDialog};
@@ -24,6 +24,7 @@ use crate::runtime::HarnessError;
 
 /// A run's memory and how far it has grown.
 pub struct SteppedMemory {
+    spec: &'static SystemSpec,
     system: Box<dyn MemorySystem>,
     k: usize,
     files: RunFiles,
@@ -40,11 +41,12 @@ pub struct SteppedMemory {
 struct Progress {
     /// The corpora's ingestion, once done.
     corpora: Option<Cost>,
-    /// The batches memorised, in order.
+    /// The batches memorized, in order.
     batches: Vec<MemoryBuilt>,
     /// Memory-changing work was under way that a resume cannot continue: a batch being
-    /// memorised, or questions changing a memory being asked outside a step's partial log.
-    memorising: bool,
+    /// memorized, or questions changing a memory being asked outside a step's partial log.
+    #[serde(alias = "memorising")]
+    memorizing: bool,
 }
 
 const PROGRESS: &str = "progress.json";
@@ -75,11 +77,11 @@ impl SteppedMemory {
         };
         let engine = setup.engine();
         let exists = engine.namespace(&namespace).is_ok();
-        let intact = exists && progress.corpora.is_some() && !progress.memorising;
+        let intact = exists && progress.corpora.is_some() && !progress.memorizing;
         if exists && !intact {
-            if !progress.batches.is_empty() || progress.memorising {
+            if !progress.batches.is_empty() || progress.memorizing {
                 tracing::warn!(
-                    "{}: the run stopped while memorising; rebuilding its memory",
+                    "{}: the run stopped while memorizing; rebuilding its memory",
                     files.dir().display()
                 );
             }
@@ -92,6 +94,7 @@ impl SteppedMemory {
         let held = if intact { progress.batches.len() } else { 0 };
         let rebuilt = !intact && progress.corpora.is_some();
         let mut memory = SteppedMemory {
+            spec,
             system,
             k,
             files: RunFiles::new(files.dir()),
@@ -107,7 +110,7 @@ impl SteppedMemory {
                 if let (Some(conversation), Some(format)) =
                     (&dataset.corpus, dataset.corpus_format())
                 {
-                    let label = format!("memorising {}'s corpus", dataset.name());
+                    let label = format!("memorizing {}'s corpus", dataset.name());
                     let llm = &system.context().llm;
                     let bar = ModelProgress::new(1, &label, "conversations", llm);
                     let work = system.memorize_corpus(conversation, format);
@@ -118,10 +121,15 @@ impl SteppedMemory {
                 }
             }
             memory.progress.corpora.get_or_insert(ingested);
-            memory.progress.memorising = false;
+            memory.progress.memorizing = false;
             memory.save()?;
         }
         Ok(memory)
+    }
+
+    /// The system's registry entry.
+    pub fn spec(&self) -> &'static SystemSpec {
+        self.spec
     }
 
     /// The memory system.
@@ -143,7 +151,7 @@ impl SteppedMemory {
             .corpus_share(self.cases)
     }
 
-    /// Makes batch `index` part of the memory, memorising `dialogs` unless the memory holds
+    /// Makes batch `index` part of the memory, memorizing `dialogs` unless the memory holds
     /// them already. Batches come in order, from 0, every time a run (re)starts.
     pub async fn include(
         &mut self,
@@ -161,14 +169,14 @@ impl SteppedMemory {
                 self.held
             )));
         }
-        self.progress.memorising = true;
+        self.progress.memorizing = true;
         self.save()?;
         let built = memorize(self.system.as_ref(), label, dialogs).await?;
         self.held += 1;
         if index == self.progress.batches.len() {
             self.progress.batches.push(built);
         }
-        self.progress.memorising = false;
+        self.progress.memorizing = false;
         self.save()?;
         self.recorded(index)
     }
@@ -180,17 +188,17 @@ impl SteppedMemory {
     }
 
     /// Marks questions about to change the memory outside a partial log (on-policy
-    /// collection) until the next batch is memorised, so that a stop in between rebuilds the
+    /// collection) until the next batch is memorized, so that a stop in between rebuilds the
     /// memory. Nothing to mark for a memory that questions do not change.
     pub fn unsettle(&mut self) -> Result<(), HarnessError> {
         if !self.system.retrieval_changes_memory() {
             return Ok(());
         }
-        self.progress.memorising = true;
+        self.progress.memorizing = true;
         self.save()
     }
 
-    /// A memorised batch's share of each test case.
+    /// A memorized batch's share of each test case.
     pub fn batch_share(&self, built: &MemoryBuilt) -> CaseTiming {
         built.total.dialogs_share(self.cases)
     }

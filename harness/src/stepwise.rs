@@ -5,7 +5,7 @@
 //! `--batch-size` at a time, the test sets answered after each batch (`[from,to)/`, with that
 //! batch's `training_dialogs.json`). Each subdirectory gets upstream's `test_predicts.json`,
 //! `evaluate_details.json` and `summary.json`, plus our `timing.json` and, for a batch, its
-//! dialogs' `memorisation.json`. `--resume` continues an interrupted run (see
+//! dialogs' `memorization.json`. `--resume` continues an interrupted run (see
 //! [`crate::stepped`]).
 
 use clap::Args;
@@ -13,8 +13,9 @@ use mb_baselines::SystemSpec;
 use mb_datasets::results::RunFiles;
 use serde_json::json;
 
-use crate::cases::{answer_test_sets, print_table, Outcome};
-use crate::offpolicy::MEMORISATION;
+use crate::cases::{answer_test_sets, Outcome};
+use crate::offpolicy::MEMORIZATION;
+use crate::regime::{run_regime, Regime};
 use crate::run::{as_training, run_dir, training_dialogs, RunArgs, Setup};
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
@@ -31,13 +32,23 @@ pub struct StepwiseArgs {
 
 /// Runs `stepwise-off-policy`.
 pub fn run(args: &StepwiseArgs) -> Result<(), HarnessError> {
-    let setup = Setup::new(&args.run, false)?;
-    let mut rows = Vec::new();
-    for &spec in &setup.specs {
-        rows.extend(setup.runtime.block_on(run_system(args, &setup, spec))?);
+    run_regime(args)
+}
+
+impl Regime for StepwiseArgs {
+    const ACCEPTS_MEMORYLESS: bool = false;
+
+    fn run_args(&self) -> &RunArgs {
+        &self.run
     }
-    print_table(&rows);
-    Ok(())
+
+    async fn run_system(
+        &self,
+        setup: &Setup,
+        spec: &'static SystemSpec,
+    ) -> Result<Vec<Outcome>, HarnessError> {
+        run_system(self, setup, spec).await
+    }
 }
 
 async fn run_system(
@@ -72,7 +83,7 @@ async fn run_system(
         let batch: Vec<_> = batch.iter().map(as_training).collect();
         let label = format!("{} dialogs {tag}", spec.name);
         let built = memory.include(index, &label, &batch).await?;
-        step.write(MEMORISATION, &built.per_dialog)?;
+        step.write(MEMORIZATION, &built.per_dialog)?;
         let base = memory.batch_share(&built);
         outcomes.push(answer_test_sets(setup, run, &memory, &step, base, &tag).await?);
     }

@@ -11,30 +11,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mb_core::retry::{is_transient, retry_after, Backoff};
 use parking_lot::Mutex;
-use rand::Rng;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use crate::error::{LlmError, Result};
-
-/// The longest timeout or backoff a setting may give, in seconds (a day): longer ones are
-/// typos, and would overflow the clock arithmetic of timers.
-pub const MAX_WAIT_SECS: f64 = 86_400.0;
-
-/// Refuses a wait setting (`field`, in seconds) that is not positive, finite and at most
-/// [`MAX_WAIT_SECS`].
-pub(crate) fn check_wait(field: &'static str, value: f64) -> Result<()> {
-    if value.is_finite() && value > 0.0 && value <= MAX_WAIT_SECS {
-        return Ok(());
-    }
-    Err(LlmError::Config {
-        field,
-        reason: format!("must be a positive number of seconds up to {MAX_WAIT_SECS}, got {value}"),
-    })
-}
+use crate::error::{check_wait, LlmError, Result};
 
 /// Connection and robustness settings of one endpoint, and the output limits of the role that
 /// uses it (see [`crate::limits`]).
@@ -162,7 +146,11 @@ impl Endpoint {
         body: &serde_json::Value,
     ) -> Result<Reply> {
         let url = self.url(path);
-        let mut backoff = self.config.initial_backoff_secs;
+        let mut backoff = Backoff::new(
+            Duration::from_secs_f64(self.config.initial_backoff_secs),
+            Duration::from_secs_f64(self.config.max_backoff_secs),
+        )
+        .with_jitter();
         let mut retries = 0;
         loop {
             let (detail, retry_after) = match self.attempt(&url, &headers, body).await {
@@ -181,11 +169,9 @@ impl Endpoint {
                 });
             }
             retries += 1;
-            let jittered = backoff * rand::rng().random_range(0.5..=1.0);
-            let wait = retry_after.unwrap_or(Duration::from_secs_f64(jittered));
+            let wait = backoff.next_wait(retry_after);
             tracing::warn!(%url, retries, ?wait, %detail, "LLM request failed; retrying");
             tokio::time::sleep(wait).await;
-            backoff = (backoff * 2.0).min(self.config.max_backoff_secs);
         }
     }
 
@@ -212,10 +198,7 @@ impl Endpoint {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            // A server may ask for any wait; the settings' longest backoff bounds it.
-            .map(|s| Duration::from_secs_f64(s.min(self.config.max_backoff_secs)));
+            .and_then(|v| retry_after(v, Duration::from_secs_f64(self.config.max_backoff_secs)));
         let text = match response.text().await {
             Ok(text) => text,
             Err(e) => return Attempt::Transient(describe(&e), None),
@@ -230,7 +213,7 @@ impl Endpoint {
             };
         }
         let detail = format!("HTTP {status}: {}", excerpt(&text));
-        if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+        if is_transient(status.as_u16()) {
             return Attempt::Transient(detail, retry_after);
         }
         if is_context_overflow(status, &text) {
@@ -304,14 +287,5 @@ fn describe(error: &reqwest::Error) -> String {
 }
 
 pub(crate) fn excerpt(body: &str) -> String {
-    const LIMIT: usize = 400;
-    let mut end = body.len().min(LIMIT);
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut text = body[..end].trim().replace('\n', " ");
-    if end < body.len() {
-        text.push('…');
-    }
-    text
+    mb_core::retry::excerpt(body, 400)
 }

@@ -55,7 +55,7 @@ pub enum LlmError {
         /// The request's cache key.
         key: String,
     },
-    /// The engine behind the record cache failed.
+    /// The store behind the record cache failed.
     #[error("LLM record cache: {0}")]
     Cache(String),
     /// The local model server could not start (see [`crate::LocalServer::start`]), or stopped
@@ -70,4 +70,15 @@ pub enum LlmError {
         /// Why it was rejected.
         reason: String,
     },
+}
+
+/// Refuses a wait setting (`field`, in seconds) that is not positive, finite and at most
+/// [`mb_core::retry::MAX_WAIT_SECS`].
+pub(crate) fn check_wait(field: &'static str, value: f64) -> Result<()> {
+    mb_core::retry::check_wait(value)
+        .map(|_| ())
+        .map_err(|e| LlmError::Config {
+            field,
+            reason: e.to_string(),
+        })
 }

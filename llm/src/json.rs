@@ -4,6 +4,7 @@
 //! literals (`True`, `None`, single quotes) or leave trailing commas. [`extract_json`] accepts
 //! all of that and returns the first JSON object or array that parses.
 
+use mb_core::pyliteral::parse_model_literal;
 use serde_json::Value;
 
 /// The first JSON object or array in `text`, tolerating fences, prose, Python literals and
@@ -55,9 +56,7 @@ fn first_value(text: &str) -> Option<Value> {
         let start = from + offset;
         match balanced(&text[start..]) {
             Some((candidate, depth)) if depth <= MAX_DEPTH => {
-                let parsed = serde_json::from_str(candidate)
-                    .ok()
-                    .or_else(|| serde_json::from_str(&pythonic_to_json(candidate)).ok());
+                let parsed = parse_model_literal(candidate).ok();
                 if parsed.is_some() {
                     return parsed;
                 }
@@ -106,66 +105,6 @@ fn balanced(text: &str) -> Option<(&str, usize)> {
     None
 }
 
-/// Rewrites Python-literal syntax as JSON: single-quoted strings, `True`/`False`/`None`, and
-/// trailing commas.
-fn pythonic_to_json(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        out.push_str(match word.as_str() {
-            "True" => "true",
-            "False" => "false",
-            "None" => "null",
-            other => other,
-        });
-        word.clear();
-    };
-    while let Some(c) = chars.next() {
-        if c.is_alphanumeric() || c == '_' {
-            word.push(c);
-            continue;
-        }
-        flush(&mut word, &mut out);
-        match c {
-            '"' | '\'' => {
-                out.push('"');
-                let mut escaped = false;
-                for s in chars.by_ref() {
-                    if escaped {
-                        // `\'` needs no escape in JSON; keep every other escape as written.
-                        if s != '\'' {
-                            out.push('\\');
-                        }
-                        out.push(s);
-                        escaped = false;
-                    } else if s == '\\' {
-                        escaped = true;
-                    } else if s == c {
-                        break;
-                    } else if s == '"' {
-                        out.push_str("\\\"");
-                    } else {
-                        out.push(s);
-                    }
-                }
-                out.push('"');
-            }
-            ',' => {
-                // Drop a comma that only precedes a closing bracket.
-                let mut lookahead = chars.clone();
-                let next = lookahead.find(|n| !n.is_whitespace());
-                if !matches!(next, Some('}') | Some(']')) {
-                    out.push(',');
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    flush(&mut word, &mut out);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::extract_json;
@@ -198,6 +137,12 @@ mod tests {
             extract_json(r#"{'quote': 'she said "hi"', 'apostrophe': 'it\'s'}"#),
             Some(json!({"quote": "she said \"hi\"", "apostrophe": "it's"}))
         );
+        // JSON words inside a Python literal, and Python escapes.
+        assert_eq!(
+            extract_json(r"{'ok': true, 'none': null, 'tab': 'a\tb', 'hex': '\x41'}"),
+            Some(json!({"ok": true, "none": null, "tab": "a\tb", "hex": "A"}))
+        );
+        assert_eq!(extract_json("[True, undefined]"), None);
         // Words that merely contain True/None stay as they are.
         assert_eq!(
             extract_json("{'name': 'Nonesuch', 'v': 'TrueColor'}"),

@@ -5,7 +5,7 @@
 //! simulator, judge) and operation (`extract_facts`, `answer`, …): calls, failures, retries,
 //! replays from the record cache, input and output tokens (the server's usage, else counted with
 //! a [`TokenCounter`]) and latencies, totalled per run. [`usage_of`] attributes calls, tokens,
-//! offline operations and fallbacks to one piece of work instead: a test case, a memorised
+//! offline operations and fallbacks to one piece of work instead: a test case, a memorized
 //! dialog.
 
 use std::collections::BTreeMap;
@@ -93,7 +93,7 @@ struct Tally {
     latencies_ms: Vec<f64>,
 }
 
-/// Model calls and tokens of one piece of work (a test case, a memorised dialog), over every
+/// Model calls and tokens of one piece of work (a test case, a memorized dialog), over every
 /// role it used, with the operations answered offline and those that fell back: what
 /// [`usage_of`] reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,12 +200,12 @@ impl Ledger {
 
     /// Current totals, sorted by role then operation.
     pub fn snapshot(&self) -> Vec<OperationStats> {
-        summarise(&self.tallies.lock())
+        summarize(&self.tallies.lock())
     }
 
     /// Current totals, and a fresh start (per-test-case accounting).
     pub fn take(&self) -> Vec<OperationStats> {
-        summarise(&std::mem::take(&mut *self.tallies.lock()))
+        summarize(&std::mem::take(&mut *self.tallies.lock()))
     }
 
     fn record(&self, role: &str, operation: &str, entry: Entry) {
@@ -236,7 +236,7 @@ struct Entry {
     replayed: bool,
 }
 
-fn summarise(tallies: &BTreeMap<(String, String), Tally>) -> Vec<OperationStats> {
+fn summarize(tallies: &BTreeMap<(String, String), Tally>) -> Vec<OperationStats> {
     tallies
         .iter()
         .map(|((role, operation), t)| {

@@ -11,12 +11,13 @@
 //! fallback and a deterministic offline implementation, and an [`ops::Backend`] runs them on a
 //! model or offline.
 //!
-//! Providers compose: a [`RecordedProvider`] stores answers in the engine and replays them, and
+//! Providers compose: a [`RecordedProvider`] stores answers in an [`AnswerStore`] (in the engine
+//! with the `engine` feature) and replays them, and
 //! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation, and a
 //! [`LimitedProvider`] sends requests with a role's [`OutputLimits`].
 
 mod anthropic;
-mod args;
+mod choice;
 mod endpoint;
 mod error;
 mod json;
@@ -35,64 +36,20 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use anthropic::{AnthropicProvider, ANTHROPIC_VERSION};
-pub use args::{CacheFlag, LlmArgs, LOCAL_SETTINGS};
+pub use choice::{LlmChoice, LOCAL_SETTINGS};
 pub use endpoint::EndpointConfig;
 pub use error::{LlmError, Result};
 pub use json::extract_json;
 pub use ledger::{usage_of, Ledger, MeteredProvider, ModelUsage, OperationStats, TokenCounter};
 pub use limits::{LimitedProvider, OutputLimits};
 pub use local::{stop_local_servers_on_signals, LocalServer, ServerSettings, SETUP_COMMAND};
+pub use mb_core::{Message, Role};
 pub use openai::OpenAiProvider;
-pub use record::{CacheMode, RecordedProvider, RECORD_NAMESPACE};
+pub use record::{AnswerStore, CacheMode, RecordedProvider};
+#[cfg(feature = "engine")]
+pub use record::{EngineAnswers, RECORD_NAMESPACE};
 pub use settings::{LlmSettings, LlmStack, RoleSettings, SERVER_URL};
 pub use think::strip_think;
-
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Instructions to the model.
-    System,
-    /// The user (or the harness speaking as the user).
-    User,
-    /// The model.
-    Assistant,
-}
-
-/// One chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
-    /// Author.
-    pub role: Role,
-    /// Text.
-    pub content: String,
-}
-
-impl Message {
-    /// A system message.
-    pub fn system(content: impl Into<String>) -> Message {
-        Message {
-            role: Role::System,
-            content: content.into(),
-        }
-    }
-
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Message {
-        Message {
-            role: Role::User,
-            content: content.into(),
-        }
-    }
-
-    /// An assistant message.
-    pub fn assistant(content: impl Into<String>) -> Message {
-        Message {
-            role: Role::Assistant,
-            content: content.into(),
-        }
-    }
-}
 
 /// Sampling parameters, defaulting to upstream MemoryBench's (temperature 0.1, top-p 0.1,
 /// 2048 output tokens).

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mb_engine::Engine;
 use serde::{Deserialize, Serialize};
 
 use crate::endpoint::EndpointConfig;
@@ -19,6 +18,7 @@ use crate::ledger::{Ledger, MeteredProvider, ModelUsage, TokenCounter};
 use crate::limits::{LimitedProvider, OutputLimits};
 use crate::local::ServerSettings;
 use crate::ops::Backend;
+use crate::record::AnswerStore;
 use crate::record::{CacheMode, RecordedProvider};
 use crate::{AnthropicProvider, ChatProvider, OpenAiProvider};
 
@@ -228,12 +228,12 @@ impl LlmStack {
             .collect()
     }
 
-    /// Builds the backends. Model roles go through the record cache (`cache`, stored in
-    /// `engine`; required unless the cache is off) and the ledger.
+    /// Builds the backends. Model roles go through the record cache (`cache`, kept in
+    /// `answers`; required unless the cache is off) and the ledger.
     pub fn build(
         settings: &LlmSettings,
         cache: CacheMode,
-        engine: Option<Arc<Engine>>,
+        answers: Option<Arc<dyn AnswerStore>>,
     ) -> Result<LlmStack> {
         let ledger = Ledger::new();
         let backend = |role: &str, role_settings: &RoleSettings| -> Result<Backend> {
@@ -245,15 +245,15 @@ impl LlmStack {
                 }
             };
             let limits = role_settings.output_limits()?;
-            let provider: Box<dyn ChatProvider> = match (cache, &engine) {
+            let provider: Box<dyn ChatProvider> = match (cache, &answers) {
                 (CacheMode::Off, _) => provider,
-                (mode, Some(engine)) => {
-                    Box::new(RecordedProvider::new(provider, mode, engine.clone())?)
+                (mode, Some(answers)) => {
+                    Box::new(RecordedProvider::new(provider, mode, answers.clone()))
                 }
                 (_, None) => {
                     return Err(LlmError::Config {
                         field: "llm cache",
-                        reason: "recording or replaying needs an engine to store answers in"
+                        reason: "recording or replaying needs a store to keep answers in"
                             .to_string(),
                     })
                 }

@@ -2,10 +2,11 @@
 //! deterministic results without a model. (Skipped when `../shared/data` is absent.)
 
 use crate::common::{ingest, locomo, questions, turns};
+use memorybench::core::Lang;
 use memorybench::engine::{Engine, EngineOptions};
 use memorybench::llm::ops::{
     AnalyzeNote, Answer, Backend, DecideMemoryUpdates, EvolveNote, Exchange, ExtractFacts,
-    ExtractKnowledge, ImplicitAction, IsContinuous, Lang, MemoryEventKind, MetaSummary,
+    ExtractKnowledge, ImplicitAction, IsContinuous, MemoryEventKind, MetaSummary,
     MultiTopicSummary, NoteView, Operation, QueryKeywords, SimulateFeedback, StoredMemory,
     UpdateProfile, UserPersona,
 };

@@ -3,9 +3,9 @@
 //! when a session is hot, the long-term user profile and knowledge drawn from its pages.
 
 use futures::future::join_all;
+use mb_core::Lang;
 use mb_llm::ops::{
-    Exchange, ExtractKnowledge, IsContinuous, Lang, MetaSummary, MultiTopicSummary, Topic,
-    UpdateProfile,
+    Exchange, ExtractKnowledge, IsContinuous, MetaSummary, MultiTopicSummary, Topic, UpdateProfile,
 };
 
 use super::select::session_to_join;
@@ -165,8 +165,8 @@ impl MemoryOs {
         Ok(())
     }
 
-    /// Profile and knowledge from the hottest session's unanalysed pages, when it is hot.
-    pub(super) async fn analyse_hottest(
+    /// Profile and knowledge from the hottest session's unanalyzed pages, when it is hot.
+    pub(super) async fn analyze_hottest(
         &self,
         tiers: &mut Tiers,
         lang: Lang,

@@ -2,7 +2,8 @@
 //! knowledge from both stores, the short-term queue and the profile (and the visits it pays the
 //! sessions it used).
 
-use mb_llm::ops::{Lang, MultiTopicSummary};
+use mb_core::Lang;
+use mb_llm::ops::MultiTopicSummary;
 
 use super::select::sessions_to_read;
 use super::tiers::{cosine, KnowledgeEntry, Page, Qa};

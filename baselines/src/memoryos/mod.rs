@@ -3,12 +3,12 @@
 //!
 //! Each exchange joins the short-term queue (capacity 7); once full, the oldest exchange is
 //! evicted into a page: its continuity with the previous page is checked and the thread's
-//! running summary (meta-info) updated; the evicted batch is summarised into at most two topics,
+//! running summary (meta-info) updated; the evicted batch is summarized into at most two topics,
 //! and its pages filed into the one of the five nearest sessions whose summary matches the topic
 //! (cosine + keyword Jaccard ≥ 0.6) or into a new session keyworded by its summary (least
 //! frequently used sessions are evicted beyond 2000).
 //! Sessions heat up (`N_visit + L_interaction + exp(−Δh/24)`); when the hottest reaches 5, its
-//! unanalysed pages update the user profile and the knowledge stores (100 entries each), and its
+//! unanalyzed pages update the user profile and the knowledge stores (100 entries each), and its
 //! heat resets. Questions read the five nearest sessions with relevance ≥ 0.1 and keep their
 //! `retrieve_k` best pages (upstream's retrieval queue of 7 by default), with knowledge and the
 //! short-term queue, in upstream's prompt structure.
@@ -30,16 +30,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::Batch;
-use mb_llm::ops::{Answer, Exchange, Lang};
+use mb_llm::ops::{Answer, Exchange};
 use mb_llm::{Message, Role};
 use parking_lot::Mutex;
 
 use crate::error::MemoryError;
-use crate::registry::SystemSpec;
 use crate::store::ensure_namespace;
 use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
@@ -53,7 +53,6 @@ const SESSION: &str = "session/";
 
 /// The MemoryOS memory.
 pub struct MemoryOs {
-    spec: &'static SystemSpec,
     context: MemoryContext,
     embedder: Arc<dyn Embedder>,
     tiers: Mutex<Tiers>,
@@ -62,7 +61,7 @@ pub struct MemoryOs {
 
 impl MemoryOs {
     /// Opens the memory in the context's namespace (its tiers as last written).
-    pub fn new(spec: &'static SystemSpec, context: MemoryContext) -> Result<MemoryOs, MemoryError> {
+    pub fn new(context: MemoryContext) -> Result<MemoryOs, MemoryError> {
         let embedder = context
             .embedder
             .clone()
@@ -71,7 +70,6 @@ impl MemoryOs {
         let tiers = load(&context)?;
         let keep_one_sided = context.settings.keep_one_sided;
         Ok(MemoryOs {
-            spec,
             context,
             embedder,
             tiers: Mutex::new(tiers),
@@ -117,7 +115,7 @@ impl MemoryOs {
             .retain(|qa| self.keep_one_sided || (!qa.user.is_empty() && !qa.assistant.is_empty()));
         if !evicted.is_empty() {
             self.file(&mut tiers, evicted, lang).await?;
-            self.analyse_hottest(&mut tiers, lang).await?;
+            self.analyze_hottest(&mut tiers, lang).await?;
         }
         self.persist(&old, &tiers)?;
         *self.tiers.lock() = tiers;
@@ -127,10 +125,6 @@ impl MemoryOs {
 
 #[async_trait]
 impl MemorySystem for MemoryOs {
-    fn spec(&self) -> &'static SystemSpec {
-        self.spec
-    }
-
     fn context(&self) -> &MemoryContext {
         &self.context
     }

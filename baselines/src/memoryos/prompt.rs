@@ -3,7 +3,7 @@
 //! `<MEMORY>` with the retrieved pages and their thread summaries, `<USER TRAITS>` with the
 //! profile and user knowledge, and the user's words), in our wording.
 
-use mb_llm::ops::Lang;
+use mb_core::Lang;
 
 use super::Gathered;
 

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
+use mb_core::Lang;
 use mb_datasets::row::DialogMessage;
 use mb_embed::HashingEmbedder;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::{Backend, Lang};
+use mb_llm::ops::Backend;
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{CacheMode, LlmSettings, LlmStack, Role};
 
 use super::MemoryOs;
-use crate::registry;
 use crate::system::{MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 
 fn message(role: Role, content: String) -> DialogMessage {
@@ -46,7 +46,7 @@ async fn a_new_session_is_keyworded_by_its_summary_alone() {
         settings: SystemSettings::default(),
         date: "2023-05-08".into(),
     };
-    let memory = MemoryOs::new(registry::get("memoryos").unwrap(), context).unwrap();
+    let memory = MemoryOs::new(context).unwrap();
     let messages: Vec<DialogMessage> = (0..7)
         .flat_map(|i| {
             [

@@ -10,7 +10,7 @@ pub const SHORT_TERM_CAPACITY: usize = 7;
 pub const MID_TERM_CAPACITY: usize = 2000;
 /// Session match threshold on cosine + keyword Jaccard.
 pub const SESSION_MATCH: f32 = 0.6;
-/// Heat from which a session's pages are analysed for profile and knowledge.
+/// Heat from which a session's pages are analyzed for profile and knowledge.
 pub const HEAT_THRESHOLD: f64 = 5.0;
 /// Knowledge entries kept per store.
 pub const KNOWLEDGE_CAPACITY: usize = 100;
@@ -109,12 +109,12 @@ pub struct Tiers {
     /// LLM operations run to build the memory.
     pub llm_operations: u64,
     /// The memory's own clock (milliseconds), which heat's recency decays with: it advances
-    /// [`CLOCK_STEP_MS`] per exchange memorised and per retrieval, so the same inputs give the
+    /// [`CLOCK_STEP_MS`] per exchange memorized and per retrieval, so the same inputs give the
     /// same memory on every run (upstream reads the wall clock).
     pub clock_ms: i64,
 }
 
-/// How far the memory's clock advances per exchange memorised and per retrieval: about what one
+/// How far the memory's clock advances per exchange memorized and per retrieval: about what one
 /// takes with a model in the loop.
 pub const CLOCK_STEP_MS: i64 = 1_000;
 

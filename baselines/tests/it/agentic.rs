@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use mb_baselines::mem0::Mem0;
 use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
+use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
-use mb_llm::ops::{Backend, Lang, MemoryEventKind};
+use mb_llm::ops::{Backend, MemoryEventKind};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{LlmStack, Message, Role};
 
@@ -33,7 +34,7 @@ fn message(role: Role, content: &str) -> DialogMessage {
 }
 
 fn mem0(context: MemoryContext) -> Mem0 {
-    Mem0::new(registry::get("mem0").unwrap(), context).unwrap()
+    Mem0::new(context).unwrap()
 }
 
 #[tokio::test]
@@ -173,7 +174,7 @@ async fn a_mem_parity_renders_notes_and_asks_for_keywords_only_at_answer_time() 
     assert_eq!(memory.units.len(), conversation.turn_count());
     assert!(
         script.operations().is_empty(),
-        "no LLM calls while memorising"
+        "no LLM calls while memorizing"
     );
     let hits = system
         .retrieve("How many races did Biscuit run?", Lang::En, 2)

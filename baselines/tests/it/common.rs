@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings};
+use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::sample::sample_source;
 use mb_datasets::DataSource;
 use mb_embed::HashingEmbedder;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::Lang;
+
 use mb_llm::{CacheMode, LlmSettings, LlmStack};
 
 pub fn engine(dir: &std::path::Path) -> Arc<Engine> {

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mb_baselines::{MemoryContext, TrainingDialog};
+use mb_core::Lang;
 use mb_datasets::row::DialogMessage;
 use mb_embed::{Embedder, HashingEmbedder};
-use mb_llm::ops::Lang;
+
 use mb_llm::Role;
 
 use crate::common::{engine, offline, system};

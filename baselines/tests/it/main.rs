@@ -4,6 +4,7 @@
 mod agentic;
 mod common;
 mod embedding_overlap;
+mod example_system;
 mod mem0_inputs;
 mod memoryos;
 mod retrieval;

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use mb_baselines::mem0::Mem0;
-use mb_baselines::{registry, MemorySystem};
+use mb_baselines::MemorySystem;
+use mb_core::clock::utc_date;
 use mb_datasets::corpus::{Conversation, Session, Turn};
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::results::utc_date;
 use mb_llm::ops::Backend;
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::Role;
@@ -45,7 +45,7 @@ async fn corpus_turns_reach_fact_extraction_as_upstream_sends_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut ctx = context(engine(dir.path()), "mem0", Arc::new(stack));
     ctx.date = "2001-02-03".into();
-    let memory = Mem0::new(registry::get("mem0").unwrap(), ctx).unwrap();
+    let memory = Mem0::new(ctx).unwrap();
     memory
         .memorize_corpus(&conversation(), CorpusFormat::Locomo)
         .await
@@ -90,11 +90,7 @@ async fn corpus_turns_reach_fact_extraction_as_upstream_sends_them() {
 #[tokio::test]
 async fn offline_facts_come_from_both_speakers() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = Mem0::new(
-        registry::get("mem0").unwrap(),
-        context(engine(dir.path()), "mem0", offline()),
-    )
-    .unwrap();
+    let memory = Mem0::new(context(engine(dir.path()), "mem0", offline())).unwrap();
     memory
         .memorize_corpus(&conversation(), CorpusFormat::Locomo)
         .await

@@ -3,10 +3,11 @@
 //! upstream's line form, `retrieve_k` sets the pages kept, and every tier survives reopening.
 
 use mb_baselines::{registry, TrainingDialog};
+use mb_core::Lang;
 use mb_datasets::corpus::turn_line;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
-use mb_llm::ops::Lang;
+
 use mb_llm::{Message, Role};
 
 use crate::common::{context, engine, offline, sample};

@@ -5,10 +5,11 @@ use std::collections::HashSet;
 
 use mb_baselines::units::{corpus_units, Granularity};
 use mb_baselines::{MemoryError, TrainingDialog};
+use mb_core::Lang;
 use mb_datasets::corpus::locomo_conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
-use mb_llm::ops::Lang;
+
 use mb_llm::Role;
 use regex::Regex;
 
@@ -21,7 +22,7 @@ const STOP_WORDS: [&str; 35] = [
 ];
 
 /// Whoosh's StandardAnalyzer, written independently of the engine's.
-fn analyse(text: &str) -> Vec<String> {
+fn analyze(text: &str) -> Vec<String> {
     let token = Regex::new(r"\w+(\.?\w+)*").unwrap();
     token
         .find_iter(text)
@@ -73,9 +74,9 @@ async fn bm25_message_with_plain_queries_ranks_as_the_whoosh_formula() {
         .unwrap();
     let units = corpus_units(&conversation, Granularity::Message);
     assert_eq!(memory.units.len(), units.len());
-    let docs: Vec<Vec<String>> = units.iter().map(|u| analyse(&u.index_text)).collect();
+    let docs: Vec<Vec<String>> = units.iter().map(|u| analyze(&u.index_text)).collect();
     for (question, _, _) in &qa {
-        let scores = whoosh_scores(&docs, &analyse(question));
+        let scores = whoosh_scores(&docs, &analyze(question));
         let mut expected: Vec<(f64, &str)> = scores
             .iter()
             .zip(&units)

@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
-use mb_llm::ops::{Backend, Lang};
+use mb_llm::ops::Backend;
 use mb_llm::{ChatProvider, ChatRequest, Completion, LlmError, LlmStack, Message};
 
 use crate::common::{context, engine, offline, sample, system};

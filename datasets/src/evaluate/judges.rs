@@ -5,7 +5,8 @@
 //! without a model: evaluators refuse an offline judge before any of these runs (see
 //! [`super::EvalError::NeedsJudge`]), so the offline answer only mirrors the fallback.
 
-use mb_llm::ops::{Lang, Operation};
+use mb_core::Lang;
+use mb_llm::ops::Operation;
 use mb_llm::{extract_json, Message, Sampling};
 use serde_json::Value;
 
@@ -90,7 +91,7 @@ impl Operation for RubricJudge {
              2 - touches the question but misses most of what was asked;\n\
              3 - a partial answer with noticeable gaps or errors;\n\
              4 - a good answer with minor gaps;\n\
-             5 - a complete, accurate, well-organised answer.\n\n\
+             5 - a complete, accurate, well-organized answer.\n\n\
              Question:\n{}\n\nAnswer:\n{}\n\n\
              Explain your rating briefly, then end with a line of the form\n\
              ###Score of the answer: <1-5>",

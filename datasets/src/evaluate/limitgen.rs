@@ -9,7 +9,8 @@
 //! them, once each (no re-asks).
 
 use async_trait::async_trait;
-use mb_llm::ops::{Backend, Lang, Operation};
+use mb_core::Lang;
+use mb_llm::ops::{Backend, Operation};
 use mb_llm::{extract_json, Message, Sampling};
 use serde_json::{json, Map, Value};
 

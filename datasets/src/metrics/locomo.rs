@@ -1,4 +1,4 @@
-//! LoCoMo's `f1`: token F1 over normalised, Porter-stemmed answers, with per-category rules.
+//! LoCoMo's `f1`: token F1 over normalized, Porter-stemmed answers, with per-category rules.
 
 use std::collections::HashMap;
 
@@ -62,7 +62,7 @@ fn map_option<'a>(output: &'a str, options: Option<&'a Options>) -> &'a str {
     }
 }
 
-/// Token F1 (multiset overlap) of two answers after normalisation and stemming; 0 without
+/// Token F1 (multiset overlap) of two answers after normalization and stemming; 0 without
 /// overlap.
 pub fn token_f1(prediction: &str, golden: &str) -> f64 {
     let predicted = tokens(prediction);
@@ -86,15 +86,15 @@ pub fn token_f1(prediction: &str, golden: &str) -> f64 {
     2.0 * precision * recall / (precision + recall)
 }
 
-/// Stemmed tokens of the normalised text.
+/// Stemmed tokens of the normalized text.
 fn tokens(text: &str) -> Vec<String> {
-    normalise(text).split_whitespace().map(stem).collect()
+    normalize(text).split_whitespace().map(stem).collect()
 }
 
 /// LoCoMo's `normalize_answer`: drop commas, lowercase, drop ASCII punctuation, blank out the
 /// words a/an/the/and (as `\b(a|an|the|and)\b` does: whole runs of word characters), collapse
 /// whitespace.
-pub fn normalise(text: &str) -> String {
+pub fn normalize(text: &str) -> String {
     let cleaned: String = text
         .replace(',', "")
         .to_lowercase()
@@ -128,10 +128,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn normalisation_matches_the_rules() {
-        assert_eq!(normalise("The cat, and THE dog!"), "cat dog");
-        assert_eq!(normalise("an apple—a day"), "apple— day");
-        assert_eq!(normalise("Band's theme"), "bands theme");
+    fn normalization_matches_the_rules() {
+        assert_eq!(normalize("The cat, and THE dog!"), "cat dog");
+        assert_eq!(normalize("an apple—a day"), "apple— day");
+        assert_eq!(normalize("Band's theme"), "bands theme");
     }
 
     #[test]

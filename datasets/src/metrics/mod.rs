@@ -6,6 +6,7 @@ pub mod locomo;
 pub mod meteor;
 pub mod porter;
 pub mod punkt;
+mod pychars;
 pub mod retrieval;
 pub mod rouge;
 pub mod tokenize;

@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::tokenize::{py_space, py_word, re};
+use super::pychars::{py_space, py_word, re};
 
 /// Words (lower case, final period dropped) our Punkt run treats as abbreviations, standing in
 /// for the English model's learned list: titles, company and month abbreviations it also

@@ -1,6 +1,6 @@
 //! LexEval's ROUGE-L: jieba tokens scored by the `rouge` PyPI package's (pltrdy) `rouge-l` F.
 //!
-//! Upstream normalises both texts (lowercase; ASCII and Chinese punctuation and all whitespace
+//! Upstream normalizes both texts (lowercase; ASCII and Chinese punctuation and all whitespace
 //! removed), segments them with jieba's precise mode, and scores with `Rouge().get_scores`.
 //! That package's ROUGE-L counts **distinct** tokens: `m` and `n` are the numbers of distinct
 //! reference and hypothesis tokens, and the LCS contributes the number of distinct tokens on
@@ -20,15 +20,15 @@ pub const PY_RECURSION_BUDGET: usize = 980;
 
 /// LexEval's `rougel` of a response against the golden answer.
 pub fn lexeval_rouge_l(jieba: &Jieba, response: &str, golden: &str) -> f64 {
-    let hypothesis = segment(jieba, &normalise(response));
-    let reference = segment(jieba, &normalise(golden));
+    let hypothesis = segment(jieba, &normalize(response));
+    let reference = segment(jieba, &normalize(golden));
     let hyp: Vec<&str> = hypothesis.iter().map(String::as_str).collect();
     let refs: Vec<&str> = reference.iter().map(String::as_str).collect();
     rouge_l(&hyp, &refs).unwrap_or(0.0)
 }
 
 /// Lowercase, drop ASCII and Chinese punctuation and every whitespace character.
-pub fn normalise(text: &str) -> String {
+pub fn normalize(text: &str) -> String {
     const CHINESE_PUNCTUATION: &str = "，。！？；：“”‘’（）【】《》、—…·～「」『』〈〉〔〕";
     text.to_lowercase()
         .chars()
@@ -131,9 +131,9 @@ mod tests {
     }
 
     #[test]
-    fn lexeval_normalises_segments_and_scores() {
+    fn lexeval_normalizes_segments_and_scores() {
         let jieba = Jieba::new();
-        assert_eq!(normalise("Hello, 世界！ A b。"), "hello世界ab");
+        assert_eq!(normalize("Hello, 世界！ A b。"), "hello世界ab");
         let reference = segment(&jieba, "我喜欢吃苹果");
         let hypothesis = segment(&jieba, "我爱吃苹果");
         assert_eq!(reference, ["我", "喜欢", "吃", "苹果"]);

@@ -27,22 +27,7 @@ use regex::{Captures, Regex};
 
 /// Punkt's sentence splitting, the first step of [`word_tokenize`], beside it for callers.
 pub use super::punkt::sent_tokenize;
-
-pub(super) fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|_| unreachable!("tokenizer patterns are valid"))
-}
-
-/// Python's `\s`: Unicode whitespace plus the separators U+001C–U+001F.
-pub(super) fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-static WORD_CHAR: LazyLock<Regex> = LazyLock::new(|| re(r"^[\p{L}\p{N}_]$"));
-
-/// Python's `\w` (letters, numbers, underscore).
-pub(super) fn py_word(c: char) -> bool {
-    WORD_CHAR.is_match(c.encode_utf8(&mut [0; 4]))
-}
+use super::pychars::{py_space, py_word, re};
 
 /// The lookaround a step's pattern has in NLTK, checked around each match.
 #[derive(Clone, Copy)]

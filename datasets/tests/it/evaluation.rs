@@ -69,7 +69,7 @@ async fn details(
 }
 
 #[tokio::test]
-async fn the_sample_domain_is_scored_and_summarised() {
+async fn the_sample_domain_is_scored_and_summarized() {
     let datasets = sample();
     let perfect = details(&datasets, perfect_answer).await;
     let locomo: Vec<&EvaluateDetail> = perfect
@@ -92,7 +92,7 @@ async fn the_sample_domain_is_scored_and_summarised() {
     let bad = summarize_run(DatasetType::Domain, SAMPLE_SET, &configs, &silent, &stats).unwrap();
     let score = |summary: &Value| summary["summary"]["average"].as_f64().unwrap();
     assert!(score(&good) > 0.99 && score(&bad) < 0.2, "{good} {bad}");
-    // The sample's statistics are the identity: normalised group means equal raw means.
+    // The sample's statistics are the identity: normalized group means equal raw means.
     assert_eq!(
         good["minmax_normalized_average"]["Sample-Locomo"][2],
         good["average"]["Sample-Locomo"]

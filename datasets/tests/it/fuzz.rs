@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use mb_core::pyliteral::parse_column;
 use mb_datasets::evaluate::{ChecklistJudge, CriticJudge, MatchJudge, OverallJudge, RubricJudge};
 use mb_datasets::import;
-use mb_datasets::pyliteral::parse_column;
 use mb_datasets::sample::SAMPLE_LOCOMO_JSON;
 use mb_datasets::table::parse_json_lines;
 use mb_llm::ops::Operation;
@@ -93,7 +93,7 @@ fn hostile_judge_replies_never_panic_a_parser() {
             criteria: json!({"name": "style", "criteria_description": "good"}),
         },
         OverallJudge {
-            input: "Summarise".into(),
+            input: "Summarize".into(),
             output: "A summary".into(),
             reference: "The summary".into(),
             metrics: "accuracy".into(),

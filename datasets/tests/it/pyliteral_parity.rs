@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use mb_datasets::pyliteral::parse_column;
+use mb_core::pyliteral::parse_column;
 use serde_json::Value;
 
 const PYTHON: &str = r#"

@@ -3,9 +3,9 @@
 
 use crate::common::{root, venv_python};
 use jieba_rs::Jieba;
-use mb_datasets::metrics::rouge::{lexeval_rouge_l, normalise};
+use mb_datasets::metrics::rouge::{lexeval_rouge_l, normalize};
 
-/// Upstream's scoring in Python: our normalisation, then jieba and `rouge` as upstream calls
+/// Upstream's scoring in Python: our normalization, then jieba and `rouge` as upstream calls
 /// them; any exception scores 0.0.
 const PYTHON: &str = r#"
 import json, sys, jieba
@@ -44,12 +44,12 @@ fn matches_python_jieba_and_rouge_on_lexeval_answers() {
         pairs.push((half, answer.clone()));
         pairs.push((answer.clone(), answer.clone()));
     }
-    let normalised: Vec<(String, String)> = pairs
+    let normalized: Vec<(String, String)> = pairs
         .iter()
-        .map(|(h, r)| (normalise(h), normalise(r)))
+        .map(|(h, r)| (normalize(h), normalize(r)))
         .collect();
 
-    let expected: Vec<f64> = venv_python(PYTHON, &normalised);
+    let expected: Vec<f64> = venv_python(PYTHON, &normalized);
 
     let jieba = Jieba::new();
     let mut zeros = 0;

@@ -8,7 +8,7 @@ use crate::assets::{Assets, DEFAULT_MODEL_ID};
 use crate::error::{EmbedError, Result};
 use crate::pooling::Pooling;
 
-/// ONNX Runtime's graph optimisation levels.
+/// ONNX Runtime's graph optimization levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OptimizationLevel {
@@ -27,7 +27,7 @@ pub enum OptimizationLevel {
 /// The runtime defaults were picked from `benches/embed_throughput.py` (see the README's
 /// embedding section): one single-threaded session per core, length-sorted batches of at most
 /// 32 texts and 512 padded tokens (larger batches spill the activations out of the L2 cache and
-/// get slower), every graph optimisation except the skip-layer-norm fusion, whose fused kernel
+/// get slower), every graph optimization except the skip-layer-norm fusion, whose fused kernel
 /// is slower on x86 than the two operators it replaces.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OnnxConfig {
@@ -53,7 +53,7 @@ pub struct OnnxConfig {
     pub sessions: usize,
     /// Threads ONNX Runtime uses inside one session's operators.
     pub intra_threads: usize,
-    /// Graph optimisation level.
+    /// Graph optimization level.
     pub optimization: OptimizationLevel,
     /// ONNX Runtime graph transformers to skip (by name, e.g. `SkipLayerNormFusion`).
     pub disabled_optimizers: Vec<String>,

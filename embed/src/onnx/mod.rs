@@ -3,7 +3,7 @@
 //! A call tokenizes every text, sorts the texts by token count so that each batch pads as
 //! little as possible, and runs the batches on a pool of sessions in parallel (running a session
 //! needs exclusive access, so one session per core beats one shared session behind a lock). The
-//! token states are mean-pooled under the attention mask and L2-normalised.
+//! token states are mean-pooled under the attention mask and L2-normalized.
 //!
 //! The int8 model quantises activations with one scale per tensor, so a text's vector depends
 //! very slightly on what else is in its batch (cosine ≥ 0.999 against running it alone).
@@ -25,7 +25,7 @@ pub use config::{OnnxConfig, OptimizationLevel};
 
 use crate::assets::Assets;
 use crate::error::{EmbedError, Result};
-use crate::pooling::l2_normalise;
+use crate::pooling::l2_normalize;
 use crate::Embedder;
 use session_pool::SessionPool;
 
@@ -334,7 +334,7 @@ impl OnnxEmbedder {
             }
             _ => return Err(unexpected()),
         }
-        vectors.iter_mut().for_each(|v| l2_normalise(v));
+        vectors.iter_mut().for_each(|v| l2_normalize(v));
         Ok(vectors)
     }
 }

@@ -10,7 +10,7 @@ use tiny_http::{Header, Response, Server};
 
 const DIM: usize = 8;
 
-/// A deterministic, not yet normalised "embedding" of a text.
+/// A deterministic, not yet normalized "embedding" of a text.
 fn fake_vector(text: &str) -> Vec<f32> {
     let mut v = vec![0.5f32; DIM];
     for (i, b) in text.bytes().enumerate() {
@@ -92,7 +92,7 @@ fn config(url: &str) -> HttpConfig {
 }
 
 #[test]
-fn batches_in_order_and_normalises() {
+fn batches_in_order_and_normalizes() {
     let (url, log) = serve(|_, _| Reply::Embeddings);
     let embedder = HttpEmbedder::new(config(&url)).unwrap();
     let texts = ["one", "two", "three", "four", "five", "six", "seven"];

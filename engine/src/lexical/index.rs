@@ -137,7 +137,7 @@ fn schema() -> (Schema, Fields) {
     let text = |analyzer: Analyzer| {
         TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
-                .set_tokenizer(analyzer.tokenizer_name())
+                .set_tokenizer(super::analyzer::tokenizer_name(analyzer))
                 .set_index_option(IndexRecordOption::WithFreqs),
         )
     };
@@ -173,9 +173,10 @@ impl LexicalIndex {
             Index::create_in_dir(dir, schema)?
         };
         for analyzer in [Analyzer::Standard, Analyzer::Cjk] {
-            index
-                .tokenizers()
-                .register(analyzer.tokenizer_name(), AnalyzerTokenizer(analyzer));
+            index.tokenizers().register(
+                super::analyzer::tokenizer_name(analyzer),
+                AnalyzerTokenizer(analyzer),
+            );
         }
         let committed_seq = match index.load_metas()?.payload {
             Some(p) => Some(

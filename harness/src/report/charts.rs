@@ -1,5 +1,5 @@
 //! The report's charts, drawn with `plotters` as inline SVG: bars per system, the efficiency
-//! scatter (memory processing against prediction), and line charts (memorisation over dialogs,
+//! scatter (memory processing against prediction), and line charts (memorization over dialogs,
 //! the learning curve over steps).
 
 use plotters::prelude::*;
@@ -93,9 +93,9 @@ pub(super) fn efficiency_chart(group: &[&RunRow]) -> Result<String, Box<dyn std:
     Ok(svg)
 }
 
-/// Cumulative memorisation time over the dialogs memorised, one line per system: the slope is
+/// Cumulative memorization time over the dialogs memorized, one line per system: the slope is
 /// the cost per dialog, and a system's periodic consolidations show as steps.
-pub(super) fn memorisation_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Error>> {
+pub(super) fn memorization_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Error>> {
     let lines: Vec<(&str, Vec<(f64, f64)>)> = group
         .iter()
         .filter(|r| !r.dialog_seconds.is_empty())
@@ -118,8 +118,8 @@ pub(super) fn memorisation_chart(group: &[&RunRow]) -> Result<String, Box<dyn st
         .map(|(_, p)| p.len() as f64)
         .fold(1.0f64, f64::max);
     line_chart(LineChart {
-        caption: "memorisation: cumulative seconds over training dialogs",
-        x_desc: "dialogs memorised",
+        caption: "memorization: cumulative seconds over training dialogs",
+        x_desc: "dialogs memorized",
         y_desc: "seconds",
         x_top,
         x_labels: 10,

@@ -7,8 +7,8 @@
 //! replaced it; shown in red, so a model returning garbage does not pass for one finding
 //! nothing), and SVG charts: the score of each system per set, memory
 //! processing against prediction time per case (the paper's efficiency figure), LLM operations
-//! per case, model tokens per case (when a model was called), and the memorisation's cumulative
-//! time over the training dialogs (from `memorisation.json`); for stepwise and on-policy runs,
+//! per case, model tokens per case (when a model was called), and the memorization's cumulative
+//! time over the training dialogs (from `memorization.json`); for stepwise and on-policy runs,
 //! each system's score after every step of its newest run (the learning curve). It needs no
 //! network to open.
 
@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::cost::DialogCost;
 use crate::runtime::HarnessError;
-use charts::{bar_chart, efficiency_chart, learning_chart, memorisation_chart};
+use charts::{bar_chart, efficiency_chart, learning_chart, memorization_chart};
 
 /// Arguments of `report`.
 #[derive(Args, Debug)]
@@ -57,7 +57,7 @@ struct RunRow {
     tokens: f64,
     /// Fallbacks of the run, memory processing and prediction.
     fallbacks: f64,
-    /// Seconds each training dialog took to memorise, in order (`memorisation.json`).
+    /// Seconds each training dialog took to memorize, in order (`memorization.json`).
     dialog_seconds: Vec<f64>,
 }
 
@@ -100,7 +100,7 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     if let Some(parent) = args.out.parent() {
         std::fs::create_dir_all(parent).map_err(|e| crate::run::file_error(parent, e))?;
     }
-    mb_datasets::results::write_atomic(&args.out, html.as_bytes())
+    mb_datasets::durable::write_atomic(&args.out, html.as_bytes())
         .map_err(|e| crate::run::file_error(&args.out, e))?;
     println!(
         "{} runs; report written to {}",
@@ -197,9 +197,9 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
     }))
 }
 
-/// The per-dialog memorisation seconds of a run directory, if it lists them.
+/// The per-dialog memorization seconds of a run directory, if it lists them.
 fn dialog_seconds(dir: &Path) -> Result<Vec<f64>, HarnessError> {
-    let path = dir.join(crate::offpolicy::MEMORISATION);
+    let path = dir.join(crate::offpolicy::MEMORIZATION);
     if !path.is_file() {
         return Ok(Vec::new());
     }
@@ -310,7 +310,7 @@ fn page(rows: &[RunRow], curves: &Curves) -> Result<String, Box<dyn std::error::
         }
         html.push_str(&efficiency_chart(group)?);
         if group.iter().any(|r| !r.dialog_seconds.is_empty()) {
-            html.push_str(&memorisation_chart(group)?);
+            html.push_str(&memorization_chart(group)?);
         }
     }
     for ((regime, set), series) in curves {

@@ -100,7 +100,7 @@ fn answering_a_corpus_dataset_leaves_the_trained_memory_untouched() {
 }
 
 /// A memory built from other inputs (here the embedder) is rebuilt, saying so; the same inputs
-/// reuse it, with the memorisation recorded when it was built.
+/// reuse it, with the memorization recorded when it was built.
 #[test]
 fn a_memory_is_reused_only_when_built_from_the_same_inputs() {
     let dir = tempfile::tempdir().unwrap();
@@ -108,8 +108,8 @@ fn a_memory_is_reused_only_when_built_from_the_same_inputs() {
     let run = |flags: &[&str]| {
         let out = off_policy(dir.path(), system, flags);
         assert_ok(&out);
-        let memorised = json(latest_run(dir.path(), system).join("memorisation.json"));
-        (String::from_utf8(out.stderr).unwrap(), memorised)
+        let memorized = json(latest_run(dir.path(), system).join("memorization.json"));
+        (String::from_utf8(out.stderr).unwrap(), memorized)
     };
     let (_, built) = run(&["--embedder", "hashing"]);
     let (stderr, reused) = run(&["--embedder", "hashing"]);

@@ -61,13 +61,13 @@ fn off_policy_writes_upstream_files_and_resumes() {
     assert_eq!(summary["timing"]["cases"], 10);
     let timing = json(run.join("timing.json"));
     assert!(timing[0]["seconds"]["memory_dialogs"].as_f64().unwrap() > 0.0);
-    // Each memorised dialog's cost, in memorisation order: the 16 story dialogs (the sample's
-    // LoCoMo rows record none), adding up to the memorisation every case has a share of.
-    let memorised = json(run.join("memorisation.json"));
-    let memorised = memorised.as_array().unwrap();
-    assert_eq!(memorised.len(), 16);
-    assert!(memorised.iter().all(|d| d["dataset"] == "Sample-Stories"));
-    let total: f64 = memorised
+    // Each memorized dialog's cost, in memorization order: the 16 story dialogs (the sample's
+    // LoCoMo rows record none), adding up to the memorization every case has a share of.
+    let memorized = json(run.join("memorization.json"));
+    let memorized = memorized.as_array().unwrap();
+    assert_eq!(memorized.len(), 16);
+    assert!(memorized.iter().all(|d| d["dataset"] == "Sample-Stories"));
+    let total: f64 = memorized
         .iter()
         .map(|d| d["cost"]["seconds"].as_f64().unwrap())
         .sum();
@@ -182,7 +182,7 @@ fn runs_record_their_memory_settings() {
     assert!(stderr.contains("memory_settings"), "{stderr}");
 }
 
-/// `--limit N` answers the first N test cases and memorises the first N training rows' dialogs
+/// `--limit N` answers the first N test cases and memorizes the first N training rows' dialogs
 /// of each dataset, is recorded, and `--resume` refuses another limit.
 #[test]
 fn limit_sizes_a_run_and_defines_it() {
@@ -204,9 +204,9 @@ fn limit_sizes_a_run_and_defines_it() {
     }
     assert_eq!(predictions.as_array().unwrap().len(), 4);
     // Only the stories record training dialogs (16 of them without a limit).
-    let memorised = json(run.join("memorisation.json"));
-    assert_eq!(per_dataset(&memorised, "Sample-Stories"), 2);
-    assert_eq!(memorised.as_array().unwrap().len(), 2);
+    let memorized = json(run.join("memorization.json"));
+    assert_eq!(per_dataset(&memorized, "Sample-Stories"), 2);
+    assert_eq!(memorized.as_array().unwrap().len(), 2);
     let config = json(run.join("run_config.json"));
     assert_eq!(config["limit"], 2);
     assert_eq!(json(run.join("summary.json"))["timing"]["cases"], 4);

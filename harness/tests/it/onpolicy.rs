@@ -1,4 +1,4 @@
-//! `on-policy` with its default steps and batch size: what each step memorises stays the size
+//! `on-policy` with its default steps and batch size: what each step memorizes stays the size
 //! of the rows it was drawn from.
 
 use mb_datasets::catalog::{Catalog, DatasetType};
@@ -68,7 +68,7 @@ fn on_policy_memorises_the_questions_asked_not_the_prompts_with_memories() {
         );
         sizes.push(size);
     }
-    // Each step memorises about as much as the first: nothing compounds.
+    // Each step memorizes about as much as the first: nothing compounds.
     for (step, size) in sizes.iter().enumerate() {
         assert!(
             *size <= sizes[0] + sizes[0] / 4,

@@ -204,7 +204,7 @@ fn report_compares_runs_in_one_offline_page() {
             && html.contains("bm25_dialog")
             && html.contains("domain/Sample")
     );
-    // Score, LLM operations, efficiency and memorisation charts, inline, with no external
+    // Score, LLM operations, efficiency and memorization charts, inline, with no external
     // resource (no model was called: no token chart).
     assert_eq!(html.matches("<svg").count(), 4);
     assert!(html.contains("cumulative seconds over training dialogs"));

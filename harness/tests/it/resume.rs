@@ -1,4 +1,4 @@
-//! `--resume`: runs stopped part-way (killed with SIGKILL, or stopped while memorising) go on to
+//! `--resume`: runs stopped part-way (killed with SIGKILL, or stopped while memorizing) go on to
 //! the same results as runs that were never interrupted.
 
 use std::path::{Path, PathBuf};
@@ -157,14 +157,14 @@ fn a_stepwise_run_killed_mid_way_resumes_to_the_same_steps() {
     }
 }
 
-/// Makes `run` look stopped while memorising batch `batch`: only the batches before it
+/// Makes `run` look stopped while memorizing batch `batch`: only the batches before it
 /// recorded, the batch marked as under way, and the steps from it on unwritten (but for
 /// `keep`).
 fn stop_while_memorising(run: &Path, batch: usize, steps: &[&str], keep: &[&str]) {
     let path = run.join("progress.json");
     let mut progress = read(path.clone());
     progress["batches"].as_array_mut().unwrap().truncate(batch);
-    progress["memorising"] = Value::Bool(true);
+    progress["memorizing"] = Value::Bool(true);
     std::fs::write(&path, progress.to_string()).unwrap();
     for step in steps {
         for entry in std::fs::read_dir(run.join(step)).unwrap() {
@@ -196,8 +196,8 @@ fn a_run_stopped_while_memorising_rebuilds_its_memory() {
     complete(&command("a"));
     complete(&command("b"));
     let run = only_run(dir.path().join("b").join(results));
-    // Stopped after the second batch reached the memory but before it was marked as memorised:
-    // memorising it again on top would hold its dialogs twice.
+    // Stopped after the second batch reached the memory but before it was marked as memorized:
+    // memorizing it again on top would hold its dialogs twice.
     stop_while_memorising(&run, 1, &["[10,16)"], &[]);
     complete(&resumed(&command("b"), &run));
     let reference = only_run(dir.path().join("a").join(results));
@@ -207,9 +207,9 @@ fn a_run_stopped_while_memorising_rebuilds_its_memory() {
     );
     let progress = read(run.join("progress.json"));
     assert_eq!(progress["batches"].as_array().unwrap().len(), 2);
-    assert_eq!(progress["memorising"], false);
+    assert_eq!(progress["memorizing"], false);
     assert_eq!(
-        read(run.join("[10,16)/memorisation.json"))
+        read(run.join("[10,16)/memorization.json"))
             .as_array()
             .unwrap()
             .len(),
@@ -293,7 +293,7 @@ fn an_on_policy_run_resumes_mid_step_and_mid_memorisation() {
         "the torn line cut off, the rest appended"
     );
 
-    // Stopped while memorising step 1's dialogs, after collecting them.
+    // Stopped while memorizing step 1's dialogs, after collecting them.
     stop_while_memorising(&run, 1, &["step_1"], &["train_dialogs.json"]);
     complete(&resumed(&command("b"), &run));
     same_as_reference(&run);

@@ -103,7 +103,7 @@ impl LocalServer {
                 });
             }
         }
-        crate::endpoint::check_wait("server.startup_timeout_secs", settings.startup_timeout_secs)?;
+        crate::error::check_wait("server.startup_timeout_secs", settings.startup_timeout_secs)?;
         let python = settings::locate(&settings.python).ok_or_else(|| {
             server_error(format!(
                 "no Python {}: run {SETUP_COMMAND}, or set python in [server]",

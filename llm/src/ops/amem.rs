@@ -1,11 +1,12 @@
 //! A-Mem's note construction and memory evolution.
 
+use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::shape::strings;
 use super::text::{jaccard, lead, term_set, top_terms};
-use super::{Lang, Operation};
+use super::Operation;
 use crate::{extract_json, Message, ResponseFormat, Sampling};
 
 /// What A-Mem attaches to a note: keywords, a one-sentence context and broad tags.

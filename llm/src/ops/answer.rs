@@ -2,8 +2,10 @@
 
 use std::collections::HashMap;
 
+use mb_core::Lang;
+
 use super::text::{sentences, term_set, terms};
-use super::{Lang, Operation};
+use super::Operation;
 use crate::{Message, Role};
 
 /// Answers a conversation whose last message carries the memory context and the question.

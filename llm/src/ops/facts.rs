@@ -3,12 +3,13 @@
 
 use std::collections::HashSet;
 
+use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::shape::{list_field, strings};
 use super::text::{jaccard, sentences, term_set};
-use super::{Lang, Operation};
+use super::Operation;
 use crate::{Message, Role};
 
 /// Extracts short, self-contained facts from a dialog (`{"facts": [...]}`), taken from the

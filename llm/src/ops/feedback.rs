@@ -1,9 +1,10 @@
 //! The simulated user who reacts to the assistant's answers (MemoryBench's feedback agent).
 
+use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 
 use super::text::terms;
-use super::{Lang, Operation};
+use super::Operation;
 use crate::{extract_json, Message, ResponseFormat, Role, Sampling};
 
 /// The user's implicit reaction to an answer.

@@ -1,8 +1,10 @@
 //! Keywords of a query or a note, for keyword-aware retrieval (A-Mem, MemoryOS).
 
+use mb_core::Lang;
+
 use super::shape::{list_field, strings};
 use super::text::top_terms;
-use super::{Lang, Operation};
+use super::Operation;
 use crate::{Message, ResponseFormat};
 
 /// The few words that best capture what a text is about (`{"keywords": [...]}`).

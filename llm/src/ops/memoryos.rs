@@ -1,11 +1,12 @@
 //! MemoryOS's page chaining, summaries, user profile and knowledge extraction.
 
+use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 
 use super::amem::language_line;
 use super::shape::{list_field, strings};
 use super::text::{jaccard, lead, sentences, term_set, top_terms};
-use super::{Lang, Operation};
+use super::Operation;
 use crate::{Message, Sampling};
 
 /// One user/assistant exchange (a MemoryOS page).

@@ -20,6 +20,7 @@ mod text;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use mb_core::Lang;
 use parking_lot::Mutex;
 
 use crate::error::Result;
@@ -61,17 +62,6 @@ pub const OPERATION_NAMES: &[&str] = &[
     "judge_limitation_subtype",
     "judge_limitation_rating",
 ];
-
-/// Language of an operation's prompt (and of the facts it records).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Lang {
-    /// English.
-    #[default]
-    En,
-    /// Chinese.
-    Zh,
-}
 
 /// One LLM-backed step of a memory system, with everything needed to run it on a model or not.
 pub trait Operation {

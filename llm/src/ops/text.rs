@@ -2,9 +2,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use mb_engine::Analyzer;
-
-use super::Lang;
+use mb_core::Lang;
+use mb_text::Analyzer;
 
 /// The analyzer for a language: Whoosh-style English, jieba for Chinese.
 pub(crate) fn analyzer(lang: Lang) -> Analyzer {

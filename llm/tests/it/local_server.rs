@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mb_llm::{
-    CacheFlag, ChatProvider, ChatRequest, EndpointConfig, LlmArgs, LlmError, LocalServer, Message,
-    OpenAiProvider, RoleSettings, ServerSettings,
+    CacheMode, ChatProvider, ChatRequest, EndpointConfig, LlmChoice, LlmError, LocalServer,
+    Message, OpenAiProvider, RoleSettings, ServerSettings,
 };
 
 /// Set in the child process of `a_killed_parent_leaves_no_server`.
@@ -93,9 +93,9 @@ fn llm_local_serves_every_role_with_usage_and_stops_on_drop() {
     if installed("llm_local_serves_every_role_with_usage_and_stops_on_drop").is_none() {
         return;
     }
-    let args = LlmArgs {
+    let args = LlmChoice {
         llm: "local".to_string(),
-        cache: CacheFlag::Off,
+        cache: CacheMode::Off,
     };
     let (settings, server) = args.start().unwrap();
     let server = server.expect("local.toml has a [server] section");

@@ -2,9 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use mb_llm::ops::{
-    Backend, DecideMemoryUpdates, ExtractFacts, Lang, MemoryEventKind, QueryKeywords,
-};
+use mb_core::Lang;
+use mb_llm::ops::{Backend, DecideMemoryUpdates, ExtractFacts, MemoryEventKind, QueryKeywords};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{usage_of, LlmError, Message, ResponseFormat, Role};
 

@@ -242,7 +242,7 @@ async fn timeouts_are_retried_then_reported() {
 }
 
 #[tokio::test]
-async fn context_overflow_is_recognised_and_not_retried() {
+async fn context_overflow_is_recognized_and_not_retried() {
     let vllm = "{\"object\":\"error\",\"message\":\"This model's maximum context length is 32768 \
                 tokens. However, you requested 40000 tokens.\",\"type\":\"BadRequestError\"}";
     let anthropic = "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mb_engine::{Engine, EngineOptions};
 use mb_llm::{
-    usage_of, CacheMode, ChatProvider, ChatRequest, Completion, Ledger, LlmError, Message,
-    MeteredProvider, ModelUsage, RecordedProvider, TokenCounter, Usage,
+    usage_of, AnswerStore, CacheMode, ChatProvider, ChatRequest, Completion, EngineAnswers, Ledger,
+    LlmError, Message, MeteredProvider, ModelUsage, RecordedProvider, TokenCounter, Usage,
 };
 
 /// Answers with the reversed last message; counts calls; fails on "fail"; reports usage
@@ -74,7 +74,7 @@ async fn record_then_replay_across_reopen() {
     {
         let engine = Arc::new(Engine::open(&path, EngineOptions::default()).unwrap());
         let (inner, calls) = echo(true);
-        let recorded = RecordedProvider::new(inner, CacheMode::Record, engine.clone()).unwrap();
+        let recorded = RecordedProvider::new(inner, CacheMode::Record, answers(&engine));
         let first = recorded.complete(&ask("hello", "answer")).await.unwrap();
         assert_eq!(first.text, "olleh");
         assert!(!first.replayed);
@@ -94,7 +94,7 @@ async fn record_then_replay_across_reopen() {
 
     let engine = Arc::new(Engine::open(&path, EngineOptions::default()).unwrap());
     let (inner, calls) = echo(true);
-    let replay = RecordedProvider::new(inner, CacheMode::Replay, engine.clone()).unwrap();
+    let replay = RecordedProvider::new(inner, CacheMode::Replay, answers(&engine));
     let replayed = replay.complete(&ask("hello", "answer")).await.unwrap();
     assert_eq!(replayed.text, "olleh");
     assert!(replayed.replayed);
@@ -109,7 +109,7 @@ async fn record_then_replay_across_reopen() {
     );
 
     let (inner, calls) = echo(true);
-    let off = RecordedProvider::new(inner, CacheMode::Off, engine.clone()).unwrap();
+    let off = RecordedProvider::new(inner, CacheMode::Off, answers(&engine));
     assert!(
         !off.complete(&ask("hello", "answer"))
             .await
@@ -124,7 +124,7 @@ async fn failures_are_not_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let engine = Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
     let (inner, calls) = echo(true);
-    let recorded = RecordedProvider::new(inner, CacheMode::Record, engine).unwrap();
+    let recorded = RecordedProvider::new(inner, CacheMode::Record, answers(&engine));
     assert!(recorded.complete(&ask("fail", "answer")).await.is_err());
     assert!(recorded.complete(&ask("fail", "answer")).await.is_err());
     assert_eq!(calls.load(Ordering::SeqCst), 2);
@@ -227,4 +227,9 @@ async fn usage_scopes_attribute_calls_to_the_work_that_made_them() {
     );
     provider.complete(&ask("unscoped", "answer")).await.unwrap();
     assert_eq!(ledger.snapshot()[0].calls, 7);
+}
+
+/// The record cache's store in `engine`.
+fn answers(engine: &Arc<Engine>) -> Arc<dyn AnswerStore> {
+    Arc::new(EngineAnswers::open(engine.clone()).unwrap())
 }

@@ -3,9 +3,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use mb_core::Lang;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::{Answer, Lang, QueryKeywords, OPERATION_NAMES};
-use mb_llm::{CacheMode, LlmError, LlmSettings, LlmStack, Message, RoleSettings};
+use mb_llm::ops::{Answer, QueryKeywords, OPERATION_NAMES};
+use mb_llm::{
+    AnswerStore, CacheMode, EngineAnswers, LlmError, LlmSettings, LlmStack, Message, RoleSettings,
+};
 use serde_json::{json, Value};
 use tiny_http::{Response, Server};
 
@@ -76,7 +79,7 @@ async fn a_stack_records_meters_and_replays() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let engine = Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
-    let stack = LlmStack::build(&settings, CacheMode::Record, Some(engine.clone())).unwrap();
+    let stack = LlmStack::build(&settings, CacheMode::Record, Some(answers(&engine))).unwrap();
     assert!(stack.memory.is_offline() && !stack.answer.is_offline());
 
     let question = Answer::new(vec![Message::user("What is Maya's dog called?")]);
@@ -125,7 +128,7 @@ async fn a_stack_records_meters_and_replays() {
                 .uses_a_model()
     );
 
-    let replay = LlmStack::build(&settings, CacheMode::Replay, Some(engine)).unwrap();
+    let replay = LlmStack::build(&settings, CacheMode::Replay, Some(answers(&engine))).unwrap();
     assert_eq!(
         replay.answer.run(&question, Lang::En).await.unwrap(),
         "Pixel."
@@ -190,7 +193,7 @@ async fn output_limits_cap_what_each_role_and_operation_asks_for() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let engine = Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
-    let stack = LlmStack::build(&settings, CacheMode::Record, Some(engine.clone())).unwrap();
+    let stack = LlmStack::build(&settings, CacheMode::Record, Some(answers(&engine))).unwrap();
     let question = Answer::new(vec![Message::user("What is Maya's dog called?")]);
     let keywords = QueryKeywords::new("Maya's dog", 3);
     stack.answer.run(&question, Lang::En).await.unwrap();
@@ -221,12 +224,12 @@ async fn output_limits_cap_what_each_role_and_operation_asks_for() {
 
     // The record cache keys on the capped request: the uncapped one was never recorded.
     let uncapped: LlmSettings = toml::from_str(&format!("[answer]\n{endpoint}")).unwrap();
-    let replay = LlmStack::build(&uncapped, CacheMode::Replay, Some(engine.clone())).unwrap();
+    let replay = LlmStack::build(&uncapped, CacheMode::Replay, Some(answers(&engine))).unwrap();
     assert!(matches!(
         replay.answer.run(&question, Lang::En).await,
         Err(LlmError::ReplayMiss { .. })
     ));
-    let replay = LlmStack::build(&settings, CacheMode::Replay, Some(engine)).unwrap();
+    let replay = LlmStack::build(&settings, CacheMode::Replay, Some(answers(&engine))).unwrap();
     assert!(replay.answer.run(&question, Lang::En).await.is_ok());
 }
 
@@ -289,4 +292,9 @@ fn the_operation_list_names_every_operation() {
             "{name} is missing"
         );
     }
+}
+
+/// The record cache's store in `engine`.
+fn answers(engine: &Arc<Engine>) -> Arc<dyn AnswerStore> {
+    Arc::new(EngineAnswers::open(engine.clone()).unwrap())
 }

@@ -166,7 +166,7 @@ fn a_recorded_run_replays_identically_without_the_server() {
     let calls = served.lock().unwrap().calls;
     assert!(
         calls > 2,
-        "memorising and answering called the model: {calls}"
+        "memorizing and answering called the model: {calls}"
     );
     let replayed = run(&down, "replay", "replayed");
     assert_eq!(

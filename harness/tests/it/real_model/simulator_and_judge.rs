@@ -127,7 +127,8 @@ fn a_judge_metric_parses_real_judge_replies() {
             .join("runs/off-policy/results/single/NFCats/wo_memory"),
     );
     // Each case's score is what the judge's last reply to it says (NFCats reads the first 1-10
-    // after its score marker; none is a counted fallback scored 0).
+    // after its score marker; none is a counted fallback whose score stays without a number, as
+    // upstream leaves it, and summaries count it 0).
     let predictions = json(run.join("predict.json"));
     let details = json(run.join("evaluate_details.json"));
     let served = served.lock().unwrap().clone();
@@ -156,7 +157,7 @@ fn a_judge_metric_parses_real_judge_replies() {
         eprintln!("judge replied {last:?}: {expected:?}");
         assert_eq!(
             detail["metrics"]["score"].as_u64(),
-            Some(u64::from(expected.unwrap_or(0))),
+            expected.map(u64::from),
             "{detail}"
         );
     }

@@ -1,23 +1,36 @@
-//! Recording LLM answers in the engine and replaying them.
+//! Recording LLM answers and replaying them.
 //!
 //! A benchmark run makes thousands of identical calls when it is repeated or resumed. With the
-//! record cache on, each answer is stored in the engine under a hash of everything that
+//! record cache on, each answer is stored in an [`AnswerStore`] under a hash of everything that
 //! determines it (provider, model, messages, sampling, output constraint); a rerun in `Replay`
 //! mode is then free, deterministic and needs no server, and a `Record` run resumed after a
-//! crash pays only for the calls it had not made yet.
+//! crash pays only for the calls it had not made yet. The store is a seam: with the `engine`
+//! feature, [`EngineAnswers`] keeps answers crash-safe in `mb-engine`; without it the clients
+//! build without a storage engine.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mb_engine::{Engine, NamespaceOptions};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{LlmError, Result};
 use crate::{ChatProvider, ChatRequest, Completion};
 
-/// The engine namespace that holds recorded answers.
-pub const RECORD_NAMESPACE: &str = "mb-llm-record";
+#[cfg(feature = "engine")]
+mod engine;
+
+#[cfg(feature = "engine")]
+pub use engine::{EngineAnswers, RECORD_NAMESPACE};
+
+/// Where recorded answers live: completions by request key, kept across processes.
+pub trait AnswerStore: Send + Sync {
+    /// The answer recorded under `key`, if any.
+    fn load(&self, key: &str) -> Result<Option<Completion>>;
+
+    /// Records `completion` under `key`; once this returns, a later `load` finds it.
+    fn save(&self, key: &str, completion: &Completion) -> Result<()>;
+}
 
 /// What the record cache does (`--llm-cache record|replay|off`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,22 +48,13 @@ pub enum CacheMode {
 pub struct RecordedProvider<P> {
     inner: P,
     mode: CacheMode,
-    engine: Arc<Engine>,
+    store: Arc<dyn AnswerStore>,
 }
 
 impl<P: ChatProvider> RecordedProvider<P> {
-    /// Wraps `inner`, recording into (or replaying from) `engine`.
-    pub fn new(inner: P, mode: CacheMode, engine: Arc<Engine>) -> Result<RecordedProvider<P>> {
-        if mode != CacheMode::Off {
-            engine
-                .ensure_namespace(RECORD_NAMESPACE, NamespaceOptions::default())
-                .map_err(cache_error)?;
-        }
-        Ok(RecordedProvider {
-            inner,
-            mode,
-            engine,
-        })
+    /// Wraps `inner`, recording into (or replaying from) `store`.
+    pub fn new(inner: P, mode: CacheMode, store: Arc<dyn AnswerStore>) -> RecordedProvider<P> {
+        RecordedProvider { inner, mode, store }
     }
 
     /// The cache key of a request: sha-256 over provider, model and the request's content.
@@ -83,10 +87,7 @@ impl<P: ChatProvider> ChatProvider for RecordedProvider<P> {
             return self.inner.complete(request).await;
         }
         let key = self.key(request);
-        let recorded: Option<Completion> = self
-            .engine
-            .get_state(RECORD_NAMESPACE, &key)
-            .map_err(cache_error)?;
+        let recorded = self.store.load(&key)?;
         if let Some(mut completion) = recorded {
             completion.replayed = true;
             completion.retries = 0;
@@ -100,13 +101,7 @@ impl<P: ChatProvider> ChatProvider for RecordedProvider<P> {
             });
         }
         let completion = self.inner.complete(request).await?;
-        self.engine
-            .put_state(RECORD_NAMESPACE, &key, &completion)
-            .map_err(cache_error)?;
+        self.store.save(&key, &completion)?;
         Ok(completion)
     }
-}
-
-fn cache_error(error: mb_engine::Error) -> LlmError {
-    LlmError::Cache(error.to_string())
 }

@@ -1,9 +1,10 @@
-//! Reading string columns that hold JSON or Python literals.
+//! Reading JSON or Python literals.
 //!
 //! Upstream stores dialogs, implicit feedback, chat messages and `info` as strings; depending on
 //! how a file was written they are JSON or Python `repr` output (single quotes, `True`, `None`,
 //! tuples). [`parse_column`] accepts both and returns JSON values; a malformed column is an
-//! error naming the line and column of the problem.
+//! error naming the line and column of the problem. Models asked for JSON write the same
+//! Python literals, often mixed with JSON's own words: [`parse_model_literal`] accepts those too.
 
 use serde_json::{Map, Number, Value};
 
@@ -25,10 +26,24 @@ pub fn parse_column(text: &str) -> Result<Value, LiteralError> {
     if let Ok(value) = serde_json::from_str(text) {
         return Ok(value);
     }
+    parse(text, false)
+}
+
+/// A value a model wrote: JSON, a Python literal, or a mix of the two (`{'ok': true}`), with
+/// the trailing commas Python allows.
+pub fn parse_model_literal(text: &str) -> Result<Value, LiteralError> {
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
+    parse(text, true)
+}
+
+fn parse(text: &str, json_words: bool) -> Result<Value, LiteralError> {
     let mut parser = Parser {
         chars: text.chars().collect(),
         at: 0,
         depth: 0,
+        json_words,
     };
     let value = parser.value()?;
     parser.skip_space();
@@ -46,6 +61,8 @@ struct Parser {
     at: usize,
     /// Containers open at `at`.
     depth: usize,
+    /// Whether JSON's `true`, `false` and `null` are read too.
+    json_words: bool,
 }
 
 impl Parser {
@@ -281,6 +298,9 @@ impl Parser {
             "True" => Ok(Value::Bool(true)),
             "False" => Ok(Value::Bool(false)),
             "None" => Ok(Value::Null),
+            "true" if self.json_words => Ok(Value::Bool(true)),
+            "false" if self.json_words => Ok(Value::Bool(false)),
+            "null" if self.json_words => Ok(Value::Null),
             "r" | "R" | "u" | "U" if matches!(self.peek(), Some('\'' | '"')) => {
                 let raw = matches!(word.as_str(), "r" | "R");
                 let mut out = self.string(raw)?;

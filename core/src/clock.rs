@@ -1,0 +1,62 @@
+//! The wall clock, in the forms records, prompts and run directories use.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Milliseconds since the Unix epoch (0 if the system clock is set before it).
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The current UTC date and time as `YYYY-MM-DD-HH-MM-SS`, upstream's run-directory stamp
+/// (`start_at_<stamp>`).
+pub fn utc_timestamp() -> String {
+    let (date, seconds) = utc_now();
+    format!(
+        "{date}-{:02}-{:02}-{:02}",
+        seconds / 3600,
+        seconds % 3600 / 60,
+        seconds % 60
+    )
+}
+
+/// The current UTC date as `YYYY-MM-DD`.
+pub fn utc_date() -> String {
+    utc_now().0
+}
+
+/// Today's civil date and the seconds since midnight, UTC.
+fn utc_now() -> (String, u64) {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    (civil_date(now / 86_400), now % 86_400)
+}
+
+/// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(19_782), "2024-02-29");
+        assert_eq!(civil_date(20_779), "2026-11-22");
+        assert_eq!(utc_timestamp().len(), "2026-11-22-23-40-00".len());
+    }
+}

@@ -1,0 +1,21 @@
+//! `mb-core`: the vocabulary every memorybench-rs crate shares, with no heavy dependencies.
+//!
+//! Datasets, memory systems, LLM clients and the harness all speak of a [`Lang`], chat
+//! [`Message`]s with their [`Role`], wall-clock milliseconds ([`clock::now_ms`]), the waits of a
+//! client that retries a busy server ([`retry`]) and Python literals (upstream stores data as
+//! Python `repr` output and models write them: [`pyliteral`]) and the text of a panic
+//! ([`panic::panic_text`]). Each is defined once, here, low
+//! in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
+//! client or model runtime.
+
+#![deny(missing_docs)]
+
+pub mod clock;
+mod lang;
+mod message;
+pub mod panic;
+pub mod pyliteral;
+pub mod retry;
+
+pub use lang::Lang;
+pub use message::{Message, Role};

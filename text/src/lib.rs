@@ -1,0 +1,233 @@
+//! `mb-text`: text to index terms, the one definition shared by the engine's lexical index and
+//! the offline memory operations.
+//!
+//! The same analyzer turns record texts into indexed terms, queries into query terms and feeds
+//! the per-namespace BM25 statistics, so all three always agree; the offline operations use it
+//! to pick content words exactly as search sees them. Queries are never parsed as query syntax
+//! here: `AND`, quotes or `field:` are just text.
+
+#![deny(missing_docs)]
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+/// Longest term kept, in bytes (tantivy's `MAX_TOKEN_LEN`; the engine checks they agree).
+pub const MAX_TOKEN_LEN: usize = u16::MAX as usize - 5;
+
+/// Which text analyzer a namespace's lexical index (and an offline operation) uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Analyzer {
+    /// Whoosh `StandardAnalyzer` parity: tokens `\w+(\.?\w+)*`, lowercased, English stop words
+    /// and tokens shorter than two characters removed. The MemoryBench default.
+    #[default]
+    Standard,
+    /// Chinese-aware: jieba word segmentation (search mode, which adds the words inside
+    /// compounds), then the same lowercasing and stop words; single
+    /// CJK characters are kept because they are words.
+    Cjk,
+}
+
+/// Whoosh's `STOP_WORDS` (the English list used by `StandardAnalyzer`), sorted for binary search.
+const ENGLISH_STOP_WORDS: [&str; 34] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "have", "if", "in",
+    "is", "it", "may", "not", "of", "on", "or", "tbd", "that", "the", "this", "to", "us", "we",
+    "when", "will", "with", "yet", "you", "your",
+];
+
+/// Chinese function words dropped by the CJK analyzer in addition to the English list.
+const CHINESE_STOP_WORDS: [&str; 3] = ["的", "了", "和"];
+
+/// Tokens shorter than this many characters are dropped (Whoosh `StopFilter(minsize=2)`),
+/// except CJK words in the CJK analyzer.
+const MIN_TOKEN_CHARS: usize = 2;
+
+/// One analyzed term with its byte span in the source text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// Normalized term text.
+    pub text: String,
+    /// Byte offset of the start of the source span.
+    pub start: usize,
+    /// Byte offset one past the end of the source span.
+    pub end: usize,
+}
+
+impl Analyzer {
+    /// Splits `text` into index terms.
+    pub fn analyze(self, text: &str) -> Vec<Term> {
+        let mut out = Vec::new();
+        match self {
+            Analyzer::Standard => standard_terms(text, 0, &mut out),
+            Analyzer::Cjk => cjk_terms(text, &mut out),
+        }
+        out
+    }
+
+    /// The lowercased Whoosh-standard tokens of `text` (`\w+(\.?\w+)*`), nothing removed:
+    /// what a query term analyzed without its stop filter becomes.
+    pub fn lowercase_tokens(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        standard_spans(text, |start, end| out.push(text[start..end].to_lowercase()));
+        out
+    }
+
+    /// Whether a lowercased token survives the stop filter (not a stop word, at least two
+    /// characters), as a whole-text query term must.
+    pub fn keeps_token(lower: &str) -> bool {
+        keeps(lower, false)
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn is_stop_word(term: &str) -> bool {
+    ENGLISH_STOP_WORDS.binary_search(&term).is_ok() || CHINESE_STOP_WORDS.contains(&term)
+}
+
+/// Pushes the Whoosh-standard terms of `text` (offsets shifted by `base`).
+fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
+    standard_spans(text, |start, end| {
+        push_term(&text[start..end], base + start, base + end, false, out)
+    });
+}
+
+/// Calls `found` with the byte span of every Whoosh-standard token (`\w+(\.?\w+)*`) of `text`.
+fn standard_spans(text: &str, mut found: impl FnMut(usize, usize)) {
+    let mut chars = text.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if !is_word_char(c) {
+            continue;
+        }
+        // `\w+(\.?\w+)*`: word characters, optionally joined by single dots.
+        let mut end = start + c.len_utf8();
+        loop {
+            match chars.peek().copied() {
+                Some((i, c)) if is_word_char(c) => {
+                    end = i + c.len_utf8();
+                    chars.next();
+                }
+                Some((i, '.')) => {
+                    let after = text[i + 1..].chars().next();
+                    if after.is_some_and(is_word_char) {
+                        end = i + 1;
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        found(start, end);
+    }
+}
+
+/// Whether a lowercased token survives the stop filter (stop list, minimum length).
+fn keeps(lower: &str, keep_short: bool) -> bool {
+    (keep_short || lower.chars().count() >= MIN_TOKEN_CHARS) && !is_stop_word(lower)
+}
+
+fn push_term(raw: &str, start: usize, end: usize, keep_short: bool, out: &mut Vec<Term>) {
+    let lower = raw.to_lowercase();
+    if !keeps(&lower, keep_short) || lower.len() > MAX_TOKEN_LEN {
+        return;
+    }
+    out.push(Term {
+        text: lower,
+        start,
+        end,
+    });
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F
+        | 0x3040..=0x30FF | 0xAC00..=0xD7AF)
+}
+
+fn jieba() -> &'static jieba_rs::Jieba {
+    static JIEBA: OnceLock<jieba_rs::Jieba> = OnceLock::new();
+    JIEBA.get_or_init(jieba_rs::Jieba::new)
+}
+
+fn cjk_terms(text: &str, out: &mut Vec<Term>) {
+    // Search mode also emits the dictionary words inside long compounds (合同纠纷 gives 合同,
+    // 纠纷 and 合同纠纷), so a query word matches the compounds that contain it.
+    for token in jieba().cut_for_search(text, true) {
+        if token.word.chars().any(is_cjk) {
+            let word: String = token.word.chars().filter(|c| is_word_char(*c)).collect();
+            if !word.is_empty() {
+                push_term(&word, token.byte_start, token.byte_end, true, out);
+            }
+        } else {
+            standard_terms(token.word, token.byte_start, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(a: Analyzer, s: &str) -> Vec<String> {
+        a.analyze(s).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn standard_matches_whoosh_rules() {
+        assert_eq!(
+            texts(
+                Analyzer::Standard,
+                "The U.S.A. is a big country, e.g. version 3.14!"
+            ),
+            ["u.s.a", "big", "country", "e.g", "version", "3.14"]
+        );
+        // Stop words and one-character tokens go; underscores are word characters.
+        assert_eq!(
+            texts(Analyzer::Standard, "I saw x and snake_case at 5 pm"),
+            ["saw", "snake_case", "pm"]
+        );
+        // Query syntax is plain text.
+        assert_eq!(
+            texts(Analyzer::Standard, "title:cats AND \"dogs\" OR (birds*)"),
+            ["title", "cats", "dogs", "birds"]
+        );
+        assert_eq!(
+            texts(Analyzer::Standard, "Ünïcödé CAFÉ"),
+            ["ünïcödé", "café"]
+        );
+        assert!(texts(Analyzer::Standard, "  \t ").is_empty());
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(ENGLISH_STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn offsets_point_at_source() {
+        let s = "Hello, wonderful World";
+        for t in Analyzer::Standard.analyze(s) {
+            assert_eq!(s[t.start..t.end].to_lowercase(), t.text);
+        }
+    }
+
+    #[test]
+    fn cjk_segments_chinese_and_keeps_latin_rules() {
+        let terms = texts(Analyzer::Cjk, "我们在北京大学学习法律和 Rust programming");
+        assert!(terms.contains(&"北京大学".to_string()) || terms.contains(&"北京".to_string()));
+        assert!(terms.contains(&"法律".to_string()));
+        assert!(!terms.contains(&"和".to_string()));
+        assert!(terms.contains(&"rust".to_string()));
+        assert!(terms.contains(&"programming".to_string()));
+        assert!(terms.iter().all(|t| !t.trim().is_empty()));
+        // The standard analyzer keeps a CJK run as one long token (Whoosh behaviour).
+        assert_eq!(
+            texts(Analyzer::Standard, "北京大学 法律"),
+            ["北京大学", "法律"]
+        );
+    }
+}
