@@ -5,6 +5,7 @@ use mb_datasets::dataset::CorpusFormat;
 /// Why a memory operation failed. Stored memory is never left half-written: every write is one
 /// engine batch.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MemoryError {
     /// The storage engine failed.
     #[error(transparent)]

@@ -10,6 +10,8 @@
 //! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]), A-Mem ([`amem`]),
 //! Mem0 ([`mem0`]) and MemoryOS ([`memoryos`]).
 
+#![deny(missing_docs)]
+
 pub mod amem;
 pub mod dense;
 mod embedding;

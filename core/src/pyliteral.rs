@@ -11,6 +11,7 @@ use serde_json::{Map, Number, Value};
 /// Why a column could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}, column {column}: {message}")]
+#[non_exhaustive]
 pub struct LiteralError {
     /// 1-based line of the problem.
     pub line: usize,

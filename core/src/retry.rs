@@ -18,6 +18,7 @@ pub const MAX_WAIT_SECS: f64 = 86_400.0;
 /// A wait setting that is not a positive number of seconds up to [`MAX_WAIT_SECS`].
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 #[error("must be a positive number of seconds up to {MAX_WAIT_SECS}, got {0}")]
+#[non_exhaustive]
 pub struct InvalidWait(pub f64);
 
 /// The wait `seconds` gives, if it is positive, finite and at most [`MAX_WAIT_SECS`].

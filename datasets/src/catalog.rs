@@ -59,6 +59,7 @@ impl DatasetConfig {
 
 /// Why the catalog cannot answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CatalogError {
     /// A catalog file cannot be read or parsed.
     #[error("{path}: {detail}")]

@@ -9,6 +9,7 @@ use crate::table::TableError;
 /// Why data cannot be loaded. Every variant names the dataset and, where it applies, the
 /// split, row and field.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DataError {
     /// The dataset, domain or task is unknown, or the catalog is unreadable.
     #[error(transparent)]

@@ -23,6 +23,7 @@ use crate::table::RawRow;
 /// A raw file that cannot be imported.
 #[derive(Debug, thiserror::Error)]
 #[error("{origin}: {detail}")]
+#[non_exhaustive]
 pub struct ImportError {
     /// The file (or file and record).
     pub origin: String,

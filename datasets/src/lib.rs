@@ -15,6 +15,8 @@
 //! with upstream's per-dataset metrics, and [`summary`] computes upstream's normalized
 //! summaries.
 
+#![deny(missing_docs)]
+
 pub mod catalog;
 pub mod corpus;
 pub mod dataset;

@@ -27,6 +27,7 @@ pub const SUMMARY: &str = "summary.json";
 /// A result file that cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {detail}")]
+#[non_exhaustive]
 pub struct ResultsError {
     /// The file.
     pub path: String,

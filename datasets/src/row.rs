@@ -156,6 +156,7 @@ pub struct Row {
 /// A cell that cannot be read, located by its field; the caller adds dataset, split and row.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("field {field:?}: {detail}")]
+#[non_exhaustive]
 pub struct FieldError {
     /// The column.
     pub field: String,

@@ -15,6 +15,7 @@ use crate::evaluate::{summary_value, EvaluateDetail};
 
 /// Why a summary cannot be computed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SummaryError {
     /// A group with no statistics in the normalization file (upstream raises `KeyError`).
     #[error("no normalization statistics for group {group:?} under {kind} {tag:?}")]

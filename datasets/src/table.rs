@@ -24,6 +24,7 @@ pub type RawRow = Map<String, Value>;
 
 /// A table that cannot be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TableError {
     /// The file cannot be opened or read.
     #[error("{path}: {source}")]

@@ -10,6 +10,7 @@ pub type Result<T, E = EmbedError> = std::result::Result<T, E>;
 
 /// Everything that can go wrong while producing embeddings.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EmbedError {
     /// A runtime library or model file the embedder needs is not where it was looked for.
     #[error("{what} not found (looked in {looked_in}); {fix}")]

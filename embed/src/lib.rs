@@ -30,6 +30,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 mod assets;
 #[cfg(feature = "engine")]
 mod cache;

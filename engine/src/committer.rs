@@ -2,10 +2,9 @@
 //! `EngineOptions::lexical_commit_interval`, so that reopening replays only a short change log.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use crate::engine::Inner;
 use crate::error::{Error, Result};
 
 /// The running commit thread; [`Committer::stop`] ends it.
@@ -15,16 +14,18 @@ pub(crate) struct Committer {
 }
 
 impl Committer {
-    /// Starts committing `inner`'s lexical index in the background.
-    pub(crate) fn start(inner: Arc<Inner>) -> Result<Committer> {
+    /// Starts calling `commit` every `interval` in the background.
+    pub(crate) fn start(
+        interval: Duration,
+        commit: impl Fn() -> Result<()> + Send + 'static,
+    ) -> Result<Committer> {
         let (stop, stopped) = mpsc::channel::<()>();
-        let interval = inner.options.lexical_commit_interval;
         let handle = std::thread::Builder::new()
             .name("mb-lexical-commit".into())
             .spawn(move || {
                 // Ends when `stop` sends or is dropped.
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                    if let Err(e) = inner.commit_lexical() {
+                    if let Err(e) = commit() {
                         tracing::error!("background lexical commit failed: {e}");
                     }
                 }

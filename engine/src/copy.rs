@@ -20,12 +20,12 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::codec;
-use crate::engine::{Inner, NamespaceState};
 use crate::error::{Error, Result};
 use crate::keys::*;
 use crate::lexical::index::LexicalOp;
 use crate::namespace::{validate_name, NamespaceInfo};
 use crate::record::{Record, RecordId};
+use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry, Store};
 
 /// Entries (records, vectors or state values) written per staging batch.

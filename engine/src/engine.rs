@@ -8,10 +8,9 @@
 //! Writes to one namespace are serialised; writes to different namespaces proceed in parallel
 //! and only share a short critical section that assigns sequence numbers.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use serde::de::DeserializeOwned;
@@ -24,12 +23,12 @@ use crate::copy::discard_staged_copies;
 use crate::error::{Error, Result};
 use crate::keys::{count_key, encode_u64, namespace_key, space_key, CF_META};
 use crate::lexical::index::LexicalIndex;
-use crate::lexical::LexicalStats;
 use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
 use crate::options::EngineOptions;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::space::Space;
-use crate::store::{prepare_directory, Counters, Store};
+use crate::state::{Catalog, Inner, NamespaceState};
+use crate::store::{prepare_directory, Store};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
 
 const LEXICAL_DIR: &str = "lexical";
@@ -41,45 +40,6 @@ const LEXICAL_DIR: &str = "lexical";
 pub struct Engine {
     pub(crate) inner: Arc<Inner>,
     committer: Option<Committer>,
-}
-
-/// State shared with the background committer.
-pub(crate) struct Inner {
-    pub(crate) path: PathBuf,
-    pub(crate) options: EngineOptions,
-    pub(crate) store: Store,
-    pub(crate) lexical: LexicalIndex,
-    pub(crate) catalog: RwLock<Catalog>,
-    /// Held while a sequence number is assigned and its batch written, so batches reach
-    /// RocksDB and the lexical index in sequence order.
-    pub(crate) counters: Mutex<Counters>,
-    /// Set when applying a durable write to the lexical index failed; searches then refuse to
-    /// answer until the engine is reopened (which replays the change log).
-    pub(crate) lexical_failed: AtomicBool,
-}
-
-/// In-memory copy of the namespace and space catalog.
-#[derive(Default)]
-pub(crate) struct Catalog {
-    pub(crate) namespaces: HashMap<String, Arc<NamespaceState>>,
-    pub(crate) spaces: HashMap<String, Space>,
-}
-
-/// One live namespace.
-pub(crate) struct NamespaceState {
-    pub(crate) info: NamespaceInfo,
-    /// Serialises writes (and loading of derived state) in this namespace.
-    pub(crate) write_lock: Mutex<()>,
-    pub(crate) count: AtomicU64,
-    pub(crate) dropped: AtomicBool,
-    /// Search structures built from the store on first use.
-    pub(crate) derived: OnceLock<Derived>,
-}
-
-/// Per-namespace search state derived from the store.
-pub(crate) struct Derived {
-    pub(crate) lexical: RwLock<LexicalStats>,
-    pub(crate) vectors: RwLock<HashMap<String, SharedCollection>>,
 }
 
 impl Engine {
@@ -124,7 +84,10 @@ impl Engine {
             lexical_failed: AtomicBool::new(false),
         });
         inner.catch_up_lexical(opened.committed_seq)?;
-        let committer = Committer::start(Arc::clone(&inner))?;
+        let committing = Arc::clone(&inner);
+        let committer = Committer::start(inner.options.lexical_commit_interval, move || {
+            committing.commit_lexical()
+        })?;
         Ok(Engine {
             inner,
             committer: Some(committer),
@@ -417,45 +380,5 @@ impl Drop for Engine {
         if let Err(e) = self.shutdown() {
             tracing::error!("closing the memory engine: {e}");
         }
-    }
-}
-
-impl NamespaceState {
-    pub(crate) fn new(info: NamespaceInfo, count: u64) -> Self {
-        NamespaceState {
-            info,
-            write_lock: Mutex::new(()),
-            count: AtomicU64::new(count),
-            dropped: AtomicBool::new(false),
-            derived: OnceLock::new(),
-        }
-    }
-}
-
-impl Inner {
-    pub(crate) fn namespace(&self, name: &str) -> Result<Arc<NamespaceState>> {
-        self.catalog
-            .read()
-            .namespaces
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::UnknownNamespace(name.to_string()))
-    }
-
-    pub(crate) fn space(&self, name: &str) -> Result<Space> {
-        self.catalog
-            .read()
-            .spaces
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::UnknownSpace(name.to_string()))
-    }
-
-    /// Commits the lexical index and forgets the change-log entries it now holds.
-    pub(crate) fn commit_lexical(&self) -> Result<()> {
-        if let Some(seq) = self.lexical.commit()? {
-            self.store.trim_changes(seq)?;
-        }
-        Ok(())
     }
 }

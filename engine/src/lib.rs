@@ -30,6 +30,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 mod batch;
 mod codec;
 mod committer;
@@ -45,6 +47,7 @@ mod record;
 mod recovery;
 mod search;
 mod space;
+mod state;
 mod store;
 mod syntax;
 pub mod vector;

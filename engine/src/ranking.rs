@@ -4,10 +4,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::engine::{Engine, Inner, NamespaceState};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::record::RecordId;
 use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
+use crate::state::{Inner, NamespaceState};
 use crate::syntax::QuerySyntax;
 
 impl Engine {

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::engine::{Derived, Inner, NamespaceState};
 use crate::error::Result;
 use crate::lexical::index::LexicalOp;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
+use crate::state::{Derived, Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, SharedCollection, VectorCollection};
 

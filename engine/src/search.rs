@@ -69,7 +69,7 @@ pub(crate) fn reciprocal_rank_fusion(
         }
     }
     let mut fused: Vec<(RecordId, f32)> = scores.into_iter().collect();
-    fused.sort_by(crate::vector::collection::rank);
+    fused.sort_by(crate::vector::distance::rank);
     fused.truncate(k);
     fused
 }

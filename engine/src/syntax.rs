@@ -7,11 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Inner, NamespaceState};
 use crate::error::Result;
 use crate::lexical::whoosh::{self, eval::Postings};
 use crate::lexical::LexicalStats;
 use crate::record::RecordId;
+use crate::state::{Inner, NamespaceState};
 
 /// How [`Engine::search_query`](crate::Engine::search_query) reads its query text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -9,12 +9,12 @@ use parking_lot::RwLock;
 
 use crate::batch::{Batch, Op, WriteReceipt};
 use crate::codec;
-use crate::engine::{Inner, NamespaceState};
 use crate::error::{Error, Result};
 use crate::keys::*;
 use crate::lexical::index::LexicalOp;
 use crate::lexical::Term;
 use crate::record::{NewRecord, Record, RecordId};
+use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, VectorCollection};
 

@@ -14,7 +14,7 @@ use std::time::Instant;
 use mb_baselines::{AnswerTiming, Answered, MemoryError, MemorySystem};
 use mb_core::Lang;
 
-use mb_llm::{LlmError, Message};
+use mb_llm::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::HarnessError;
@@ -101,21 +101,7 @@ pub async fn answer_case(
 
 /// Whether `error` is a model's failure to answer (see the module documentation).
 fn is_answer_failure(error: &MemoryError) -> bool {
-    match error {
-        MemoryError::Llm(llm) => match llm {
-            LlmError::ContextOverflow { .. }
-            | LlmError::Rejected { .. }
-            | LlmError::Exhausted { .. }
-            | LlmError::BadResponse { .. }
-            | LlmError::ReplayMiss { .. } => true,
-            LlmError::Cache(_) | LlmError::Config { .. } | LlmError::Server(_) => false,
-        },
-        MemoryError::Engine(_)
-        | MemoryError::Embed(_)
-        | MemoryError::BadDialog { .. }
-        | MemoryError::UnsupportedCorpus { .. }
-        | MemoryError::Config(_) => false,
-    }
+    matches!(error, MemoryError::Llm(llm) if llm.is_answer_failure())
 }
 
 /// Refuses a run in which every case got the error answer: its scores would measure nothing.

@@ -9,6 +9,8 @@
 //! [`stepped`]), answering and timing cases ([`cases`], [`cost`]), feedback and conversation
 //! ([`feedback`], [`converse`]), the memory cache and progress bars.
 
+#![deny(missing_docs)]
+
 pub mod backoff;
 pub mod cases;
 pub mod converse;

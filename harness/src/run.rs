@@ -37,10 +37,13 @@ pub struct RunArgs {
     /// Memory system, or `all` for every default system upstream runs on this set.
     #[arg(long, default_value = "bm25_message")]
     pub baseline: String,
+    /// Where the data comes from (`--data`).
     #[command(flatten)]
     pub data: DataArgs,
+    /// The model roles (`--llm`, `--llm-cache`).
     #[command(flatten)]
     pub llm: LlmArgs,
+    /// The embedder (`--embedder`).
     #[command(flatten)]
     pub embedder: runtime::EmbedderArgs,
     /// Engine directory: memories, the embedding cache and recorded model answers; reused by

@@ -17,6 +17,7 @@ use parking_lot::Mutex;
 
 /// Why a command failed; printed as one line.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HarnessError {
     /// The engine failed.
     #[error(transparent)]

@@ -5,6 +5,7 @@ pub type Result<T, E = LlmError> = std::result::Result<T, E>;
 
 /// Everything that can go wrong calling a model.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LlmError {
     /// The prompt does not fit the model's context window. Retrying the same request cannot
     /// succeed; callers shorten the prompt (the harness falls back to a shorter context).
@@ -70,6 +71,23 @@ pub enum LlmError {
         /// Why it was rejected.
         reason: String,
     },
+}
+
+impl LlmError {
+    /// Whether the model failed to give an answer (the prompt overflowed its context, the
+    /// server refused the request or gave up, the reply was unreadable, or a replayed run has
+    /// no recorded answer), rather than the setup being wrong (settings, cache, a stopped
+    /// server): callers may answer such a failure another way, never a broken setup.
+    pub fn is_answer_failure(&self) -> bool {
+        match self {
+            LlmError::ContextOverflow { .. }
+            | LlmError::Rejected { .. }
+            | LlmError::Exhausted { .. }
+            | LlmError::BadResponse { .. }
+            | LlmError::ReplayMiss { .. } => true,
+            LlmError::Cache(_) | LlmError::Config { .. } | LlmError::Server(_) => false,
+        }
+    }
 }
 
 /// Refuses a wait setting (`field`, in seconds) that is not positive, finite and at most

@@ -16,6 +16,8 @@
 //! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation, and a
 //! [`LimitedProvider`] sends requests with a role's [`OutputLimits`].
 
+#![deny(missing_docs)]
+
 mod anthropic;
 mod choice;
 mod endpoint;

@@ -54,6 +54,7 @@ pub struct EvaluateDetail {
 
 /// Why predictions cannot be scored.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     /// The metric needs a judge model and the judge role is offline.
     #[error("dataset {dataset}: metric {metric:?} needs an LLM judge; configure the judge role (e.g. --llm configs/llm/paper.toml)")]

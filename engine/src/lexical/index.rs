@@ -113,11 +113,6 @@ fn namespaced(ns: u32, term: &str) -> String {
     format!("{ns:x}:{term}")
 }
 
-/// The term of an indexed, namespaced term text.
-pub(crate) fn strip_namespace(indexed: &str) -> &str {
-    indexed.split_once(':').map_or(indexed, |(_, term)| term)
-}
-
 /// The identity of the document of record `id` in namespace `ns`.
 fn document_key(ns: u32, id: RecordId) -> [u8; 12] {
     let mut key = [0u8; 12];

@@ -12,7 +12,6 @@ use tantivy::schema::Field;
 use tantivy::Term as IndexTerm;
 
 use super::analyzer::Term;
-use super::index::strip_namespace;
 
 /// Live-document statistics of one namespace's lexical field.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -92,6 +91,11 @@ impl Bm25StatisticsProvider for LexicalStats {
         let indexed = value.as_str().unwrap_or_default();
         Ok(LexicalStats::doc_freq(self, strip_namespace(indexed)))
     }
+}
+
+/// The term of an indexed, namespaced term text.
+pub(crate) fn strip_namespace(indexed: &str) -> &str {
+    indexed.split_once(':').map_or(indexed, |(_, term)| term)
 }
 
 #[cfg(test)]

@@ -15,43 +15,9 @@ use std::thread::JoinHandle;
 
 use parking_lot::RwLock;
 
-use super::distance::dot;
-use super::graph::Graph;
+use super::distance::{dot, rank};
+use super::graph::{Graph, HnswParams};
 use crate::record::RecordId;
-
-/// When and how the approximate (HNSW) index is used.
-///
-/// The defaults come from `cargo bench --bench engine_ops` on a 2-core machine (see the
-/// README): exact search scans memory at about 55 ns per 384-d vector, and the graph search
-/// overtakes it at a few thousand vectors (10k: 220 µs against 552 µs, recall 0.997), so
-/// collections get a graph from 5,000 vectors on; ef 96 keeps recall@10 at 0.97 at 100k.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HnswParams {
-    /// A collection with at least this many vectors gets an HNSW graph; smaller ones are
-    /// searched exactly. `usize::MAX` disables HNSW.
-    pub threshold: usize,
-    /// Maximum links per node (HNSW `M`).
-    pub max_connections: usize,
-    /// Candidate list size while inserting.
-    pub ef_construction: usize,
-    /// Candidate list size while searching (at least `k` is used).
-    pub ef_search: usize,
-    /// Rebuild the graph once tombstones plus records changed since the build reach this
-    /// fraction of its points.
-    pub rebuild_dead_fraction: f32,
-}
-
-impl Default for HnswParams {
-    fn default() -> Self {
-        HnswParams {
-            threshold: 5_000,
-            max_connections: 16,
-            ef_construction: 128,
-            ef_search: 96,
-            rebuild_dead_fraction: 0.25,
-        }
-    }
-}
 
 /// A collection shared between writers, searchers and its background graph builder.
 pub(crate) type SharedCollection = Arc<RwLock<VectorCollection>>;
@@ -277,11 +243,6 @@ pub(crate) fn wait_for_graph_build(collection: &SharedCollection) {
             None => std::thread::sleep(std::time::Duration::from_millis(1)),
         }
     }
-}
-
-/// Best first; equal scores rank the older record first.
-pub(crate) fn rank(a: &(RecordId, f32), b: &(RecordId, f32)) -> Ordering {
-    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
 /// Bounded selection of the best `k` (id, score) pairs.

@@ -3,7 +3,16 @@
 //! The loop keeps 16 independent accumulators so the compiler emits SIMD code; on x86-64 an
 //! AVX2 copy of the same loop is chosen at run time when the CPU has it.
 
+use std::cmp::Ordering;
+
 use hnsw_rs::prelude::Distance;
+
+use crate::record::RecordId;
+
+/// Best first; equal scores rank the older record first.
+pub(crate) fn rank(a: &(RecordId, f32), b: &(RecordId, f32)) -> Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
 
 /// Dot product of two equally long slices.
 #[inline]

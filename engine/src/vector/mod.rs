@@ -4,4 +4,4 @@ pub(crate) mod collection;
 pub mod distance;
 mod graph;
 
-pub use collection::HnswParams;
+pub use graph::HnswParams;

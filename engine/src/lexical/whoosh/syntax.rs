@@ -8,6 +8,9 @@
 /// Parentheses nested deeper than this are ignored, with their contents kept in place.
 const MAX_GROUP_DEPTH: usize = 500;
 
+/// The characters Whoosh's wildcard tagger takes as wildcards (`*` and question marks).
+pub(super) const QUESTION_MARKS: [char; 4] = ['?', '\u{55E}', '\u{61F}', '\u{1367}'];
+
 /// What a group means once it becomes a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum GroupKind {
@@ -257,7 +260,7 @@ pub(super) fn wildcards(group: &mut Group) {
         if let Node::Text(t) = node {
             if t.kind == TextKind::Wildcard
                 && t.text.chars().count() > 1
-                && !t.text.contains(super::tag::QUESTION_MARKS)
+                && !t.text.contains(QUESTION_MARKS)
                 && t.text.find('*') == Some(t.text.len() - 1)
             {
                 t.kind = TextKind::Prefix;

@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use super::syntax::{Group, GroupKind, Node, Op, RangeNode, TextKind, TextNode};
+use super::syntax::{Group, GroupKind, Node, Op, RangeNode, TextKind, TextNode, QUESTION_MARKS};
 
 /// Binary operators (`ANDNOT`, `ANDMAYBE`, `REQUIRE`) beyond this count stay words: each one
 /// nests the query one level deeper, and Whoosh's time doubles with each (it cannot parse 30).
@@ -23,9 +23,6 @@ pub(super) fn is_space(c: char) -> bool {
 pub(super) fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
-
-/// The characters Whoosh's wildcard tagger takes as wildcards (`*` and question marks).
-pub(super) const QUESTION_MARKS: [char; 4] = ['?', '\u{55E}', '\u{61F}', '\u{1367}'];
 
 /// Characters a lookahead searches for.
 #[derive(Clone, Copy)]
