@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's real-model table: every memory system off-policy on the built-in sample with
+"""The real-model table of docs/benchmarks.md: every memory system off-policy on the built-in sample with
 `--llm local` (SmolLM2-135M on llama.cpp's server), one system at a time.
 
     .cache/venv/bin/python benches/real_model.py [--out runs-real-model] [--systems a,b] [-- FLAGS]

@@ -173,7 +173,7 @@ mod tests {
             .starts_with("built-in"));
     }
 
-    /// The directories the README offers for `--memory-config` change what they say they
+    /// The directories docs/harness.md offers for `--memory-config` change what they say they
     /// change and nothing else.
     #[test]
     fn shipped_alternative_directories() {

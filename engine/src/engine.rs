@@ -5,7 +5,7 @@
 //! in-memory views of both indexes. Every read or search that *starts* after a write was
 //! acknowledged sees that write (read-your-writes across threads); a search running
 //! concurrently with a write may or may not see it, but never sees half of a batch's record.
-//! Writes to one namespace are serialised; writes to different namespaces proceed in parallel
+//! Writes to one namespace are serialized; writes to different namespaces proceed in parallel
 //! and only share a short critical section that assigns sequence numbers.
 
 use std::path::Path;

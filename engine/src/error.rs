@@ -132,7 +132,7 @@ pub enum Error {
         /// Decoder message.
         detail: String,
     },
-    /// A value serialised by a different version of a structure.
+    /// A value serialized by a different version of a structure.
     #[error("{what} is stored in format version {found}, this build reads version {expected}")]
     FormatVersion {
         /// Which structure.
@@ -142,7 +142,7 @@ pub enum Error {
         /// Tag expected.
         expected: u8,
     },
-    /// A user value (namespace state) that could not be serialised.
+    /// A user value (namespace state) that could not be serialized.
     #[error("cannot encode {what}: {detail}")]
     Encode {
         /// Which structure.

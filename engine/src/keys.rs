@@ -9,7 +9,7 @@ use crate::record::RecordId;
 pub(crate) const CF_META: &str = "meta";
 /// Column family of records, keyed by namespace id then record id.
 pub(crate) const CF_RECORDS: &str = "records";
-/// Column family of normalised vectors, keyed by namespace id, record id, space name.
+/// Column family of normalized vectors, keyed by namespace id, record id, space name.
 pub(crate) const CF_VECTORS: &str = "vectors";
 /// Column family of index bookkeeping: the change log the derived indexes replay.
 pub(crate) const CF_CHANGELOG: &str = "changelog";

@@ -125,7 +125,7 @@ impl Inner {
         k: usize,
     ) -> Result<Vec<(RecordId, f32)>> {
         let space = self.space(space)?;
-        let query = space.normalise(query)?;
+        let query = space.normalize(query)?;
         let derived = self.derived(ns)?;
         let collection = derived.vectors.read().get(&space.name).cloned();
         Ok(match collection {

@@ -120,7 +120,7 @@ impl Inner {
         if let Some(d) = ns.derived.get() {
             return Ok(d);
         }
-        let _serialised = ns.write_lock.lock();
+        let _serialized = ns.write_lock.lock();
         if let Some(d) = ns.derived.get() {
             return Ok(d);
         }

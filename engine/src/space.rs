@@ -23,9 +23,9 @@ impl Space {
         }
     }
 
-    /// Checks a vector against the space and returns it L2-normalised (search is cosine).
+    /// Checks a vector against the space and returns it L2-normalized (search is cosine).
     /// A zero vector stays zero: it matches nothing and everything equally.
-    pub(crate) fn normalise(&self, vector: &[f32]) -> Result<Vec<f32>> {
+    pub(crate) fn normalize(&self, vector: &[f32]) -> Result<Vec<f32>> {
         if vector.len() != self.dim {
             return Err(Error::DimensionMismatch {
                 space: self.name.clone(),
@@ -59,12 +59,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn normalises_and_rejects() {
+    fn normalizes_and_rejects() {
         let s = Space::new("m", 2);
-        let v = s.normalise(&[3.0, 4.0]).unwrap();
+        let v = s.normalize(&[3.0, 4.0]).unwrap();
         assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
         assert!(matches!(
-            s.normalise(&[1.0]),
+            s.normalize(&[1.0]),
             Err(Error::DimensionMismatch {
                 expected: 2,
                 got: 1,
@@ -72,9 +72,9 @@ mod tests {
             })
         ));
         assert!(matches!(
-            s.normalise(&[1.0, f32::NAN]),
+            s.normalize(&[1.0, f32::NAN]),
             Err(Error::NonFiniteVector { index: 1, .. })
         ));
-        assert_eq!(s.normalise(&[0.0, 0.0]).unwrap(), vec![0.0, 0.0]);
+        assert_eq!(s.normalize(&[0.0, 0.0]).unwrap(), vec![0.0, 0.0]);
     }
 }

@@ -43,7 +43,7 @@ pub(crate) struct Catalog {
 /// One live namespace.
 pub(crate) struct NamespaceState {
     pub(crate) info: NamespaceInfo,
-    /// Serialises writes (and loading of derived state) in this namespace.
+    /// Serializes writes (and loading of derived state) in this namespace.
     pub(crate) write_lock: Mutex<()>,
     pub(crate) count: AtomicU64,
     pub(crate) dropped: AtomicBool,

@@ -1,6 +1,6 @@
 //! Query syntaxes for lexical search: plain text, or Whoosh's query language.
 //!
-//! [`QuerySyntax::Plain`] analyses the query into terms and ORs them, whatever they are.
+//! [`QuerySyntax::Plain`] analyzes the query into terms and ORs them, whatever they are.
 //! [`QuerySyntax::Whoosh`] reads it as Whoosh's default query parser with an OR group does
 //! (what MemoryBench's BM25 baselines do to every question) and scores it with Whoosh's rules
 //! (see [`crate::lexical::whoosh`]).
@@ -29,7 +29,7 @@ pub enum QuerySyntax {
 /// The field name Whoosh queries address the indexed text by (upstream's schema names it
 /// `content`; its other field, `doc_id`, matches nothing here).
 pub const WHOOSH_TEXT_FIELD: &str = "content";
-/// The fields of upstream's BM25 schema, which the parser recognises in `field:` prefixes.
+/// The fields of upstream's BM25 schema, which the parser recognizes in `field:` prefixes.
 const WHOOSH_FIELDS: [&str; 2] = ["doc_id", WHOOSH_TEXT_FIELD];
 
 impl Inner {

@@ -18,7 +18,7 @@ use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, VectorCollection};
 
-/// Normalised vectors of one record, by space name.
+/// Normalized vectors of one record, by space name.
 type SpaceVectors = Vec<(String, Vec<f32>)>;
 
 /// A batch operation checked against the store, ready to be written.
@@ -46,7 +46,7 @@ enum Prepared {
 
 impl Inner {
     pub(crate) fn write(&self, ns: &Arc<NamespaceState>, batch: Batch) -> Result<WriteReceipt> {
-        let _serialised = ns.write_lock.lock();
+        let _serialized = ns.write_lock.lock();
         if ns.dropped.load(Ordering::SeqCst) {
             return Err(Error::UnknownNamespace(ns.info.name.clone()));
         }
@@ -137,8 +137,8 @@ impl Inner {
         }
         let mut vectors = Vec::with_capacity(new.vectors.len());
         for (space, vector) in &new.vectors {
-            let normalised = self.space(space)?.normalise(vector)?;
-            vectors.push((space.clone(), normalised));
+            let normalized = self.space(space)?.normalize(vector)?;
+            vectors.push((space.clone(), normalized));
         }
         let created_at_ms = new.created_at_ms.unwrap_or_else(mb_core::clock::now_ms);
         let record = Record {
@@ -323,7 +323,7 @@ impl Inner {
 
     pub(crate) fn drop_namespace(&self, name: &str) -> Result<()> {
         let ns = self.namespace(name)?;
-        let _serialised = ns.write_lock.lock();
+        let _serialized = ns.write_lock.lock();
         let mut catalog = self.catalog.write();
         if ns.dropped.load(Ordering::SeqCst) {
             return Err(Error::UnknownNamespace(name.to_string()));

@@ -21,7 +21,8 @@ use crate::backoff::{answer_case, refuse_all_failed, AnswerFailures};
 use crate::cost::CaseTiming;
 use crate::evaluation::{evaluate_run, summarize};
 use crate::progress::ModelProgress;
-use crate::run::{file_error, RunArgs, Setup};
+use crate::run::{RunArgs, Setup};
+use crate::runtime::file_error;
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
 

@@ -19,7 +19,8 @@ use mb_datasets::source::StoredDataset;
 use mb_datasets::InMemorySource;
 
 use crate::converse::{converse, Opening, Rounds};
-use crate::run::{progress, RunArgs, Setup};
+use crate::progress::progress;
+use crate::run::{RunArgs, Setup};
 use crate::runtime::HarnessError;
 
 /// Arguments of `generate-dialogs`.

@@ -30,6 +30,8 @@ pub mod regime;
 pub mod report;
 pub mod retrieve;
 pub mod run;
+pub mod run_dir;
 pub mod runtime;
 pub mod stepped;
 pub mod stepwise;
+pub mod training;

@@ -8,14 +8,13 @@
 use std::collections::BTreeSet;
 
 use mb_baselines::{MemorySystem, TrainingDialog};
-use mb_engine::Engine;
+use mb_engine::{Engine, NamespaceOptions};
 use mb_llm::{LlmSettings, RoleSettings};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::cost::MemoryBuilt;
-use crate::run::HARNESS_NAMESPACE;
 use crate::runtime::HarnessError;
 
 /// Version of the cache: bump when the way a memory is built from the same inputs changes.
@@ -222,6 +221,15 @@ pub fn mark(
 /// cut short is never taken for the memory).
 pub fn forget(engine: &Engine, namespace: &str) -> Result<(), HarnessError> {
     engine.delete_state(HARNESS_NAMESPACE, &marker_key(namespace))?;
+    Ok(())
+}
+
+/// The namespace holding the harness's own bookkeeping (memory completion markers, corpora
+/// in memory).
+pub const HARNESS_NAMESPACE: &str = "harness";
+/// Makes sure the bookkeeping namespace exists.
+pub fn ensure_bookkeeping(engine: &Engine) -> Result<(), HarnessError> {
+    engine.ensure_namespace(HARNESS_NAMESPACE, NamespaceOptions::default())?;
     Ok(())
 }
 

@@ -25,12 +25,12 @@ use serde_json::json;
 use crate::cases::{answer_rows, finish, Outcome, PartialLog, PARTIAL};
 use crate::corpus_copy::CorpusCopy;
 use crate::cost::Cost;
-use crate::memory_cache::{self, MemoryInputs};
+use crate::memory_cache::{self, ensure_bookkeeping, MemoryInputs};
 use crate::regime::{run_regime, Regime};
-use crate::run::{
-    as_training, ensure_bookkeeping, memorize, run_dir, training_dialogs, RunArgs, Setup,
-};
+use crate::run::{RunArgs, Setup};
+use crate::run_dir::run_dir;
 use crate::runtime::HarnessError;
+use crate::training::{as_training, memorize, training_dialogs};
 
 /// Which questions a run asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

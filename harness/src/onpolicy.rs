@@ -31,7 +31,8 @@ use crate::converse::{converse, Opening, Rounds};
 use crate::offpolicy::MEMORIZATION;
 use crate::progress::ModelProgress;
 use crate::regime::{run_regime, Regime};
-use crate::run::{run_dir, RunArgs, Setup};
+use crate::run::{RunArgs, Setup};
+use crate::run_dir::run_dir;
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
 

@@ -120,6 +120,18 @@ fn compact(n: u64) -> String {
     }
 }
 
+/// A progress bar with a label, elapsed time and ETA.
+pub fn progress(length: u64, message: &str) -> ProgressBar {
+    let bar = ProgressBar::new(length);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed} (eta {eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message.to_string());
+    bar
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

@@ -1,28 +1,24 @@
-//! What every regime shares: its flags, the loaded set, engine and model roles, run directories
-//! (new or resumed), the training dialogs in upstream's shuffled order and their measured
-//! memorization. Answered cases live in [`crate::cases`], costs in [`crate::cost`], and the
-//! batch-grown memory of stepwise and on-policy runs in [`crate::stepped`].
+//! What every regime shares: its flags, and the set it runs on loaded with the engine, the
+//! model roles and the systems, checked before any work. Run directories live in
+//! [`crate::run_dir`], the training dialogs and their memorization in [`crate::training`],
+//! answered cases in [`crate::cases`], costs in [`crate::cost`], and the batch-grown memory of
+//! stepwise and on-policy runs in [`crate::stepped`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use mb_baselines::{registry, MemoryError, MemorySystem, SystemSpec, TrainingDialog};
+use mb_baselines::{registry, MemorySystem, SystemSpec};
 use mb_core::Lang;
 use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
 use mb_datasets::results::{RunFiles, RUN_CONFIG};
-use mb_datasets::row::{Dialog, Row};
-use mb_datasets::{load, Dataset, PyRandom};
-use mb_engine::{Engine, NamespaceOptions};
-
+use mb_datasets::{load, Dataset};
+use mb_engine::Engine;
 use mb_llm::{LlmStack, LocalServer};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::cost::{Cost, DialogCost, MemoryBuilt};
 use crate::data::DataArgs;
 use crate::llm_args::LlmArgs;
-use crate::progress::ModelProgress;
 use crate::runtime::{self, HarnessError, Store};
 
 /// Flags every regime takes.
@@ -260,169 +256,6 @@ fn run_date(args: &RunArgs) -> Result<String, HarnessError> {
     Ok(args.date.clone())
 }
 
-/// The run directory: with `--resume`, the run named (after checking it was started with the
-/// same flags); otherwise a new `<output>/<regime>/<type>/<set>/<system>/start_at_<stamp>/`
-/// with its `run_config.json`. `extra` holds the regime's own settings.
-pub fn run_dir(
-    args: &RunArgs,
-    regime: &str,
-    spec: &SystemSpec,
-    extra: Value,
-) -> Result<RunFiles, HarnessError> {
-    let settings = spec.settings(args.memory_config.as_deref())?;
-    let mut config = json!({
-        "regime": regime,
-        "dataset_type": args.dataset_type,
-        "set_name": args.set_name,
-        "memory_system": spec.name,
-        "memory_system_config": spec.settings_origin(args.memory_config.as_deref()),
-        "memory_settings": serde_json::to_value(&settings)
-            .map_err(|e| HarnessError::Usage(format!("cannot record the settings: {e}")))?,
-        "data": args.data.data,
-        "llm": args.llm.llm,
-        "embedder": args.embedder.embedder,
-        "memory_embedder": spec
-            .needs_embedder
-            .then(|| args.embedder.embedder.clone().unwrap_or_else(|| settings.embedder.clone())),
-        "store": args.store,
-        "output_dir": args.output_dir,
-        "threads": args.threads,
-        "retrieve_k": args.retrieve_k,
-        "limit": args.limit,
-        "date": args.date,
-    });
-    if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
-        config.extend(extra.clone());
-    }
-    if let Some(dir) = &args.resume {
-        let files = RunFiles::new(dir);
-        if !files.path(RUN_CONFIG).is_file() {
-            return Err(HarnessError::Usage(format!(
-                "--resume {}: not a run directory (no {RUN_CONFIG})",
-                dir.display()
-            )));
-        }
-        let recorded: Value = files.read(RUN_CONFIG)?;
-        // What defines the experiment must match; threads, endpoints and paths may change.
-        let defining = [
-            "regime",
-            "dataset_type",
-            "set_name",
-            "memory_system",
-            "data",
-            "retrieve_k",
-            "limit",
-            "memory_settings",
-        ];
-        let keys = defining.iter().copied().chain(
-            extra
-                .as_object()
-                .into_iter()
-                .flat_map(|e| e.keys().map(String::as_str)),
-        );
-        // A key a run recorded before it existed (`limit`) has its default, null.
-        for key in keys {
-            if recorded.get(key).unwrap_or(&Value::Null) != config.get(key).unwrap_or(&Value::Null)
-            {
-                return Err(HarnessError::Usage(format!(
-                    "--resume {}: the run was started with {key} = {}, this command has {}; \
-                     resume with the run's own flags",
-                    dir.display(),
-                    recorded.get(key).unwrap_or(&Value::Null),
-                    config.get(key).unwrap_or(&Value::Null)
-                )));
-            }
-        }
-        return Ok(files);
-    }
-    let dir = args
-        .output_dir
-        .join(regime)
-        .join(&args.dataset_type)
-        .join(&args.set_name)
-        .join(spec.name)
-        .join(format!("start_at_{}", mb_core::clock::utc_timestamp()));
-    let files = RunFiles::new(dir);
-    files.write(RUN_CONFIG, &config)?;
-    Ok(files)
-}
-
-/// A training dialog of the set: its row, dataset and recorded conversation.
-pub type SetDialog<'a> = (&'a Row, &'a str, &'a Dialog);
-
-/// The set's training dialogs for `spec` (`dialog`, or `dialog_<stem>` on corpus datasets),
-/// shuffled as upstream's `random.seed(42); random.shuffle(...)`. Rows without the column are
-/// skipped.
-pub fn training_dialogs<'a>(spec: &SystemSpec, datasets: &'a [Dataset]) -> Vec<SetDialog<'a>> {
-    let mut dialogs = Vec::new();
-    if !spec.memoryless {
-        for dataset in datasets {
-            let stem = if dataset.corpus.is_some() {
-                spec.dialog_stem
-            } else {
-                ""
-            };
-            for row in &dataset.train {
-                if let Some(dialog) = row.dialogs.get(stem) {
-                    dialogs.push((row, dataset.name(), dialog));
-                }
-            }
-        }
-    }
-    PyRandom::new(42).shuffle(&mut dialogs);
-    dialogs
-}
-
-/// The training dialog a set dialog gives the memory.
-pub fn as_training<'a>((row, dataset, dialog): &SetDialog<'a>) -> TrainingDialog<'a> {
-    TrainingDialog {
-        test_idx: row.test_idx,
-        dataset,
-        lang: row.lang,
-        messages: &dialog.messages,
-    }
-}
-
-/// Memorizes `dialogs` in order, measuring each, and skipping (and counting) those the system
-/// cannot take; a progress bar shows the dialogs memorized and the model calls they took.
-pub async fn memorize(
-    system: &dyn MemorySystem,
-    label: &str,
-    dialogs: &[TrainingDialog<'_>],
-) -> Result<MemoryBuilt, HarnessError> {
-    let bar = ModelProgress::new(
-        dialogs.len() as u64,
-        label,
-        "dialogs",
-        &system.context().llm,
-    );
-    let mut built = MemoryBuilt {
-        dialogs: dialogs.len(),
-        ..MemoryBuilt::default()
-    };
-    for &dialog in dialogs {
-        let (outcome, cost) = Cost::measure(system, system.memorize_dialog(dialog)).await?;
-        let skipped = match outcome {
-            Ok(()) => false,
-            Err(error @ MemoryError::BadDialog { .. }) => {
-                tracing::warn!("{}: skipped: {error}", dialog.dataset);
-                true
-            }
-            Err(other) => return Err(other.into()),
-        };
-        built.skipped += usize::from(skipped);
-        built.total.add(&cost);
-        built.per_dialog.push(DialogCost {
-            dataset: dialog.dataset.to_string(),
-            test_idx: dialog.test_idx,
-            skipped,
-            cost,
-        });
-        bar.inc();
-    }
-    Ok(built)
-}
-
 /// Test cases of the set (at least one, to divide by).
 pub fn test_cases(setup: &Setup) -> f64 {
     setup
@@ -431,35 +264,6 @@ pub fn test_cases(setup: &Setup) -> f64 {
         .map(|d| d.test.len())
         .sum::<usize>()
         .max(1) as f64
-}
-
-/// The namespace holding the harness's own bookkeeping (memory completion markers, corpora
-/// in memory).
-pub const HARNESS_NAMESPACE: &str = "harness";
-/// Makes sure the bookkeeping namespace exists.
-pub fn ensure_bookkeeping(engine: &Engine) -> Result<(), HarnessError> {
-    engine.ensure_namespace(HARNESS_NAMESPACE, NamespaceOptions::default())?;
-    Ok(())
-}
-
-/// A progress bar with a label, elapsed time and ETA.
-pub fn progress(length: u64, message: &str) -> ProgressBar {
-    let bar = ProgressBar::new(length);
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed} (eta {eta})")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(message.to_string());
-    bar
-}
-
-/// A file error naming the path.
-pub fn file_error(path: &Path, error: std::io::Error) -> HarnessError {
-    HarnessError::File {
-        path: path.display().to_string(),
-        detail: error.to_string(),
-    }
 }
 
 /// `--retrieve-k`: a count of memories up to [`mb_baselines::MAX_RETRIEVE_K`].

@@ -243,6 +243,14 @@ pub fn list() -> Result<(), HarnessError> {
     Ok(())
 }
 
+/// A file error naming the path.
+pub fn file_error(path: &Path, error: std::io::Error) -> HarnessError {
+    HarnessError::File {
+        path: path.display().to_string(),
+        detail: error.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,8 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::{CaseTiming, Cost, MemoryBuilt};
 use crate::progress::ModelProgress;
-use crate::run::{memorize, test_cases, RunArgs, Setup};
+use crate::run::{test_cases, RunArgs, Setup};
 use crate::runtime::HarnessError;
+use crate::training::memorize;
 
 /// A run's memory and how far it has grown.
 pub struct SteppedMemory {

@@ -16,9 +16,11 @@ use serde_json::json;
 use crate::cases::{answer_test_sets, Outcome};
 use crate::offpolicy::MEMORIZATION;
 use crate::regime::{run_regime, Regime};
-use crate::run::{as_training, run_dir, training_dialogs, RunArgs, Setup};
+use crate::run::{RunArgs, Setup};
+use crate::run_dir::run_dir;
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
+use crate::training::{as_training, training_dialogs};
 
 /// Arguments of `stepwise-off-policy`.
 #[derive(Args, Debug)]

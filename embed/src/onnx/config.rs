@@ -24,7 +24,7 @@ pub enum OptimizationLevel {
 
 /// Model files and execution settings of an ONNX embedder.
 ///
-/// The runtime defaults were picked from `benches/embed_throughput.py` (see the README's
+/// The runtime defaults were picked from `benches/embed_throughput.py` (see docs/benchmarks.md's
 /// embedding section): one single-threaded session per core, length-sorted batches of at most
 /// 32 texts and 512 padded tokens (larger batches spill the activations out of the L2 cache and
 /// get slower), every graph optimization except the skip-layer-norm fusion, whose fused kernel

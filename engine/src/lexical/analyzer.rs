@@ -34,11 +34,11 @@ impl QueryAnalyzer for Analyzer {
 }
 
 /// An analyzer as a tantivy tokenizer: the engine indexes with it, and other tantivy indexes can
-/// register it to analyse text exactly as the engine does.
+/// register it to analyze text exactly as the engine does.
 #[derive(Clone)]
 pub struct AnalyzerTokenizer(pub Analyzer);
 
-/// Token stream over terms analysed up front.
+/// Token stream over terms analyzed up front.
 pub struct TermStream {
     terms: std::vec::IntoIter<Term>,
     token: Token,

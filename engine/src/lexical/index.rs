@@ -310,7 +310,7 @@ impl LexicalIndex {
         }
     }
 
-    /// Top `k` records of namespace `ns` for the analysed query terms (duplicates count, as in
+    /// Top `k` records of namespace `ns` for the analyzed query terms (duplicates count, as in
     /// an OR query), scored by BM25 with the namespace's own statistics and the `idf` formula.
     /// Ties rank the older record first.
     pub(crate) fn search(

@@ -66,7 +66,7 @@ impl VectorCollection {
         self.graph.is_some()
     }
 
-    /// Inserts or replaces the vector of `id` (already normalised, of the right dimension).
+    /// Inserts or replaces the vector of `id` (already normalized, of the right dimension).
     pub(crate) fn upsert(&mut self, id: RecordId, vector: &[f32]) {
         debug_assert_eq!(vector.len(), self.dim);
         match self.slot_of.get(&id) {

@@ -38,8 +38,8 @@ fn reference_scores(docs: &[String], query: &str) -> HashMap<String, f32> {
             .map(|x| x.text)
             .collect()
     };
-    let analysed: Vec<Vec<String>> = docs.iter().map(|d| terms(d)).collect();
-    let views: Vec<Vec<&str>> = analysed
+    let analyzed: Vec<Vec<String>> = docs.iter().map(|d| terms(d)).collect();
+    let views: Vec<Vec<&str>> = analyzed
         .iter()
         .map(|d| d.iter().map(String::as_str).collect())
         .collect();
@@ -272,7 +272,7 @@ fn scores_follow_whoosh_bm25f() {
     for t in texts {
         engine.put("n", NewRecord::new(t)).unwrap();
     }
-    let analysed: Vec<Vec<String>> = texts
+    let analyzed: Vec<Vec<String>> = texts
         .iter()
         .map(|t| {
             Analyzer::Standard
@@ -282,7 +282,7 @@ fn scores_follow_whoosh_bm25f() {
                 .collect()
         })
         .collect();
-    let docs: Vec<Vec<&str>> = analysed
+    let docs: Vec<Vec<&str>> = analyzed
         .iter()
         .map(|d| d.iter().map(String::as_str).collect())
         .collect();

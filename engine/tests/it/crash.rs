@@ -31,7 +31,7 @@ fn vector(round: u64, n: u64) -> Vec<f32> {
     (0..DIM).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
-/// Rounds of `crash_recovery`; `MB_CRASH_ROUNDS` runs more (the README reports 200).
+/// Rounds of `crash_recovery`; `MB_CRASH_ROUNDS` runs more (docs/testing.md reports 200).
 const ROUNDS_VAR: &str = "MB_CRASH_ROUNDS";
 
 /// The reopened engine's settings: exact vector search, so that every check is exact.

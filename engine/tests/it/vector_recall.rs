@@ -2,7 +2,7 @@
 //! shaped like sentence embeddings, and exact results for collections below the threshold.
 //!
 //! Sentence embeddings occupy a low-dimensional part of their space; uniformly random 384-d
-//! vectors do not, and no graph index finds their neighbours cheaply (see the README). The
+//! vectors do not, and no graph index finds their neighbours cheaply (see docs/benchmarks.md). The
 //! vectors here are random points of a random 32-dimensional subspace plus isotropic noise.
 
 use mb_engine::{Engine, EngineOptions, HnswParams, NamespaceOptions, NewRecord, Space};
@@ -11,13 +11,13 @@ use rand::{Rng, SeedableRng};
 
 const DIM: usize = 384;
 
-fn normalised(v: Vec<f32>) -> Vec<f32> {
+fn normalized(v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.into_iter().map(|x| x / n).collect()
 }
 
 fn unit(rng: &mut StdRng) -> Vec<f32> {
-    normalised((0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+    normalized((0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect())
 }
 
 /// Random vectors near a random 32-dimensional subspace.
@@ -38,7 +38,7 @@ impl EmbeddingLike {
             let z: f32 = rng.random_range(-1.0..1.0);
             v.iter_mut().zip(b).for_each(|(x, y)| *x += z * y);
         }
-        normalised(v)
+        normalized(v)
     }
 }
 

@@ -98,10 +98,10 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     let html = page(&rows, &curves)
         .map_err(|e| HarnessError::Usage(format!("drawing the charts: {e}")))?;
     if let Some(parent) = args.out.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| crate::run::file_error(parent, e))?;
+        std::fs::create_dir_all(parent).map_err(|e| crate::runtime::file_error(parent, e))?;
     }
     mb_datasets::durable::write_atomic(&args.out, html.as_bytes())
-        .map_err(|e| crate::run::file_error(&args.out, e))?;
+        .map_err(|e| crate::runtime::file_error(&args.out, e))?;
     println!(
         "{} runs; report written to {}",
         rows.len(),

@@ -1,11 +1,11 @@
-//! Syntax tree to query, before normalisation: Whoosh's `SyntaxNode.query`.
+//! Syntax tree to query, before normalization: Whoosh's `SyntaxNode.query`.
 
 use super::syntax::{Group, GroupKind, Node, RangeNode, TextKind, TextNode};
 use super::{QueryAnalyzer, WhooshQuery};
 
 /// How the schema's fields turn text into terms.
 pub(super) struct Fields<'a> {
-    /// The field unfielded text searches: analysed text (a Whoosh `TEXT` field).
+    /// The field unfielded text searches: analyzed text (a Whoosh `TEXT` field).
     pub default: &'a str,
     /// Every field of the schema; those other than `default` are identifiers (Whoosh `ID`),
     /// whose text is one term, as written.

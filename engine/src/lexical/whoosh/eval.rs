@@ -36,7 +36,7 @@ pub(crate) trait Postings {
     fn scored(&self, term: &str) -> Result<Vec<(RecordId, f32)>>;
     /// Every live document of the namespace.
     fn all_docs(&self) -> Result<Vec<RecordId>>;
-    /// The analysed terms of a document, in order (positions for phrases).
+    /// The analyzed terms of a document, in order (positions for phrases).
     fn positions(&self, id: RecordId) -> Result<Vec<String>>;
 }
 

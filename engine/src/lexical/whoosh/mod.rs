@@ -19,7 +19,7 @@ mod tag;
 
 pub use parse::parse;
 
-/// A parsed Whoosh query, after Whoosh's `normalize()`. Texts are already analysed (lowercased,
+/// A parsed Whoosh query, after Whoosh's `normalize()`. Texts are already analyzed (lowercased,
 /// stop words removed where Whoosh removes them).
 #[derive(Debug, Clone, PartialEq)]
 pub enum WhooshQuery {
@@ -27,7 +27,7 @@ pub enum WhooshQuery {
     Term {
         /// Field name (`content` unless the query named one).
         field: String,
-        /// The analysed term.
+        /// The analyzed term.
         text: String,
         /// Score multiplier (`word^2`).
         boost: f32,
@@ -54,7 +54,7 @@ pub enum WhooshQuery {
     Phrase {
         /// Field name.
         field: String,
-        /// The analysed words.
+        /// The analyzed words.
         words: Vec<String>,
         /// Largest allowed distance between consecutive words (1: adjacent).
         slop: u32,

@@ -238,7 +238,7 @@ impl WhooshQuery {
     }
 }
 
-/// Normalises an OR (`or`) or AND group.
+/// Normalizes an OR (`or`) or AND group.
 fn compound(or: bool, subs: Vec<WhooshQuery>, boost: f32) -> WhooshQuery {
     use WhooshQuery::*;
     let mut flat = Vec::with_capacity(subs.len());

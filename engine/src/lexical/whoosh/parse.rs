@@ -5,9 +5,9 @@ use super::build::{truthy, Fields};
 use super::syntax::{self, Node};
 use super::{tag, QueryAnalyzer, WhooshQuery};
 
-/// Parses `text` as Whoosh query syntax into the normalised query Whoosh would run.
+/// Parses `text` as Whoosh query syntax into the normalized query Whoosh would run.
 ///
-/// `default_field` is the analysed text field unfielded clauses search; `fields` are the
+/// `default_field` is the analyzed text field unfielded clauses search; `fields` are the
 /// schema's field names (`field:` with any other name is plain text, as with Whoosh's
 /// `remove_unknown`), and every field but the default is an identifier field, whose text is one
 /// term taken as written. Never fails: where Whoosh itself raises (a `NOT` left with nothing to

@@ -73,7 +73,7 @@ impl Group {
 /// What a text node searches for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum TextKind {
-    /// Analysed words.
+    /// Analyzed words.
     Word,
     /// A glob pattern.
     Wildcard,
