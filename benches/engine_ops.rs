@@ -96,16 +96,18 @@ fn sizes() -> Vec<usize> {
 }
 
 fn open(dir: &std::path::Path, hnsw_threshold: usize) -> Engine {
-    let options = EngineOptions {
-        hnsw: HnswParams {
-            threshold: hnsw_threshold,
-            ..HnswParams::default()
-        },
-        bm25_idf: match std::env::var("MB_BENCH_IDF").as_deref() {
+    let options = {
+        let mut options_ = EngineOptions::default();
+        options_.hnsw = {
+            let mut built = HnswParams::default();
+            built.threshold = hnsw_threshold;
+            built
+        };
+        options_.bm25_idf = match std::env::var("MB_BENCH_IDF").as_deref() {
             Ok("lucene") => Idf::Lucene,
             _ => Idf::Whoosh,
-        },
-        ..EngineOptions::default()
+        };
+        options_
     };
     let engine = Engine::open(dir, options).unwrap();
     engine

@@ -28,9 +28,7 @@ pub fn analyzer(context: &MemoryContext) -> Analyzer {
 pub fn ensure_namespace(context: &MemoryContext, namespace: &str) -> Result<(), MemoryError> {
     context.engine.ensure_namespace(
         namespace,
-        NamespaceOptions {
-            analyzer: analyzer(context),
-        },
+        NamespaceOptions::default().with_analyzer(analyzer(context)),
     )?;
     Ok(())
 }

@@ -56,6 +56,7 @@ pub fn check_retrieve_k(k: usize) -> Result<usize, String> {
 /// Settings shared by the retrieval baselines, defaulting to upstream's effective values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SystemSettings {
     /// Memories retrieved per question (upstream's config value, 5; Mem0 10); at most
     /// [`MAX_RETRIEVE_K`].

@@ -27,6 +27,7 @@ pub const API_KEY_ENV: &str = "MB_EMBED_API_KEY";
 /// Where and how to call an embeddings endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// Base URL including the API version, e.g. `http://localhost:12377/v1`.
     pub base_url: String,

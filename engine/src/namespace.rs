@@ -7,9 +7,18 @@ pub use mb_text::Analyzer;
 
 /// Options for a new namespace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NamespaceOptions {
     /// Analyzer for lexical search.
     pub analyzer: Analyzer,
+}
+
+impl NamespaceOptions {
+    /// The same options with lexical search through `analyzer`.
+    pub fn with_analyzer(mut self, analyzer: Analyzer) -> NamespaceOptions {
+        self.analyzer = analyzer;
+        self
+    }
 }
 
 /// A namespace as stored in the catalog.

@@ -7,6 +7,7 @@ use crate::vector::HnswParams;
 
 /// Options for [`crate::Engine::open`]. `EngineOptions::default()` suits most uses.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct EngineOptions {
     /// Create the directory if it does not exist (default `true`).
     pub create_if_missing: bool,

@@ -287,9 +287,10 @@ mod tests {
             .to_string();
         let emb = registry::get("embedder_message").unwrap();
         let bm25 = registry::get("bm25_message").unwrap();
-        let with = |embedder: &str| SystemSettings {
-            embedder: embedder.into(),
-            ..SystemSettings::default()
+        let with = |embedder: &str| {
+            let mut built = SystemSettings::default();
+            built.embedder = embedder.into();
+            built
         };
         let per_system = Embedders::new(engine.clone(), &EmbedderArgs::default());
         let model = |e: Option<Arc<dyn Embedder>>| e.unwrap().model_id().to_string();

@@ -24,6 +24,7 @@ use crate::error::{check_wait, LlmError, Result};
 /// uses it (see [`crate::limits`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EndpointConfig {
     /// Base URL, e.g. `http://localhost:12345/v1` (OpenAI-compatible) or
     /// `https://api.anthropic.com` (Anthropic).

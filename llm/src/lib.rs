@@ -57,6 +57,7 @@ pub use think::strip_think;
 /// 2048 output tokens).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct Sampling {
     /// Sampling temperature.
     pub temperature: f32,
@@ -64,6 +65,17 @@ pub struct Sampling {
     pub top_p: f32,
     /// Most output tokens.
     pub max_tokens: u32,
+}
+
+impl Sampling {
+    /// Sampling with these parameters (an operation's own, where upstream sets them).
+    pub const fn new(temperature: f32, top_p: f32, max_tokens: u32) -> Sampling {
+        Sampling {
+            temperature,
+            top_p,
+            max_tokens,
+        }
+    }
 }
 
 impl Default for Sampling {

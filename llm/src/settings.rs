@@ -39,6 +39,7 @@ pub enum RoleSettings {
 /// The four roles' settings (`configs/llm/*.toml`). Every role defaults to offline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LlmSettings {
     /// The model that answers the user.
     pub answer: RoleSettings,

@@ -51,9 +51,10 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path());
     let mut ctx = context(engine.clone(), "mem0", scripted(script.clone()));
-    ctx.settings = SystemSettings {
-        retrieve_k: 10,
-        ..SystemSettings::default()
+    ctx.settings = {
+        let mut built = SystemSettings::default();
+        built.retrieve_k = 10;
+        built
     };
     let memory = mem0(ctx.clone());
     let first = [

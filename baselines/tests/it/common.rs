@@ -36,9 +36,10 @@ pub fn context(engine: Arc<Engine>, namespace: &str, llm: Arc<LlmStack>) -> Memo
 /// `context` with questions read as plain text instead of Whoosh query syntax.
 pub fn plain(context: MemoryContext) -> MemoryContext {
     MemoryContext {
-        settings: SystemSettings {
-            query_syntax: mb_engine::QuerySyntax::Plain,
-            ..context.settings
+        settings: {
+            let mut built = context.settings;
+            built.query_syntax = mb_engine::QuerySyntax::Plain;
+            built
         },
         ..context
     }

@@ -46,11 +46,7 @@ impl Operation for MatchJudge {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 0.2,
-            top_p: 0.1,
-            max_tokens: 1024,
-        }
+        Sampling::new(0.2, 0.1, 1024)
     }
 
     fn parse(&self, text: &str) -> Option<bool> {
@@ -100,11 +96,7 @@ impl Operation for RubricJudge {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 0.0,
-            top_p: 1.0,
-            max_tokens: 1024,
-        }
+        Sampling::new(0.0, 1.0, 1024)
     }
 
     fn parse(&self, text: &str) -> Option<Option<u8>> {
@@ -165,11 +157,7 @@ impl Operation for ChecklistJudge {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 0.8,
-            top_p: 0.1,
-            max_tokens: 4096,
-        }
+        Sampling::new(0.8, 0.1, 4096)
     }
 
     fn parse(&self, text: &str) -> Option<Vec<Value>> {
@@ -238,11 +226,7 @@ impl Operation for CriticJudge {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 1.0,
-            top_p: 0.95,
-            max_tokens: 2048,
-        }
+        Sampling::new(1.0, 0.95, 2048)
     }
 
     fn parse(&self, text: &str) -> Option<Option<(u8, String)>> {

@@ -156,11 +156,7 @@ pub fn limitations(response: &str) -> Vec<String> {
 }
 
 fn judge_sampling() -> Sampling {
-    Sampling {
-        temperature: 0.8,
-        top_p: 0.1,
-        max_tokens: 4096,
-    }
+    Sampling::new(0.8, 0.1, 4096)
 }
 
 /// Is a limitation about the aspect? (A reply starting with "yes".)

@@ -30,6 +30,7 @@ pub enum OptimizationLevel {
 /// get slower), every graph optimization except the skip-layer-norm fusion, whose fused kernel
 /// is slower on x86 than the two operators it replaces.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OnnxConfig {
     /// Identifies the vectors (see [`crate::Embedder::model_id`]).
     pub model_id: String,

@@ -79,15 +79,17 @@ fn serve(script: impl Fn(usize, &[String]) -> Reply + Send + 'static) -> (String
 }
 
 fn config(url: &str) -> HttpConfig {
-    HttpConfig {
-        base_url: url.to_string(),
-        model: "test-embedder".to_string(),
-        dim: Some(DIM),
-        batch_size: 3,
-        timeout: Duration::from_secs(5),
-        max_retries: 3,
-        initial_backoff: Duration::from_millis(10),
-        shrink_overlong: true,
+    {
+        let mut built = HttpConfig::default();
+        built.base_url = url.to_string();
+        built.model = "test-embedder".to_string();
+        built.dim = Some(DIM);
+        built.batch_size = 3;
+        built.timeout = Duration::from_secs(5);
+        built.max_retries = 3;
+        built.initial_backoff = Duration::from_millis(10);
+        built.shrink_overlong = true;
+        built
     }
 }
 
@@ -110,9 +112,10 @@ fn batches_in_order_and_normalizes() {
 #[test]
 fn asks_the_server_for_the_dimension() {
     let (url, log) = serve(|_, _| Reply::Embeddings);
-    let embedder = HttpEmbedder::new(HttpConfig {
-        dim: None,
-        ..config(&url)
+    let embedder = HttpEmbedder::new({
+        let mut built = config(&url);
+        built.dim = None;
+        built
     })
     .unwrap();
     assert_eq!(embedder.dim(), DIM);
@@ -193,9 +196,10 @@ fn overlong_texts_shrink_to_an_accepted_prefix() {
         .all(|(a, b)| (a - b).abs() < 1e-6));
 
     // Without the option the rejection is an error.
-    let strict = HttpEmbedder::new(HttpConfig {
-        shrink_overlong: false,
-        ..config(&url)
+    let strict = HttpEmbedder::new({
+        let mut built = config(&url);
+        built.shrink_overlong = false;
+        built
     })
     .unwrap();
     assert!(strict.embed(&[long.as_str()]).is_err());
@@ -246,9 +250,10 @@ fn unreachable_endpoints_name_the_url() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/v1");
-    let embedder = HttpEmbedder::new(HttpConfig {
-        max_retries: 1,
-        ..config(&url)
+    let embedder = HttpEmbedder::new({
+        let mut built = config(&url);
+        built.max_retries = 1;
+        built
     })
     .unwrap();
     let error = embedder.embed(&["hello"]).unwrap_err().to_string();
@@ -297,10 +302,11 @@ fn hostile_response_bodies_are_errors_never_panics() {
         .map(|b| &*Box::leak(b.into_boxed_str()))
         .collect();
     let (url, _log) = serve(move |n, _| Reply::Raw(served[n % served.len()]));
-    let embedder = HttpEmbedder::new(HttpConfig {
-        max_retries: 0,
-        shrink_overlong: false,
-        ..config(&url)
+    let embedder = HttpEmbedder::new({
+        let mut built = config(&url);
+        built.max_retries = 0;
+        built.shrink_overlong = false;
+        built
     })
     .unwrap();
     for _ in 0..count {

@@ -25,6 +25,7 @@ use crate::record::RecordId;
 /// overtakes it at a few thousand vectors (10k: 220 µs against 552 µs, recall 0.997), so
 /// collections get a graph from 5,000 vectors on; ef 96 keeps recall@10 at 0.97 at 100k.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct HnswParams {
     /// A collection with at least this many vectors gets an HNSW graph; smaller ones are
     /// searched exactly. `usize::MAX` disables HNSW.

@@ -7,13 +7,11 @@ use mb_engine::{
 };
 
 fn engine(dir: &Path) -> Engine {
-    let e = Engine::open(
-        dir.join("e"),
-        EngineOptions {
-            max_text_bytes: 1 << 20,
-            ..EngineOptions::default()
-        },
-    )
+    let e = Engine::open(dir.join("e"), {
+        let mut built = EngineOptions::default();
+        built.max_text_bytes = 1 << 20;
+        built
+    })
     .unwrap();
     e.create_namespace("n", NamespaceOptions::default())
         .unwrap();
@@ -194,9 +192,10 @@ fn directories_that_are_not_engines_are_refused() {
     ));
 
     let missing = dir.path().join("missing");
-    let strict = EngineOptions {
-        create_if_missing: false,
-        ..EngineOptions::default()
+    let strict = {
+        let mut built = EngineOptions::default();
+        built.create_if_missing = false;
+        built
     };
     assert!(matches!(
         Engine::open(&missing, strict),

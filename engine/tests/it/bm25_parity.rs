@@ -87,11 +87,9 @@ fn assert_same_ranking(engine: &Engine, ns: &str, live: &[String], queries: &[St
 #[test]
 fn namespace_ranks_as_if_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let options = EngineOptions {
-        // Make commits explicit so both the committed and the in-memory paths are exercised.
-        lexical_commit_interval: std::time::Duration::from_secs(3600),
-        ..EngineOptions::default()
-    };
+    let mut options = EngineOptions::default();
+    // Make commits explicit so both the committed and the in-memory paths are exercised.
+    options.lexical_commit_interval = std::time::Duration::from_secs(3600);
     let engine = Engine::open(dir.path().join("e"), options).unwrap();
     for ns in ["a", "b", "c"] {
         engine
@@ -198,8 +196,10 @@ fn query_syntax_is_plain_text() {
 fn chinese_namespace_uses_word_segmentation() {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap();
-    let cjk = NamespaceOptions {
-        analyzer: Analyzer::Cjk,
+    let cjk = {
+        let mut built = NamespaceOptions::default();
+        built.analyzer = Analyzer::Cjk;
+        built
     };
     engine.create_namespace("zh", cjk).unwrap();
     engine

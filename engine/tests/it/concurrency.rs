@@ -11,9 +11,10 @@ use rand::{Rng, SeedableRng};
 #[test]
 fn parallel_writers_and_readers_stay_consistent() {
     let dir = tempfile::tempdir().unwrap();
-    let options = EngineOptions {
-        lexical_commit_interval: std::time::Duration::from_millis(20),
-        ..EngineOptions::default()
+    let options = {
+        let mut built = EngineOptions::default();
+        built.lexical_commit_interval = std::time::Duration::from_millis(20);
+        built
     };
     let engine = Arc::new(Engine::open(dir.path().join("e"), options).unwrap());
     engine.create_space(Space::new("s", 16)).unwrap();

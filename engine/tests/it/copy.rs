@@ -20,8 +20,12 @@ fn vector(i: u64, dim: usize) -> Vec<f32> {
 /// A namespace as memory systems leave one: records with bodies, attributes and vectors in two
 /// spaces, updates and deletes, and state naming record ids and a counter.
 fn populate(e: &Engine, ns: &str, analyzer: Analyzer, n: u64) {
-    e.create_namespace(ns, NamespaceOptions { analyzer })
-        .unwrap();
+    e.create_namespace(ns, {
+        let mut built = NamespaceOptions::default();
+        built.analyzer = analyzer;
+        built
+    })
+    .unwrap();
     e.create_space(Space::new("small", 3)).unwrap();
     e.create_space(Space::new("large", 8)).unwrap();
     let mut ids = Vec::new();

@@ -36,11 +36,9 @@ const ROUNDS_VAR: &str = "MB_CRASH_ROUNDS";
 
 /// The reopened engine's settings: exact vector search, so that every check is exact.
 fn options() -> EngineOptions {
-    let mut options = EngineOptions {
-        // Short interval so kills land before, during and after lexical commits.
-        lexical_commit_interval: Duration::from_millis(30),
-        ..EngineOptions::default()
-    };
+    let mut options = EngineOptions::default();
+    // Short interval so kills land before, during and after lexical commits.
+    options.lexical_commit_interval = Duration::from_millis(30);
     options.hnsw.threshold = usize::MAX;
     options
 }

@@ -45,12 +45,11 @@ fn populate(e: &Engine) {
     e.create_space(Space::new("s", 4)).unwrap();
     e.create_namespace("en", NamespaceOptions::default())
         .unwrap();
-    e.create_namespace(
-        "zh",
-        NamespaceOptions {
-            analyzer: Analyzer::Cjk,
-        },
-    )
+    e.create_namespace("zh", {
+        let mut built = NamespaceOptions::default();
+        built.analyzer = Analyzer::Cjk;
+        built
+    })
     .unwrap();
     e.create_namespace("gone", NamespaceOptions::default())
         .unwrap();

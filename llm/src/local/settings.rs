@@ -16,6 +16,7 @@ pub const SETUP_COMMAND: &str = "bash scripts/setup.sh";
 /// How to run a local model server (`[server]` in `configs/llm/local.toml`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ServerSettings {
     /// The GGUF model file served; any llama.cpp model works.
     pub model: PathBuf,

@@ -8,10 +8,7 @@ use mb_llm::ops::{
     SimulateFeedback, StoredMemory, UpdateProfile, UserPersona,
 };
 use mb_llm::testing::{fuzz_cases, HostileText};
-use mb_llm::{
-    extract_json, AnthropicProvider, ChatProvider, EndpointConfig, LlmSettings, Message,
-    OpenAiProvider,
-};
+use mb_llm::{extract_json, AnthropicProvider, ChatProvider, LlmSettings, Message, OpenAiProvider};
 use serde_json::json;
 
 use crate::providers::{config, request, serve, Reply};
@@ -130,9 +127,10 @@ async fn hostile_response_bodies_are_errors_or_answers_never_panics() {
     let script = served.clone();
     let (base, _) =
         serve(move |n, _| Reply::Status(200, script[(n / 2) % script.len()].clone(), None));
-    let settings = EndpointConfig {
-        max_retries: 0,
-        ..config(&base)
+    let settings = {
+        let mut built = config(&base);
+        built.max_retries = 0;
+        built
     };
     let openai = OpenAiProvider::new(settings.clone()).unwrap();
     let anthropic = AnthropicProvider::new(settings).unwrap();

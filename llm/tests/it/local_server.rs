@@ -23,9 +23,10 @@ fn checkout(path: &str) -> PathBuf {
 /// The default settings when setup has installed the server and model, else `None` after
 /// saying why the test skips.
 fn installed(test: &str) -> Option<ServerSettings> {
-    let settings = ServerSettings {
-        startup_timeout_secs: 120.0,
-        ..ServerSettings::default()
+    let settings = {
+        let mut built = ServerSettings::default();
+        built.startup_timeout_secs = 120.0;
+        built
     };
     let python = checkout(&settings.python.to_string_lossy());
     let importable = Command::new(&python)
@@ -74,13 +75,14 @@ fn wait_until(limit: Duration, done: impl Fn() -> bool) -> bool {
 }
 
 fn ask(base_url: &str, model: &str, max_retries: u32) -> mb_llm::Result<mb_llm::Completion> {
-    let provider = OpenAiProvider::new(EndpointConfig {
-        base_url: base_url.to_string(),
-        model: model.to_string(),
-        max_retries,
-        initial_backoff_secs: 0.1,
-        timeout_secs: 60.0,
-        ..EndpointConfig::default()
+    let provider = OpenAiProvider::new({
+        let mut built = EndpointConfig::default();
+        built.base_url = base_url.to_string();
+        built.model = model.to_string();
+        built.max_retries = max_retries;
+        built.initial_backoff_secs = 0.1;
+        built.timeout_secs = 60.0;
+        built
     })?;
     let mut request = ChatRequest::new(vec![Message::user("Name one colour.")]);
     request.sampling.max_tokens = 12;
@@ -134,9 +136,10 @@ fn a_missing_or_corrupt_model_is_named() {
     };
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-model.gguf");
-    let error = LocalServer::start(&ServerSettings {
-        model: missing.clone(),
-        ..settings.clone()
+    let error = LocalServer::start(&{
+        let mut built = settings.clone();
+        built.model = missing.clone();
+        built
     })
     .unwrap_err()
     .to_string();
@@ -147,9 +150,10 @@ fn a_missing_or_corrupt_model_is_named() {
 
     let not_gguf = dir.path().join("notes.gguf");
     std::fs::write(&not_gguf, "not a model").unwrap();
-    let error = LocalServer::start(&ServerSettings {
-        model: not_gguf.clone(),
-        ..settings.clone()
+    let error = LocalServer::start(&{
+        let mut built = settings.clone();
+        built.model = not_gguf.clone();
+        built
     })
     .unwrap_err()
     .to_string();
@@ -162,9 +166,10 @@ fn a_missing_or_corrupt_model_is_named() {
     let truncated = dir.path().join("truncated.gguf");
     let model = std::fs::read(checkout(&settings.model.to_string_lossy())).unwrap();
     std::fs::write(&truncated, &model[..1 << 20]).unwrap();
-    let error = LocalServer::start(&ServerSettings {
-        model: truncated.clone(),
-        ..settings
+    let error = LocalServer::start(&{
+        let mut built = settings;
+        built.model = truncated.clone();
+        built
     })
     .unwrap_err()
     .to_string();
@@ -182,9 +187,10 @@ fn a_port_in_use_and_a_missing_python_are_named() {
     };
     let taken = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     let port = taken.local_addr().unwrap().port();
-    let error = LocalServer::start(&ServerSettings {
-        port,
-        ..settings.clone()
+    let error = LocalServer::start(&{
+        let mut built = settings.clone();
+        built.port = port;
+        built
     })
     .unwrap_err()
     .to_string();
@@ -193,9 +199,10 @@ fn a_port_in_use_and_a_missing_python_are_named() {
         "{error}"
     );
 
-    let error = LocalServer::start(&ServerSettings {
-        python: PathBuf::from("/no/such/python3"),
-        ..settings
+    let error = LocalServer::start(&{
+        let mut built = settings;
+        built.python = PathBuf::from("/no/such/python3");
+        built
     })
     .unwrap_err()
     .to_string();

@@ -102,16 +102,17 @@ fn anthropic_reply(text: &str) -> Reply {
 }
 
 pub(crate) fn config(base: &str) -> EndpointConfig {
-    EndpointConfig {
-        base_url: base.to_string(),
-        model: "test-model".to_string(),
-        api_key_env: None,
-        timeout_secs: 2.0,
-        max_retries: 3,
-        initial_backoff_secs: 0.01,
-        max_backoff_secs: 0.05,
-        max_concurrency: 4,
-        ..EndpointConfig::default()
+    {
+        let mut built = EndpointConfig::default();
+        built.base_url = base.to_string();
+        built.model = "test-model".to_string();
+        built.api_key_env = None;
+        built.timeout_secs = 2.0;
+        built.max_retries = 3;
+        built.initial_backoff_secs = 0.01;
+        built.max_backoff_secs = 0.05;
+        built.max_concurrency = 4;
+        built
     }
 }
 
@@ -223,10 +224,11 @@ async fn timeouts_are_retried_then_reported() {
             Box::new(openai_reply("too late")),
         )
     });
-    let provider = OpenAiProvider::new(EndpointConfig {
-        timeout_secs: 0.2,
-        max_retries: 1,
-        ..config(&base)
+    let provider = OpenAiProvider::new({
+        let mut built = config(&base);
+        built.timeout_secs = 0.2;
+        built.max_retries = 1;
+        built
     })
     .unwrap();
     match provider.complete(&request()).await {
@@ -313,9 +315,10 @@ async fn the_concurrency_limit_holds_on_the_server_side() {
     let (base, seen) =
         serve(|_, _| Reply::After(Duration::from_millis(100), Box::new(openai_reply("done"))));
     let provider = Arc::new(
-        OpenAiProvider::new(EndpointConfig {
-            max_concurrency: 3,
-            ..config(&base)
+        OpenAiProvider::new({
+            let mut built = config(&base);
+            built.max_concurrency = 3;
+            built
         })
         .unwrap(),
     );
@@ -335,9 +338,10 @@ async fn the_concurrency_limit_holds_on_the_server_side() {
 async fn providers_of_one_server_share_its_limit() {
     let (base, seen) =
         serve(|_, _| Reply::After(Duration::from_millis(100), Box::new(openai_reply("done"))));
-    let limited = EndpointConfig {
-        max_concurrency: 2,
-        ..config(&base)
+    let limited = {
+        let mut built = config(&base);
+        built.max_concurrency = 2;
+        built
     };
     let answer = Arc::new(OpenAiProvider::new(limited.clone()).unwrap());
     let memory = Arc::new(OpenAiProvider::new(limited).unwrap());
@@ -364,9 +368,10 @@ async fn unreachable_servers_and_bad_settings() {
         .local_addr()
         .unwrap()
         .port();
-    let provider = OpenAiProvider::new(EndpointConfig {
-        max_retries: 1,
-        ..config(&format!("http://127.0.0.1:{port}/v1"))
+    let provider = OpenAiProvider::new({
+        let mut built = config(&format!("http://127.0.0.1:{port}/v1"));
+        built.max_retries = 1;
+        built
     })
     .unwrap();
     let error = provider.complete(&request()).await.unwrap_err().to_string();
@@ -376,9 +381,10 @@ async fn unreachable_servers_and_bad_settings() {
     );
     assert!(error.contains("2 attempts"), "{error}");
 
-    let missing_key = OpenAiProvider::new(EndpointConfig {
-        api_key_env: Some("MB_LLM_TEST_KEY_THAT_IS_NOT_SET".into()),
-        ..config("http://localhost:1")
+    let missing_key = OpenAiProvider::new({
+        let mut built = config("http://localhost:1");
+        built.api_key_env = Some("MB_LLM_TEST_KEY_THAT_IS_NOT_SET".into());
+        built
     });
     assert!(matches!(
         missing_key,
@@ -388,20 +394,16 @@ async fn unreachable_servers_and_bad_settings() {
         })
     ));
     for (field, huge) in [
-        (
-            "timeout_secs",
-            EndpointConfig {
-                timeout_secs: 1e20,
-                ..config("http://localhost:1")
-            },
-        ),
-        (
-            "max_backoff_secs",
-            EndpointConfig {
-                max_backoff_secs: f64::MAX,
-                ..config("http://localhost:1")
-            },
-        ),
+        ("timeout_secs", {
+            let mut built = config("http://localhost:1");
+            built.timeout_secs = 1e20;
+            built
+        }),
+        ("max_backoff_secs", {
+            let mut built = config("http://localhost:1");
+            built.max_backoff_secs = f64::MAX;
+            built
+        }),
     ] {
         match OpenAiProvider::new(huge) {
             Err(LlmError::Config {
@@ -415,9 +417,10 @@ async fn unreachable_servers_and_bad_settings() {
             Ok(_) => panic!("{field}: accepted"),
         }
     }
-    let zero = OpenAiProvider::new(EndpointConfig {
-        max_concurrency: 0,
-        ..config("http://localhost:1")
+    let zero = OpenAiProvider::new({
+        let mut built = config("http://localhost:1");
+        built.max_concurrency = 0;
+        built
     });
     assert!(matches!(
         zero,
@@ -433,9 +436,10 @@ fn debug_output_never_shows_the_api_key() {
     const KEY: &str = "sk-debug-test-3c9e1a7f5b";
     // A variable no other test reads.
     std::env::set_var("MB_LLM_DEBUG_TEST_KEY", KEY);
-    let settings = EndpointConfig {
-        api_key_env: Some("MB_LLM_DEBUG_TEST_KEY".into()),
-        ..config("http://localhost:1")
+    let settings = {
+        let mut built = config("http://localhost:1");
+        built.api_key_env = Some("MB_LLM_DEBUG_TEST_KEY".into());
+        built
     };
     let openai = OpenAiProvider::new(settings.clone()).unwrap();
     let anthropic = AnthropicProvider::new(settings).unwrap();

@@ -139,9 +139,10 @@ async fn a_stack_records_meters_and_replays() {
         Err(LlmError::ReplayMiss { .. })
     ));
 
-    let bad_tokenizer = LlmSettings {
-        tokenizer: Some(PathBuf::from("no/tokenizer.json")),
-        ..settings.clone()
+    let bad_tokenizer = {
+        let mut built = settings.clone();
+        built.tokenizer = Some(PathBuf::from("no/tokenizer.json"));
+        built
     };
     let error = LlmStack::build(&bad_tokenizer, CacheMode::Off, None)
         .err()

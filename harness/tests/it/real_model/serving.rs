@@ -94,12 +94,13 @@ pub(super) fn shared_server() -> Option<u16> {
         settings(probe.path(), "probe.toml", Some("unused"), CAP)?;
         let (sent, port) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let server = LocalServer::start(&ServerSettings {
-                model: checkout(&ServerSettings::default().model.to_string_lossy()),
-                python: checkout(&ServerSettings::default().python.to_string_lossy()),
-                launcher: checkout("scripts/llm_server.py"),
-                startup_timeout_secs: 120.0,
-                ..ServerSettings::default()
+            let server = LocalServer::start(&{
+                let mut built = ServerSettings::default();
+                built.model = checkout(&ServerSettings::default().model.to_string_lossy());
+                built.python = checkout(&ServerSettings::default().python.to_string_lossy());
+                built.launcher = checkout("scripts/llm_server.py");
+                built.startup_timeout_secs = 120.0;
+                built
             })
             .unwrap();
             sent.send(server.port()).unwrap();
