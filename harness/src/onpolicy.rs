@@ -61,22 +61,6 @@ pub fn run(args: &OnPolicyArgs) -> Result<(), HarnessError> {
     run_regime(args)
 }
 
-impl Regime for OnPolicyArgs {
-    const ACCEPTS_MEMORYLESS: bool = false;
-
-    fn run_args(&self) -> &RunArgs {
-        &self.run
-    }
-
-    async fn run_system(
-        &self,
-        setup: &Setup,
-        spec: &'static SystemSpec,
-    ) -> Result<Vec<Outcome>, HarnessError> {
-        run_system(self, setup, spec).await
-    }
-}
-
 /// One collected training dialog, as `step_<i>/train_dialogs.json` records it.
 #[derive(Debug, Serialize, Deserialize)]
 struct Collected {
@@ -90,121 +74,131 @@ struct Collected {
 
 const TRAIN_DIALOGS: &str = "train_dialogs.json";
 
-async fn run_system(
-    args: &OnPolicyArgs,
-    setup: &Setup,
-    spec: &'static SystemSpec,
-) -> Result<Vec<Outcome>, HarnessError> {
-    let run = &args.run;
-    let files = run_dir(
-        run,
-        "on-policy/results",
-        spec,
-        json!({
-            "step": args.step,
-            "batch_size": args.batch_size,
-            "max_rounds": args.max_rounds,
-            "answer_feedback": args.answer_feedback,
-        }),
-    )?;
-    // On-policy time is the dialogs' memorization per step; the corpora's share is not counted.
-    let mut memory = SteppedMemory::open(setup, run, spec, "on-policy", &files).await?;
-    let evaluators: Vec<Box<dyn Evaluator>> = setup
-        .datasets
-        .iter()
-        .map(|d| evaluator_for(&d.config))
-        .collect::<Result<_, _>>()?;
-    let pool: Vec<(usize, &Row)> = setup
-        .datasets
-        .iter()
-        .enumerate()
-        .flat_map(|(i, d)| d.train.iter().map(move |row| (i, row)))
-        .collect();
-    let positions: Vec<usize> = (0..pool.len()).collect();
-    let rounds = Rounds {
-        max: args.max_rounds,
-        first_number: 0,
-        answer_feedback: args.answer_feedback,
-    };
-    let mut rng = PyRandom::new(42);
-    let mut outcomes = Vec::new();
-    for step in 0..args.step {
-        let drawn = rng
-            .sample(&positions, args.batch_size.min(pool.len()))
-            .unwrap_or_default();
-        let step_files = RunFiles::new(files.dir().join(format!("step_{step}")));
-        // A resumed run reads the dialogs a step collected before it stopped.
-        let collected: Vec<Collected> = if step_files.path(TRAIN_DIALOGS).is_file() {
-            let recorded: Vec<Collected> = step_files.read(TRAIN_DIALOGS)?;
-            let recorded_draws: Vec<usize> = recorded.iter().map(|c| c.training_set_idx).collect();
-            if recorded_draws != drawn {
-                return Err(HarnessError::Usage(format!(
-                    "{}: its dialogs were drawn from other training data than this run's",
-                    step_files.path(TRAIN_DIALOGS).display()
-                )));
-            }
-            if memory.replays_questions() {
-                // A rebuilt memory is asked the step's questions again, as it was before.
-                stream::iter(drawn.iter().map(|&pool_index| {
-                    let row = pool[pool_index].1;
-                    let system = memory.system();
-                    let k = memory.k();
-                    async move {
-                        let initial = row.input.initial_messages();
-                        answer_case(system, &initial, row.lang, k).await.map(|_| ())
-                    }
+impl Regime for OnPolicyArgs {
+    const ACCEPTS_MEMORYLESS: bool = false;
+
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    async fn run_system(
+        &self,
+        setup: &Setup,
+        spec: &'static SystemSpec,
+    ) -> Result<Vec<Outcome>, HarnessError> {
+        let args = self;
+        let run = &args.run;
+        let files = run_dir(
+            run,
+            "on-policy/results",
+            spec,
+            json!({
+                "step": args.step,
+                "batch_size": args.batch_size,
+                "max_rounds": args.max_rounds,
+                "answer_feedback": args.answer_feedback,
+            }),
+        )?;
+        // On-policy time is the dialogs' memorization per step; the corpora's share is not counted.
+        let mut memory = SteppedMemory::open(setup, run, spec, "on-policy", &files).await?;
+        let evaluators: Vec<Box<dyn Evaluator>> = setup
+            .datasets
+            .iter()
+            .map(|d| evaluator_for(&d.config))
+            .collect::<Result<_, _>>()?;
+        let pool: Vec<(usize, &Row)> = setup
+            .datasets
+            .iter()
+            .enumerate()
+            .flat_map(|(i, d)| d.train.iter().map(move |row| (i, row)))
+            .collect();
+        let positions: Vec<usize> = (0..pool.len()).collect();
+        let rounds = Rounds {
+            max: args.max_rounds,
+            first_number: 0,
+            answer_feedback: args.answer_feedback,
+        };
+        let mut rng = PyRandom::new(42);
+        let mut outcomes = Vec::new();
+        for step in 0..args.step {
+            let drawn = rng
+                .sample(&positions, args.batch_size.min(pool.len()))
+                .unwrap_or_default();
+            let step_files = RunFiles::new(files.dir().join(format!("step_{step}")));
+            // A resumed run reads the dialogs a step collected before it stopped.
+            let collected: Vec<Collected> = if step_files.path(TRAIN_DIALOGS).is_file() {
+                let recorded: Vec<Collected> = step_files.read(TRAIN_DIALOGS)?;
+                let recorded_draws: Vec<usize> =
+                    recorded.iter().map(|c| c.training_set_idx).collect();
+                if recorded_draws != drawn {
+                    return Err(HarnessError::Usage(format!(
+                        "{}: its dialogs were drawn from other training data than this run's",
+                        step_files.path(TRAIN_DIALOGS).display()
+                    )));
+                }
+                if memory.replays_questions() {
+                    // A rebuilt memory is asked the step's questions again, as it was before.
+                    stream::iter(drawn.iter().map(|&pool_index| {
+                        let row = pool[pool_index].1;
+                        let system = memory.system();
+                        let k = memory.k();
+                        async move {
+                            let initial = row.input.initial_messages();
+                            answer_case(system, &initial, row.lang, k).await.map(|_| ())
+                        }
+                    }))
+                    .buffered(run.threads.max(1))
+                    .try_collect::<Vec<()>>()
+                    .await?;
+                }
+                recorded
+            } else {
+                memory.unsettle()?;
+                let label = format!("{} feedback dialogs (step {step})", spec.name);
+                let bar = ModelProgress::new(drawn.len() as u64, &label, "dialogs", &setup.llm);
+                let collected = stream::iter(drawn.into_iter().map(|pool_index| {
+                    let (dataset_index, row) = pool[pool_index];
+                    let dataset = &setup.datasets[dataset_index];
+                    let evaluator = evaluators[dataset_index].as_ref();
+                    collect(
+                        setup,
+                        memory.system(),
+                        (dataset, row, evaluator),
+                        rounds,
+                        memory.k(),
+                        pool_index,
+                    )
                 }))
                 .buffered(run.threads.max(1))
-                .try_collect::<Vec<()>>()
+                .inspect_ok(|_| bar.inc())
+                .try_collect()
                 .await?;
-            }
-            recorded
-        } else {
-            memory.unsettle()?;
-            let label = format!("{} feedback dialogs (step {step})", spec.name);
-            let bar = ModelProgress::new(drawn.len() as u64, &label, "dialogs", &setup.llm);
-            let collected = stream::iter(drawn.into_iter().map(|pool_index| {
-                let (dataset_index, row) = pool[pool_index];
-                let dataset = &setup.datasets[dataset_index];
-                let evaluator = evaluators[dataset_index].as_ref();
-                collect(
-                    setup,
-                    memory.system(),
-                    (dataset, row, evaluator),
-                    rounds,
-                    memory.k(),
-                    pool_index,
-                )
-            }))
-            .buffered(run.threads.max(1))
-            .inspect_ok(|_| bar.inc())
-            .try_collect()
-            .await?;
-            drop(bar);
-            step_files.write(TRAIN_DIALOGS, &collected)?;
-            collected
-        };
-        let dialogs: Vec<TrainingDialog> = collected
-            .iter()
-            .map(|c| {
-                let (dataset_index, row) = pool[c.training_set_idx];
-                TrainingDialog {
-                    test_idx: row.test_idx,
-                    dataset: setup.datasets[dataset_index].name(),
-                    lang: row.lang,
-                    messages: &c.dialog,
-                }
-            })
-            .collect();
-        let tag = format!("step {step}");
-        let built = memory
-            .include(step, &format!("{} dialogs ({tag})", spec.name), &dialogs)
-            .await?;
-        step_files.write(MEMORIZATION, &built.per_dialog)?;
-        let base = memory.batch_share(&built);
-        outcomes.push(answer_test_sets(setup, run, &memory, &step_files, base, &tag).await?);
+                drop(bar);
+                step_files.write(TRAIN_DIALOGS, &collected)?;
+                collected
+            };
+            let dialogs: Vec<TrainingDialog> = collected
+                .iter()
+                .map(|c| {
+                    let (dataset_index, row) = pool[c.training_set_idx];
+                    TrainingDialog {
+                        test_idx: row.test_idx,
+                        dataset: setup.datasets[dataset_index].name(),
+                        lang: row.lang,
+                        messages: &c.dialog,
+                    }
+                })
+                .collect();
+            let tag = format!("step {step}");
+            let built = memory
+                .include(step, &format!("{} dialogs ({tag})", spec.name), &dialogs)
+                .await?;
+            step_files.write(MEMORIZATION, &built.per_dialog)?;
+            let base = memory.batch_share(&built);
+            outcomes.push(answer_test_sets(setup, run, &memory, &step_files, base, &tag).await?);
+        }
+        Ok(outcomes)
     }
-    Ok(outcomes)
 }
 
 /// One training dialog: the system answers with its memory, the simulated user reacts. The

@@ -49,45 +49,41 @@ impl Regime for StepwiseArgs {
         setup: &Setup,
         spec: &'static SystemSpec,
     ) -> Result<Vec<Outcome>, HarnessError> {
-        run_system(self, setup, spec).await
+        let args = self;
+        let run = &args.run;
+        let files = run_dir(
+            run,
+            "step_off-policy/results",
+            spec,
+            json!({"batch_size": args.batch_size}),
+        )?;
+        // A memory of its own, empty but for the corpora at the start (upstream never reuses it).
+        let mut memory = SteppedMemory::open(setup, run, spec, "step_off-policy", &files).await?;
+        let begin = RunFiles::new(files.dir().join("begin"));
+        let mut outcomes = vec![
+            answer_test_sets(setup, run, &memory, &begin, memory.corpus_share(), "begin").await?,
+        ];
+        let dialogs = training_dialogs(spec, &setup.datasets);
+        let size = args.batch_size.max(1);
+        for (index, from) in (0..dialogs.len()).step_by(size).enumerate() {
+            let to = (from + size).min(dialogs.len());
+            let tag = format!("[{from},{to})");
+            let batch = &dialogs[from..to];
+            let step = RunFiles::new(files.dir().join(&tag));
+            let trained: Vec<_> = batch
+                .iter()
+                .map(
+                    |(row, _, dialog)| json!({"test_idx": row.test_idx, "dialog": dialog.messages}),
+                )
+                .collect();
+            step.write("training_dialogs.json", &trained)?;
+            let batch: Vec<_> = batch.iter().map(as_training).collect();
+            let label = format!("{} dialogs {tag}", spec.name);
+            let built = memory.include(index, &label, &batch).await?;
+            step.write(MEMORIZATION, &built.per_dialog)?;
+            let base = memory.batch_share(&built);
+            outcomes.push(answer_test_sets(setup, run, &memory, &step, base, &tag).await?);
+        }
+        Ok(outcomes)
     }
-}
-
-async fn run_system(
-    args: &StepwiseArgs,
-    setup: &Setup,
-    spec: &'static SystemSpec,
-) -> Result<Vec<Outcome>, HarnessError> {
-    let run = &args.run;
-    let files = run_dir(
-        run,
-        "step_off-policy/results",
-        spec,
-        json!({"batch_size": args.batch_size}),
-    )?;
-    // A memory of its own, empty but for the corpora at the start (upstream never reuses it).
-    let mut memory = SteppedMemory::open(setup, run, spec, "step_off-policy", &files).await?;
-    let begin = RunFiles::new(files.dir().join("begin"));
-    let mut outcomes =
-        vec![answer_test_sets(setup, run, &memory, &begin, memory.corpus_share(), "begin").await?];
-    let dialogs = training_dialogs(spec, &setup.datasets);
-    let size = args.batch_size.max(1);
-    for (index, from) in (0..dialogs.len()).step_by(size).enumerate() {
-        let to = (from + size).min(dialogs.len());
-        let tag = format!("[{from},{to})");
-        let batch = &dialogs[from..to];
-        let step = RunFiles::new(files.dir().join(&tag));
-        let trained: Vec<_> = batch
-            .iter()
-            .map(|(row, _, dialog)| json!({"test_idx": row.test_idx, "dialog": dialog.messages}))
-            .collect();
-        step.write("training_dialogs.json", &trained)?;
-        let batch: Vec<_> = batch.iter().map(as_training).collect();
-        let label = format!("{} dialogs {tag}", spec.name);
-        let built = memory.include(index, &label, &batch).await?;
-        step.write(MEMORIZATION, &built.per_dialog)?;
-        let base = memory.batch_share(&built);
-        outcomes.push(answer_test_sets(setup, run, &memory, &step, base, &tag).await?);
-    }
-    Ok(outcomes)
 }
