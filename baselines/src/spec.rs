@@ -12,7 +12,7 @@ use crate::system::{check_retrieve_k, MemoryContext, MemorySystem, SystemSetting
 /// Opens a system's memory in a context.
 pub type Builder = fn(MemoryContext) -> Result<Box<dyn MemorySystem>, MemoryError>;
 
-/// A settings file under `configs/memory/` and its text as shipped (see [`settings_file!`]).
+/// A settings file under `configs/memory/` and its text as shipped (see [`crate::settings_file!`]).
 #[derive(Debug, Clone, Copy)]
 pub struct SettingsFile {
     /// File name under `configs/memory/`.

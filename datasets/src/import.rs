@@ -5,7 +5,7 @@
 //! fields and `info`), with prompt wording of our own, and splits them with upstream's seeded
 //! procedure ([`crate::split`]). Rows are stored as the Hugging Face copy stores them (dict and
 //! list columns as JSON strings), so an import written out with
-//! [`InMemorySource::write_hf_layout`] reads back exactly like the published data.
+//! [`crate::InMemorySource::write_hf_layout`] reads back exactly like the published data.
 //!
 //! Deliberate differences: LoCoMo's preamble names the speakers as `speaker_a` and
 //! `speaker_b` (upstream takes them from a Python set, so their order varies between runs),

@@ -26,7 +26,7 @@ const LEGACY_KEYS: [&str; 2] = ["memorized-v2", "corpus"];
 /// Everything that shapes a memory built from training dialogs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryInputs {
-    /// The cache's format ([`CACHE_FORMAT`] when built by this version).
+    /// The cache's format (this version's when built by it).
     pub format: u32,
     /// The system's settings as it runs with them (JSON).
     pub settings: Value,

@@ -21,7 +21,7 @@ use tokio::sync::Semaphore;
 use crate::error::{check_wait, LlmError, Result};
 
 /// Connection and robustness settings of one endpoint, and the output limits of the role that
-/// uses it (see [`crate::limits`]).
+/// uses it (see [`crate::OutputLimits`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]

@@ -6,7 +6,7 @@
 //! phrases, `AND`/`OR`/`NOT` are operators, `word:` names a field, `^2` boosts. [`parse`]
 //! reproduces that parser (checked against Whoosh 2.7.4 itself on random and real questions),
 //! and [`WhooshQuery`] is the query it yields, printed the way Whoosh's `repr` prints it.
-//! The engine evaluates it with Whoosh's scoring rules ([`eval`]) through
+//! The engine evaluates it with Whoosh's scoring rules (module `eval`) through
 //! `Engine::search_query` with `QuerySyntax::Whoosh`.
 
 mod build;
