@@ -51,6 +51,53 @@ pub fn reciprocal_rank<T: Eq + Hash>(retrieved: &[T], relevant: &HashSet<T>) -> 
     )
 }
 
+/// Share of the relevant turns among the first `k` turns of a ranking of units, each unit
+/// expanded into the turns it covers, in order (a turn seen before is not counted again); `None`
+/// without relevant turns. Systems whose units are single turns get their unit recall; larger
+/// units spend more of the `k` turns each, so unit sizes compare fairly.
+pub fn turn_recall_at_k<T: Eq + Hash>(
+    units: &[&[T]],
+    relevant: &HashSet<T>,
+    k: usize,
+) -> Option<f64> {
+    if relevant.is_empty() {
+        return None;
+    }
+    let mut seen = HashSet::new();
+    let found = units
+        .iter()
+        .flat_map(|turns| turns.iter())
+        .filter(|t| seen.insert(*t))
+        .take(k)
+        .filter(|t| relevant.contains(*t))
+        .count();
+    Some(found as f64 / relevant.len() as f64)
+}
+
+/// Share of the relevant turns covered by the units that fit whole in the first `budget`
+/// tokens of retrieved text (each unit given as its token count and covered turns, best
+/// first; the first unit that does not fit ends the context); `None` without relevant turns.
+/// It measures what a prompt of that size would actually hold.
+pub fn budget_recall<T: Eq + Hash>(
+    units: &[(usize, &[T])],
+    relevant: &HashSet<T>,
+    budget: usize,
+) -> Option<f64> {
+    if relevant.is_empty() {
+        return None;
+    }
+    let mut spent = 0;
+    let mut found = HashSet::new();
+    for (tokens, turns) in units {
+        spent += tokens;
+        if spent > budget {
+            break;
+        }
+        found.extend(turns.iter().filter(|t| relevant.contains(*t)));
+    }
+    Some(found.len() as f64 / relevant.len() as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +120,38 @@ mod tests {
         let none: HashSet<&str> = HashSet::new();
         assert_eq!(recall_at_k(&retrieved, &none, 5), None);
         assert_eq!(reciprocal_rank(&["x"], &relevant), Some(0.0));
+    }
+
+    #[test]
+    fn turn_recall_expands_units_in_order() {
+        let relevant: HashSet<&str> = ["D1:3", "D2:5"].into_iter().collect();
+        let a: &[&str] = &["D1:1", "D1:2"];
+        let b: &[&str] = &["D1:2", "D1:3"];
+        let c: &[&str] = &["D2:5"];
+        // Turns in order: D1:1, D1:2, D1:3 (the repeated D1:2 counts once), D2:5.
+        let units = [a, b, c];
+        assert_eq!(turn_recall_at_k(&units, &relevant, 2), Some(0.0));
+        assert_eq!(turn_recall_at_k(&units, &relevant, 3), Some(0.5));
+        assert_eq!(turn_recall_at_k(&units, &relevant, 4), Some(1.0));
+        // Single-turn units: the same as unit recall.
+        let singles: Vec<&[&str]> = vec![&["D1:1"], &["D2:5"], &["D1:3"]];
+        let flat = ["D1:1", "D2:5", "D1:3"];
+        for k in 1..4 {
+            assert_eq!(
+                turn_recall_at_k(&singles, &relevant, k),
+                recall_at_k(&flat, &relevant, k)
+            );
+        }
+        assert_eq!(turn_recall_at_k(&units, &HashSet::new(), 3), None);
+    }
+
+    #[test]
+    fn budget_recall_counts_whole_units_that_fit() {
+        let relevant: HashSet<&str> = ["D1:3", "D2:5"].into_iter().collect();
+        let units: Vec<(usize, &[&str])> =
+            vec![(200, &["D1:3"]), (250, &["D1:1"]), (100, &["D2:5"])];
+        assert_eq!(budget_recall(&units, &relevant, 199), Some(0.0));
+        assert_eq!(budget_recall(&units, &relevant, 500), Some(0.5));
+        assert_eq!(budget_recall(&units, &relevant, 550), Some(1.0));
     }
 }
