@@ -8,7 +8,8 @@
 //!
 //! Systems so far: Vanilla ([`vanilla`], with upstream's long-context fallback on corpus
 //! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]), A-Mem ([`amem`]),
-//! Mem0 ([`mem0`]) and MemoryOS ([`memoryos`]).
+//! Mem0 ([`mem0`]) and MemoryOS ([`memoryos`]); beyond upstream, the hybrid memory
+//! ([`hybrid`]).
 
 #![deny(missing_docs)]
 
@@ -16,11 +17,13 @@ pub mod amem;
 pub mod dense;
 mod embedding;
 mod error;
+pub mod hybrid;
 pub mod lexical;
 pub mod mem0;
 pub mod memoryos;
 pub mod prompt;
 pub mod registry;
+mod settings;
 mod spec;
 mod store;
 mod system;
@@ -30,9 +33,9 @@ pub mod vanilla;
 pub use error::MemoryError;
 pub use mb_engine as engine;
 pub use registry::REGISTRY;
+pub use settings::{check_retrieve_k, SystemSettings, MAX_RETRIEVE_K};
 pub use spec::{Builder, SettingsFile, SystemSpec};
 pub use system::{
-    check_retrieve_k, last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit,
-    MemoryContext, MemoryStats, MemorySystem, Retrieved, SystemSettings, TrainingDialog,
-    MAX_RETRIEVE_K,
+    last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
+    MemorySystem, Retrieved, TrainingDialog,
 };

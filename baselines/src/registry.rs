@@ -7,6 +7,7 @@ use mb_datasets::catalog::DatasetType;
 use crate::amem::AMem;
 use crate::dense::DenseMemory;
 use crate::error::MemoryError;
+use crate::hybrid::HybridMemory;
 use crate::lexical::LexicalMemory;
 use crate::mem0::Mem0;
 use crate::memoryos::MemoryOs;
@@ -53,6 +54,11 @@ pub static REGISTRY: &[SystemSpec] = &[
         Ok(Box::new(MemoryOs::new(context)?))
     })
     .with_embedder(),
+    SystemSpec::new("hybrid", "Hybrid", settings_file!("hybrid.toml"), |context| {
+        Ok(Box::new(HybridMemory::new(context)?))
+    })
+    .with_embedder()
+    .beyond_upstream(),
 ];
 
 /// The entry named `name`.
@@ -94,7 +100,8 @@ mod tests {
                 "dialog_embedder_dialog",
                 "dialog_a_mem",
                 "dialog_mem0",
-                "dialog_memoryos"
+                "dialog_memoryos",
+                "dialog_hybrid"
             ]
         );
         assert_eq!(get("bm25_dialog").unwrap().paper_name, "BM25-S");
@@ -120,6 +127,14 @@ mod tests {
         assert!(
             mem0.skips(DatasetType::Domain, "Open-Domain")
                 && !mem0.skips(DatasetType::Domain, "Legal")
+        );
+        // The hybrid memory is beyond upstream: named, not swept; its file states its defaults.
+        let hybrid = get("hybrid").unwrap();
+        assert!(!default_systems().any(|s| s.name == "hybrid"));
+        assert_eq!(default_systems().count(), REGISTRY.len() - 1);
+        assert_eq!(
+            hybrid.settings(None).unwrap().hybrid,
+            crate::hybrid::HybridSettings::default()
         );
     }
 

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use mb_datasets::catalog::DatasetType;
 
 use crate::error::MemoryError;
-use crate::system::{check_retrieve_k, MemoryContext, MemorySystem, SystemSettings};
+use crate::settings::{check_retrieve_k, SystemSettings};
+use crate::system::{MemoryContext, MemorySystem};
 
 /// Opens a system's memory in a context.
 pub type Builder = fn(MemoryContext) -> Result<Box<dyn MemorySystem>, MemoryError>;
@@ -106,6 +107,15 @@ impl SystemSpec {
     pub const fn memoryless(self) -> SystemSpec {
         SystemSpec {
             memoryless: true,
+            ..self
+        }
+    }
+
+    /// The same entry, left out of sweeps (`--baseline all`): not one of upstream's systems,
+    /// so a sweep reproduces the paper's table; name it to run it.
+    pub const fn beyond_upstream(self) -> SystemSpec {
+        SystemSpec {
+            available_by_default: false,
             ..self
         }
     }

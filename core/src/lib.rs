@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod clock;
+pub mod dates;
 mod lang;
 mod message;
 pub mod panic;

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+pub mod porter;
+
 /// Longest term kept, in bytes (tantivy's `MAX_TOKEN_LEN`; the engine checks they agree).
 pub const MAX_TOKEN_LEN: usize = u16::MAX as usize - 5;
 
@@ -26,6 +28,10 @@ pub enum Analyzer {
     /// compounds), then the same lowercasing and stop words; single
     /// CJK characters are kept because they are words.
     Cjk,
+    /// [`Standard`](Self::Standard) with every term reduced to its Porter stem (NLTK's
+    /// variant), so `painted` finds `painting`: Whoosh's `StemmingAnalyzer`. Not upstream's
+    /// default; the hybrid memory indexes with it.
+    Stemmed,
 }
 
 /// Whoosh's `STOP_WORDS` (the English list used by `StandardAnalyzer`), sorted for binary search.
@@ -54,14 +60,32 @@ pub struct Term {
 }
 
 impl Analyzer {
+    /// Every analyzer, so an index can prepare a field for each.
+    pub const ALL: [Analyzer; 3] = [Analyzer::Standard, Analyzer::Cjk, Analyzer::Stemmed];
+
     /// Splits `text` into index terms.
     pub fn analyze(self, text: &str) -> Vec<Term> {
         let mut out = Vec::new();
         match self {
             Analyzer::Standard => standard_terms(text, 0, &mut out),
             Analyzer::Cjk => cjk_terms(text, &mut out),
+            Analyzer::Stemmed => {
+                standard_terms(text, 0, &mut out);
+                for term in &mut out {
+                    term.text = porter::stem(&term.text);
+                }
+            }
         }
         out
+    }
+
+    /// A lowercased token as this analyzer indexes it (its stem for
+    /// [`Stemmed`](Self::Stemmed)), for query terms built outside [`analyze`](Self::analyze).
+    pub fn normalize(self, lower: String) -> String {
+        match self {
+            Analyzer::Stemmed => porter::stem(&lower),
+            Analyzer::Standard | Analyzer::Cjk => lower,
+        }
     }
 
     /// The lowercased Whoosh-standard tokens of `text` (`\w+(\.?\w+)*`), nothing removed:

@@ -5,6 +5,7 @@ mod agentic;
 mod common;
 mod embedding_overlap;
 mod example_system;
+mod hybrid;
 mod mem0_inputs;
 mod memoryos;
 mod retrieval;

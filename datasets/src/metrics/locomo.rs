@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::porter::stem;
+use mb_text::porter::stem;
 
 /// The two answer options of a category-5 (adversarial) question, as upstream renders them.
 #[derive(Debug, Clone, PartialEq, Eq)]

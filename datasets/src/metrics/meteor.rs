@@ -12,8 +12,8 @@
 //! source; [`NoSynonyms`] (the default) matches nothing there. As in NLTK, that stage sees the
 //! Porter stems the stem stage left, not the original words.
 
-use super::porter::stem;
 use super::tokenize::word_tokenize;
+use mb_text::porter::stem;
 
 /// Where the synonym stage looks words up: WordNet in NLTK, pluggable here because WordNet is
 /// data this machine does not have.

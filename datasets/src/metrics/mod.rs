@@ -4,7 +4,6 @@
 pub mod judged;
 pub mod locomo;
 pub mod meteor;
-pub mod porter;
 pub mod punkt;
 mod pychars;
 pub mod retrieval;

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::common::{root, venv_python};
-use mb_datasets::metrics::porter::stem;
+use mb_text::porter::stem;
 
 #[test]
 fn matches_nltk_on_real_vocabulary() {

@@ -11,6 +11,7 @@ pub(crate) fn tokenizer_name(analyzer: Analyzer) -> &'static str {
     match analyzer {
         Analyzer::Standard => "mb_standard",
         Analyzer::Cjk => "mb_cjk",
+        Analyzer::Stemmed => "mb_stemmed",
     }
 }
 
@@ -23,13 +24,16 @@ impl QueryAnalyzer for Analyzer {
             return if remove_stops && !Analyzer::keeps_token(&lower) {
                 Vec::new()
             } else {
-                vec![lower]
+                vec![self.normalize(lower)]
             };
         }
         if remove_stops {
             return self.analyze(text).into_iter().map(|t| t.text).collect();
         }
         Analyzer::lowercase_tokens(text)
+            .into_iter()
+            .map(|t| self.normalize(t))
+            .collect()
     }
 }
 

@@ -74,6 +74,7 @@ struct Fields {
     rid: Field,
     standard: Field,
     cjk: Field,
+    stemmed: Field,
 }
 
 impl Fields {
@@ -81,6 +82,7 @@ impl Fields {
         match analyzer {
             Analyzer::Standard => self.standard,
             Analyzer::Cjk => self.cjk,
+            Analyzer::Stemmed => self.stemmed,
         }
     }
 }
@@ -138,12 +140,14 @@ fn schema() -> (Schema, Fields) {
     };
     let standard = builder.add_text_field("text_standard", text(Analyzer::Standard));
     let cjk = builder.add_text_field("text_cjk", text(Analyzer::Cjk));
+    let stemmed = builder.add_text_field("text_stemmed", text(Analyzer::Stemmed));
     let fields = Fields {
         ns,
         key,
         rid,
         standard,
         cjk,
+        stemmed,
     };
     (builder.build(), fields)
 }
@@ -167,7 +171,7 @@ impl LexicalIndex {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             Index::create_in_dir(dir, schema)?
         };
-        for analyzer in [Analyzer::Standard, Analyzer::Cjk] {
+        for analyzer in Analyzer::ALL {
             index.tokenizers().register(
                 super::analyzer::tokenizer_name(analyzer),
                 AnalyzerTokenizer(analyzer),

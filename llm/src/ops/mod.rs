@@ -12,6 +12,7 @@ mod amem;
 mod answer;
 mod facts;
 mod feedback;
+mod key_facts;
 mod keywords;
 mod memoryos;
 mod shape;
@@ -32,6 +33,7 @@ pub use amem::{
 pub use answer::Answer;
 pub use facts::{DecideMemoryUpdates, ExtractFacts, MemoryEvent, MemoryEventKind, StoredMemory};
 pub use feedback::{Behaviour, Feedback, ImplicitAction, SimulateFeedback, UserPersona};
+pub use key_facts::KeyFacts;
 pub use keywords::QueryKeywords;
 pub use memoryos::{
     Exchange, ExtractKnowledge, IsContinuous, Knowledge, MetaSummary, MultiTopicSummary, Topic,
@@ -45,6 +47,7 @@ pub const OPERATION_NAMES: &[&str] = &[
     "query_keywords",
     "extract_facts",
     "decide_memory_updates",
+    "key_facts",
     "analyze_note",
     "evolve_note",
     "is_continuous",

@@ -1,5 +1,6 @@
 //! The Porter stemmer exactly as NLTK's `PorterStemmer()` (its default `NLTK_EXTENSIONS` mode),
-//! which LoCoMo's F1 applies to every token.
+//! which LoCoMo's F1 applies to every token and the [`Analyzer::Stemmed`](crate::Analyzer)
+//! analyzer to every term.
 //!
 //! NLTK departs from Porter's 1980 paper in documented ways that change stems: a pool of
 //! irregular forms (`skies` → `sky`, `dying` → `die`), no stemming of words of two letters or

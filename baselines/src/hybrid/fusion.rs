@@ -1,0 +1,151 @@
+//! Ranking for the hybrid memory: weighted reciprocal rank fusion of the BM25 and embedding
+//! rankings, a bonus for units dated when the question says, and repeated texts collapsed.
+
+use std::collections::{HashMap, HashSet};
+
+use mb_core::dates::{Day, DayRange};
+use mb_engine::{Hit, RecordId};
+
+/// Fuses rankings (each with its weight, best first): `score(d) = Σ w / (rrf_k + rank)`, ranks
+/// from 1. Ties rank the older record first.
+pub fn fuse(rankings: Vec<(f32, Vec<Hit>)>, rrf_k: f32) -> Vec<Hit> {
+    let mut fused: HashMap<RecordId, Hit> = HashMap::new();
+    for (weight, hits) in rankings {
+        for (rank, hit) in hits.into_iter().enumerate() {
+            let share = weight / (rrf_k + rank as f32 + 1.0);
+            fused
+                .entry(hit.record.id)
+                .and_modify(|h| h.score += share)
+                .or_insert(Hit {
+                    score: share,
+                    ..hit
+                });
+        }
+    }
+    let mut out: Vec<Hit> = fused.into_values().collect();
+    sort(&mut out);
+    out
+}
+
+/// Fuses rankings by their scores: each ranking's scores min-max normalized over its
+/// candidates, weighted and summed (a record missing from a ranking gets 0 there).
+pub fn combine_scores(rankings: Vec<(f32, Vec<Hit>)>) -> Vec<Hit> {
+    let mut fused: HashMap<RecordId, Hit> = HashMap::new();
+    for (weight, hits) in rankings {
+        let (low, high) = hits.iter().fold((f32::MAX, f32::MIN), |(lo, hi), h| {
+            (lo.min(h.score), hi.max(h.score))
+        });
+        let span = high - low;
+        for hit in hits {
+            let normal = if span > 0.0 {
+                (hit.score - low) / span
+            } else {
+                1.0
+            };
+            let share = weight * normal;
+            fused
+                .entry(hit.record.id)
+                .and_modify(|h| h.score += share)
+                .or_insert(Hit {
+                    score: share,
+                    ..hit
+                });
+        }
+    }
+    let mut out: Vec<Hit> = fused.into_values().collect();
+    sort(&mut out);
+    out
+}
+
+fn sort(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.record.id.cmp(&b.record.id))
+    });
+}
+
+/// Adds `bonus` to the score of every hit dated within `range` and ranks again.
+pub fn favour_days(
+    hits: &mut [Hit],
+    range: DayRange,
+    bonus: f32,
+    day: impl Fn(&Hit) -> Option<Day>,
+) {
+    for hit in hits.iter_mut() {
+        if day(hit).is_some_and(|d| range.contains(d)) {
+            hit.score += bonus;
+        }
+    }
+    sort(hits);
+}
+
+/// Keeps the first of hits whose `text` is the same up to case, punctuation and spacing.
+pub fn dedupe(hits: Vec<Hit>, text: impl Fn(&Hit) -> &str) -> Vec<Hit> {
+    let mut seen = HashSet::new();
+    hits.into_iter()
+        .filter(|hit| {
+            let normal: String = text(hit)
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+                .join(" ");
+            seen.insert(normal)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use mb_engine::Record;
+
+    use super::*;
+
+    fn hit(id: u64, text: &str) -> Hit {
+        Hit {
+            record: Record {
+                id: RecordId(id),
+                text: text.into(),
+                body: None,
+                attributes: Default::default(),
+                created_at_ms: 0,
+                seq: id,
+            },
+            score: 0.0,
+        }
+    }
+
+    #[test]
+    fn weighted_fusion_rewards_agreement() {
+        let lexical = vec![hit(1, "a"), hit(2, "b"), hit(3, "c")];
+        let dense = vec![hit(3, "c"), hit(2, "b"), hit(9, "z")];
+        let fused = fuse(vec![(1.0, lexical.clone()), (1.0, dense.clone())], 60.0);
+        let ids: Vec<u64> = fused.iter().map(|h| h.record.id.0).collect();
+        assert_eq!(ids, [3, 2, 1, 9]);
+        assert!((fused[0].score - (1.0 / 63.0 + 1.0 / 61.0)).abs() < 1e-6);
+        // A heavier lexical side puts its first first (with a small constant, where ranks
+        // weigh most).
+        let fused = fuse(vec![(3.0, lexical), (1.0, dense)], 1.0);
+        assert_eq!(fused[0].record.id.0, 1);
+    }
+
+    #[test]
+    fn dated_hits_rise_and_repeats_go() {
+        let mut hits = fuse(
+            vec![(1.0, vec![hit(1, "Hi!"), hit(2, "hi"), hit(3, "x")])],
+            60.0,
+        );
+        let range = DayRange {
+            first: Day(10),
+            last: Day(12),
+        };
+        favour_days(&mut hits, range, 1.0, |h| {
+            (h.record.id.0 == 3).then_some(Day(11))
+        });
+        assert_eq!(hits[0].record.id.0, 3);
+        let kept = dedupe(hits, |h| h.record.text.as_str());
+        let ids: Vec<u64> = kept.iter().map(|h| h.record.id.0).collect();
+        assert_eq!(ids, [3, 1]);
+    }
+}

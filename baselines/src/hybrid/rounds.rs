@@ -1,0 +1,148 @@
+//! Cutting conversations into the hybrid memory's units: a turn with the reply to it (or single
+//! turns), each with its speakers' lines, the corpus turns it covers and its date.
+
+use mb_core::dates::Day;
+use mb_datasets::corpus::Conversation;
+
+use crate::settings::hybrid::UnitSize;
+use crate::system::TrainingDialog;
+use crate::units::role_name;
+
+/// One unit before indexing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    /// Its id.
+    pub doc_id: String,
+    /// `(speaker, text)` lines, in order.
+    pub lines: Vec<(String, String)>,
+    /// Corpus turns covered (LoCoMo `dia_id`s).
+    pub turns: Vec<String>,
+    /// The date as the corpus writes it (empty when unknown).
+    pub date_text: String,
+    /// The day it happened, when the date names one.
+    pub day: Option<Day>,
+}
+
+impl Exchange {
+    /// The lines as `speaker: text`, one per line: what is embedded.
+    pub fn transcript(&self) -> String {
+        self.lines
+            .iter()
+            .map(|(speaker, text)| format!("{speaker}: {text}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// What a question gets back: the date, then the transcript.
+    pub fn value(&self) -> String {
+        match self.day {
+            Some(day) => format!("[{day}] {}", self.transcript()),
+            None if !self.date_text.is_empty() => {
+                format!("[{}] {}", self.date_text, self.transcript())
+            }
+            None => self.transcript(),
+        }
+    }
+}
+
+/// Groups items into units, as index ranges: an item followed by one from another speaker
+/// makes a round with it (every item starts one with [`UnitSize::Round`], the item after a
+/// round with [`UnitSize::DisjointRound`]); with [`UnitSize::Turn`] every item stands alone.
+fn group(speakers: &[&str], size: UnitSize) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut i = 0;
+    while i < speakers.len() {
+        let pair =
+            size != UnitSize::Turn && speakers.get(i + 1).is_some_and(|next| *next != speakers[i]);
+        let end = if pair { i + 2 } else { i + 1 };
+        ranges.push(i..end);
+        i = if size == UnitSize::Round { i + 1 } else { end };
+    }
+    ranges
+}
+
+/// The units of a corpus conversation, session by session.
+pub fn corpus_exchanges(conversation: &Conversation, size: UnitSize) -> Vec<Exchange> {
+    let mut out = Vec::new();
+    for session in &conversation.sessions {
+        let day = Day::find(&session.date_time);
+        let speakers: Vec<&str> = session.turns.iter().map(|t| t.speaker.as_str()).collect();
+        for range in group(&speakers, size) {
+            let turns = &session.turns[range];
+            let ids: Vec<String> = turns.iter().map(|t| t.dia_id.clone()).collect();
+            out.push(Exchange {
+                doc_id: format!("{} {}", session.date_time, ids.join("+")),
+                lines: turns
+                    .iter()
+                    .map(|t| (t.speaker.clone(), t.text.clone()))
+                    .collect(),
+                turns: ids,
+                date_text: session.date_time.clone(),
+                day,
+            });
+        }
+    }
+    out
+}
+
+/// The units of a training dialog (a user message with the assistant's reply), ids
+/// `conv_<test_idx>_<first message>`; system messages are left out.
+pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Exchange> {
+    let messages: Vec<(usize, &mb_datasets::row::DialogMessage)> = dialog
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role != mb_llm::Role::System)
+        .collect();
+    let speakers: Vec<&str> = messages.iter().map(|(_, m)| role_name(m.role)).collect();
+    group(&speakers, size)
+        .into_iter()
+        .map(|range| {
+            let part = &messages[range];
+            Exchange {
+                doc_id: format!("conv_{}_{}", dialog.test_idx, part[0].0),
+                lines: part
+                    .iter()
+                    .map(|(_, m)| (role_name(m.role).to_string(), m.content.clone()))
+                    .collect(),
+                turns: Vec::new(),
+                date_text: String::new(),
+                day: None,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_pair_a_turn_with_the_reply() {
+        let speakers = ["A", "B", "A", "A", "B", "B"];
+        assert_eq!(
+            group(&speakers, UnitSize::DisjointRound),
+            vec![0..2, 2..3, 3..5, 5..6]
+        );
+        assert_eq!(
+            group(&speakers, UnitSize::Round),
+            vec![0..2, 1..3, 2..3, 3..5, 4..5, 5..6]
+        );
+        assert_eq!(group(&speakers, UnitSize::Turn).len(), 6);
+        assert!(group(&[], UnitSize::Round).is_empty());
+    }
+
+    #[test]
+    fn corpus_rounds_carry_turns_and_dates() {
+        let conversation = mb_datasets::corpus::parse_dialsim(
+            "[Date: June 1, 1995, Session #1]\n\nRoss: Hi.\nRachel: Hello.\nRoss: Coffee?\n",
+        );
+        let rounds = corpus_exchanges(&conversation, UnitSize::DisjointRound);
+        assert_eq!(rounds.len(), 2);
+        assert_eq!(rounds[0].turns, ["D1:1", "D1:2"]);
+        assert_eq!(rounds[0].day, Day::from_ymd(1995, 6, 1));
+        assert_eq!(rounds[0].value(), "[1 June 1995] Ross: Hi.\nRachel: Hello.");
+        assert_eq!(rounds[1].transcript(), "Ross: Coffee?");
+        assert_ne!(rounds[0].doc_id, rounds[1].doc_id);
+    }
+}

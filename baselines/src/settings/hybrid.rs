@@ -1,0 +1,72 @@
+//! The hybrid memory's settings (`[hybrid]` in `configs/memory/hybrid.toml`), defaulting to
+//! the values tuned on the LoCoMo development conversations (docs/memory-systems.md).
+
+use serde::{Deserialize, Serialize};
+
+/// What one memory unit holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitSize {
+    /// Every turn with the reply to it (LongMemEval's "round"), so consecutive rounds share a
+    /// turn and every turn is found with the context before and after it.
+    Round,
+    /// Rounds that do not overlap: a turn with the reply, then the next turn.
+    DisjointRound,
+    /// One turn.
+    Turn,
+}
+
+/// How the two rankings become one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Weighted reciprocal rank fusion: `weight / (rrf_k + rank)` per ranking.
+    Rrf,
+    /// Weighted sum of each ranking's min-max normalized scores.
+    Scores,
+}
+
+/// How the hybrid memory cuts, indexes and ranks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct HybridSettings {
+    /// What a unit holds.
+    pub unit: UnitSize,
+    /// Merge the facts the memory role extracts from a unit into its indexed text.
+    pub key_facts: bool,
+    /// Index and query Porter stems (`painted` finds `painting`); English memories only.
+    pub stemming: bool,
+    /// How the BM25 and embedding rankings are fused.
+    pub fusion: Fusion,
+    /// Weight of the BM25 ranking in the fusion.
+    pub lexical_weight: f32,
+    /// Weight of the embedding ranking in the fusion.
+    pub dense_weight: f32,
+    /// Reciprocal-rank-fusion constant: `weight / (rrf_k + rank)` per ranking.
+    pub rrf_k: f32,
+    /// Candidates each ranking contributes before fusion.
+    pub candidates: usize,
+    /// Bonus, in first-place fusion shares, for units dated in the time a question refers to
+    /// (`last week`, `in May`), resolved against the memory's date.
+    pub time_weight: f32,
+    /// Return a unit whose text repeats a better-ranked one's only once.
+    pub dedupe: bool,
+}
+
+impl Default for HybridSettings {
+    fn default() -> Self {
+        HybridSettings {
+            unit: UnitSize::Round,
+            key_facts: true,
+            stemming: true,
+            fusion: Fusion::Scores,
+            lexical_weight: 1.0,
+            dense_weight: 0.4,
+            rrf_k: 60.0,
+            candidates: 50,
+            time_weight: 1.0,
+            dedupe: true,
+        }
+    }
+}
