@@ -7,12 +7,23 @@
 //! atomically with the turn that changed them. Embeddings go through the engine-backed cache, so
 //! the second run of the agent computes none.
 //!
+//! Last, the memory this project recommends to an agent: the hybrid memory of `mb-baselines`
+//! (dated overlapping rounds, keys expanded with facts, stemmed BM25 fused with embeddings,
+//! time-aware queries; docs/memory-systems.md measures it against every baseline), on the same
+//! engine, answering the same questions.
+//!
 //! Run (after `bash scripts/setup.sh`): `cargo run --release --example agent_memory [ENGINE_DIR]`
 
 use std::sync::Arc;
 
+use mb_baselines::hybrid::HybridMemory;
+use mb_baselines::{MemoryContext, MemorySystem};
+use mb_core::Lang;
+use mb_datasets::corpus::{Conversation, Session, Turn};
+use mb_datasets::dataset::CorpusFormat;
 use mb_embed::{CachedEmbedder, Embedder, OnnxEmbedder};
 use mb_engine::{Batch, Engine, EngineOptions, HybridQuery, NamespaceOptions, NewRecord};
+use mb_llm::{CacheMode, LlmSettings, LlmStack};
 
 /// A built-in sample conversation: (session, speaker, text).
 const CONVERSATION: &[(u32, &str, &str)] = &[
@@ -125,8 +136,68 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("  hybrid {:6.3}  {}", hit.score, hit.record.text);
         }
     }
-    drop(embedder);
+    recommended_memory(&engine, Arc::new(embedder))?;
     close(engine)
+}
+
+/// The recommended memory: `mb_baselines::hybrid` over the same conversation, in its own
+/// namespace, with the memory role offline (a model configured in `LlmSettings` would extract
+/// the key facts instead).
+fn recommended_memory(
+    engine: &Arc<Engine>,
+    embedder: Arc<dyn Embedder>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let dates = ["10:00 am on 8 May, 2023", "7:30 pm on 22 May, 2023"];
+    let sessions = [1, 2].map(|number| Session {
+        date_time: dates[number as usize - 1].to_string(),
+        turns: CONVERSATION
+            .iter()
+            .enumerate()
+            .filter(|(_, (session, _, _))| *session == number)
+            .map(|(i, (_, speaker, text))| Turn {
+                speaker: speaker.to_string(),
+                dia_id: format!("D{number}:{i}"),
+                text: text.to_string(),
+            })
+            .collect(),
+    });
+    let conversation = Conversation {
+        speaker_a: Some("Maya".into()),
+        speaker_b: Some("Jon".into()),
+        sessions: sessions.to_vec(),
+    };
+    let llm = Arc::new(LlmStack::build(
+        &LlmSettings::default(),
+        CacheMode::Off,
+        None,
+    )?);
+    let context = MemoryContext {
+        engine: engine.clone(),
+        namespace: "maya-hybrid".into(),
+        llm,
+        embedder: Some(embedder),
+        lang: Lang::En,
+        settings: mb_baselines::registry::get("hybrid")?.settings(None)?,
+        // The day questions are asked on: "last week" means the week before it.
+        date: "2023-05-29".into(),
+    };
+    let memory = HybridMemory::new(context)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    runtime.block_on(memory.memorize_corpus(&conversation, CorpusFormat::Locomo))?;
+    println!(
+        "\nthe recommended memory (hybrid), {} rounds:",
+        memory.stats()?.items
+    );
+    for question in QUESTIONS
+        .iter()
+        .chain(&["What happened to Jon's bowls last week?"])
+    {
+        println!("Q: {question}");
+        for found in runtime.block_on(memory.retrieve(question, Lang::En, 1))? {
+            println!("  {:.3}  {}", found.score, found.text.replace('\n', " / "));
+        }
+    }
+    Ok(())
 }
 
 /// Closes the engine once the last other handle (the cache's) is gone.
