@@ -8,6 +8,9 @@
 //! written as JSON or as Python literals ([`mb_core::pyliteral`]) and the conversation corpora
 //! ([`corpus`]).
 //!
+//! [`longmemeval`] reads LongMemEval's files and scores retrieval and answers as its official
+//! scripts do.
+//!
 //! Upstream regenerates train/test splits from raw data with Python's `random` module, so a
 //! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
 //! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
@@ -24,6 +27,7 @@ pub mod durable;
 mod error;
 pub mod evaluate;
 pub mod import;
+pub mod longmemeval;
 pub mod metrics;
 mod pyrandom;
 pub mod results;

@@ -8,6 +8,7 @@ mod evaluation;
 mod fuzz;
 mod importers;
 mod loading;
+mod longmemeval;
 mod meteor_parity;
 mod porter_parity;
 mod pyliteral_parity;

@@ -64,6 +64,7 @@ pub const OPERATION_NAMES: &[&str] = &[
     "judge_limitation_aspect",
     "judge_limitation_subtype",
     "judge_limitation_rating",
+    "judge_longmemeval",
 ];
 
 /// One LLM-backed step of a memory system, with everything needed to run it on a model or not.
