@@ -1,35 +1,30 @@
-//! `retrieve`: how well a memory system finds the evidence of LoCoMo questions, without an LLM.
+//! `retrieve`: how well a memory system finds the evidence of a question, without an LLM.
 //!
-//! Each conversation is memorized into its own namespace by the chosen system; every question
-//! of categories 1–4 (category 5 is adversarial, its evidence is a trap) is asked with its plain
-//! question text, and the retrieved units are scored against the units holding the evidence
-//! turns: Recall@k, NDCG@k and MRR, overall and per category. Message-level systems retrieve
-//! turns, so a unit is relevant when it is an evidence turn; session-level systems retrieve
-//! sessions, relevant when they contain an evidence turn. Ingestion time (split into embedding
-//! and engine time), per-query latency and items stored are reported beside.
+//! On LoCoMo ([`locomo`]) each conversation is memorized into its own namespace and every
+//! question of categories 1–4 is scored against its evidence turns: unit recall and NDCG,
+//! turn-level recall (`T@k`), recall within a token budget (`B@n`) and MRR, per category. On
+//! LongMemEval ([`longmemeval`]) each question's haystack is memorized and scored with the
+//! official metrics at turn and session level, per question type. Ingestion time (embedding
+//! and engine apart), per-query latency and items stored are reported beside.
 
+mod locomo;
+mod longmemeval;
 mod report;
 mod score;
 mod timing;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use clap::Args;
-use mb_baselines::registry;
+use clap::{Args, ValueEnum};
+use mb_baselines::{MemorySystem, SystemSettings, SystemSpec};
 use mb_core::Lang;
-use mb_datasets::corpus::locomo_conversation;
-use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::sample::SAMPLE_LOCOMO_JSON;
 use mb_embed::Embedder;
-
+use mb_llm::LlmStack;
 use serde_json::{json, Value};
 
 use crate::runtime::{self, HarnessError};
-use report::{print_table, Ingestion};
-use score::{score, Cutoffs, TokenCounter};
+use score::Cutoffs;
 use timing::TimedEmbedder;
 
 /// Arguments of `retrieve`.
@@ -37,186 +32,170 @@ use timing::TimedEmbedder;
 pub struct RetrieveArgs {
     /// Memory system (see `mb-harness list`).
     #[arg(long, default_value = "bm25_message")]
-    baseline: String,
+    pub(crate) baseline: String,
     /// LoCoMo file (`locomo10.json` format); default: the built-in sample conversation.
+    #[arg(long, conflicts_with = "longmemeval")]
+    pub(crate) locomo: Option<PathBuf>,
+    /// A LongMemEval file (`longmemeval_s_cleaned.json`, `longmemeval_m_cleaned.json`,
+    /// `longmemeval_oracle.json`, …): each question's haystack is memorized and scored with the
+    /// official retrieval metrics, one question at a time.
     #[arg(long)]
-    locomo: Option<PathBuf>,
+    pub(crate) longmemeval: Option<PathBuf>,
+    /// LongMemEval: which turns the memory is given, `user` (the official default) or `all`.
+    #[arg(long, value_enum, default_value_t = HistoryArg::User)]
+    pub(crate) history: HistoryArg,
+    /// LongMemEval: score only the first N scored questions.
+    #[arg(long)]
+    pub(crate) limit: Option<usize>,
     /// Cut-offs to report, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "5,10")]
-    k: Vec<usize>,
+    pub(crate) k: Vec<usize>,
     /// Context budgets (tokens of retrieved text) to report recall within, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "500,1000")]
-    budget: Vec<usize>,
+    pub(crate) budget: Vec<usize>,
     #[command(flatten)]
-    embedder: runtime::EmbedderArgs,
+    pub(crate) embedder: runtime::EmbedderArgs,
     /// Engine directory (default: a temporary one, removed afterwards).
     #[arg(long)]
-    store: Option<PathBuf>,
+    pub(crate) store: Option<PathBuf>,
     /// Where to write the JSON report (default: print only the table).
     #[arg(long)]
-    json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Memory-system settings replacing the shipped ones for this run: a TOML file for the
     /// chosen system (e.g. `query_syntax = "plain"` for BM25), or a directory of files named
     /// like `configs/memory/*.toml` (missing ones shipped), e.g. `configs/memory/paper`.
     #[arg(long, value_name = "FILE|DIR")]
-    memory_config: Option<PathBuf>,
+    pub(crate) memory_config: Option<PathBuf>,
     /// The date (`YYYY-MM-DD`) Mem0's prompt gives as today's (default: today, UTC).
     #[arg(long, default_value_t = mb_core::clock::utc_date())]
-    date: String,
+    pub(crate) date: String,
 }
 
-/// How many units a question retrieves: enough for the largest cut-off and to fill the largest
-/// budget with turn-sized units.
-const MIN_DEPTH: usize = 50;
-
-fn cutoffs(args: &RetrieveArgs) -> Cutoffs {
-    let clean = |values: &[usize]| {
-        let mut v: Vec<usize> = values.iter().copied().filter(|&k| k > 0).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    Cutoffs {
-        ks: clean(&args.k),
-        budgets: clean(&args.budget),
-    }
+/// LongMemEval's history choice on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryArg {
+    /// The user's turns only (official).
+    User,
+    /// Every turn.
+    All,
 }
 
-/// Runs `retrieve`.
-pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
-    let spec = registry::get(&args.baseline)?;
-    if spec.memoryless {
-        return Err(HarnessError::Usage(format!(
-            "--baseline {}: {} has no memory to retrieve from; pick a memory system",
-            spec.name, spec.paper_name
-        )));
-    }
-    let text = match &args.locomo {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| HarnessError::File {
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        })?,
-        None => SAMPLE_LOCOMO_JSON.to_string(),
-    };
-    let origin = args
-        .locomo
-        .as_ref()
-        .map_or("built-in sample".to_string(), |p| p.display().to_string());
-    let samples: Vec<Value> = serde_json::from_str(&text).map_err(|e| HarnessError::File {
-        path: origin.clone(),
-        detail: format!("not a LoCoMo JSON array: {e}"),
-    })?;
-    let cutoffs = cutoffs(args);
-    let depth = cutoffs.ks.last().copied().unwrap_or(10).max(MIN_DEPTH);
-    let tokens = TokenCounter::new()?;
+/// The timer of a memory's embedder (`None` for systems that do not embed).
+type Timer = Option<Arc<TimedEmbedder>>;
 
-    let store = runtime::Store::open(args.store.as_deref())?;
-    let engine = store.engine.clone();
-    let llm = runtime::offline_llm()?;
-    let settings = spec.settings(args.memory_config.as_deref())?;
-    let embedders = runtime::Embedders::new(engine.clone(), &args.embedder);
-    let embedder = embedders.for_system(spec, &settings)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
-    let mut scored = Vec::new();
-    let mut ingestion = Ingestion::default();
-    for (index, sample) in samples.iter().enumerate() {
-        let conversation =
-            locomo_conversation(&sample["conversation"]).map_err(|e| HarnessError::File {
-                path: format!("{origin}, sample {index}"),
-                detail: e.to_string(),
-            })?;
-        let namespace = format!("retrieve/{}/{index}", spec.name);
+/// What every retrieval run shares: the system, its settings, the engine, the offline LLM
+/// roles, the embedder and an async runtime.
+pub(crate) struct Setup {
+    pub spec: &'static SystemSpec,
+    pub settings: SystemSettings,
+    pub llm: Arc<LlmStack>,
+    pub embedders: runtime::Embedders,
+    pub embedder: Option<Arc<dyn Embedder>>,
+    pub runtime: tokio::runtime::Runtime,
+    pub cutoffs: Cutoffs,
+    /// Last, so that every other holder of the engine (embedder caches) lets go before the
+    /// store closes it and removes a temporary directory.
+    pub store: runtime::Store,
+}
+
+impl Setup {
+    fn new(args: &RetrieveArgs) -> Result<Setup, HarnessError> {
+        let spec = mb_baselines::registry::get(&args.baseline)?;
+        if spec.memoryless {
+            return Err(HarnessError::Usage(format!(
+                "--baseline {}: {} has no memory to retrieve from; pick a memory system",
+                spec.name, spec.paper_name
+            )));
+        }
+        let store = runtime::Store::open(args.store.as_deref())?;
+        let settings = spec.settings(args.memory_config.as_deref())?;
+        let embedders = runtime::Embedders::new(store.engine.clone(), &args.embedder);
+        let embedder = embedders.for_system(spec, &settings)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
+        let clean = |values: &[usize]| {
+            let mut v: Vec<usize> = values.iter().copied().filter(|&k| k > 0).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        Ok(Setup {
+            spec,
+            settings,
+            store,
+            llm: runtime::offline_llm()?,
+            embedders,
+            embedder,
+            runtime,
+            cutoffs: Cutoffs {
+                ks: clean(&args.k),
+                budgets: clean(&args.budget),
+            },
+        })
+    }
+
+    /// A fresh memory of the system in `namespace` (emptied first), dated `date`, with its
+    /// embedder timed.
+    fn memory(
+        &self,
+        namespace: String,
+        date: &str,
+    ) -> Result<(Box<dyn MemorySystem>, Timer), HarnessError> {
+        let engine = &self.store.engine;
         if engine.namespace(&namespace).is_ok() {
             engine.drop_namespace(&namespace)?;
         }
         let mut context = runtime::memory_context(
-            settings.clone(),
+            self.settings.clone(),
             engine.clone(),
             namespace,
-            llm.clone(),
-            embedder.clone(),
+            self.llm.clone(),
+            self.embedder.clone(),
             Lang::En,
-            &args.date,
+            date,
         )?;
         let timer = context
             .embedder
             .take()
             .map(|inner| Arc::new(TimedEmbedder::new(inner)));
         context.embedder = timer.clone().map(|t| t as Arc<dyn Embedder>);
-        let system = spec.build(context)?;
+        Ok((self.spec.build(context)?, timer))
+    }
 
-        let started = Instant::now();
-        let memory =
-            runtime.block_on(system.memorize_corpus(&conversation, CorpusFormat::Locomo))?;
-        ingestion.total += started.elapsed();
-        ingestion.embedding += timer.as_ref().map_or(Duration::ZERO, |t| t.take());
-        ingestion.items += system.stats()?.items;
-        ingestion.turns += conversation.turn_count();
-        ingestion.corpora += 1;
-
-        let corpus_turns: HashSet<&str> = memory
-            .units
-            .iter()
-            .flat_map(|u| u.turns.iter().map(String::as_str))
-            .collect();
-        let questions = sample["qa"].as_array().cloned().unwrap_or_default();
-        for qa in &questions {
-            let category = qa["category"].as_u64().unwrap_or(0);
-            let Some(question) = qa["question"].as_str() else {
-                continue;
-            };
-            if category == 5 {
-                continue;
-            }
-            // The question's evidence turns that the corpus holds (a few LoCoMo ids are typos).
-            let evidence: HashSet<&str> = qa["evidence"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter(|t| corpus_turns.contains(t))
-                .collect();
-            let relevant: HashSet<&str> = memory
-                .units
-                .iter()
-                .filter(|u| u.turns.iter().any(|t| evidence.contains(t.as_str())))
-                .map(|u| u.doc_id.as_str())
-                .collect();
-            let started = Instant::now();
-            let retrieved = runtime.block_on(system.retrieve(question, Lang::En, depth))?;
-            let latency = started.elapsed();
-            scored.extend(score(
-                category.to_string(),
-                &retrieved,
-                &evidence,
-                &relevant,
-                &cutoffs,
-                &tokens,
-                latency,
-            ));
+    /// Adds what every report records (embedder, settings and their origin), prints the table
+    /// and writes the JSON where asked.
+    fn finish(
+        &self,
+        args: &RetrieveArgs,
+        mut report: Value,
+        table: impl FnOnce(&mut dyn std::io::Write, &Value) -> std::io::Result<()>,
+    ) -> Result<(), HarnessError> {
+        if self.spec.needs_embedder {
+            report["embedder"] = json!(self.embedders.choice(&self.settings));
         }
+        report["settings_origin"] = json!(self.spec.settings_origin(args.memory_config.as_deref()));
+        report["settings"] = serde_json::to_value(&self.settings).unwrap_or_default();
+        table(&mut std::io::stdout().lock(), &report).map_err(HarnessError::Output)?;
+        if let Some(path) = &args.json {
+            let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+            mb_datasets::durable::write_atomic(path, text.as_bytes()).map_err(|e| {
+                HarnessError::File {
+                    path: path.display().to_string(),
+                    detail: e.to_string(),
+                }
+            })?;
+        }
+        Ok(())
     }
-    drop(engine);
-    let relevance = "a retrieved unit is relevant when it covers an evidence turn (turn units: the turn itself; session units: a session containing it)";
-    let mut report = report::report(spec, &cutoffs, relevance, &scored, &ingestion);
-    if spec.needs_embedder {
-        report["embedder"] = json!(embedders.choice(&settings));
-    }
-    report["settings_origin"] = json!(spec.settings_origin(args.memory_config.as_deref()));
-    report["settings"] = serde_json::to_value(settings).unwrap_or_default();
+}
 
-    print_table(&mut std::io::stdout().lock(), &report, &cutoffs).map_err(HarnessError::Output)?;
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
-        mb_datasets::durable::write_atomic(path, text.as_bytes()).map_err(|e| {
-            HarnessError::File {
-                path: path.display().to_string(),
-                detail: e.to_string(),
-            }
-        })?;
+/// Runs `retrieve`.
+pub fn run(args: &RetrieveArgs) -> Result<(), HarnessError> {
+    let setup = Setup::new(args)?;
+    match &args.longmemeval {
+        Some(path) => longmemeval::run(args, &setup, path),
+        None => locomo::run(args, &setup),
     }
-    Ok(())
 }

@@ -23,7 +23,7 @@ pub(crate) struct Ingestion {
     pub items: u64,
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     if n == 0 {
         0.0
@@ -51,7 +51,7 @@ fn metrics_of(scored: &[&Scored], cutoffs: &Cutoffs) -> Value {
     Value::Object(out)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -100,7 +100,7 @@ pub(crate) fn report(
 
 /// Prints the report as a table: a row per group and one for all questions.
 pub(crate) fn print_table(
-    out: &mut impl Write,
+    out: &mut dyn Write,
     report: &Value,
     cutoffs: &Cutoffs,
 ) -> std::io::Result<()> {

@@ -150,3 +150,111 @@ fn a_relocated_binary_uses_its_built_in_settings() {
     assert_eq!(there["settings"], here["settings"]);
     assert_eq!(there["overall"], here["overall"]);
 }
+
+/// The LongMemEval fixture of `mb-datasets`' tests (the released format, written by us).
+fn longmemeval_fixture() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../datasets/tests/fixtures/longmemeval_tiny.json")
+}
+
+#[test]
+fn retrieve_scores_longmemeval_with_the_official_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("lme.json");
+    let fixture = longmemeval_fixture();
+    let output = harness(&[
+        "retrieve",
+        "--baseline",
+        "bm25_message",
+        "--longmemeval",
+        fixture.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_ok(&output);
+    let table = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        table.contains("S.Rall@5") && table.contains("temporal-reasoning"),
+        "{table}"
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Four questions: one abstention, one whose answer only the assistant gave (user history).
+    assert_eq!(report["overall"]["questions"], 2);
+    assert_eq!(report["skipped"]["abstention"], 1);
+    assert_eq!(report["skipped"]["no_evidence_in_history"], 1);
+    assert_eq!(report["history"], "user");
+    // Only user turns were memorized: 2 + 2 + 1 + 1 + 1 of the scored questions' haystacks.
+    assert_eq!(report["ingestion_turns"], 7);
+    let session = &report["overall"]["session"];
+    for k in [1, 3, 5, 10, 30, 50] {
+        let all = session[format!("recall_all@{k}")].as_f64().unwrap();
+        let any = session[format!("recall_any@{k}")].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&all) && all <= any, "{report}");
+    }
+    // The temporal question's two evidence turns share words with it (dentist visit, flight to
+    // Lisbon): BM25 ranks both sessions first. The breed question's does not ("dog?" is a
+    // Whoosh wildcard no turn matches): nothing retrieved, nothing found, at any k.
+    let temporal = &report["per_type"]["temporal-reasoning"]["session"];
+    assert_eq!(temporal["recall_all@5"], 1.0);
+    assert_eq!(temporal["ndcg_any@5"], 1.0);
+    let breed = &report["per_type"]["single-session-user"]["session"];
+    assert_eq!(breed["recall_any@50"], 0.0);
+    assert!(report["peak_rss_mib"].as_f64().unwrap() > 0.0);
+
+    // With every turn, the assistant's answer is scored too.
+    let all = harness(&[
+        "retrieve",
+        "--baseline",
+        "bm25_message",
+        "--longmemeval",
+        fixture.to_str().unwrap(),
+        "--history",
+        "all",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_ok(&all);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["overall"]["questions"], 3);
+}
+
+#[test]
+fn broken_longmemeval_files_are_reported_not_scored() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(longmemeval_fixture()).unwrap();
+    let mut items: Vec<Value> = serde_json::from_str(&text).unwrap();
+    items[0]["answer_session_ids"] = serde_json::json!(["answer_q1_1", "answer_missing"]);
+    let path = dir.path().join("broken.json");
+    std::fs::write(&path, serde_json::to_string(&items).unwrap()).unwrap();
+    let json = dir.path().join("report.json");
+    let output = harness(&[
+        "retrieve",
+        "--longmemeval",
+        path.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_ok(&output);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["overall"]["questions"], 1);
+    assert_eq!(report["broken"][0]["question_id"], "lme_q1");
+    assert_eq!(
+        report["broken"][0]["unknown_answer_session_ids"][0],
+        "answer_missing"
+    );
+
+    // A malformed instance stops the run with one line naming the file, instance and field.
+    items[2]["haystack_sessions"][1][0]["content"] = Value::Null;
+    std::fs::write(&path, serde_json::to_string(&items).unwrap()).unwrap();
+    let output = harness(&["retrieve", "--longmemeval", path.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("broken.json")
+            && stderr.contains("instance 2")
+            && stderr.contains("lme_q3")
+            && stderr.contains("haystack_sessions[1][0].content"),
+        "{stderr}"
+    );
+}
