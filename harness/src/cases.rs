@@ -1,10 +1,9 @@
 //! Answered cases: answering a split with progress, the append-only log that makes runs
 //! resumable, and writing, evaluating and summarizing a run's cases.
 
-use std::collections::{BTreeMap, HashSet};
-use std::fs::OpenOptions;
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::stream::{self, StreamExt};
 use mb_baselines::{MemorySystem, SystemSpec};
@@ -20,9 +19,9 @@ use serde_json::{json, Value};
 use crate::backoff::{answer_case, refuse_all_failed, AnswerFailures};
 use crate::cost::CaseTiming;
 use crate::evaluation::{evaluate_run, summarize};
+use crate::partial_log::{LogEntry, PartialLog};
 use crate::progress::ModelProgress;
 use crate::run::{RunArgs, Setup};
-use crate::runtime::file_error;
 use crate::runtime::HarnessError;
 use crate::stepped::SteppedMemory;
 
@@ -232,7 +231,7 @@ pub async fn finish(
         .values()
         .fold(CaseTiming::default(), |sum, f| sum.plus(f.timing))
         .over(by_key.len() as f64);
-    let details = evaluate_run(files, datasets, &predictions, &setup.llm.judge).await?;
+    let details = evaluate_run(files, datasets, &predictions, &setup.services.llm.judge).await?;
     let timing_summary = json!({
         "mean_seconds_per_case": timing,
         "memory_processing_seconds_per_case": timing.memory_seconds(),
@@ -244,7 +243,7 @@ pub async fn finish(
         "answer_errors": answer_errors,
         "answer_failed_attempts": by_key.values().map(|f| f.failures.failed_attempts).sum::<u32>(),
         // Model calls, tokens and latency by role and operation since the last run finished.
-        "model_usage": setup.llm.ledger.take(),
+        "model_usage": setup.services.llm.ledger.take(),
         "fallbacks": fallback_totals(&by_key, timing, setup),
     });
     let summary = summarize(
@@ -277,7 +276,7 @@ fn fallback_totals(
     json!({
         "memory": (mean.fallbacks_memory * count).round(),
         "prediction": (mean.fallbacks_predict * count).round(),
-        "by_operation": setup.llm.take_fallbacks(),
+        "by_operation": setup.services.llm.take_fallbacks(),
     })
 }
 
@@ -356,88 +355,23 @@ pub fn print_table(rows: &[Outcome]) {
     }
 }
 
-/// An append-only log of finished cases, knowing which it held when opened.
-pub struct PartialLog {
-    path: PathBuf,
-    file: std::fs::File,
-    held: HashSet<(String, u64)>,
-}
+impl LogEntry for Finished {
+    type Key = (String, u64);
 
-impl PartialLog {
-    /// Opens (or creates) the log at `path`, with the cases it holds already: those of an
-    /// interrupted run, except the ones that got the error answer, which are asked again. A
-    /// last line a crash cut short (no newline) is cut off the file; any other line that does
-    /// not read is an error naming the file and line, never a case silently dropped.
-    pub fn open(path: &Path) -> Result<(PartialLog, Vec<Finished>), HarnessError> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| file_error(parent, e))?;
-        }
-        let text = match std::fs::read(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(file_error(path, e)),
-        };
-        // Everything up to the last newline was written whole; what follows was torn.
-        let whole = text
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |at| at + 1);
-        let mut finished = Vec::new();
-        for (number, line) in text[..whole].split(|&b| b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let entry: Finished = serde_json::from_slice(line).map_err(|e| {
-                HarnessError::Usage(format!(
-                    "{} line {}: not a finished case ({e}); move the file away to answer its cases again",
-                    path.display(),
-                    number + 1
-                ))
-            })?;
-            if !entry.failures.gave_up() {
-                finished.push(entry);
-            }
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| file_error(path, e))?;
-        if whole < text.len() {
-            file.set_len(whole as u64)
-                .map_err(|e| file_error(path, e))?;
-        }
-        let held = finished
-            .iter()
-            .map(|f| (f.prediction.dataset.clone(), f.prediction.test_idx))
-            .collect();
-        let log = PartialLog {
-            path: path.to_path_buf(),
-            file,
-            held,
-        };
-        Ok((log, finished))
+    fn key(&self) -> (String, u64) {
+        (self.prediction.dataset.clone(), self.prediction.test_idx)
     }
 
+    fn gave_up(&self) -> bool {
+        self.failures.gave_up()
+    }
+}
+
+impl PartialLog<Finished> {
     /// The `rows` of `dataset` the log did not hold when opened.
     pub fn todo<'a>(&self, dataset: &Dataset, rows: &'a [Row]) -> Vec<&'a Row> {
         rows.iter()
-            .filter(|row| {
-                !self
-                    .held
-                    .contains(&(dataset.name().to_string(), row.test_idx))
-            })
+            .filter(|row| !self.holds(&(dataset.name().to_string(), row.test_idx)))
             .collect()
-    }
-
-    /// Appends one case.
-    pub fn append(&mut self, entry: &Finished) -> Result<(), HarnessError> {
-        let line = serde_json::to_string(entry).map_err(|e| HarnessError::Usage(e.to_string()))?;
-        writeln!(self.file, "{line}").map_err(|e| file_error(&self.path, e))
-    }
-
-    /// Forces the log to disk.
-    pub fn sync(&self) -> Result<(), HarnessError> {
-        self.file.sync_data().map_err(|e| file_error(&self.path, e))
     }
 }

@@ -89,6 +89,7 @@ pub async fn converse(
         }
         Opening::Plain => {
             let response = setup
+                .services
                 .llm
                 .answer
                 .run(&Answer::new(initial.clone()), row.lang)
@@ -100,7 +101,7 @@ pub async fn converse(
     let mut feedback = Vec::new();
     for round in 1..rounds.max.max(1) {
         let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
-        let reaction = react(dataset, row, &conversation, evaluator, &setup.llm).await?;
+        let reaction = react(dataset, row, &conversation, evaluator, &setup.services.llm).await?;
         feedback.push(Feedback {
             round: rounds.first_number + round as i64 - 1,
             actions: vec![reaction.action],
@@ -117,6 +118,7 @@ pub async fn converse(
         }
         let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
         let reply = setup
+            .services
             .llm
             .answer
             .run(&Answer::new(conversation), row.lang)

@@ -59,7 +59,7 @@ impl<'a> CorpusCopy<'a> {
         }
         let system = setup.system(spec, &namespace)?;
         let label = format!("{} memorizing the corpus", spec.name);
-        let bar = ModelProgress::new(1, &label, "conversations", &setup.llm);
+        let bar = ModelProgress::new(1, &label, "conversations", &setup.services.llm);
         let work = system.memorize_corpus(conversation, format);
         let (outcome, cost) = Cost::measure(system.as_ref(), work).await?;
         outcome?;

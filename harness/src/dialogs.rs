@@ -75,6 +75,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                 }
                 let system = setup.system(spec, &namespace)?;
                 setup
+                    .services
                     .runtime
                     .block_on(system.memorize_corpus(conversation, format))?;
                 let k = args
@@ -88,7 +89,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                     &format!("{} {}", spec.name, dataset.name()),
                 );
                 for row in &dataset.train {
-                    let dialog = setup.runtime.block_on(converse(
+                    let dialog = setup.services.runtime.block_on(converse(
                         &setup,
                         dataset,
                         row,
@@ -107,7 +108,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                     dataset.train.len() as u64,
                     &format!("dialogs {}", dataset.name()),
                 );
-                let dialogs: Vec<Dialog> = setup.runtime.block_on(
+                let dialogs: Vec<Dialog> = setup.services.runtime.block_on(
                     stream::iter(dataset.train.iter().map(|row| {
                         let bar = &bar;
                         let evaluator = evaluator.as_ref();

@@ -25,8 +25,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Memorize the set's training dialogs, answer its test questions, evaluate, and time
-    /// memory processing against prediction for every case.
-    OffPolicy(run::RunArgs),
+    /// memory processing against prediction for every case (or, with --longmemeval FILE,
+    /// answer LongMemEval's questions, each on a memory of its own haystack).
+    OffPolicy(offpolicy::OffPolicyArgs),
     /// Let the memory learn from dialogs it takes part in: per step, answer sampled training
     /// questions, collect the simulated user's feedback, memorize, evaluate.
     OnPolicy(onpolicy::OnPolicyArgs),
@@ -72,7 +73,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::OffPolicy(args) => offpolicy::run(&args, offpolicy::Questions::Test),
+        Command::OffPolicy(args) => offpolicy::run_off_policy(&args),
         Command::OnPolicy(args) => onpolicy::run(&args),
         Command::StepwiseOffPolicy(args) => stepwise::run(&args),
         Command::TrainPerformance(args) => offpolicy::run(&args, offpolicy::Questions::Train),

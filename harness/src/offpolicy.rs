@@ -22,10 +22,12 @@ use mb_datasets::results::{read_json, write_json, PREDICT};
 use mb_datasets::SplitName;
 use serde_json::json;
 
-use crate::cases::{answer_rows, finish, Outcome, PartialLog, PARTIAL};
+use crate::cases::{answer_rows, finish, Outcome, PARTIAL};
 use crate::corpus_copy::CorpusCopy;
 use crate::cost::Cost;
+use crate::longmemeval::{self, LongMemEvalArgs};
 use crate::memory_cache::{self, ensure_bookkeeping, MemoryInputs};
+use crate::partial_log::PartialLog;
 use crate::regime::{run_regime, Regime};
 use crate::run::{RunArgs, Setup};
 use crate::run_dir::run_dir;
@@ -61,6 +63,25 @@ impl Questions {
 const CORPUS_TIMING: &str = "corpus_timing.json";
 /// Each memorized training dialog's cost.
 pub const MEMORIZATION: &str = "memorization.json";
+
+/// Arguments of `off-policy`: the regime's, and those that run it on LongMemEval instead.
+#[derive(clap::Args, Debug)]
+pub struct OffPolicyArgs {
+    /// The flags every regime takes.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// `--longmemeval FILE` and its reading options.
+    #[command(flatten)]
+    pub longmemeval: LongMemEvalArgs,
+}
+
+/// Runs `off-policy`: on the set's test questions, or on a LongMemEval file's.
+pub fn run_off_policy(args: &OffPolicyArgs) -> Result<(), HarnessError> {
+    match &args.longmemeval.longmemeval {
+        Some(path) => longmemeval::run(&args.run, &args.longmemeval, path),
+        None => run(&args.run, Questions::Test),
+    }
+}
 
 /// Runs `off-policy` (`Questions::Test`) or `train-performance` (`Questions::Train`).
 pub fn run(args: &RunArgs, questions: Questions) -> Result<(), HarnessError> {

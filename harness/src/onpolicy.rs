@@ -155,7 +155,8 @@ impl Regime for OnPolicyArgs {
             } else {
                 memory.unsettle()?;
                 let label = format!("{} feedback dialogs (step {step})", spec.name);
-                let bar = ModelProgress::new(drawn.len() as u64, &label, "dialogs", &setup.llm);
+                let bar =
+                    ModelProgress::new(drawn.len() as u64, &label, "dialogs", &setup.services.llm);
                 let collected = stream::iter(drawn.into_iter().map(|pool_index| {
                     let (dataset_index, row) = pool[pool_index];
                     let dataset = &setup.datasets[dataset_index];

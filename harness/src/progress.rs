@@ -28,11 +28,20 @@ pub struct ModelProgress {
 impl ModelProgress {
     /// Starts the bar.
     pub fn new(length: u64, label: &str, unit: &str, llm: &Arc<LlmStack>) -> ModelProgress {
-        let bar = ProgressBar::new(length);
         let template = format!(
             "{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{elapsed}} (eta {{eta}}) {{msg}}"
         );
-        if let Ok(style) = ProgressStyle::with_template(&template) {
+        ModelProgress::start(ProgressBar::new(length), &template, label, llm)
+    }
+
+    /// Starts a counter for work of unknown length (a file read as it streams).
+    pub fn open_ended(label: &str, unit: &str, llm: &Arc<LlmStack>) -> ModelProgress {
+        let template = format!("{{prefix}} {{pos}} {unit} {{elapsed}} {{msg}}");
+        ModelProgress::start(ProgressBar::no_length(), &template, label, llm)
+    }
+
+    fn start(bar: ProgressBar, template: &str, label: &str, llm: &Arc<LlmStack>) -> ModelProgress {
+        if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_prefix(label.to_string());

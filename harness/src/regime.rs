@@ -35,7 +35,12 @@ pub fn run_regime<R: Regime>(regime: &R) -> Result<(), HarnessError> {
     let setup = Setup::new(regime.run_args(), R::ACCEPTS_MEMORYLESS)?;
     let mut rows = Vec::new();
     for &spec in &setup.specs {
-        rows.extend(setup.runtime.block_on(regime.run_system(&setup, spec))?);
+        rows.extend(
+            setup
+                .services
+                .runtime
+                .block_on(regime.run_system(&setup, spec))?,
+        );
     }
     print_table(&rows);
     Ok(())

@@ -22,7 +22,7 @@ use crate::llm_args::LlmArgs;
 use crate::runtime::{self, HarnessError, Store};
 
 /// Flags every regime takes.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// `single`, `domain` or `task`.
     #[arg(long, default_value = "domain")]
@@ -79,7 +79,7 @@ pub struct RunArgs {
     pub date: String,
 }
 
-/// The loaded set, the systems to run, and the engine and model roles they share.
+/// The loaded set, the systems to run, and the services they share.
 pub struct Setup {
     /// `single`, `domain` or `task`.
     pub kind: DatasetType,
@@ -87,21 +87,10 @@ pub struct Setup {
     pub datasets: Vec<Dataset>,
     /// The memory systems to run.
     pub specs: Vec<&'static SystemSpec>,
-    /// The engine store.
-    pub store: Store,
-    /// The model roles.
-    pub llm: Arc<LlmStack>,
-    /// The async runtime answers run on.
-    pub runtime: tokio::runtime::Runtime,
-    /// The embedders of the systems that embed.
-    pub embedders: runtime::Embedders,
-    /// `--memory-config`: settings replacing the systems' shipped ones.
-    pub memory_config: Option<PathBuf>,
     /// The run's date (`--date`, or a resumed run's recorded one).
     pub date: String,
-    /// The model server `--llm local` started, stopped when the setup is dropped (after
-    /// everything above, which may still call it).
-    pub _llm_server: Option<LocalServer>,
+    /// The engine, model roles, embedders and async runtime.
+    pub services: Services,
 }
 
 impl Setup {
@@ -126,11 +115,6 @@ impl Setup {
             }
             vec![spec]
         };
-        if args.resume.is_some() && specs.len() != 1 {
-            return Err(HarnessError::Usage(
-                "--resume continues one run: name its --baseline".into(),
-            ));
-        }
         let mut datasets = load(
             args.data.source()?.as_ref(),
             &Catalog::builtin()?,
@@ -141,40 +125,13 @@ impl Setup {
             let limit = usize::try_from(limit).unwrap_or(usize::MAX);
             datasets.iter_mut().for_each(|d| d.keep_first(limit));
         }
-        if let Some(spec) = specs.iter().find(|s| !memoryless && s.memoryless) {
-            return Err(HarnessError::Usage(format!(
-                "this regime needs a memory: {} has none",
-                spec.name
-            )));
-        }
-        let store = Store::open(Some(&args.store))?;
-        let (llm_settings, llm_server) = args.llm.start()?;
-        let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
-        // Settings that do not parse, or an embedder that cannot open, stop the run before any
-        // work.
-        let embedders = runtime::Embedders::new(store.engine.clone(), &args.embedder);
-        for spec in &specs {
-            embedders.for_system(spec, &spec.settings(args.memory_config.as_deref())?)?;
-        }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(args.threads.max(1))
-            .enable_all()
-            .build()
-            .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
-        if args.llm.cache_mode() != mb_llm::CacheMode::Replay {
-            runtime.block_on(preflight(&llm))?;
-        }
+        check_systems(args, &specs, memoryless)?;
         Ok(Setup {
-            memory_config: args.memory_config.clone(),
             kind,
             datasets,
-            specs,
-            store,
-            llm,
-            runtime,
-            embedders,
             date: run_date(args)?,
-            _llm_server: llm_server,
+            services: Services::start(args, &specs)?,
+            specs,
         })
     }
 
@@ -191,11 +148,115 @@ impl Setup {
         }
     }
 
-    /// Opens `spec`'s memory in `namespace`.
+    /// Opens `spec`'s memory in `namespace`, for the set's language and the run's date.
     pub fn system(
         &self,
         spec: &'static SystemSpec,
         namespace: &str,
+    ) -> Result<Box<dyn MemorySystem>, HarnessError> {
+        self.services
+            .system(spec, namespace, self.lang(), &self.date)
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.services.store.engine
+    }
+}
+
+/// The systems `args --baseline` names without a set to check them against (`all`: every
+/// default system with a memory, as a regime needing one would run them).
+pub fn systems_without_set(
+    args: &RunArgs,
+    memoryless: bool,
+) -> Result<Vec<&'static SystemSpec>, HarnessError> {
+    let specs: Vec<&'static SystemSpec> = if args.baseline == "all" {
+        registry::default_systems()
+            .filter(|s| memoryless || !s.memoryless)
+            .collect()
+    } else {
+        vec![registry::get(&args.baseline)?]
+    };
+    check_systems(args, &specs, memoryless)?;
+    Ok(specs)
+}
+
+/// Refuses a memoryless system where the regime needs a memory, and `--resume` of several.
+fn check_systems(
+    args: &RunArgs,
+    specs: &[&'static SystemSpec],
+    memoryless: bool,
+) -> Result<(), HarnessError> {
+    if args.resume.is_some() && specs.len() != 1 {
+        return Err(HarnessError::Usage(
+            "--resume continues one run: name its --baseline".into(),
+        ));
+    }
+    if let Some(spec) = specs.iter().find(|s| !memoryless && s.memoryless) {
+        return Err(HarnessError::Usage(format!(
+            "this regime needs a memory: {} has none",
+            spec.name
+        )));
+    }
+    Ok(())
+}
+
+/// What every run of memory systems uses whatever its data: the engine store, the model roles
+/// (with the server `--llm local` started), the systems' embedders and the async runtime,
+/// checked before any work.
+pub struct Services {
+    /// The engine store.
+    pub store: Store,
+    /// The model roles.
+    pub llm: Arc<LlmStack>,
+    /// The async runtime answers run on.
+    pub runtime: tokio::runtime::Runtime,
+    /// The embedders of the systems that embed.
+    pub embedders: runtime::Embedders,
+    /// `--memory-config`: settings replacing the systems' shipped ones.
+    pub memory_config: Option<PathBuf>,
+    /// The model server `--llm local` started, stopped when the services are dropped (after
+    /// everything above, which may still call it).
+    pub _llm_server: Option<LocalServer>,
+}
+
+impl Services {
+    /// Opens the store, starts the model roles (and pings them), and opens the embedders of
+    /// `specs`: settings that do not parse, an embedder that cannot open or a model that does
+    /// not answer stop the run here.
+    pub fn start(args: &RunArgs, specs: &[&'static SystemSpec]) -> Result<Services, HarnessError> {
+        let store = Store::open(Some(&args.store))?;
+        let (llm_settings, llm_server) = args.llm.start()?;
+        let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
+        let embedders = runtime::Embedders::new(store.engine.clone(), &args.embedder);
+        for spec in specs {
+            embedders.for_system(spec, &spec.settings(args.memory_config.as_deref())?)?;
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.threads.max(1))
+            .enable_all()
+            .build()
+            .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
+        if args.llm.cache_mode() != mb_llm::CacheMode::Replay {
+            runtime.block_on(preflight(&llm))?;
+        }
+        Ok(Services {
+            memory_config: args.memory_config.clone(),
+            store,
+            llm,
+            runtime,
+            embedders,
+            _llm_server: llm_server,
+        })
+    }
+
+    /// Opens `spec`'s memory in `namespace`, indexing for `lang`, with `date` as today's.
+    pub fn system(
+        &self,
+        spec: &'static SystemSpec,
+        namespace: &str,
+        lang: Lang,
+        date: &str,
     ) -> Result<Box<dyn MemorySystem>, HarnessError> {
         let settings = spec.settings(self.memory_config.as_deref())?;
         let embedder = self.embedders.for_system(spec, &settings)?;
@@ -205,15 +266,10 @@ impl Setup {
             namespace.to_string(),
             self.llm.clone(),
             embedder,
-            self.lang(),
-            &self.date,
+            lang,
+            date,
         )?;
         Ok(spec.build(context)?)
-    }
-
-    /// The engine.
-    pub fn engine(&self) -> &Arc<Engine> {
-        &self.store.engine
     }
 }
 

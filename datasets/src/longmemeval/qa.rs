@@ -10,6 +10,7 @@ use mb_llm::{Message, Sampling};
 use serde_json::json;
 
 use super::data::QuestionType;
+use crate::metrics::locomo::token_recall;
 
 /// How retrieved history is shown to the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +68,11 @@ pub fn reading_prompt(
 
 /// The judge of one answer: does the response answer the question correctly? `yes` anywhere
 /// in the lowercased reply means correct, as the official script reads it.
+///
+/// Offline (no judge model) it is a lexical proxy, not the paper's judge: an abstention answer
+/// is correct when it says it does not know; any other when it contains at least half of the
+/// reference's words (normalized and stemmed as LoCoMo's F1 counts them). Rubrics
+/// (preference questions) rarely pass it.
 #[derive(Debug, Clone)]
 pub struct LongMemEvalJudge {
     /// The question's type (selects the criteria).
@@ -158,8 +164,33 @@ impl Operation for LongMemEvalJudge {
     }
 
     fn offline(&self, _lang: Lang) -> bool {
-        false
+        if self.abstention {
+            return says_unknown(&self.hypothesis);
+        }
+        token_recall(&self.hypothesis, &self.answer) >= OFFLINE_RECALL
     }
+}
+
+/// The share of the reference's words an answer must contain for the offline judge.
+const OFFLINE_RECALL: f64 = 0.5;
+
+/// Whether a response declines to answer for lack of information.
+fn says_unknown(response: &str) -> bool {
+    let text = response.to_lowercase().replace('\u{2019}', "'");
+    [
+        "don't know",
+        "do not know",
+        "not sure",
+        "no information",
+        "not mentioned",
+        "never mentioned",
+        "cannot answer",
+        "can't answer",
+        "unable to",
+        "not enough information",
+    ]
+    .iter()
+    .any(|phrase| text.contains(phrase))
 }
 
 /// QA accuracy: overall, per question type, and averaged over types (each type weighs the

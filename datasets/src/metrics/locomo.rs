@@ -86,6 +86,30 @@ pub fn token_f1(prediction: &str, golden: &str) -> f64 {
     2.0 * precision * recall / (precision + recall)
 }
 
+/// The share of `golden`'s tokens (normalized and stemmed, as [`token_f1`] counts them, repeats
+/// matched once each) that `prediction` contains; 0 when `golden` has none.
+pub fn token_recall(prediction: &str, golden: &str) -> f64 {
+    let expected = tokens(golden);
+    if expected.is_empty() {
+        return 0.0;
+    }
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for t in tokens(prediction) {
+        *counts.entry(t).or_default() += 1;
+    }
+    let found = expected
+        .iter()
+        .filter(|t| match counts.get_mut(t.as_str()) {
+            Some(c) if *c > 0 => {
+                *c -= 1;
+                true
+            }
+            _ => false,
+        })
+        .count();
+    found as f64 / expected.len() as f64
+}
+
 /// Stemmed tokens of the normalized text.
 fn tokens(text: &str) -> Vec<String> {
     normalize(text).split_whitespace().map(stem).collect()

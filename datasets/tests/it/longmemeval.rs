@@ -302,3 +302,34 @@ fn the_judge_picks_criteria_by_type_and_reads_yes() {
     assert!((scored.task_averaged - 0.75).abs() < 1e-12);
     assert!(accuracy(&[]).is_none());
 }
+
+#[test]
+fn the_offline_judge_is_a_lexical_proxy() {
+    let judge = |abstention: bool, answer: &str, hypothesis: &str| {
+        LongMemEvalJudge {
+            question_type: QuestionType::SingleSessionUser,
+            abstention,
+            question: "Where did I buy my bike?".into(),
+            answer: answer.into(),
+            hypothesis: hypothesis.into(),
+        }
+        .offline(Lang::En)
+    };
+    // At least half of the reference's words, stemmed: "Bikes" matches "bike".
+    assert!(judge(
+        false,
+        "the Target store",
+        "You bought it at a target."
+    ));
+    assert!(judge(false, "Rivendell Bikes shop", "At Rivendell Bikes."));
+    assert!(!judge(false, "Rivendell Bikes shop", "At a shop downtown."));
+    assert!(!judge(false, "Rivendell Bikes shop", "I don't know."));
+    // Abstention: declining is correct, answering is not.
+    assert!(judge(
+        true,
+        "You never said.",
+        "I don\u{2019}t know which one."
+    ));
+    assert!(judge(true, "You never said.", "That was not mentioned."));
+    assert!(!judge(true, "You never said.", "At Rivendell Bikes."));
+}

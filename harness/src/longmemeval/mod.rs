@@ -1,0 +1,221 @@
+//! `off-policy --longmemeval FILE`: LongMemEval's question answering through the off-policy
+//! regime, each question's haystack being its corpus.
+//!
+//! The file is read one question at a time ([`mb_datasets::longmemeval::for_each_instance_in`]),
+//! so even the 2.75 GB M file runs in bounded memory. Each question is answered on a fresh
+//! memory holding its haystack ([`case`]): the memory's units are retrieved, shown to the answer
+//! model with the reading prompt (plain, or Chain-of-Note with the units as JSON sorted by
+//! date) and the answer is judged with the prompt of its question type. Each finished question
+//! is appended to the run's log, so `--resume` continues an interrupted run; the predictions are
+//! written in the official format (`question_id`, `hypothesis`, `autoeval_label`) beside
+//! accuracy per type and the cost of every case ([`summary`]).
+
+mod case;
+mod summary;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use mb_baselines::SystemSpec;
+use mb_datasets::longmemeval::qa::ReadingStyle;
+use mb_datasets::longmemeval::retrieval::History;
+use mb_datasets::longmemeval::{for_each_instance_in, Instance, LongMemEvalError};
+use mb_llm::RoleSettings;
+use serde_json::{json, Value};
+
+use crate::cases::{print_table, Outcome, PARTIAL};
+use crate::partial_log::PartialLog;
+use crate::progress::ModelProgress;
+use crate::retrieve::HistoryArg;
+use crate::run::{systems_without_set, RunArgs, Services};
+use crate::run_dir::run_dir;
+use crate::runtime::HarnessError;
+pub use case::LmeCase;
+use case::{answer_instance, Reading};
+
+/// The flags of `off-policy` that run LongMemEval instead of a MemoryBench set.
+#[derive(Args, Debug, Clone)]
+pub struct LongMemEvalArgs {
+    /// A LongMemEval file (`longmemeval_s_cleaned.json`, `longmemeval_oracle.json`, …): answer
+    /// its questions instead of the set's, each on a memory of its own haystack, judged per
+    /// question type. `--limit N` answers the first N questions.
+    #[arg(long, value_name = "FILE")]
+    pub longmemeval: Option<PathBuf>,
+    /// LongMemEval: how the retrieved history is shown to the answer model.
+    #[arg(long, value_enum, default_value_t = ReadingArg::Plain)]
+    pub reading: ReadingArg,
+    /// LongMemEval: the turns memorized, `all` (the default here: some questions ask what the
+    /// assistant said) or `user` (the official retrieval evaluation's corpus).
+    #[arg(long = "history", value_enum, default_value_t = HistoryArg::All)]
+    pub history: HistoryArg,
+}
+
+/// `--reading`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReadingArg {
+    /// The history items as dated text, then the question.
+    Plain,
+    /// Chain-of-Note: the items as JSON sorted by date; notes first, then the answer.
+    ChainOfNote,
+}
+
+impl ReadingArg {
+    fn style(self) -> ReadingStyle {
+        match self {
+            ReadingArg::Plain => ReadingStyle::Plain,
+            ReadingArg::ChainOfNote => ReadingStyle::ChainOfNote,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ReadingArg::Plain => "plain",
+            ReadingArg::ChainOfNote => "chain-of-note",
+        }
+    }
+}
+
+/// Runs LongMemEval's questions in `path` for every system `run --baseline` names (memory
+/// systems only: a memoryless one would need the whole haystack in its prompt).
+pub fn run(run: &RunArgs, args: &LongMemEvalArgs, path: &Path) -> Result<(), HarnessError> {
+    let specs = systems_without_set(run, false)?;
+    let services = Services::start(run, &specs)?;
+    // Result directories live under off-policy/longmemeval/<file stem>/<system>/.
+    let mut place = run.clone();
+    place.dataset_type = "longmemeval".into();
+    place.set_name = path
+        .file_stem()
+        .map_or_else(|| "file".into(), |s| s.to_string_lossy().into_owned());
+    let judge_model = match run.llm.settings()?.judge {
+        RoleSettings::Offline => "offline (lexical proxy)".to_string(),
+        RoleSettings::Openai(endpoint) | RoleSettings::Anthropic(endpoint) => endpoint.model,
+    };
+    let mut rows = Vec::new();
+    for spec in specs {
+        rows.push(run_system(
+            &place,
+            args,
+            path,
+            &services,
+            spec,
+            &judge_model,
+        )?);
+    }
+    print_table(&rows);
+    Ok(())
+}
+
+/// Why reading the file stopped early.
+enum Stop {
+    /// `--limit` questions were answered.
+    Limit,
+    /// The file is malformed.
+    Data(LongMemEvalError),
+    /// Answering failed.
+    Failed(HarnessError),
+}
+
+impl From<LongMemEvalError> for Stop {
+    fn from(error: LongMemEvalError) -> Stop {
+        Stop::Data(error)
+    }
+}
+
+impl From<HarnessError> for Stop {
+    fn from(error: HarnessError) -> Stop {
+        Stop::Failed(error)
+    }
+}
+
+fn run_system(
+    place: &RunArgs,
+    args: &LongMemEvalArgs,
+    path: &Path,
+    services: &Services,
+    spec: &'static SystemSpec,
+    judge_model: &str,
+) -> Result<Outcome, HarnessError> {
+    let history = match args.history {
+        HistoryArg::User => History::User,
+        HistoryArg::All => History::All,
+    };
+    let files = run_dir(
+        place,
+        "off-policy",
+        spec,
+        json!({
+            "longmemeval": path,
+            "reading": args.reading.name(),
+            "history": format!("{:?}", args.history).to_lowercase(),
+        }),
+    )?;
+    let k = match place.retrieve_k {
+        Some(k) => k,
+        None => spec.settings(place.memory_config.as_deref())?.retrieve_k,
+    };
+    let reading = Reading {
+        style: args.reading.style(),
+        history,
+        k,
+    };
+    let limit = place
+        .limit
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let (mut log, mut finished) = PartialLog::<LmeCase>::open(&files.path(PARTIAL))?;
+    let mut broken: Vec<Value> = Vec::new();
+    let label = format!("{} LongMemEval", spec.name);
+    let bar = match limit {
+        Some(limit) => ModelProgress::new(limit as u64, &label, "questions", &services.llm),
+        None => ModelProgress::open_ended(&label, "questions", &services.llm),
+    };
+    let outcome = for_each_instance_in(path, |instance: Instance| -> Result<(), Stop> {
+        if limit.is_some_and(|limit| instance.index >= limit) {
+            return Err(Stop::Limit);
+        }
+        let unknown = instance.unknown_answer_sessions();
+        if !unknown.is_empty() {
+            broken.push(json!({
+                "index": instance.index,
+                "question_id": instance.question_id,
+                "unknown_answer_session_ids": unknown,
+            }));
+            return Ok(());
+        }
+        if !log.holds(&instance.question_id) {
+            let case = services
+                .runtime
+                .block_on(answer_instance(services, spec, &instance, reading))?;
+            log.append(&case)?;
+            log.sync()?;
+            finished.push(case);
+        }
+        bar.inc();
+        Ok(())
+    });
+    drop(bar);
+    match outcome {
+        Ok(_) | Err(Stop::Limit) => {}
+        Err(Stop::Data(error)) => {
+            return Err(HarnessError::File {
+                path: path.display().to_string(),
+                detail: error.to_string(),
+            })
+        }
+        Err(Stop::Failed(error)) => return Err(error),
+    }
+    summary::write(
+        &files,
+        spec,
+        &services.llm,
+        finished,
+        broken,
+        json!({
+            "file": path,
+            "variant": mb_datasets::longmemeval::variant(path),
+            "reading": args.reading.name(),
+            "history": format!("{:?}", args.history).to_lowercase(),
+            "retrieve_k": k,
+            "judge": judge_model,
+        }),
+    )
+}

@@ -1,0 +1,169 @@
+//! `mb-harness off-policy --longmemeval FILE`: LongMemEval's questions answered on memories of
+//! their haystacks, judged, counted, written in the official format, and resumable.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::common::{assert_ok, chat_server, harness, in_dir, json as read, only_run};
+
+/// The LongMemEval fixture of `mb-datasets`' tests (the released format, written by us).
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/tests/fixtures/longmemeval_tiny.json")
+}
+
+/// `mb-harness off-policy --longmemeval FILE ARGS` with its store and results under `root`.
+fn off_policy(root: &Path, file: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["off-policy", "--longmemeval", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let all = in_dir(root, &all);
+    harness(&all.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// The run directory of `system` on the fixture.
+fn run_of(root: &Path, system: &str) -> PathBuf {
+    only_run(root.join(format!(
+        "runs/off-policy/longmemeval/longmemeval_tiny/{system}"
+    )))
+}
+
+/// The predictions file's lines.
+fn predictions(run: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run.join("predictions.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn off_policy_answers_every_question_offline_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture();
+    let out = off_policy(dir.path(), &file, &["--baseline", "hybrid"]);
+    assert_ok(&out);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("hybrid on LongMemEval") && table.contains("temporal-reasoning"),
+        "{table}"
+    );
+    let run = run_of(dir.path(), "hybrid");
+    let lines = predictions(&run);
+    let ids: Vec<&str> = lines
+        .iter()
+        .map(|l| l["question_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["lme_q1", "lme_q2_abs", "lme_q3", "lme_q4"]);
+    for line in &lines {
+        assert!(!line["hypothesis"].as_str().unwrap().is_empty(), "{line}");
+        assert_eq!(line["autoeval_label"]["model"], "offline (lexical proxy)");
+    }
+    let summary = read(run.join("summary.json"));
+    assert_eq!(summary["questions"], 4);
+    assert_eq!(summary["accuracy"]["abstention_questions"], 1);
+    assert_eq!(
+        summary["accuracy"]["per_type"].as_object().unwrap().len(),
+        4
+    );
+    assert_eq!(summary["about"]["history"], "all");
+    // Every turn of each haystack memorized (history all: 6 + 2 + 8 + 2), and timed.
+    let timing = read(run.join("timing.json"));
+    let turns: Vec<u64> = timing
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["turns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [6, 2, 8, 2]);
+    assert!(
+        summary["timing"]["memory_processing_seconds_per_case"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(
+        summary["timing"]["ingestion_turns_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    // Cut the log back to its first two cases and a torn third: resuming answers the other two
+    // and writes the same predictions.
+    let partial = run.join("predict.partial.jsonl");
+    let log = std::fs::read_to_string(&partial).unwrap();
+    let kept: Vec<&str> = log.lines().take(2).collect();
+    std::fs::write(
+        &partial,
+        format!("{}\n{{\"index\": 2, \"quest", kept.join("\n")),
+    )
+    .unwrap();
+    std::fs::remove_file(run.join("predictions.jsonl")).unwrap();
+    let resumed = off_policy(
+        dir.path(),
+        &file,
+        &["--baseline", "hybrid", "--resume", run.to_str().unwrap()],
+    );
+    assert_ok(&resumed);
+    assert_eq!(predictions(&run), lines);
+    assert_eq!(
+        std::fs::read_to_string(&partial).unwrap().lines().count(),
+        4
+    );
+}
+
+#[test]
+fn model_calls_are_counted_per_question_and_the_judge_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let port = chat_server(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        json!({"choices": [{"message": {"role": "assistant", "content": "yes"},
+                "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 30, "completion_tokens": 1}})
+    });
+    let settings = dir.path().join("llm.toml");
+    let endpoint = format!(
+        "provider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"
+    );
+    std::fs::write(
+        &settings,
+        format!(
+            "reasks = 0\n[answer]\n{endpoint}[judge]\n{endpoint}\
+             [memory]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n"
+        ),
+    )
+    .unwrap();
+    let out = off_policy(
+        dir.path(),
+        &fixture(),
+        &[
+            "--baseline",
+            "bm25_message",
+            "--reading",
+            "chain-of-note",
+            "--llm",
+            settings.to_str().unwrap(),
+            "--llm-cache",
+            "off",
+        ],
+    );
+    assert_ok(&out);
+    let run = run_of(dir.path(), "bm25_message");
+    let summary = read(run.join("summary.json"));
+    // The judge says "yes" to everything: every question is correct.
+    assert_eq!(summary["accuracy"]["overall"], 1.0);
+    assert_eq!(summary["about"]["judge"], "m");
+    assert_eq!(summary["about"]["reading"], "chain-of-note");
+    let timing = read(run.join("timing.json"));
+    let cases = timing.as_array().unwrap();
+    for case in cases {
+        assert_eq!(case["seconds"]["llm_calls_predict"], 1.0, "{case}");
+        assert_eq!(case["seconds"]["input_tokens_predict"], 30.0, "{case}");
+        assert_eq!(case["judge"]["llm_operations"], 1, "{case}");
+    }
+    // The server saw one ping per model role, then an answer and a verdict per question.
+    assert_eq!(calls.load(Ordering::SeqCst), 2 + 2 * cases.len());
+}
