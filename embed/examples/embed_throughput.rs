@@ -32,6 +32,12 @@ struct Args {
     /// Graph optimization: disable, basic, extended or all.
     #[arg(long, default_value = "all")]
     optimization: String,
+    /// Threads of the session that embeds a lone text (1: lone texts go to the pool).
+    #[arg(long, default_value_t = 2)]
+    solo_threads: usize,
+    /// Embed the texts one call each, as queries arrive, and report the latency p50.
+    #[arg(long)]
+    one_at_a_time: bool,
     /// Keep measuring whole passes over the texts for at least this many seconds.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
@@ -46,6 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.max_batch_tokens = args.max_batch_tokens;
     config.sessions = args.sessions;
     config.intra_threads = args.intra_threads;
+    config.solo_threads = args.solo_threads;
     config.optimization = serde_json::from_value(serde_json::json!(args.optimization))?;
     let optimization: OptimizationLevel = config.optimization;
     let embedder = OnnxEmbedder::new(config)?;
@@ -55,6 +62,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|t| embedder.token_count(t))
         .sum::<Result<usize, _>>()?;
     embedder.embed(&refs)?; // warm-up: allocator arenas, caches
+    if args.one_at_a_time {
+        let mut latencies = Vec::with_capacity(refs.len());
+        for text in &refs {
+            let start = Instant::now();
+            embedder.embed(&[text])?;
+            latencies.push(start.elapsed().as_secs_f64() * 1000.0);
+        }
+        latencies.sort_by(f64::total_cmp);
+        let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
+        println!(
+            "{}",
+            serde_json::json!({
+                "runtime": "rust",
+                "solo_threads": args.solo_threads,
+                "queries": latencies.len(),
+                "p50_ms": at(0.5),
+                "p95_ms": at(0.95),
+            })
+        );
+        return Ok(());
+    }
     let budget = Duration::from_secs_f64(args.seconds);
     let start = Instant::now();
     let mut passes = 0usize;

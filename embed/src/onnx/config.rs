@@ -25,7 +25,8 @@ pub enum OptimizationLevel {
 /// Model files and execution settings of an ONNX embedder.
 ///
 /// The runtime defaults were picked from `benches/embed_throughput.py` (see docs/benchmarks.md's
-/// embedding section): one single-threaded session per core, length-sorted batches of at most
+/// embedding section): one single-threaded session per core (and one on every core for a lone
+/// query), length-sorted batches of at most
 /// 32 texts and 512 padded tokens (larger batches spill the activations out of the L2 cache and
 /// get slower), every graph optimization except the skip-layer-norm fusion, whose fused kernel
 /// is slower on x86 than the two operators it replaces.
@@ -54,6 +55,10 @@ pub struct OnnxConfig {
     pub sessions: usize,
     /// Threads ONNX Runtime uses inside one session's operators.
     pub intra_threads: usize,
+    /// Threads of the session that embeds a lone text (a query): one text is one batch, which
+    /// the session-per-core pool would run on one core. With more than 1, a separate session
+    /// runs it on this many threads; 1 leaves lone texts to the pool.
+    pub solo_threads: usize,
     /// Graph optimization level.
     pub optimization: OptimizationLevel,
     /// ONNX Runtime graph transformers to skip (by name, e.g. `SkipLayerNormFusion`).
@@ -119,6 +124,7 @@ impl OnnxConfig {
             max_batch_tokens: 512,
             sessions: std::thread::available_parallelism().map_or(1, |n| n.get()),
             intra_threads: 1,
+            solo_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             optimization: OptimizationLevel::All,
             disabled_optimizers: vec!["SkipLayerNormFusion".to_string()],
         })
@@ -130,6 +136,7 @@ impl OnnxConfig {
             ("max_batch_tokens", self.max_batch_tokens),
             ("sessions", self.sessions),
             ("intra_threads", self.intra_threads),
+            ("solo_threads", self.solo_threads),
             ("max_tokens", self.max_tokens.unwrap_or(1)),
         ];
         for (field, value) in positive {

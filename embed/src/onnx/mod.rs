@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::TensorRef;
+use parking_lot::Mutex;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 pub use config::{OnnxConfig, OptimizationLevel};
@@ -42,6 +43,8 @@ pub struct OnnxEmbedder {
     output: ModelOutput,
     dim: usize,
     sessions: SessionPool,
+    /// The multi-threaded session for a lone text (`OnnxConfig::solo_threads`).
+    solo: Option<Mutex<Session>>,
 }
 
 /// The model inputs a BERT-style tokenizer can fill.
@@ -106,9 +109,8 @@ impl OnnxEmbedder {
             OptimizationLevel::All => GraphOptimizationLevel::All,
         };
         let disabled = config.disabled_optimizers.join(",");
-        let mut sessions = Vec::with_capacity(config.sessions);
-        for _ in 0..config.sessions {
-            let session = Session::builder(environment)
+        let open_session = |threads: usize| {
+            Session::builder(environment)
                 .and_then(|b| Ok(b.with_optimization_level(level)?))
                 .and_then(|b| {
                     if disabled.is_empty() {
@@ -117,12 +119,23 @@ impl OnnxEmbedder {
                         Ok(b.with_disabled_optimizers(&disabled)?)
                     }
                 })
-                .and_then(|b| Ok(b.with_intra_threads(config.intra_threads)?))
+                .and_then(|b| Ok(b.with_intra_threads(threads)?))
+                // Idle threads sleep instead of spinning: the solo session's helpers would
+                // otherwise take cycles from the pool's sessions between queries.
+                .and_then(|b| Ok(b.with_intra_op_spinning(false)?))
                 .and_then(|b| Ok(b.with_inter_threads(1)?))
                 .and_then(|mut b| b.commit_from_file(&config.model))
-                .map_err(|e| model_error(e.to_string()))?;
-            sessions.push(session);
+                .map_err(|e| model_error(e.to_string()))
+        };
+        let mut sessions = Vec::with_capacity(config.sessions);
+        for _ in 0..config.sessions {
+            sessions.push(open_session(config.intra_threads)?);
         }
+        let solo = if config.solo_threads > 1 {
+            Some(Mutex::new(open_session(config.solo_threads)?))
+        } else {
+            None
+        };
         let first = sessions
             .first()
             .ok_or_else(|| model_error("no session".to_string()))?;
@@ -137,6 +150,7 @@ impl OnnxEmbedder {
             output,
             dim: 0,
             sessions: SessionPool::new(sessions),
+            solo,
         };
         embedder.dim = embedder.probe()?;
         tracing::info!(
@@ -246,6 +260,22 @@ impl OnnxEmbedder {
         if start < order.len() {
             batches.push(&order[start..]);
         }
+        // Fewer batches than sessions would leave cores idle: halve the largest until each
+        // session has one (a call of 20 short texts runs as two batches of 10 at once).
+        while batches.len() < self.config.sessions {
+            let Some((largest, _)) = batches
+                .iter()
+                .enumerate()
+                .filter(|(_, batch)| batch.len() > 1)
+                .max_by_key(|(_, batch)| batch.len())
+            else {
+                break;
+            };
+            let batch = batches[largest];
+            let (first, second) = batch.split_at(batch.len() / 2);
+            batches[largest] = first;
+            batches.push(second);
+        }
         batches
     }
 
@@ -259,6 +289,12 @@ impl OnnxEmbedder {
         let embed_batch = |batch: &[usize]| {
             let rows: Vec<&Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
             let inputs = self.batch_inputs(&rows);
+            // A lone text runs on every core when the solo session is free.
+            if let [_] = batches {
+                if let Some(mut solo) = self.solo.as_ref().and_then(Mutex::try_lock) {
+                    return self.run(&mut solo, &inputs);
+                }
+            }
             self.sessions.with(|session| self.run(session, &inputs))
         };
         let workers = self.config.sessions.min(batches.len());

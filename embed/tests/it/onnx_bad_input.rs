@@ -81,6 +81,7 @@ fn missing_files_and_zero_settings_are_rejected() {
         (|c: &mut OnnxConfig| c.batch_size = 0) as fn(&mut OnnxConfig),
         |c| c.sessions = 0,
         |c| c.intra_threads = 0,
+        |c| c.solo_threads = 0,
         |c| c.max_tokens = Some(0),
     ] {
         let mut config = default_config();

@@ -182,3 +182,22 @@ fn concurrent_callers_share_the_session_pool() {
         }
     });
 }
+
+#[test]
+fn a_lone_text_on_every_core_embeds_as_the_pool_does() {
+    let mut config = mb_embed::OnnxConfig::default_model().unwrap();
+    config.solo_threads = 1;
+    let pool_only = OnnxEmbedder::new(config).unwrap();
+    for text in texts() {
+        let solo = embedder().embed_one(&text).unwrap();
+        let pooled = pool_only.embed_one(&text).unwrap();
+        let similarity = cosine(&solo, &pooled);
+        assert!(similarity >= 0.9999, "cosine {similarity} for {text:?}");
+    }
+    // Two texts are one batch, halved so that both sessions run: each as it embeds alone.
+    let pair = ["I adopted a cat named Miso.", "The marathon is in May."];
+    for (text, vector) in pair.iter().zip(embedder().embed(&pair).unwrap()) {
+        let similarity = cosine(&embedder().embed_one(text).unwrap(), &vector);
+        assert!(similarity >= 0.999, "cosine {similarity} for {text:?}");
+    }
+}
