@@ -80,13 +80,24 @@ fn crash_child_writer() {
         })
         .unwrap();
     }
-    let mut rng = StdRng::seed_from_u64(round);
+    // One writer thread per namespace, so kills land while two writes are under way.
+    std::thread::scope(|scope| {
+        for (thread, ns) in NAMESPACES.into_iter().enumerate() {
+            let engine = &engine;
+            scope.spawn(move || write_until_killed(engine, round, thread as u64, ns));
+        }
+    });
+}
+
+/// One writer thread of [`crash_child_writer`]: its writes are numbered `n = 2i + thread`.
+fn write_until_killed(engine: &Engine, round: u64, thread: u64, ns: &'static str) {
+    let mut rng = StdRng::seed_from_u64(round * 2 + thread);
     let mut mine: Vec<(&str, RecordId)> = Vec::new();
-    for n in 0.. {
+    for i in 0u64.. {
+        let n = 2 * i + thread;
         // Paced so a round leaves a few hundred writes to verify, not tens of thousands.
-        std::thread::sleep(Duration::from_micros(400));
-        let ns = NAMESPACES[rng.random_range(0..2)];
-        if n % 5 == 4 && !mine.is_empty() {
+        std::thread::sleep(Duration::from_micros(800));
+        if i % 5 == 4 && !mine.is_empty() {
             let (ns, id) = mine.swap_remove(rng.random_range(0..mine.len()));
             // Announced first: if the kill lands between the delete and its report, the
             // parent accepts the record either way.
@@ -100,7 +111,7 @@ fn crash_child_writer() {
             token(round, n)
         ))
         .with_vector("s", vector(round, n));
-        let id = if n % 3 == 0 {
+        let id = if i % 3 == 0 {
             // A multi-record batch is acknowledged as a whole.
             let mut batch = Batch::new();
             batch.put(record);
@@ -111,7 +122,7 @@ fn crash_child_writer() {
         };
         mine.push((ns, id));
         println!("ack {round} {n} {ns} {id}");
-        if n % 25 == 0 {
+        if i % 25 == 0 {
             // Searches load the vector collections, which then build graphs in the background.
             engine.search_vector(ns, "s", &vector(round, n), 3).unwrap();
         }
