@@ -30,6 +30,7 @@ SYSTEMS = [
     ("a_mem", "A-Mem"),
     ("mem0", "Mem0"),
     ("memoryos", "MemoryOS"),
+    ("hybrid", "hybrid (beyond upstream)"),
 ]
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "target" / "release" / "mb-harness"

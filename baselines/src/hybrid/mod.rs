@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::stream::{self, StreamExt, TryStreamExt};
 use mb_core::dates::{referenced_days, Day};
 use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
@@ -42,6 +43,9 @@ use crate::system::{
 };
 use crate::units::Unit;
 use rounds::{corpus_exchanges, dialog_exchanges, Exchange};
+
+/// Key-fact operations of one write in flight at once.
+const KEY_FACTS_IN_FLIGHT: usize = 32;
 
 /// The attribute holding a unit's day (days since 1970-01-01).
 const DAY: &str = "day";
@@ -83,21 +87,32 @@ impl HybridMemory {
     /// Indexes `exchanges` in one engine write: key = date, transcript and facts; value = the
     /// dated transcript; vector = the transcript's embedding.
     async fn write(&self, exchanges: &[Exchange], lang: Lang) -> Result<(), MemoryError> {
+        // The facts of every exchange are asked for together (a model serves them as its
+        // concurrency limits allow), at most KEY_FACTS_IN_FLIGHT at a time, kept in order.
+        let operations: Vec<KeyFacts> = if self.settings.key_facts {
+            exchanges
+                .iter()
+                .map(|e| KeyFacts::new(e.lines.clone(), e.date_text.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let memory = &self.context.llm.memory;
+        let calls: Vec<_> = operations.iter().map(|op| memory.run(op, lang)).collect();
+        let facts: Vec<Vec<String>> = stream::iter(calls)
+            .buffered(KEY_FACTS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        let operations = facts.len() as u64;
         let mut keys = Vec::with_capacity(exchanges.len());
-        let mut operations = 0u64;
-        for exchange in exchanges {
+        for (i, exchange) in exchanges.iter().enumerate() {
             let mut key = match exchange.day {
                 Some(day) => format!("{day}\n{}", exchange.transcript()),
                 None => exchange.transcript(),
             };
-            if self.settings.key_facts {
-                let facts = KeyFacts::new(exchange.lines.clone(), exchange.date_text.clone());
-                let facts = self.context.llm.memory.run(&facts, lang).await?;
-                operations += 1;
-                for fact in facts {
-                    key.push('\n');
-                    key.push_str(&fact);
-                }
+            for fact in facts.get(i).into_iter().flatten() {
+                key.push('\n');
+                key.push_str(fact);
             }
             keys.push(key);
         }

@@ -26,7 +26,6 @@ use serde_json::{json, Value};
 use crate::cases::{print_table, Outcome, PARTIAL};
 use crate::partial_log::PartialLog;
 use crate::progress::ModelProgress;
-use crate::retrieve::HistoryArg;
 use crate::run::{systems_without_set, RunArgs, Services};
 use crate::run_dir::run_dir;
 use crate::runtime::HarnessError;
@@ -48,6 +47,25 @@ pub struct LongMemEvalArgs {
     /// assistant said) or `user` (the official retrieval evaluation's corpus).
     #[arg(long = "history", value_enum, default_value_t = HistoryArg::All)]
     pub history: HistoryArg,
+}
+
+/// `--history`: the turns of a haystack memorized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryArg {
+    /// The user's turns only (official).
+    User,
+    /// Every turn.
+    All,
+}
+
+impl HistoryArg {
+    /// The history the dataset reader gives.
+    pub fn history(self) -> History {
+        match self {
+            HistoryArg::User => History::User,
+            HistoryArg::All => History::All,
+        }
+    }
 }
 
 /// `--reading`.
@@ -105,13 +123,18 @@ pub fn run(run: &RunArgs, args: &LongMemEvalArgs, path: &Path) -> Result<(), Har
     Ok(())
 }
 
+/// Whether to read on after a question.
+pub enum Next {
+    /// Read the next question.
+    Continue,
+    /// Stop reading (`--limit` reached).
+    Stop,
+}
+
 /// Why reading the file stopped early.
 enum Stop {
-    /// `--limit` questions were answered.
     Limit,
-    /// The file is malformed.
     Data(LongMemEvalError),
-    /// Answering failed.
     Failed(HarnessError),
 }
 
@@ -121,9 +144,37 @@ impl From<LongMemEvalError> for Stop {
     }
 }
 
-impl From<HarnessError> for Stop {
-    fn from(error: HarnessError) -> Stop {
-        Stop::Failed(error)
+/// Calls `each` with every question of the LongMemEval file at `path`, one instance in memory
+/// at a time, until it says [`Next::Stop`]. A question whose evidence names a session its
+/// haystack lacks is not passed on but listed in `broken`; a malformed instance is an error
+/// naming the file, the instance, its `question_id` and the field.
+pub fn for_each_question(
+    path: &Path,
+    broken: &mut Vec<Value>,
+    mut each: impl FnMut(Instance) -> Result<Next, HarnessError>,
+) -> Result<(), HarnessError> {
+    let outcome = for_each_instance_in(path, |instance: Instance| -> Result<(), Stop> {
+        let unknown = instance.unknown_answer_sessions();
+        if !unknown.is_empty() {
+            broken.push(json!({
+                "index": instance.index,
+                "question_id": instance.question_id,
+                "unknown_answer_session_ids": unknown,
+            }));
+            return Ok(());
+        }
+        match each(instance).map_err(Stop::Failed)? {
+            Next::Continue => Ok(()),
+            Next::Stop => Err(Stop::Limit),
+        }
+    });
+    match outcome {
+        Ok(_) | Err(Stop::Limit) => Ok(()),
+        Err(Stop::Data(error)) => Err(HarnessError::File {
+            path: path.display().to_string(),
+            detail: error.to_string(),
+        }),
+        Err(Stop::Failed(error)) => Err(error),
     }
 }
 
@@ -135,10 +186,7 @@ fn run_system(
     spec: &'static SystemSpec,
     judge_model: &str,
 ) -> Result<Outcome, HarnessError> {
-    let history = match args.history {
-        HistoryArg::User => History::User,
-        HistoryArg::All => History::All,
-    };
+    let history = args.history.history();
     let files = run_dir(
         place,
         "off-policy",
@@ -168,18 +216,9 @@ fn run_system(
         Some(limit) => ModelProgress::new(limit as u64, &label, "questions", &services.llm),
         None => ModelProgress::open_ended(&label, "questions", &services.llm),
     };
-    let outcome = for_each_instance_in(path, |instance: Instance| -> Result<(), Stop> {
+    for_each_question(path, &mut broken, |instance| {
         if limit.is_some_and(|limit| instance.index >= limit) {
-            return Err(Stop::Limit);
-        }
-        let unknown = instance.unknown_answer_sessions();
-        if !unknown.is_empty() {
-            broken.push(json!({
-                "index": instance.index,
-                "question_id": instance.question_id,
-                "unknown_answer_session_ids": unknown,
-            }));
-            return Ok(());
+            return Ok(Next::Stop);
         }
         if !log.holds(&instance.question_id) {
             let case = services
@@ -190,19 +229,9 @@ fn run_system(
             finished.push(case);
         }
         bar.inc();
-        Ok(())
-    });
+        Ok(Next::Continue)
+    })?;
     drop(bar);
-    match outcome {
-        Ok(_) | Err(Stop::Limit) => {}
-        Err(Stop::Data(error)) => {
-            return Err(HarnessError::File {
-                path: path.display().to_string(),
-                detail: error.to_string(),
-            })
-        }
-        Err(Stop::Failed(error)) => return Err(error),
-    }
     summary::write(
         &files,
         spec,

@@ -14,11 +14,12 @@ use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::longmemeval::retrieval::{
     evaluate, evaluate_as_sessions, History, Scores, CUTOFFS,
 };
-use mb_datasets::longmemeval::{for_each_instance_in, variant, Instance, LongMemEvalError};
+use mb_datasets::longmemeval::{variant, Instance};
 use serde_json::{json, Map, Value};
 
 use super::report::{mean, percentile, Ingestion};
-use super::{HistoryArg, RetrieveArgs, Setup};
+use super::{RetrieveArgs, Setup};
+use crate::longmemeval::{for_each_question, Next};
 use crate::runtime::HarnessError;
 
 /// The most units a question ranks (a full ranking of S's haystacks; M's are cut here).
@@ -32,76 +33,31 @@ struct Scored {
     latency: Duration,
 }
 
-/// Why the reading stopped early.
-enum Stop {
-    /// `--limit` questions were scored.
-    Limit,
-    /// The file is malformed.
-    Data(LongMemEvalError),
-    /// Memorizing or retrieving failed.
-    Failed(HarnessError),
-}
-
-impl From<LongMemEvalError> for Stop {
-    fn from(error: LongMemEvalError) -> Stop {
-        Stop::Data(error)
-    }
-}
-
-impl From<HarnessError> for Stop {
-    fn from(error: HarnessError) -> Stop {
-        Stop::Failed(error)
-    }
-}
-
 /// Runs `retrieve` over a LongMemEval file.
 pub(super) fn run(args: &RetrieveArgs, setup: &Setup, path: &Path) -> Result<(), HarnessError> {
-    let history = match args.history {
-        HistoryArg::User => History::User,
-        HistoryArg::All => History::All,
-    };
+    let history = args.history.history();
     let mut scored = Vec::new();
     let mut ingestion = Ingestion::default();
     let mut skipped: BTreeMap<&str, usize> = BTreeMap::new();
     let mut broken = Vec::new();
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_message("LongMemEval questions scored");
-    let outcome = for_each_instance_in(path, |instance: Instance| -> Result<(), Stop> {
+    let outcome = for_each_question(path, &mut broken, |instance| {
         if args.limit.is_some_and(|limit| scored.len() >= limit) {
-            return Err(Stop::Limit);
-        }
-        let unknown = instance.unknown_answer_sessions();
-        if !unknown.is_empty() {
-            broken.push(json!({
-                "index": instance.index,
-                "question_id": instance.question_id,
-                "unknown_answer_session_ids": unknown,
-            }));
-            return Ok(());
+            return Ok(Next::Stop);
         }
         if instance.is_abstention() {
             *skipped.entry("abstention").or_default() += 1;
-            return Ok(());
-        }
-        if !instance.is_scored(history) {
+        } else if !instance.is_scored(history) {
             *skipped.entry("no_evidence_in_history").or_default() += 1;
-            return Ok(());
+        } else {
+            scored.push(score(setup, &instance, history, &mut ingestion)?);
+            bar.inc(1);
         }
-        scored.push(score(setup, &instance, history, &mut ingestion)?);
-        bar.inc(1);
-        Ok(())
+        Ok(Next::Continue)
     });
     bar.finish_and_clear();
-    match outcome {
-        Ok(_) | Err(Stop::Limit) => {}
-        Err(Stop::Data(error)) => {
-            return Err(HarnessError::File {
-                path: path.display().to_string(),
-                detail: error.to_string(),
-            })
-        }
-        Err(Stop::Failed(error)) => return Err(error),
-    }
+    outcome?;
     let mut report = report(setup, args, path, &scored, &ingestion);
     report["skipped"] = json!(skipped);
     report["broken"] = json!(broken);

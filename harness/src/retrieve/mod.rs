@@ -16,13 +16,14 @@ mod timing;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use mb_baselines::{MemorySystem, SystemSettings, SystemSpec};
 use mb_core::Lang;
 use mb_embed::Embedder;
 use mb_llm::LlmStack;
 use serde_json::{json, Value};
 
+use crate::longmemeval::HistoryArg;
 use crate::runtime::{self, HarnessError};
 use score::Cutoffs;
 use timing::TimedEmbedder;
@@ -69,15 +70,6 @@ pub struct RetrieveArgs {
     /// The date (`YYYY-MM-DD`) Mem0's prompt gives as today's (default: today, UTC).
     #[arg(long, default_value_t = mb_core::clock::utc_date())]
     pub(crate) date: String,
-}
-
-/// LongMemEval's history choice on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HistoryArg {
-    /// The user's turns only (official).
-    User,
-    /// Every turn.
-    All,
 }
 
 /// The timer of a memory's embedder (`None` for systems that do not embed).
