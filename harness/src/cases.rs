@@ -12,7 +12,7 @@ use mb_datasets::evaluate::Prediction;
 use mb_datasets::results::{RunFiles, SUMMARY};
 use mb_datasets::row::Row;
 use mb_datasets::Dataset;
-use mb_llm::usage_of;
+use mb_llm::{usage_of, LlmStack};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -210,7 +210,6 @@ pub async fn finish(
         }
     }
     refuse_all_failed(by_key.values().map(|f| &f.failures))?;
-    let answer_errors = by_key.values().filter(|f| f.failures.gave_up()).count();
     let predictions: Vec<Prediction> = by_key.values().map(|f| f.prediction.clone()).collect();
     files.write(predictions_file, &predictions)?;
     let per_case: Vec<Value> = by_key
@@ -227,32 +226,20 @@ pub async fn finish(
         })
         .collect();
     files.write(TIMING, &per_case)?;
-    let timing = by_key
-        .values()
-        .fold(CaseTiming::default(), |sum, f| sum.plus(f.timing))
-        .over(by_key.len() as f64);
     let details = evaluate_run(files, datasets, &predictions, &setup.services.llm.judge).await?;
-    let timing_summary = json!({
-        "mean_seconds_per_case": timing,
-        "memory_processing_seconds_per_case": timing.memory_seconds(),
-        "prediction_seconds_per_case": timing.prediction_seconds(),
-        "llm_calls_per_case": timing.llm_calls(),
-        "tokens_per_case": timing.tokens(),
-        "cases": by_key.len(),
-        // Cases no attempt answered, scored with upstream's error answer.
-        "answer_errors": answer_errors,
-        "answer_failed_attempts": by_key.values().map(|f| f.failures.failed_attempts).sum::<u32>(),
-        // Model calls, tokens and latency by role and operation since the last run finished.
-        "model_usage": setup.services.llm.ledger.take(),
-        "fallbacks": fallback_totals(&by_key, timing, setup),
-    });
+    // After the evaluation, so that the judge's calls are in the model usage.
+    let run_timing = RunTiming::of(
+        by_key.values().map(|f| (f.timing, &f.failures)),
+        &setup.services.llm,
+    );
+    let (timing, answer_errors) = (run_timing.mean, run_timing.answer_errors);
     let summary = summarize(
         files,
         setup.kind,
         set_name,
         datasets,
         &details,
-        Some(timing_summary),
+        Some(run_timing.summary),
     )?;
     Ok(Outcome {
         system: spec.name,
@@ -264,20 +251,56 @@ pub async fn finish(
     })
 }
 
-/// A run's fallbacks: those of memory processing and of prediction over its cases, and by
-/// role and operation those of the work done since the last run finished (the judge's
-/// included; a memory reused from an earlier run has its own in `memorization.json`).
-fn fallback_totals(
-    cases: &BTreeMap<(usize, u64), Finished>,
-    mean: CaseTiming,
-    setup: &Setup,
-) -> Value {
-    let count = cases.len() as f64;
-    json!({
-        "memory": (mean.fallbacks_memory * count).round(),
-        "prediction": (mean.fallbacks_predict * count).round(),
-        "by_operation": setup.services.llm.take_fallbacks(),
-    })
+/// What a run's cases cost, for its `summary.json`.
+pub struct RunTiming {
+    /// The mean cost of a case.
+    pub mean: CaseTiming,
+    /// Cases no attempt answered, scored with upstream's error answer.
+    pub answer_errors: usize,
+    /// The `timing` block: the means per case, the cases and their answer failures, and by role
+    /// and operation the model usage and fallbacks of the work done since the last run finished
+    /// (a memory reused from an earlier run has its own in `memorization.json`).
+    pub summary: Value,
+}
+
+impl RunTiming {
+    /// Sums the `cases`' costs and answer failures, and takes the model usage and fallbacks
+    /// `llm` counted since they were last taken.
+    pub fn of<'a>(
+        cases: impl Iterator<Item = (CaseTiming, &'a AnswerFailures)>,
+        llm: &LlmStack,
+    ) -> RunTiming {
+        let (mut sum, mut count, mut answer_errors, mut failed_attempts) =
+            (CaseTiming::default(), 0usize, 0usize, 0u32);
+        for (timing, failures) in cases {
+            sum = sum.plus(timing);
+            count += 1;
+            answer_errors += usize::from(failures.gave_up());
+            failed_attempts += failures.failed_attempts;
+        }
+        let mean = sum.over(count as f64);
+        let summary = json!({
+            "mean_seconds_per_case": mean,
+            "memory_processing_seconds_per_case": mean.memory_seconds(),
+            "prediction_seconds_per_case": mean.prediction_seconds(),
+            "llm_calls_per_case": mean.llm_calls(),
+            "tokens_per_case": mean.tokens(),
+            "cases": count,
+            "answer_errors": answer_errors,
+            "answer_failed_attempts": failed_attempts,
+            "model_usage": llm.ledger.take(),
+            "fallbacks": {
+                "memory": (mean.fallbacks_memory * count as f64).round(),
+                "prediction": (mean.fallbacks_predict * count as f64).round(),
+                "by_operation": llm.take_fallbacks(),
+            },
+        });
+        RunTiming {
+            mean,
+            answer_errors,
+            summary,
+        }
+    }
 }
 
 /// The outcome of a step whose `summary.json` is written (the last file a step writes).

@@ -15,8 +15,7 @@ use serde_json::{json, Value};
 
 use super::case::LmeCase;
 use crate::backoff::refuse_all_failed;
-use crate::cases::{Outcome, TIMING};
-use crate::cost::CaseTiming;
+use crate::cases::{Outcome, RunTiming, TIMING};
 use crate::runtime::{file_error, HarnessError};
 
 /// The predictions, one JSON object per line as the official scripts read them.
@@ -57,11 +56,6 @@ pub fn write(
         .collect();
     files.write(TIMING, &per_case)?;
 
-    let n = cases.len() as f64;
-    let timing = cases
-        .iter()
-        .fold(CaseTiming::default(), |sum, c| sum.plus(c.timing))
-        .over(n);
     let judged: Vec<(QuestionType, bool)> = cases
         .iter()
         .filter_map(|c| {
@@ -78,9 +72,19 @@ pub fn write(
         (!items.is_empty())
             .then(|| items.iter().filter(|c| **c).count() as f64 / items.len() as f64)
     };
-    let answer_errors = cases.iter().filter(|c| c.failures.gave_up()).count();
     let memory_seconds: f64 = cases.iter().map(|c| c.timing.memory_corpus).sum();
     let turns: usize = cases.iter().map(|c| c.turns).sum();
+    let RunTiming {
+        mean: timing,
+        answer_errors,
+        summary: mut timing_summary,
+    } = RunTiming::of(cases.iter().map(|c| (c.timing, &c.failures)), llm);
+    timing_summary["ingestion_turns_per_second"] = json!(if memory_seconds > 0.0 {
+        turns as f64 / memory_seconds
+    } else {
+        0.0
+    });
+    timing_summary["judge_seconds"] = json!(cases.iter().map(|c| c.judge.seconds).sum::<f64>());
     let summary = json!({
         "about": about,
         "questions": cases.len(),
@@ -95,24 +99,7 @@ pub fn write(
         },
         "judge_errors": cases.iter().filter(|c| c.judge_error.is_some()).count(),
         "broken": broken,
-        "timing": {
-            "mean_seconds_per_case": timing,
-            "memory_processing_seconds_per_case": timing.memory_seconds(),
-            "prediction_seconds_per_case": timing.prediction_seconds(),
-            "llm_calls_per_case": timing.llm_calls(),
-            "tokens_per_case": timing.tokens(),
-            "ingestion_turns_per_second": if memory_seconds > 0.0 { turns as f64 / memory_seconds } else { 0.0 },
-            "judge_seconds": cases.iter().map(|c| c.judge.seconds).sum::<f64>(),
-            "cases": cases.len(),
-            "answer_errors": answer_errors,
-            "answer_failed_attempts": cases.iter().map(|c| c.failures.failed_attempts).sum::<u32>(),
-            "model_usage": llm.ledger.take(),
-            "fallbacks": {
-                "memory": (timing.fallbacks_memory * n).round(),
-                "prediction": (timing.fallbacks_predict * n).round(),
-                "by_operation": llm.take_fallbacks(),
-            },
-        },
+        "timing": timing_summary,
     });
     files.write(SUMMARY, &summary)?;
     print_accuracy(spec, &summary).map_err(HarnessError::Output)?;
