@@ -9,6 +9,7 @@
 //! the attempt that was) — are answer failures. Failures of this program's own state (the
 //! engine, the record cache, the embedder, a setting) stop the run: they would fail every case.
 
+use std::future::Future;
 use std::time::Instant;
 
 use mb_baselines::{AnswerTiming, Answered, MemoryError, MemorySystem};
@@ -63,28 +64,17 @@ pub async fn answer_case(
         } else {
             Box::new(std::iter::once(k))
         };
-    let mut failures = AnswerFailures::default();
-    let mut last = None;
-    for attempt_k in attempts {
-        match system.answer(messages, lang, attempt_k).await {
-            Ok(mut answered) => {
-                // Failed attempts waited on the model too.
-                answered.timing.llm_seconds =
-                    started.elapsed().as_secs_f64() - answered.timing.memory_seconds;
-                return Ok(CaseAnswer { answered, failures });
-            }
-            Err(error) if is_answer_failure(&error) => {
-                tracing::info!(k = attempt_k, "answer failed: {error}");
-                failures.failed_attempts += 1;
-                last = Some(error.to_string());
-            }
-            Err(error) => return Err(error.into()),
-        }
+    let (answered, failures) =
+        with_fewer_memories(attempts, |k| system.answer(messages, lang, k)).await?;
+    if let Some(mut answered) = answered {
+        // Failed attempts waited on the model too.
+        answered.timing.llm_seconds =
+            started.elapsed().as_secs_f64() - answered.timing.memory_seconds;
+        return Ok(CaseAnswer { answered, failures });
     }
-    if let Some(error) = &last {
+    if let Some(error) = &failures.error {
         tracing::warn!("no answer, scored as upstream's error answer: {error}");
     }
-    failures.error = last;
     Ok(CaseAnswer {
         answered: Answered {
             messages: messages.to_vec(),
@@ -97,6 +87,34 @@ pub async fn answer_case(
         },
         failures,
     })
+}
+
+/// Tries `attempt` with each memory count of `sizes` in turn until one answers: an answer
+/// failure is counted and the next count tried; any other error is returned. When every
+/// attempt failed: `None`, with the last failure in the returned failures' `error`.
+pub async fn with_fewer_memories<T, Fut>(
+    sizes: impl Iterator<Item = usize> + Send,
+    mut attempt: impl FnMut(usize) -> Fut + Send,
+) -> Result<(Option<T>, AnswerFailures), HarnessError>
+where
+    Fut: Future<Output = Result<T, MemoryError>> + Send,
+{
+    let mut failures = AnswerFailures::default();
+    let mut last = None;
+    for k in sizes {
+        match attempt(k).await {
+            Ok(answer) => return Ok((Some(answer), failures)),
+            Err(error) if is_answer_failure(&error) => {
+                tracing::info!(k, "answer failed: {error}");
+                failures.failed_attempts += 1;
+                last = Some(error.to_string());
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    // Only a case that got no answer carries an error (`AnswerFailures::gave_up`).
+    failures.error = last;
+    Ok((None, failures))
 }
 
 /// Whether `error` is a model's failure to answer (see the module documentation).

@@ -17,7 +17,7 @@ use mb_llm::ops::Answer;
 use mb_llm::usage_of;
 use serde::{Deserialize, Serialize};
 
-use crate::backoff::{AnswerFailures, ERROR_RESPONSE};
+use crate::backoff::{with_fewer_memories, AnswerFailures, ERROR_RESPONSE};
 use crate::cost::{CaseTiming, Cost};
 use crate::partial_log::LogEntry;
 use crate::run::Services;
@@ -198,14 +198,13 @@ async fn predict(
     };
     let memory_seconds = started.elapsed().as_secs_f64();
     let asked = Instant::now();
-    let mut failures = AnswerFailures::default();
-    let mut last = None;
     let attempts: Box<dyn Iterator<Item = usize> + Send> = if retrieved.is_empty() {
         Box::new(std::iter::once(0))
     } else {
         Box::new((1..=retrieved.len()).rev())
     };
-    for shown in attempts {
+    let answer = &system.context().llm.answer;
+    let (answered, failures) = with_fewer_memories(attempts, |shown| {
         let units = &retrieved[..shown];
         let items: Vec<(String, String)> = units
             .iter()
@@ -219,32 +218,28 @@ async fn predict(
         );
         let evidence = units.iter().map(|u| u.text.clone()).collect();
         let operation = Answer::new(messages).with_evidence(instance.question.clone(), evidence);
-        match system.context().llm.answer.run(&operation, Lang::En).await {
-            Ok(response) => {
-                return Ok(Predicted {
-                    response,
-                    shown_turns: units.iter().flat_map(|u| u.turns.clone()).collect(),
-                    memory_seconds,
-                    llm_seconds: asked.elapsed().as_secs_f64(),
-                    failures,
-                })
-            }
-            Err(error) if error.is_answer_failure() => {
-                tracing::info!(shown, "answer failed: {error}");
-                failures.failed_attempts += 1;
-                last = Some(error.to_string());
-            }
-            Err(error) => return Err(MemoryError::from(error).into()),
+        async move {
+            let response = answer.run(&operation, Lang::En).await?;
+            Ok((response, units))
         }
-    }
-    tracing::warn!(
-        question_id = instance.question_id,
-        "no answer, scored as the error answer"
-    );
-    failures.error = last;
+    })
+    .await?;
+    let Some((response, units)) = answered else {
+        tracing::warn!(
+            question_id = instance.question_id,
+            "no answer, scored as the error answer"
+        );
+        return Ok(Predicted {
+            response: ERROR_RESPONSE.to_string(),
+            shown_turns: Vec::new(),
+            memory_seconds,
+            llm_seconds: asked.elapsed().as_secs_f64(),
+            failures,
+        });
+    };
     Ok(Predicted {
-        response: ERROR_RESPONSE.to_string(),
-        shown_turns: Vec::new(),
+        response,
+        shown_turns: units.iter().flat_map(|u| u.turns.clone()).collect(),
         memory_seconds,
         llm_seconds: asked.elapsed().as_secs_f64(),
         failures,
