@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::filter::Filter;
 use crate::record::RecordId;
 use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
 use crate::state::{Inner, NamespaceState};
@@ -71,6 +72,59 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// [`search_text`](Self::search_text) over the records that match `filter` only.
+    pub fn search_text_filtered(
+        &self,
+        namespace: &str,
+        query: &str,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.filtered(&ns, k, filter, |n| {
+            self.inner.lexical_ranking(&ns, query, n)
+        })
+    }
+
+    /// [`search_vector`](Self::search_vector) over the records that match `filter` only.
+    pub fn search_vector_filtered(
+        &self,
+        namespace: &str,
+        space: &str,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.filtered(&ns, k, filter, |n| {
+            self.inner.vector_ranking(&ns, space, query, n)
+        })
+    }
+
+    /// [`search_hybrid`](Self::search_hybrid) over the records that match `filter` only: each
+    /// side contributes at least as many candidates as the fused list needs.
+    pub fn search_hybrid_filtered(
+        &self,
+        namespace: &str,
+        query: &HybridQuery,
+        filter: &Filter,
+    ) -> Result<Vec<Hit>> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.filtered(&ns, query.k, filter, |n| {
+            let candidates = ns.clamp_k(query.candidates().max(n));
+            let ids =
+                |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
+            let lexical = ids(self.inner.lexical_ranking(&ns, &query.text, candidates)?);
+            let vector =
+                ids(self
+                    .inner
+                    .vector_ranking(&ns, &query.space, &query.vector, candidates)?);
+            Ok(reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, n))
+        })
+    }
+}
+
 impl NamespaceState {
     /// `k` capped at the namespace's record count: a search never returns more, and a huge `k`
     /// (say `usize::MAX` from a command line) must not size any allocation.
@@ -132,6 +186,36 @@ impl Inner {
             Some(c) => c.read().search(&query, k, &self.options.hnsw),
             None => Vec::new(),
         })
+    }
+
+    /// The `k` best hits that pass `filter`, from a ranking asked for ever more results:
+    /// `rank(n)` gives the top `n`; a filtered search widens `n` fourfold until `k` hits pass
+    /// or the whole namespace has been ranked, so it is exact, and costs one ranking when the
+    /// filter is empty or matches often.
+    fn filtered(
+        &self,
+        ns: &NamespaceState,
+        k: usize,
+        filter: &Filter,
+        mut rank: impl FnMut(usize) -> Result<Vec<(RecordId, f32)>>,
+    ) -> Result<Vec<Hit>> {
+        let k = ns.clamp_k(k);
+        if filter.is_empty() {
+            return self.hydrate(ns, rank(k)?);
+        }
+        let everything = ns.clamp_k(usize::MAX);
+        let mut n = k.saturating_mul(4).max(32).min(everything);
+        loop {
+            let ranked = rank(n)?;
+            let exhausted = n >= everything || ranked.len() < n;
+            let mut hits = self.hydrate(ns, ranked)?;
+            hits.retain(|hit| filter.matches(&hit.record));
+            if hits.len() >= k || exhausted {
+                hits.truncate(k);
+                return Ok(hits);
+            }
+            n = n.saturating_mul(4).min(everything);
+        }
     }
 
     /// Loads the records of ranked ids, dropping any deleted since ranking.

@@ -1,0 +1,110 @@
+//! Attribute-filtered searches: exactly the unfiltered ranking restricted to matching records,
+//! however rare the matches are.
+
+use mb_engine::{Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, NewRecord, Space};
+
+const RECORDS: usize = 400;
+
+/// A namespace where every record mentions "cat" and has a vector, and one record in `every`
+/// carries `kind = rare` (the rest `kind = common`).
+fn engine_with(every: usize) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path().join("store"), EngineOptions::default()).unwrap();
+    engine
+        .create_namespace("ns", NamespaceOptions::default())
+        .unwrap();
+    engine.create_space(Space::new("s", 2)).unwrap();
+    for i in 0..RECORDS {
+        let kind = if i % every == 0 { "rare" } else { "common" };
+        let angle = i as f32 / RECORDS as f32;
+        let text = format!("cat number {i} {}", "cat ".repeat(i % 7));
+        engine
+            .put(
+                "ns",
+                NewRecord::new(text)
+                    .with_attribute("kind", kind)
+                    .with_attribute("parity", (i % 2).to_string())
+                    .with_vector("s", vec![angle.cos(), angle.sin()]),
+            )
+            .unwrap();
+    }
+    (dir, engine)
+}
+
+/// The unfiltered ranking of everything, restricted to `filter`, cut at `k`.
+fn expected(all: Vec<mb_engine::Hit>, filter: &Filter, k: usize) -> Vec<u64> {
+    all.into_iter()
+        .filter(|h| filter.matches(&h.record))
+        .take(k)
+        .map(|h| h.record.id.0)
+        .collect()
+}
+
+fn ids(hits: Vec<mb_engine::Hit>) -> Vec<u64> {
+    hits.into_iter().map(|h| h.record.id.0).collect()
+}
+
+#[test]
+fn filtered_searches_equal_the_full_ranking_restricted() {
+    for every in [1, 3, 97] {
+        let (_dir, engine) = engine_with(every);
+        let rare = Filter::new().attribute("kind", "rare");
+        let both = Filter::new()
+            .attribute("kind", "common")
+            .attribute("parity", "1");
+        for filter in [&rare, &both, &Filter::new()] {
+            let k = 5;
+            let text = engine.search_text("ns", "cat", RECORDS).unwrap();
+            let got = engine.search_text_filtered("ns", "cat", k, filter).unwrap();
+            assert_eq!(ids(got), expected(text, filter, k), "text, 1 in {every}");
+
+            let query = [0.3f32, 0.9];
+            let vector = engine.search_vector("ns", "s", &query, RECORDS).unwrap();
+            let got = engine
+                .search_vector_filtered("ns", "s", &query, k, filter)
+                .unwrap();
+            assert_eq!(
+                ids(got),
+                expected(vector, filter, k),
+                "vector, 1 in {every}"
+            );
+
+            let mut hybrid = HybridQuery::new("cat", "s", query.to_vec(), RECORDS);
+            hybrid.candidates = Some(RECORDS);
+            let all = engine.search_hybrid("ns", &hybrid).unwrap();
+            hybrid.k = k;
+            let got = engine
+                .search_hybrid_filtered("ns", &hybrid, filter)
+                .unwrap();
+            assert_eq!(ids(got), expected(all, filter, k), "hybrid, 1 in {every}");
+        }
+    }
+}
+
+#[test]
+fn a_filter_nothing_matches_returns_nothing() {
+    let (_dir, engine) = engine_with(3);
+    let none = Filter::new().attribute("kind", "missing");
+    assert!(engine
+        .search_text_filtered("ns", "cat", 5, &none)
+        .unwrap()
+        .is_empty());
+    assert!(engine
+        .search_vector_filtered("ns", "s", &[1.0, 0.0], 5, &none)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn rare_matches_are_all_found() {
+    let (_dir, engine) = engine_with(97);
+    let rare = Filter::new().attribute("kind", "rare");
+    let hits = engine
+        .search_vector_filtered("ns", "s", &[1.0, 0.0], 100, &rare)
+        .unwrap();
+    // Records 0, 97, 194, 291, 388.
+    assert_eq!(hits.len(), RECORDS.div_ceil(97));
+    assert!(hits
+        .iter()
+        .all(|h| h.record.attribute("kind") == Some("rare")));
+}
