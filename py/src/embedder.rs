@@ -1,0 +1,91 @@
+//! `memorybench.Embedder`: sentence embeddings computed in-process (all-MiniLM-L6-v2 through
+//! ONNX Runtime by default), with the GIL released while the model runs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mb_embed::{Embedder, HashingEmbedder, OnnxConfig, OnnxEmbedder};
+use pyo3::prelude::*;
+
+use crate::errors::Raised;
+
+/// Turns texts into L2-normalized vectors of one dimension.
+#[pyclass(frozen, name = "Embedder", module = "memorybench._native")]
+pub struct PyEmbedder {
+    inner: Arc<dyn Embedder>,
+}
+
+impl PyEmbedder {
+    /// The Rust embedder, shared with memories built on it.
+    pub fn shared(&self) -> Arc<dyn Embedder> {
+        self.inner.clone()
+    }
+}
+
+#[pymethods]
+impl PyEmbedder {
+    /// The default model (installed by `bash scripts/setup.sh`), or the sentence-transformer
+    /// ONNX export in `model_dir` (`model.onnx` and `tokenizer.json`).
+    #[new]
+    #[pyo3(signature = (model_dir=None))]
+    fn open(py: Python<'_>, model_dir: Option<PathBuf>) -> PyResult<Self> {
+        let opened = py.detach(|| match model_dir {
+            None => OnnxEmbedder::open_default(),
+            Some(dir) => OnnxConfig::from_dir(dir).and_then(OnnxEmbedder::new),
+        });
+        let embedder = opened.map_err(Raised::from)?;
+        Ok(PyEmbedder {
+            inner: Arc::new(embedder),
+        })
+    }
+
+    /// A model-free embedder (feature hashing of words): instant, for tests and plumbing; it
+    /// matches shared words, not meanings.
+    #[staticmethod]
+    #[pyo3(signature = (dim=256))]
+    fn hashing(dim: usize) -> PyResult<Self> {
+        if dim == 0 {
+            return Err(Raised::new("InvalidInputError", "dim must be positive").into());
+        }
+        Ok(PyEmbedder {
+            inner: Arc::new(HashingEmbedder::new(dim)),
+        })
+    }
+
+    /// Names the vectors (and the engine space that holds them).
+    #[getter]
+    fn model_id(&self) -> String {
+        self.inner.model_id().to_string()
+    }
+
+    /// Components per vector.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    /// One vector per text, in order; batched internally.
+    fn embed(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<f32>>> {
+        let inner = self.inner.clone();
+        py.detach(move || {
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            inner.embed(&texts)
+        })
+        .map_err(|e| Raised::from(e).into())
+    }
+
+    /// The vector of one text.
+    fn embed_one(&self, py: Python<'_>, text: String) -> PyResult<Vec<f32>> {
+        let inner = self.inner.clone();
+        py.detach(move || inner.embed_one(&text))
+            .map_err(|e| Raised::from(e).into())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Embedder(model_id={:?}, dim={})",
+            self.inner.model_id(),
+            self.inner.dim()
+        )
+    }
+}

@@ -1,0 +1,28 @@
+//! The `memorybench._native` Python module: the engine, the in-process embedder and the memory
+//! systems, each a thin class over the Rust crates. The pure-Python package around it
+//! (`py/memorybench/`) adds the exception classes and the LangChain vector store.
+
+mod embedder;
+mod engine;
+mod errors;
+mod json;
+mod memory;
+mod records;
+
+use pyo3::prelude::*;
+
+/// The native module; `memorybench/__init__.py` re-exports its classes.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<engine::PyEngine>()?;
+    module.add_class::<records::PyBatch>()?;
+    module.add_class::<records::PyRecord>()?;
+    module.add_class::<records::PyHit>()?;
+    module.add_class::<records::PyWriteReceipt>()?;
+    module.add_class::<embedder::PyEmbedder>()?;
+    module.add_class::<memory::PyMemory>()?;
+    module.add_class::<memory::Found>()?;
+    module.add("ENGINE_FORMAT", mb_engine::ENGINE_FORMAT)?;
+    Ok(())
+}
