@@ -8,17 +8,15 @@
 //! rejections, neither of which is retried.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use mb_core::retry::{is_transient, retry_after, Backoff};
-use parking_lot::Mutex;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
-use tokio::sync::Semaphore;
 
 use crate::error::{check_wait, LlmError, Result};
+use crate::replicas::Replicas;
 
 /// Connection and robustness settings of one endpoint, and the output limits of the role that
 /// uses it (see [`crate::OutputLimits`]).
@@ -42,8 +40,11 @@ pub struct EndpointConfig {
     pub initial_backoff_secs: f64,
     /// Longest wait between retries, in seconds.
     pub max_backoff_secs: f64,
-    /// Most requests in flight at once to this endpoint, across every provider of the process
-    /// that uses the same base URL (the first one's value counts).
+    /// More base URLs serving the same model (replicas, e.g. several vLLM servers): each
+    /// request goes to the server with the fewest requests in flight.
+    pub replicas: Vec<String>,
+    /// Most requests in flight at once to each server, across every provider of the process
+    /// that uses the same URL (the first one's value counts).
     pub max_concurrency: usize,
     /// Most output tokens any request of the role asks for (default: each operation's own,
     /// upstream's 2048 unless it sets another).
@@ -63,6 +64,7 @@ impl Default for EndpointConfig {
             max_retries: 6,
             initial_backoff_secs: 1.0,
             max_backoff_secs: 60.0,
+            replicas: Vec::new(),
             max_concurrency: 16,
             max_tokens: None,
             max_tokens_per_operation: BTreeMap::new(),
@@ -75,7 +77,7 @@ impl Default for EndpointConfig {
 pub(crate) struct Endpoint {
     pub(crate) config: EndpointConfig,
     client: reqwest::Client,
-    in_flight: Arc<Semaphore>,
+    servers: Replicas,
     api_key: Option<ApiKey>,
 }
 
@@ -123,7 +125,7 @@ impl Endpoint {
                 reason: e.to_string(),
             })?;
         Ok(Endpoint {
-            in_flight: shared_limit(&config.base_url, config.max_concurrency),
+            servers: Replicas::new(&config.base_url, &config.replicas, config.max_concurrency),
             config,
             client,
             api_key,
@@ -135,33 +137,40 @@ impl Endpoint {
         self.api_key.as_ref().map(|key| key.0.as_str())
     }
 
+    /// `path` on the primary server (the URL that names the endpoint in messages).
     pub(crate) fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.config.base_url.trim_end_matches('/'))
+        self.servers.primary().url(path)
     }
 
-    /// Posts `body` to `path` until it succeeds, fails for good, or retries run out.
+    /// Posts `body` to `path` until it succeeds, fails for good, or retries run out; each
+    /// attempt goes to the least loaded server.
     pub(crate) async fn post(
         &self,
         path: &str,
         headers: HeaderMap,
         body: &serde_json::Value,
     ) -> Result<Reply> {
-        let url = self.url(path);
         let mut backoff = Backoff::new(
             Duration::from_secs_f64(self.config.initial_backoff_secs),
             Duration::from_secs_f64(self.config.max_backoff_secs),
         )
         .with_jitter();
         let mut retries = 0;
+        let mut failed: Option<String> = None;
         loop {
-            let (detail, retry_after) = match self.attempt(&url, &headers, body).await {
+            let (server, permit) = self.servers.acquire(failed.as_deref()).await?;
+            let url = server.url(path);
+            let attempt = self.attempt(&url, &headers, body).await;
+            drop(permit);
+            let (detail, retry_after) = match attempt {
                 Attempt::Done(body) => return Ok(Reply { body, retries }),
                 Attempt::Fatal(error) => return Err(error),
                 Attempt::Transient(detail, retry_after) => (detail, retry_after),
             };
-            if let Some(stopped) = crate::local::stopped_server(&self.config.base_url) {
+            if let Some(stopped) = crate::local::stopped_server(&server.base_url) {
                 return Err(LlmError::Server(stopped));
             }
+            failed = Some(server.base_url.clone());
             if retries >= self.config.max_retries {
                 return Err(LlmError::Exhausted {
                     url,
@@ -177,12 +186,6 @@ impl Endpoint {
     }
 
     async fn attempt(&self, url: &str, headers: &HeaderMap, body: &serde_json::Value) -> Attempt {
-        let Ok(_permit) = self.in_flight.acquire().await else {
-            return Attempt::Fatal(LlmError::Config {
-                field: "max_concurrency",
-                reason: "the endpoint's request limiter was closed".to_string(),
-            });
-        };
         let response = match self
             .client
             .post(url)
@@ -229,26 +232,6 @@ impl Endpoint {
             detail: excerpt(&text),
         })
     }
-}
-
-/// The in-flight limit of a server, shared by every provider that talks to it (the paper's
-/// answer and memory roles are one vLLM server): the first provider's `max_concurrency` sets it.
-fn shared_limit(base_url: &str, max_concurrency: usize) -> Arc<Semaphore> {
-    static LIMITS: Mutex<BTreeMap<String, (usize, Arc<Semaphore>)>> = Mutex::new(BTreeMap::new());
-    let key = base_url.trim_end_matches('/').to_string();
-    let mut limits = LIMITS.lock();
-    let (limit, semaphore) = limits
-        .entry(key)
-        .or_insert_with(|| (max_concurrency, Arc::new(Semaphore::new(max_concurrency))));
-    if *limit != max_concurrency {
-        tracing::warn!(
-            base_url,
-            kept = *limit,
-            ignored = max_concurrency,
-            "endpoint already has an in-flight limit; keeping the first"
-        );
-    }
-    semaphore.clone()
 }
 
 enum Attempt {

@@ -29,6 +29,7 @@ mod local;
 mod openai;
 pub mod ops;
 mod record;
+mod replicas;
 mod settings;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -6,4 +6,5 @@ mod local_server;
 mod operations;
 mod providers;
 mod record_and_ledger;
+mod replicas;
 mod settings;

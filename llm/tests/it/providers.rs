@@ -26,10 +26,10 @@ pub(crate) enum Reply {
 /// What the server saw: request bodies and the most requests it held at once.
 #[derive(Default)]
 pub(crate) struct Seen {
-    bodies: Mutex<Vec<Value>>,
-    headers: Mutex<Vec<Vec<(String, String)>>>,
-    in_flight: AtomicUsize,
-    max_in_flight: AtomicUsize,
+    pub(crate) bodies: Mutex<Vec<Value>>,
+    pub(crate) headers: Mutex<Vec<Vec<(String, String)>>>,
+    pub(crate) in_flight: AtomicUsize,
+    pub(crate) max_in_flight: AtomicUsize,
 }
 
 /// Serves on a free port, one thread per request; `script(n, body)` picks the reply.
@@ -84,7 +84,7 @@ pub(crate) fn serve(
     (base, seen)
 }
 
-fn openai_reply(text: &str) -> Reply {
+pub(crate) fn openai_reply(text: &str) -> Reply {
     Reply::Json(json!({
         "id": "x", "object": "chat.completion",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
