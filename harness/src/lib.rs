@@ -36,4 +36,5 @@ pub mod run_dir;
 pub mod runtime;
 pub mod stepped;
 pub mod stepwise;
+pub mod sweep;
 pub mod training;

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use mb_harness::{
     dialogs, evaluation, import, offpolicy, onpolicy, report, retrieve, run, runtime, stepwise,
+    sweep,
 };
 
 /// MemoryBench on memorybench-rs.
@@ -50,6 +51,11 @@ enum Command {
     Report(report::ReportArgs),
     /// Retrieval quality of a memory system against LoCoMo evidence turns (no LLM needed).
     Retrieve(retrieve::RetrieveArgs),
+    /// The runs of a sweep (regimes × sets × systems) and the shard each belongs to.
+    Plan(sweep::PlanArgs),
+    /// Run one shard of a sweep (`--shard I/N`), each run as its own process; shards share
+    /// only the output directory, and `report` merges their results.
+    Sweep(sweep::SweepArgs),
     /// The datasets, domains, tasks and memory systems the harness knows.
     List,
 }
@@ -83,6 +89,8 @@ fn main() -> ExitCode {
         Command::Import(args) => import::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Retrieve(args) => retrieve::run(&args),
+        Command::Plan(args) => sweep::run_plan(&args),
+        Command::Sweep(args) => sweep::run_sweep(&args),
         Command::List => runtime::list(),
     };
     match outcome {

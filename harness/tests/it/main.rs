@@ -15,3 +15,4 @@ mod regimes;
 mod resume;
 mod retrieve;
 mod secrets;
+mod sweep;
