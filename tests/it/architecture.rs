@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The library and binary crates, by directory.
-const CRATES: [&str; 8] = [
+const CRATES: [&str; 10] = [
     "core",
     "text",
     "engine",
@@ -20,6 +20,8 @@ const CRATES: [&str; 8] = [
     "datasets",
     "baselines",
     "harness",
+    "py",
+    "rig",
 ];
 
 /// Most lines in one source file.
@@ -399,4 +401,14 @@ fn datasets_and_clients_build_without_the_storage_engine() {
         !normal_dependencies("mb-llm").contains("clap"),
         "CLI argument types belong in the binary"
     );
+}
+
+/// JSON objects serialize with sorted keys in every workspace build: cache keys (recorded
+/// answers, memory caches) and result files hash or write `serde_json::Value`s, and a dependency
+/// enabling serde_json's `preserve_order` (rig-core 0.44 does) would switch the whole workspace
+/// to insertion order, so a binary's keys would depend on how it was built.
+#[test]
+fn json_maps_keep_sorted_keys_across_the_workspace() {
+    let value = serde_json::json!({"zebra": 1, "apple": 2, "mango": 3});
+    assert_eq!(value.to_string(), r#"{"apple":2,"mango":3,"zebra":1}"#);
 }
