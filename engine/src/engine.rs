@@ -26,6 +26,7 @@ use crate::lexical::index::LexicalIndex;
 use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
 use crate::options::EngineOptions;
 use crate::record::{NewRecord, Record, RecordId};
+use crate::residency::{Residency, ResidentState};
 use crate::space::Space;
 use crate::state::{Catalog, Inner, NamespaceState};
 use crate::store::{prepare_directory, Store};
@@ -74,6 +75,7 @@ impl Engine {
                 LexicalIndex::open(&lexical_dir, options.lexical_writer_memory)?
             }
         };
+        let options_budget = options.derived_memory_budget;
         let inner = Arc::new(Inner {
             path,
             options,
@@ -82,6 +84,7 @@ impl Engine {
             catalog: RwLock::new(catalog),
             counters: Mutex::new(counters),
             lexical_failed: AtomicBool::new(false),
+            residency: Residency::new(options_budget),
         });
         inner.catch_up_lexical(opened.committed_seq)?;
         let committing = Arc::clone(&inner);
@@ -118,7 +121,7 @@ impl Engine {
             .cloned()
             .collect();
         for ns in namespaces {
-            if let Some(derived) = ns.derived.get() {
+            if let Some(derived) = ns.loaded() {
                 let collections: Vec<SharedCollection> =
                     derived.vectors.read().values().cloned().collect();
                 for c in &collections {
@@ -214,6 +217,25 @@ impl Engine {
             .namespace(namespace)?
             .count
             .load(Ordering::SeqCst))
+    }
+
+    /// What derived search state is in memory: namespaces, estimated bytes, and evictions
+    /// so far (see [`EngineOptions::derived_memory_budget`](crate::EngineOptions)).
+    pub fn resident(&self) -> ResidentState {
+        let namespaces: Vec<Arc<NamespaceState>> = self
+            .inner
+            .catalog
+            .read()
+            .namespaces
+            .values()
+            .cloned()
+            .collect();
+        let loaded: Vec<_> = namespaces.iter().filter_map(|ns| ns.loaded()).collect();
+        ResidentState {
+            namespaces: loaded.len(),
+            bytes: loaded.iter().map(|d| d.heap_bytes()).sum(),
+            evictions: self.inner.residency.evictions(),
+        }
     }
 
     /// Deletes a namespace with all its records, vectors and state.

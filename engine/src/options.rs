@@ -29,6 +29,11 @@ pub struct EngineOptions {
     pub bm25_idf: Idf,
     /// Vector index parameters.
     pub hnsw: HnswParams,
+    /// Most bytes (estimated) of derived search state (BM25 statistics, vector arenas, HNSW
+    /// graphs) kept in memory across namespaces; the least recently searched namespaces' state
+    /// is dropped beyond it and rebuilt from the store when next searched. `None` (the
+    /// default): everything searched stays resident.
+    pub derived_memory_budget: Option<usize>,
 }
 
 impl Default for EngineOptions {
@@ -42,6 +47,7 @@ impl Default for EngineOptions {
             lexical_writer_memory: 64 << 20,
             bm25_idf: Idf::default(),
             hnsw: HnswParams::default(),
+            derived_memory_budget: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! into hits. Whoosh query syntax ranks in [`crate::syntax`].
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -147,7 +148,7 @@ impl Inner {
 
     pub(crate) fn lexical_ranking(
         &self,
-        ns: &NamespaceState,
+        ns: &Arc<NamespaceState>,
         query: &str,
         k: usize,
     ) -> Result<Vec<(RecordId, f32)>> {
@@ -173,7 +174,7 @@ impl Inner {
 
     pub(crate) fn vector_ranking(
         &self,
-        ns: &NamespaceState,
+        ns: &Arc<NamespaceState>,
         space: &str,
         query: &[f32],
         k: usize,
@@ -194,7 +195,7 @@ impl Inner {
     /// filter is empty or matches often.
     fn filtered(
         &self,
-        ns: &NamespaceState,
+        ns: &Arc<NamespaceState>,
         k: usize,
         filter: &Filter,
         mut rank: impl FnMut(usize) -> Result<Vec<(RecordId, f32)>>,
@@ -221,7 +222,7 @@ impl Inner {
     /// Loads the records of ranked ids, dropping any deleted since ranking.
     pub(crate) fn hydrate(
         &self,
-        ns: &NamespaceState,
+        ns: &Arc<NamespaceState>,
         ranked: Vec<(RecordId, f32)>,
     ) -> Result<Vec<Hit>> {
         let ids: Vec<RecordId> = ranked.iter().map(|r| r.0).collect();

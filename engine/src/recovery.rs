@@ -116,13 +116,21 @@ impl Inner {
     }
 
     /// The namespace's derived search state, built from the store on first use.
-    pub(crate) fn derived<'a>(&self, ns: &'a NamespaceState) -> Result<&'a Derived> {
-        if let Some(d) = ns.derived.get() {
-            return Ok(d);
-        }
+    pub(crate) fn derived(&self, ns: &Arc<NamespaceState>) -> Result<Arc<Derived>> {
+        let derived = match ns.loaded() {
+            Some(derived) => derived,
+            None => self.load_derived(ns)?,
+        };
+        self.residency.touch(ns, derived.heap_bytes());
+        Ok(derived)
+    }
+
+    /// Builds the derived state from the store, under the namespace's write lock so that no
+    /// write lands between the scan and the installation.
+    fn load_derived(&self, ns: &NamespaceState) -> Result<Arc<Derived>> {
         let _serialized = ns.write_lock.lock();
-        if let Some(d) = ns.derived.get() {
-            return Ok(d);
+        if let Some(derived) = ns.loaded() {
+            return Ok(derived);
         }
         let mut stats = LexicalStats::default();
         for record in self.store.iter_records(ns.info.id)? {
@@ -143,9 +151,11 @@ impl Inner {
         for c in vectors.values() {
             schedule_graph_build(c, self.options.hnsw);
         }
-        Ok(ns.derived.get_or_init(|| Derived {
+        let derived = Arc::new(Derived {
             lexical: RwLock::new(stats),
             vectors: RwLock::new(vectors),
-        }))
+        });
+        ns.install(derived.clone());
+        Ok(derived)
     }
 }

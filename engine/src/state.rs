@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
@@ -14,6 +14,7 @@ use crate::lexical::index::LexicalIndex;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
 use crate::options::EngineOptions;
+use crate::residency::{Evictable, Residency};
 use crate::space::Space;
 use crate::store::{Counters, Store};
 use crate::vector::collection::SharedCollection;
@@ -31,6 +32,8 @@ pub(crate) struct Inner {
     /// Set when applying a durable write to the lexical index failed; searches then refuse to
     /// answer until the engine is reopened (which replays the change log).
     pub(crate) lexical_failed: AtomicBool,
+    /// Which namespaces keep their derived state in memory.
+    pub(crate) residency: Residency,
 }
 
 /// In-memory copy of the namespace and space catalog.
@@ -47,8 +50,8 @@ pub(crate) struct NamespaceState {
     pub(crate) write_lock: Mutex<()>,
     pub(crate) count: AtomicU64,
     pub(crate) dropped: AtomicBool,
-    /// Search structures built from the store on first use.
-    pub(crate) derived: OnceLock<Derived>,
+    /// Search structures built from the store on first use (and again after an eviction).
+    derived: RwLock<Option<Arc<Derived>>>,
 }
 
 /// Per-namespace search state derived from the store.
@@ -64,8 +67,42 @@ impl NamespaceState {
             write_lock: Mutex::new(()),
             count: AtomicU64::new(count),
             dropped: AtomicBool::new(false),
-            derived: OnceLock::new(),
+            derived: RwLock::new(None),
         }
+    }
+
+    /// The derived state, if it is in memory.
+    pub(crate) fn loaded(&self) -> Option<Arc<Derived>> {
+        self.derived.read().clone()
+    }
+
+    /// Makes `derived` the namespace's state.
+    pub(crate) fn install(&self, derived: Arc<Derived>) {
+        *self.derived.write() = Some(derived);
+    }
+}
+
+impl Evictable for NamespaceState {
+    fn id(&self) -> u32 {
+        self.info.id
+    }
+
+    /// Drops the derived state; the next search rebuilds it from the store.
+    fn unload(&self) {
+        self.derived.write().take();
+    }
+}
+
+impl Derived {
+    /// Estimated heap bytes of the statistics and vector collections.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let vectors: usize = self
+            .vectors
+            .read()
+            .values()
+            .map(|c| c.read().heap_bytes())
+            .sum();
+        self.lexical.read().heap_bytes() + vectors
     }
 }
 

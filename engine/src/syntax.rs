@@ -5,6 +5,8 @@
 //! (what MemoryBench's BM25 baselines do to every question) and scores it with Whoosh's rules
 //! (see [`crate::lexical::whoosh`]).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -36,7 +38,7 @@ impl Inner {
     /// The top `k` records of `ns` for `query` read as Whoosh query syntax.
     pub(crate) fn whoosh_ranking(
         &self,
-        ns: &NamespaceState,
+        ns: &Arc<NamespaceState>,
         query: &str,
         k: usize,
     ) -> Result<Vec<(RecordId, f32)>> {

@@ -260,7 +260,7 @@ impl Inner {
 
     /// Mirrors a committed batch into the namespace's statistics and vector collections.
     fn update_derived(&self, ns: &NamespaceState, prepared: &[Prepared]) {
-        let Some(derived) = ns.derived.get() else {
+        let Some(derived) = ns.loaded() else {
             return;
         };
         let mut touched = Vec::new();
@@ -329,6 +329,7 @@ impl Inner {
             return Err(Error::UnknownNamespace(name.to_string()));
         }
         let id = ns.info.id;
+        self.residency.forget(id);
         let mut counters = self.counters.lock();
         let mut next = *counters;
         next.seq += 1;

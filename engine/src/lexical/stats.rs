@@ -19,7 +19,13 @@ pub struct LexicalStats {
     num_docs: u64,
     total_tokens: u64,
     doc_freq: HashMap<String, u64>,
+    /// Estimated heap bytes of `doc_freq`, kept up to date by `add` and `remove`.
+    heap_bytes: usize,
 }
+
+/// Estimated heap cost of one `doc_freq` entry beyond its term's bytes (the `String` and the
+/// count, and the hash table's slot and control byte at its usual load).
+const ENTRY_BYTES: usize = 48;
 
 impl LexicalStats {
     /// Accounts for a document with these terms.
@@ -27,7 +33,11 @@ impl LexicalStats {
         self.num_docs += 1;
         self.total_tokens += terms.len() as u64;
         for term in distinct(terms) {
-            *self.doc_freq.entry(term.to_string()).or_default() += 1;
+            let count = self.doc_freq.entry(term.to_string()).or_default();
+            if *count == 0 {
+                self.heap_bytes += term.len() + ENTRY_BYTES;
+            }
+            *count += 1;
         }
     }
 
@@ -40,9 +50,15 @@ impl LexicalStats {
                 *df -= 1;
                 if *df == 0 {
                     self.doc_freq.remove(term);
+                    self.heap_bytes = self.heap_bytes.saturating_sub(term.len() + ENTRY_BYTES);
                 }
             }
         }
+    }
+
+    /// Estimated heap bytes of the statistics.
+    pub fn heap_bytes(&self) -> usize {
+        self.heap_bytes
     }
 
     /// Number of live documents.

@@ -54,6 +54,14 @@ impl VectorCollection {
         }
     }
 
+    /// Estimated heap bytes: the arena, the id maps and the graph.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.data.capacity() * 4
+            + self.ids.capacity() * 8
+            + self.slot_of.capacity() * 24
+            + self.graph.as_ref().map_or(0, Graph::heap_bytes)
+    }
+
     /// Number of live vectors.
     #[cfg(test)]
     fn len(&self) -> usize {

@@ -74,6 +74,23 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
+    /// Estimated heap bytes of the snapshot, the links and the bookkeeping maps.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let upper: usize = self
+            .upper
+            .iter()
+            .flat_map(|layer| layer.values())
+            .map(|links| 32 + links.capacity() * 4)
+            .sum();
+        self.vectors.capacity() * 4
+            + self.point_rid.capacity() * 8
+            + self.offsets.capacity() * 4
+            + self.links.capacity() * 4
+            + upper
+            + self.live.capacity() * 24
+            + self.fresh.capacity() * 16
+    }
+
     /// Builds the graph of `ids` and their `dim`-dimensional unit vectors (`data`, the build's
     /// snapshot, which the graph keeps).
     pub(crate) fn build(

@@ -8,6 +8,7 @@ mod crash;
 mod filters;
 mod model_check;
 mod reopen;
+mod residency;
 mod single_writer;
 mod vector_recall;
 mod whoosh_syntax;
