@@ -2,13 +2,13 @@
 //!
 //! `cargo bench --bench memory_ops` — for every memory system: memorizing one LoCoMo
 //! conversation (the first of `../shared/data/locomo/locomo10-dev.json`, 419 turns, or the
-//! built-in sample's 70 turns when that file is absent) into a fresh namespace, and retrieving
-//! the top 5 for every one of its questions. Engine-side cost: the LLM roles are offline and
+//! built-in sample's 70 turns when that file is absent) into a fresh engine, and retrieving
+//! the top 5 for every one of its questions from an engine holding that memory alone (the
+//! lexical index is shared by an engine's namespaces, so earlier samples must not grow it). Engine-side cost: the LLM roles are offline and
 //! embeddings come from the model-free hashing embedder, so model time (see
 //! `benches/embed_throughput.py`, and `mb-harness retrieve`, which reports embedding and engine
 //! time apart) is left out. `MB_BENCH_SYSTEMS=bm25_message,a_mem` limits the systems.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
@@ -40,20 +40,21 @@ fn conversation() -> (Conversation, Vec<String>) {
 
 fn bench(c: &mut Criterion) {
     let (conversation, questions) = conversation();
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let engine = Arc::new(
-        Engine::open(dir.path().join("engine"), EngineOptions::default()).expect("engine"),
-    );
     let llm = Arc::new(
         LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).expect("offline roles"),
     );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
-    let counter = AtomicUsize::new(0);
-    let context = |name: &str| MemoryContext {
+    // A fresh engine in its own directory, removed when the guard drops.
+    let fresh_engine = || {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let engine = Engine::open(dir.path().join("engine"), EngineOptions::default());
+        (dir, Arc::new(engine.expect("engine")))
+    };
+    let context = |engine: &Arc<Engine>, name: &str| MemoryContext {
         engine: engine.clone(),
-        namespace: format!("{name}-{}", counter.fetch_add(1, Ordering::Relaxed)),
+        namespace: name.to_string(),
         llm: llm.clone(),
         embedder: Some(Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>),
         lang: Lang::En,
@@ -77,16 +78,21 @@ fn bench(c: &mut Criterion) {
         }
         group.bench_function(format!("{name}/memorize corpus"), |b| {
             b.iter_batched(
-                || spec.build(context(name)).expect("memory"),
-                |memory| {
+                || {
+                    let (dir, engine) = fresh_engine();
+                    (dir, spec.build(context(&engine, name)).expect("memory"))
+                },
+                |(dir, memory)| {
                     runtime
                         .block_on(memory.memorize_corpus(&conversation, CorpusFormat::Locomo))
-                        .expect("memorized")
+                        .expect("memorized");
+                    (dir, memory)
                 },
                 BatchSize::PerIteration,
             )
         });
-        let memory = spec.build(context(name)).expect("memory");
+        let (_dir, engine) = fresh_engine();
+        let memory = spec.build(context(&engine, name)).expect("memory");
         runtime
             .block_on(memory.memorize_corpus(&conversation, CorpusFormat::Locomo))
             .expect("memorized");

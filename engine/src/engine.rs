@@ -142,6 +142,7 @@ impl Engine {
         if let Some(committer) = self.committer.take() {
             committer.stop();
             self.flush()?;
+            self.inner.store.flush_memtables()?;
         }
         Ok(())
     }

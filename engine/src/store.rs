@@ -197,6 +197,15 @@ impl Store {
         Ok(self.db.flush_wal(true)?)
     }
 
+    /// Writes every memtable to table files, so that the next open has no write-ahead log to
+    /// replay (a closed store of millions of records reopens in a fraction of a second).
+    pub(crate) fn flush_memtables(&self) -> Result<()> {
+        for name in COLUMN_FAMILIES {
+            self.db.flush_cf(self.cf(name)?)?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn counters(&self) -> Result<Counters> {
         let u64_at = |key: &[u8]| -> Result<u64> {
             match self.get(CF_META, key)? {
