@@ -255,6 +255,21 @@ impl PyMemory {
         Ok(dict)
     }
 
+    /// The model's work so far, as the server reported it: `calls`, `input_tokens`,
+    /// `output_tokens`, and `fallbacks` (unusable replies replaced by upstream's fallback, by
+    /// role and operation). Offline, every count is 0: no model was called.
+    fn usage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let usage = self.run(py, |opened, _| {
+            Ok(opened.system.context().llm.usage_so_far())
+        })?;
+        let dict = PyDict::new(py);
+        dict.set_item("calls", usage.calls)?;
+        dict.set_item("input_tokens", usage.input_tokens)?;
+        dict.set_item("output_tokens", usage.output_tokens)?;
+        dict.set_item("fallbacks", usage.fallbacks)?;
+        Ok(dict)
+    }
+
     /// Releases the engine (so it can be closed) and stops a model server this memory started.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self

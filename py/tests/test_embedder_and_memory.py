@@ -72,6 +72,7 @@ def test_mem0_add_search_history(engine, minilm):
     found = memory.search("What is my dog called?")
     assert any("Pixel" in f.text for f in found)
     assert memory.stats()["llm_operations"] >= 2
+    assert memory.usage()["calls"] == 0  # offline: no model was called
     with pytest.raises(mb.InvalidInputError, match=r"messages\[1\]"):
         memory.add([{"role": "user", "content": "ok"}, {"content": "no role"}])
     with pytest.raises(mb.MemoryBenchError, match="still used"):
@@ -105,3 +106,26 @@ def test_memory_systems_by_name(engine, minilm):
         mb.Memory(engine, "x", system="mem0")
     with pytest.raises(mb.InvalidInputError, match="lang"):
         mb.Memory(engine, "x", system="hybrid", embedder=minilm, lang="fr")
+
+
+def test_a_memory_on_the_local_model(engine):
+    """`llm="local"` starts llama.cpp's server with SmolLM2 for the memory's model calls and
+    stops it on close (skipped without `scripts/setup.sh`'s local model)."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    if not (root / ".cache/models/smollm2-135m-instruct-q4_1/model.gguf").is_file():
+        pytest.skip("no local model: run bash scripts/setup.sh")
+    memory = mb.Memory(engine, "local", system="mem0", embedder=mb.Embedder.hashing(64), llm="local")
+    memory.add(
+        [
+            {"role": "user", "content": "I adopted a dog named Pixel."},
+            {"role": "assistant", "content": "Congratulations!"},
+        ]
+    )
+    # Fact extraction reached the model (its reply may be unusable: a 135M model), and the
+    # server's token counts came back.
+    usage = memory.usage()
+    assert usage["calls"] >= 1 and usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    memory.close()
+    engine.close()
