@@ -112,21 +112,11 @@ impl Engine {
     pub fn flush(&self) -> Result<()> {
         self.inner.store.sync()?;
         self.inner.commit_lexical()?;
-        let namespaces: Vec<Arc<NamespaceState>> = self
-            .inner
-            .catalog
-            .read()
-            .namespaces
-            .values()
-            .cloned()
-            .collect();
-        for ns in namespaces {
-            if let Some(derived) = ns.loaded() {
-                let collections: Vec<SharedCollection> =
-                    derived.vectors.read().values().cloned().collect();
-                for c in &collections {
-                    wait_for_graph_build(c);
-                }
+        for derived in self.inner.loaded_derived() {
+            let collections: Vec<SharedCollection> =
+                derived.vectors.read().values().cloned().collect();
+            for c in &collections {
+                wait_for_graph_build(c);
             }
         }
         Ok(())
@@ -223,15 +213,7 @@ impl Engine {
     /// What derived search state is in memory: namespaces, estimated bytes, and evictions
     /// so far (see [`EngineOptions::derived_memory_budget`](crate::EngineOptions)).
     pub fn resident(&self) -> ResidentState {
-        let namespaces: Vec<Arc<NamespaceState>> = self
-            .inner
-            .catalog
-            .read()
-            .namespaces
-            .values()
-            .cloned()
-            .collect();
-        let loaded: Vec<_> = namespaces.iter().filter_map(|ns| ns.loaded()).collect();
+        let loaded = self.inner.loaded_derived();
         ResidentState {
             namespaces: loaded.len(),
             bytes: loaded.iter().map(|d| d.heap_bytes()).sum(),

@@ -17,10 +17,7 @@ impl Engine {
     /// The `k` best records for `query` by BM25, scored with this namespace's statistics only.
     /// The query is plain text: operators, quotes and `field:` prefixes have no meaning.
     pub fn search_text(&self, namespace: &str, query: &str, k: usize) -> Result<Vec<Hit>> {
-        let ns = self.inner.namespace(namespace)?;
-        let k = ns.clamp_k(k);
-        let ranked = self.inner.lexical_ranking(&ns, query, k)?;
-        self.inner.hydrate(&ns, ranked)
+        self.search_text_filtered(namespace, query, k, &Filter::new())
     }
 
     /// The top `k` records of `namespace` for `query` read in `syntax`: plain text (as
@@ -53,22 +50,16 @@ impl Engine {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<Hit>> {
-        let ns = self.inner.namespace(namespace)?;
-        let k = ns.clamp_k(k);
-        let ranked = self.inner.vector_ranking(&ns, space, query, k)?;
-        self.inner.hydrate(&ns, ranked)
+        self.search_vector_filtered(namespace, space, query, k, &Filter::new())
     }
 
     /// Lexical and vector search fused by reciprocal rank fusion (see [`HybridQuery`]).
     pub fn search_hybrid(&self, namespace: &str, query: &HybridQuery) -> Result<Vec<Hit>> {
         let ns = self.inner.namespace(namespace)?;
-        let n = ns.clamp_k(query.candidates());
-        let ids = |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
-        let lexical = ids(self.inner.lexical_ranking(&ns, &query.text, n)?);
-        let vector = ids(self
+        let candidates = ns.clamp_k(query.candidates());
+        let fused = self
             .inner
-            .vector_ranking(&ns, &query.space, &query.vector, n)?);
-        let fused = reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, ns.clamp_k(query.k));
+            .fused_ranking(&ns, query, candidates, ns.clamp_k(query.k))?;
         self.inner.hydrate(&ns, fused)
     }
 }
@@ -114,14 +105,7 @@ impl Engine {
         let ns = self.inner.namespace(namespace)?;
         self.inner.filtered(&ns, query.k, filter, |n| {
             let candidates = ns.clamp_k(query.candidates().max(n));
-            let ids =
-                |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
-            let lexical = ids(self.inner.lexical_ranking(&ns, &query.text, candidates)?);
-            let vector =
-                ids(self
-                    .inner
-                    .vector_ranking(&ns, &query.space, &query.vector, candidates)?);
-            Ok(reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, n))
+            self.inner.fused_ranking(&ns, query, candidates, n)
         })
     }
 }
@@ -217,6 +201,20 @@ impl Inner {
             }
             n = n.saturating_mul(4).min(everything);
         }
+    }
+
+    /// The BM25 and vector rankings of `query`, `candidates` each, fused into the top `k`.
+    fn fused_ranking(
+        &self,
+        ns: &Arc<NamespaceState>,
+        query: &HybridQuery,
+        candidates: usize,
+        k: usize,
+    ) -> Result<Vec<(RecordId, f32)>> {
+        let ids = |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
+        let lexical = ids(self.lexical_ranking(ns, &query.text, candidates)?);
+        let vector = ids(self.vector_ranking(ns, &query.space, &query.vector, candidates)?);
+        Ok(reciprocal_rank_fusion(&[lexical, vector], query.rrf_k, k))
     }
 
     /// Loads the records of ranked ids, dropping any deleted since ranking.

@@ -121,7 +121,7 @@ impl Inner {
             Some(derived) => derived,
             None => self.load_derived(ns)?,
         };
-        self.residency.touch(ns, derived.heap_bytes());
+        self.residency.touch(ns, || derived.heap_bytes());
         Ok(derived)
     }
 

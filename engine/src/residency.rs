@@ -60,13 +60,14 @@ impl Residency {
         }
     }
 
-    /// Records a use of `ns`, whose derived state now takes `bytes`, then evicts the least
+    /// Records a use of `ns`, whose derived state now takes `bytes()`, then evicts the least
     /// recently used others until the total fits the budget (`ns` itself stays, even alone
-    /// over it).
-    pub(crate) fn touch<N: Evictable + 'static>(&self, ns: &Arc<N>, bytes: usize) {
+    /// over it). Without a budget it does nothing, not even measure.
+    pub(crate) fn touch<N: Evictable + 'static>(&self, ns: &Arc<N>, bytes: impl FnOnce() -> usize) {
         let Some(budget) = self.budget else {
             return;
         };
+        let bytes = bytes();
         let victims = {
             let mut lru = self.lru.lock();
             lru.tick += 1;

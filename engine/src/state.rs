@@ -125,6 +125,13 @@ impl Inner {
             .ok_or_else(|| Error::UnknownSpace(name.to_string()))
     }
 
+    /// The derived state of every namespace that has it in memory.
+    pub(crate) fn loaded_derived(&self) -> Vec<Arc<Derived>> {
+        let namespaces: Vec<Arc<NamespaceState>> =
+            self.catalog.read().namespaces.values().cloned().collect();
+        namespaces.iter().filter_map(|ns| ns.loaded()).collect()
+    }
+
     /// Commits the lexical index and forgets the change-log entries it now holds.
     pub(crate) fn commit_lexical(&self) -> Result<()> {
         if let Some(seq) = self.lexical.commit()? {
