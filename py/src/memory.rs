@@ -13,6 +13,7 @@ use mb_datasets::row::DialogMessage;
 use mb_llm::{CacheMode, LlmChoice, LlmStack, LocalServer};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use tokio::runtime::Runtime;
 
 use crate::embedder::PyEmbedder;
 use crate::engine::PyEngine;
@@ -32,15 +33,15 @@ pub struct PyMemory {
 /// stops when the memory is closed.
 struct Opened {
     system: Box<dyn MemorySystem>,
-    /// Mem0 itself when the system is Mem0, for its history.
+    /// A second handle on the same Mem0 memory (it keeps everything in the engine), for the
+    /// history only Mem0 has; `system` does the memorizing and retrieving.
     mem0: Option<Mem0>,
     _server: Option<LocalServer>,
 }
 
 /// The runtime the memories' asynchronous work runs on, shared by every memory.
-fn runtime() -> PyResultOf<&'static tokio::runtime::Runtime> {
-    static RUNTIME: std::sync::OnceLock<std::io::Result<tokio::runtime::Runtime>> =
-        std::sync::OnceLock::new();
+fn runtime() -> PyResultOf<&'static Runtime> {
+    static RUNTIME: std::sync::OnceLock<std::io::Result<Runtime>> = std::sync::OnceLock::new();
     RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()
@@ -62,26 +63,17 @@ impl PyMemory {
             .ok_or_else(|| Raised::closed(&format!("memory {}", self.system)))
     }
 
-    /// Runs `work` on the open system with the GIL released; `work` drives its futures with
-    /// `block_on`.
+    /// Runs `work` on the open system with the GIL released; `work` drives its futures on
+    /// the shared runtime it is given.
     fn run<T: Send>(
         &self,
         py: Python<'_>,
-        work: impl FnOnce(&Opened, &Blocker) -> Result<T, mb_baselines::MemoryError> + Send,
+        work: impl FnOnce(&Opened, &Runtime) -> Result<T, mb_baselines::MemoryError> + Send,
     ) -> PyResult<T> {
         let opened = self.opened()?;
-        let blocker = Blocker(runtime()?);
-        py.detach(|| work(&opened, &blocker))
+        let runtime = runtime()?;
+        py.detach(|| work(&opened, runtime))
             .map_err(|e| Raised::from(e).into())
-    }
-}
-
-/// Waits for a memory's future on the shared runtime.
-struct Blocker(&'static tokio::runtime::Runtime);
-
-impl Blocker {
-    fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
-        self.0.block_on(future)
     }
 }
 
@@ -158,7 +150,7 @@ impl PyMemory {
         messages: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let messages = dialog_messages(py, messages)?;
-        let events = self.run(py, |opened, blocker| {
+        let events = self.run(py, |opened, runtime| {
             let context = opened.system.context();
             let before = match &opened.mem0 {
                 Some(mem0) => mem0.history()?.len(),
@@ -177,10 +169,7 @@ impl PyMemory {
                 lang: context.lang,
                 messages: &messages,
             };
-            match &opened.mem0 {
-                Some(mem0) => blocker.block_on(mem0.memorize_dialog(dialog))?,
-                None => blocker.block_on(opened.system.memorize_dialog(dialog))?,
-            }
+            runtime.block_on(opened.system.memorize_dialog(dialog))?;
             match &opened.mem0 {
                 Some(mem0) => Ok(mem0.history()?.split_off(before)),
                 None => Ok(Vec::new()),
@@ -203,17 +192,12 @@ impl PyMemory {
         speakers: Option<(String, String)>,
     ) -> PyResult<Vec<String>> {
         let conversation = conversation(sessions, speakers);
-        self.run(py, |opened, blocker| {
-            let memory = match &opened.mem0 {
-                Some(mem0) => {
-                    blocker.block_on(mem0.memorize_corpus(&conversation, CorpusFormat::Locomo))?
-                }
-                None => blocker.block_on(
-                    opened
-                        .system
-                        .memorize_corpus(&conversation, CorpusFormat::Locomo),
-                )?,
-            };
+        self.run(py, |opened, runtime| {
+            let memory = runtime.block_on(
+                opened
+                    .system
+                    .memorize_corpus(&conversation, CorpusFormat::Locomo),
+            )?;
             Ok(memory.doc_ids())
         })
     }
@@ -222,10 +206,10 @@ impl PyMemory {
     /// `retrieve_k`).
     #[pyo3(signature = (query, k=None))]
     fn search(&self, py: Python<'_>, query: String, k: Option<usize>) -> PyResult<Vec<Found>> {
-        let found = self.run(py, |opened, blocker| {
+        let found = self.run(py, |opened, runtime| {
             let context = opened.system.context();
             let k = k.unwrap_or(context.settings.retrieve_k);
-            blocker.block_on(opened.system.retrieve(&query, context.lang, k))
+            runtime.block_on(opened.system.retrieve(&query, context.lang, k))
         })?;
         Ok(found.into_iter().map(Found::from).collect())
     }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use mb_engine::{Batch, Filter, Hit, NewRecord, Record, RecordId};
 use pyo3::prelude::*;
 
-use crate::errors::{PyResultOf, Raised};
+use crate::errors::Raised;
 
 /// A stored memory, as returned by `get`, `records` and searches.
 #[pyclass(frozen, get_all, name = "Record", module = "memorybench._native")]
@@ -192,16 +192,8 @@ impl PyBatch {
     /// Sets a namespace state key to a JSON-serializable value.
     fn put_state(&self, py: Python<'_>, key: String, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let value = crate::json::to_text(py, value)?;
-        let mut failed = None;
-        self.with(|batch| {
-            if let Err(error) = batch.put_state(key, &value) {
-                failed = Some(error);
-            }
-        })?;
-        match failed {
-            Some(error) => Err(Raised::from(error).into()),
-            None => Ok(()),
-        }
+        self.with(|batch| batch.put_state(key, &value).map(drop))?
+            .map_err(|error| Raised::from(error).into())
     }
 
     /// Removes a namespace state key.
@@ -212,29 +204,23 @@ impl PyBatch {
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        let mut len = 0;
-        self.with(|batch| len = batch.len())?;
-        Ok(len)
+        self.with(|batch| batch.len())
     }
 }
 
 impl PyBatch {
-    fn with(&self, change: impl FnOnce(&mut Batch)) -> PyResult<()> {
+    /// Runs `change` on the batch under its lock.
+    fn with<T>(&self, change: impl FnOnce(&mut Batch) -> T) -> PyResult<T> {
         let mut batch = self
             .batch
             .lock()
             .map_err(|_| Raised::new("MemoryBenchError", "a batch was poisoned by a panic"))?;
-        change(&mut batch);
-        Ok(())
+        Ok(change(&mut batch))
     }
 
     /// Empties the batch, handing its writes to the caller.
-    pub fn take(&self) -> PyResultOf<Batch> {
-        let mut batch = self
-            .batch
-            .lock()
-            .map_err(|_| Raised::new("MemoryBenchError", "a batch was poisoned by a panic"))?;
-        Ok(std::mem::take(&mut *batch))
+    pub fn take(&self) -> PyResult<Batch> {
+        self.with(std::mem::take)
     }
 }
 
