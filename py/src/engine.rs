@@ -11,7 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use crate::errors::{PyResultOf, Raised};
-use crate::records::{hits, PyBatch, PyHit, PyRecord, PyWriteReceipt, RecordArgs};
+use crate::records::new_record;
+use crate::records::{hits, PyBatch, PyHit, PyRecord, PyWriteReceipt};
 
 /// An open store directory. Only one process (and one `Engine`) may have it open at a time;
 /// `close()` (or leaving a `with` block) releases it.
@@ -185,14 +186,7 @@ impl PyEngine {
         body: Option<String>,
         created_at_ms: Option<i64>,
     ) -> PyResult<u64> {
-        let record = RecordArgs {
-            text,
-            vectors,
-            attributes,
-            body,
-            created_at_ms,
-        }
-        .into_record();
+        let record = new_record(text, vectors, attributes, body, created_at_ms);
         run(py, self, |e| e.put(namespace, record)).map(|id| id.0)
     }
 
@@ -210,14 +204,7 @@ impl PyEngine {
         body: Option<String>,
         created_at_ms: Option<i64>,
     ) -> PyResult<()> {
-        let record = RecordArgs {
-            text,
-            vectors,
-            attributes,
-            body,
-            created_at_ms,
-        }
-        .into_record();
+        let record = new_record(text, vectors, attributes, body, created_at_ms);
         run(py, self, |e| e.update(namespace, RecordId(id), record))
     }
 

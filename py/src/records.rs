@@ -84,33 +84,22 @@ pub fn hits(py: Python<'_>, hits: Vec<Hit>) -> PyResult<Vec<PyHit>> {
         .collect()
 }
 
-/// A record's fields as the keyword arguments of `put`, `update` and `Batch.put` give them.
-pub struct RecordArgs {
-    /// Indexed text.
-    pub text: String,
-    /// Vectors by space name.
-    pub vectors: Option<HashMap<String, Vec<f32>>>,
-    /// String attributes.
-    pub attributes: Option<BTreeMap<String, String>>,
-    /// Content shown instead of the text.
-    pub body: Option<String>,
-    /// Creation time, milliseconds since the epoch (default: now).
-    pub created_at_ms: Option<i64>,
-}
-
-impl RecordArgs {
-    /// The engine's record.
-    pub fn into_record(self) -> NewRecord {
-        let mut record = NewRecord::new(self.text);
-        record.body = self.body;
-        record.attributes = self.attributes.unwrap_or_default();
-        record.created_at_ms = self.created_at_ms;
-        let mut vectors: Vec<(String, Vec<f32>)> =
-            self.vectors.unwrap_or_default().into_iter().collect();
-        vectors.sort_by(|a, b| a.0.cmp(&b.0));
-        record.vectors = vectors;
-        record
-    }
+/// The engine's record from the keyword arguments of `put`, `update` and `Batch.put`.
+pub fn new_record(
+    text: String,
+    vectors: Option<HashMap<String, Vec<f32>>>,
+    attributes: Option<BTreeMap<String, String>>,
+    body: Option<String>,
+    created_at_ms: Option<i64>,
+) -> NewRecord {
+    let mut record = NewRecord::new(text);
+    record.body = body;
+    record.attributes = attributes.unwrap_or_default();
+    record.created_at_ms = created_at_ms;
+    let mut vectors: Vec<(String, Vec<f32>)> = vectors.unwrap_or_default().into_iter().collect();
+    vectors.sort_by(|a, b| a.0.cmp(&b.0));
+    record.vectors = vectors;
+    record
 }
 
 /// An attribute filter from Python's `{key: value}` (every pair must hold).
@@ -147,15 +136,9 @@ impl PyBatch {
         body: Option<String>,
         created_at_ms: Option<i64>,
     ) -> PyResult<()> {
-        let record = RecordArgs {
-            text,
-            vectors,
-            attributes,
-            body,
-            created_at_ms,
-        };
+        let record = new_record(text, vectors, attributes, body, created_at_ms);
         self.with(|batch| {
-            batch.put(record.into_record());
+            batch.put(record);
         })
     }
 
@@ -170,15 +153,9 @@ impl PyBatch {
         body: Option<String>,
         created_at_ms: Option<i64>,
     ) -> PyResult<()> {
-        let record = RecordArgs {
-            text,
-            vectors,
-            attributes,
-            body,
-            created_at_ms,
-        };
+        let record = new_record(text, vectors, attributes, body, created_at_ms);
         self.with(|batch| {
-            batch.update(RecordId(id), record.into_record());
+            batch.update(RecordId(id), record);
         })
     }
 
