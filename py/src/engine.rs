@@ -11,8 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use crate::errors::{PyResultOf, Raised};
-use crate::records::new_record;
-use crate::records::{hits, PyBatch, PyHit, PyRecord, PyWriteReceipt};
+use crate::records::{hits, new_record, PyBatch, PyHit, PyRecord, PyWriteReceipt};
 
 /// An open store directory. Only one process (and one `Engine`) may have it open at a time;
 /// `close()` (or leaving a `with` block) releases it.
