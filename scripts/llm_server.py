@@ -33,7 +33,11 @@ PARENT_POLL_SECONDS = 0.5
 
 
 def fail(code, message):
-    print(f"llm_server: error: {message}", file=sys.stderr, flush=True)
+    # One write, starting and ending a line: llama.cpp logs to the same stderr from its own
+    # threads, and print() writes the text and its newline separately, so a log line of
+    # llama.cpp could otherwise begin or end in the middle of this one.
+    sys.stderr.write(f"\nllm_server: error: {message}\n")
+    sys.stderr.flush()
     sys.exit(code)
 
 
