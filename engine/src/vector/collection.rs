@@ -3,10 +3,12 @@
 //! Vectors live in one contiguous arena that exact search scans; it is the whole index while
 //! the collection is small. From [`HnswParams::threshold`] vectors on, an HNSW graph is built
 //! from a snapshot of the arena in a background thread and used for search once ready; until
-//! then, and whenever the graph is absent, search stays exact. The graph is immutable:
-//! removals and updates leave tombstones that searches skip, and records added or changed
-//! since the build are searched exactly beside it; when those grow too many the graph is
-//! rebuilt from the arena.
+//! then, and whenever the graph is absent, search stays exact. Removals and updates leave
+//! tombstones in the graph that searches skip, and records added or changed since they were
+//! inserted are searched exactly beside it. A background job inserts those fresh records into
+//! the graph once they exceed [`HnswParams::grow_fresh_fraction`] of it (each record is
+//! inserted once), and rebuilds the graph from the arena once tombstones exceed
+//! [`HnswParams::rebuild_dead_fraction`].
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -16,7 +18,7 @@ use std::thread::JoinHandle;
 use parking_lot::RwLock;
 
 use super::distance::{dot, rank};
-use super::graph::{Graph, HnswParams};
+use super::graph::{Graph, HnswParams, Layout};
 use crate::record::RecordId;
 
 /// A collection shared between writers, searchers and its background graph builder.
@@ -160,64 +162,121 @@ impl VectorCollection {
         top.into_sorted()
     }
 
-    fn wants_graph(&self, params: &HnswParams) -> bool {
+    /// What a background build should do now, if anything.
+    fn plan(&self, params: &HnswParams) -> Option<Plan> {
         if !matches!(self.build, BuildState::Idle) || self.ids.len() < params.threshold {
-            return false;
+            return None;
         }
-        match &self.graph {
-            None => true,
-            Some(g) => g.stale() as f32 > params.rebuild_dead_fraction * g.points() as f32,
+        let Some(graph) = &self.graph else {
+            return Some(Plan::Build);
+        };
+        let points = graph.points() as f32;
+        if graph.dead() as f32 > params.rebuild_dead_fraction * points {
+            Some(Plan::Build)
+        } else if graph.fresh_count() as f32 > params.grow_fresh_fraction * points {
+            Some(Plan::Grow)
+        } else {
+            None
         }
     }
 
-    /// Installs a graph built from a snapshot, catching up on changes made since. Returns
-    /// `false` (installing nothing) when so much changed that a fresh build is better than
-    /// searching all those changes exactly beside the graph.
-    fn install(&mut self, mut graph: Graph) -> bool {
+    /// Installs what a background build made, catching up on changes made since its
+    /// snapshot (they become fresh records or tombstones, which [`Self::plan`] weighs).
+    /// Installs nothing if the result no longer continues the current graph.
+    fn install(&mut self, built: Built) {
         // A background build finished; the graph is being swapped in.
         fail::fail_point!("engine::vector::install");
-        if let BuildState::Running { dirty, .. } =
+        let BuildState::Running { dirty, .. } =
             std::mem::replace(&mut self.build, BuildState::Idle)
-        {
-            if dirty.len() > graph.points() / 2 {
-                return false;
-            }
-            for id in dirty {
-                if self.slot_of.contains_key(&id) {
-                    graph.upsert(id);
-                } else {
-                    graph.remove(id);
+        else {
+            return;
+        };
+        let mut graph = match built {
+            Built::Whole(graph) => graph,
+            Built::Grown { ids, layout } => match self.graph.take() {
+                Some(mut graph) => {
+                    if !graph.adopt(&ids, layout) {
+                        self.graph = Some(graph);
+                        return;
+                    }
+                    graph
                 }
+                None => return,
+            },
+        };
+        for id in dirty {
+            if self.slot_of.contains_key(&id) {
+                graph.upsert(id);
+            } else {
+                graph.remove(id);
             }
         }
         self.graph = Some(graph);
-        true
     }
 }
 
-/// Starts a background graph build if the collection has grown past the threshold (or its
-/// graph is too stale). Searches stay exact, and correct, until it is installed.
+/// The work of a background build.
+enum Plan {
+    /// A new graph of every vector.
+    Build,
+    /// The fresh records inserted into the current graph.
+    Grow,
+}
+
+/// What a background build hands back to the collection.
+enum Built {
+    Whole(Graph),
+    Grown { ids: Vec<RecordId>, layout: Layout },
+}
+
+/// Starts a background graph build or growth if the collection has grown past the threshold,
+/// or its graph has too many fresh records or tombstones. Searches stay exact for what the
+/// graph lacks, and correct, until the result is installed.
 pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswParams) {
-    let (ids, data, dim) = {
+    type Job = Box<dyn FnOnce() -> Built + Send>;
+    let job: Job = {
         let mut c = collection.write();
-        if !c.wants_graph(&params) {
+        let Some(plan) = c.plan(&params) else {
             return;
-        }
+        };
         c.build = BuildState::Running {
             dirty: HashSet::new(),
             handle: None,
         };
-        (c.ids.clone(), c.data.clone(), c.dim)
+        let dim = c.dim;
+        match (plan, &c.graph) {
+            (Plan::Grow, Some(graph)) => {
+                let mut fresh: Vec<(RecordId, usize)> = graph
+                    .fresh()
+                    .filter_map(|id| Some((*id, *c.slot_of.get(id)?)))
+                    .collect();
+                fresh.sort_unstable();
+                let ids: Vec<RecordId> = fresh.iter().map(|(id, _)| *id).collect();
+                let data: Vec<f32> = fresh
+                    .iter()
+                    .flat_map(|(_, slot)| c.vector(*slot))
+                    .copied()
+                    .collect();
+                let (index, first) = (graph.index(), graph.points());
+                Box::new(move || Built::Grown {
+                    layout: Layout::grow(&index, first, &data, dim),
+                    ids,
+                })
+            }
+            _ => {
+                let (ids, data) = (c.ids.clone(), c.data.clone());
+                Box::new(move || Built::Whole(Graph::build(&ids, &data, dim, &params)))
+            }
+        }
     };
     let shared = Arc::clone(collection);
     let spawned = std::thread::Builder::new()
         .name("mb-hnsw-build".into())
         .spawn(move || {
-            let graph = Graph::build(&ids, data, dim, &params);
-            let installed = shared.write().install(graph);
-            if !installed {
-                schedule_graph_build(&shared, params);
-            }
+            let built = job();
+            shared.write().install(built);
+            // Whatever changed meanwhile may call for the next build already.
+            schedule_graph_build(&shared, params);
         });
     let mut c = collection.write();
     match spawned {
@@ -370,5 +429,65 @@ mod tests {
         assert_eq!(top[0].0, RecordId(8));
         let hits = c.search(&unit(&[8f32.sin(), 8f32.cos(), 0.3]), 200, &params);
         assert_eq!(hits.iter().filter(|h| h.0 == RecordId(8)).count(), 1);
+    }
+
+    #[test]
+    fn fresh_records_grow_the_graph_and_tombstones_rebuild_it() {
+        let params = HnswParams {
+            threshold: 10,
+            ..HnswParams::default()
+        };
+        let point = |i: u64| {
+            let f = i as f32;
+            unit(&[f.sin(), f.cos(), (f * 0.37).sin()])
+        };
+        let shared: SharedCollection = Arc::new(RwLock::new(VectorCollection::new(3)));
+        for i in 0..400u64 {
+            shared.write().upsert(RecordId(i), &point(i));
+        }
+        schedule_graph_build(&shared, params);
+        wait_for_graph_build(&shared);
+        assert_eq!(shared.read().graph.as_ref().map(Graph::points), Some(400));
+        let index = |s: &SharedCollection| s.read().graph.as_ref().unwrap().index();
+        let first_index = index(&shared);
+
+        // 100 new records: inserted into the same graph, which keeps its 400 points.
+        for i in 400..500u64 {
+            shared.write().upsert(RecordId(i), &point(i));
+            schedule_graph_build(&shared, params);
+        }
+        wait_for_graph_build(&shared);
+        {
+            let c = shared.read();
+            let graph = c.graph.as_ref().unwrap();
+            assert_eq!((graph.points(), graph.dead()), (500, 0));
+            assert_eq!(graph.fresh_count(), 0);
+            assert!(
+                Arc::ptr_eq(&graph.index(), &first_index),
+                "rebuilt, not grown"
+            );
+            // Every new record is found through the graph alone.
+            for i in 400..500u64 {
+                let hits = graph.search(&point(i), 10);
+                assert_eq!(hits[0].0, RecordId(i), "record {i} not found by the graph");
+            }
+        }
+
+        // Changing a third of the records leaves tombstones past the rebuild fraction: the
+        // graph is rebuilt from scratch over the 500 current vectors.
+        for i in 0..170u64 {
+            shared.write().upsert(RecordId(i), &point(i + 1000));
+            schedule_graph_build(&shared, params);
+        }
+        wait_for_graph_build(&shared);
+        let c = shared.read();
+        let graph = c.graph.as_ref().unwrap();
+        assert!(graph.dead() as f32 <= params.rebuild_dead_fraction * graph.points() as f32);
+        assert!(
+            !Arc::ptr_eq(&graph.index(), &first_index),
+            "grown, not rebuilt"
+        );
+        let top = c.search(&point(1005), 1, &params);
+        assert_eq!(top[0].0, RecordId(5));
     }
 }

@@ -4,14 +4,19 @@
 //! point (reference-counted points, a lock per neighbour list, hashed visited sets). Once built,
 //! the graph is therefore copied into flat arrays (layer-0 links in compressed rows, the sparse
 //! upper layers in maps, the vectors contiguous in point order) and searched by a plain
-//! best-first beam with a bitset of visited points, and the `hnsw_rs` structure is dropped.
+//! best-first beam with a bitset of visited points.
 //!
-//! A flat graph is immutable. Records removed or changed after the build become tombstones that
-//! searches skip; changed and new records are *fresh*: the collection searches them exactly
-//! beside the graph, and rebuilds the graph when tombstones and fresh records grow too many.
+//! A flat copy is immutable. Records removed or changed after it was made become tombstones
+//! that searches skip; changed and new records are *fresh*: the collection searches them exactly
+//! beside the graph. The `hnsw_rs` structure is kept, so fresh records are later inserted into
+//! it in a batch and the flat copy is made again ([`Graph::grow`]): each record is inserted once,
+//! whatever the collection's size, instead of the whole graph being rebuilt every time fresh
+//! records reach a fraction of it. Only tombstones, which an HNSW graph cannot drop, call for a
+//! rebuild.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use hnsw_rs::prelude::Hnsw;
 
@@ -36,9 +41,13 @@ pub struct HnswParams {
     pub ef_construction: usize,
     /// Candidate list size while searching (at least `k` is used).
     pub ef_search: usize,
-    /// Rebuild the graph once tombstones plus records changed since the build reach this
-    /// fraction of its points.
+    /// Rebuild the graph from scratch once its tombstones (points of records removed or
+    /// changed since they were inserted) reach this fraction of its points.
     pub rebuild_dead_fraction: f32,
+    /// Insert the fresh records (added or changed since the graph last grew, and searched
+    /// exactly until then) into the graph once they exceed this fraction of its points.
+    /// Smaller values keep exact scans short at the price of copying the graph more often.
+    pub grow_fresh_fraction: f32,
 }
 
 impl Default for HnswParams {
@@ -49,73 +58,49 @@ impl Default for HnswParams {
             ef_construction: 128,
             ef_search: 96,
             rebuild_dead_fraction: 0.25,
+            grow_fresh_fraction: 0.05,
         }
     }
 }
 
-/// An immutable HNSW graph over a snapshot of a collection, with tombstones and fresh records.
-pub(crate) struct Graph {
-    dim: usize,
-    /// The snapshot's vectors, in point order.
+/// The `hnsw_rs` index behind a graph, kept so that fresh records can be inserted into it.
+pub(crate) type Index = Hnsw<'static, f32, UnitDotDistance>;
+
+/// The searchable copy of an index: links and vectors in flat arrays, in point order.
+pub(crate) struct Layout {
+    /// The vectors, in point order.
     vectors: Vec<f32>,
-    /// Record of each point.
-    point_rid: Vec<RecordId>,
     /// Layer-0 links of point `p`: `links[offsets[p]..offsets[p + 1]]`.
     offsets: Vec<u32>,
     links: Vec<u32>,
     /// Links on layers 1, 2, … of the points that reach them.
     upper: Vec<HashMap<u32, Vec<u32>>>,
     entry: u32,
-    /// The point of each record still current in the graph.
-    live: HashMap<RecordId, u32>,
-    dead: usize,
-    /// Records added or changed since the build, searched exactly by the collection.
-    fresh: HashSet<RecordId>,
 }
 
-impl Graph {
-    /// Estimated heap bytes of the snapshot, the links and the bookkeeping maps.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        let upper: usize = self
-            .upper
-            .iter()
-            .flat_map(|layer| layer.values())
-            .map(|links| 32 + links.capacity() * 4)
-            .sum();
-        self.vectors.capacity() * 4
-            + self.point_rid.capacity() * 8
-            + self.offsets.capacity() * 4
-            + self.links.capacity() * 4
-            + upper
-            + self.live.capacity() * 24
-            + self.fresh.capacity() * 16
+impl Layout {
+    /// Inserts `data` (unit vectors of `dim`, the points `first..`) into `index` and copies the
+    /// whole index out. Runs off the collection's lock: `index` is only ever written by the
+    /// one build in progress, and searches never read it.
+    pub(crate) fn grow(index: &Index, first: usize, data: &[f32], dim: usize) -> Layout {
+        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(first..).collect();
+        index.parallel_insert_slice(&points);
+        Layout::copy(index, first + points.len(), dim)
     }
 
-    /// Builds the graph of `ids` and their `dim`-dimensional unit vectors (`data`, the build's
-    /// snapshot, which the graph keeps).
-    pub(crate) fn build(
-        ids: &[RecordId],
-        data: Vec<f32>,
-        dim: usize,
-        params: &HnswParams,
-    ) -> Graph {
-        let n = ids.len();
-        let hnsw = Hnsw::new(
-            params.max_connections,
-            n.max(1024),
-            16,
-            params.ef_construction,
-            UnitDotDistance,
-        );
-        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(0..n).collect();
-        hnsw.parallel_insert_slice(&points);
-
-        let indexation = hnsw.get_point_indexation();
+    /// Copies the `n` points of `index` (ids `0..n`) into flat arrays.
+    fn copy(index: &Index, n: usize, dim: usize) -> Layout {
+        let indexation = index.get_point_indexation();
         let top = usize::from(indexation.get_max_level_observed());
+        let mut vectors = vec![0.0; n * dim];
         let mut base: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut upper: Vec<HashMap<u32, Vec<u32>>> = vec![HashMap::new(); top];
         for point in indexation {
             let origin = point.get_origin_id();
+            if origin >= n {
+                continue;
+            }
+            vectors[origin * dim..(origin + 1) * dim].copy_from_slice(point.get_v());
             let level = usize::from(point.get_point_id().0);
             for (layer, neighbours) in point.get_neighborhood_id().into_iter().enumerate() {
                 if layer > level {
@@ -123,11 +108,7 @@ impl Graph {
                 }
                 let linked: Vec<u32> = neighbours.iter().map(|nb| nb.d_id as u32).collect();
                 match layer {
-                    0 => {
-                        if let Some(slot) = base.get_mut(origin) {
-                            *slot = linked;
-                        }
-                    }
+                    0 => base[origin] = linked,
                     _ => {
                         upper[layer - 1].insert(origin as u32, linked);
                     }
@@ -138,24 +119,78 @@ impl Graph {
             .get_layer_iterator(top)
             .next()
             .map_or(0, |p| p.get_origin_id() as u32);
-        drop(points);
-        drop(hnsw);
-
         let mut offsets = Vec::with_capacity(n + 1);
-        let mut links = Vec::with_capacity(n * params.max_connections * 2);
+        let mut links = Vec::with_capacity(base.iter().map(Vec::len).sum());
         offsets.push(0);
         for linked in base {
             links.extend(linked);
             offsets.push(links.len() as u32);
         }
-        Graph {
-            dim,
-            vectors: data,
-            point_rid: ids.to_vec(),
+        Layout {
+            vectors,
             offsets,
             links,
             upper,
             entry,
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let upper: usize = self
+            .upper
+            .iter()
+            .flat_map(|layer| layer.values())
+            .map(|links| 32 + links.capacity() * 4)
+            .sum();
+        self.vectors.capacity() * 4
+            + self.offsets.capacity() * 4
+            + self.links.capacity() * 4
+            + upper
+    }
+}
+
+/// An HNSW graph over the records of a collection, with tombstones and fresh records.
+pub(crate) struct Graph {
+    dim: usize,
+    index: Arc<Index>,
+    layout: Layout,
+    /// Record of each point.
+    point_rid: Vec<RecordId>,
+    /// The point of each record still current in the graph.
+    live: HashMap<RecordId, u32>,
+    dead: usize,
+    /// Records added or changed since they were last inserted, searched exactly by the collection.
+    fresh: HashSet<RecordId>,
+}
+
+impl Graph {
+    /// Estimated heap bytes: the flat copy, the bookkeeping maps and the `hnsw_rs` index
+    /// (its own copy of each vector, its link lists and per-point overhead).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let points = self.point_rid.len();
+        let index = points * (self.dim * 4 + 96) + self.layout.links.len() * 24;
+        self.layout.heap_bytes()
+            + index
+            + self.point_rid.capacity() * 8
+            + self.live.capacity() * 24
+            + self.fresh.capacity() * 16
+    }
+
+    /// Builds the graph of `ids` and their `dim`-dimensional unit vectors (`data`).
+    pub(crate) fn build(ids: &[RecordId], data: &[f32], dim: usize, params: &HnswParams) -> Graph {
+        let index = Arc::new(Hnsw::new(
+            params.max_connections,
+            ids.len().max(1024),
+            16,
+            params.ef_construction,
+            UnitDotDistance,
+        ));
+        let layout = Layout::grow(&index, 0, data, dim);
+        Graph {
+            dim,
+            index,
+            layout,
+            point_rid: ids.to_vec(),
             live: ids
                 .iter()
                 .enumerate()
@@ -166,17 +201,44 @@ impl Graph {
         }
     }
 
+    /// The index, for a background [`Layout::grow`].
+    pub(crate) fn index(&self) -> Arc<Index> {
+        Arc::clone(&self.index)
+    }
+
+    /// Adopts a layout grown from this graph's index with `ids` as the points after the
+    /// current ones: they stop being fresh and become live points. Returns `false`, changing
+    /// nothing, when the layout does not continue this graph.
+    pub(crate) fn adopt(&mut self, ids: &[RecordId], layout: Layout) -> bool {
+        let first = self.point_rid.len();
+        if layout.offsets.len() != first + ids.len() + 1 {
+            return false;
+        }
+        for (p, id) in (first..).zip(ids) {
+            self.fresh.remove(id);
+            self.live.insert(*id, p as u32);
+        }
+        self.point_rid.extend_from_slice(ids);
+        self.layout = layout;
+        true
+    }
+
     /// Number of points in the graph, tombstones included.
     pub(crate) fn points(&self) -> usize {
         self.point_rid.len()
     }
 
-    /// Tombstones plus fresh records: the work a rebuild would absorb.
-    pub(crate) fn stale(&self) -> usize {
-        self.dead + self.fresh.len()
+    /// Points of records removed or changed since their insertion.
+    pub(crate) fn dead(&self) -> usize {
+        self.dead
     }
 
-    /// Records added or changed since the build.
+    /// Number of fresh records.
+    pub(crate) fn fresh_count(&self) -> usize {
+        self.fresh.len()
+    }
+
+    /// Records added or changed since their insertion.
     pub(crate) fn fresh(&self) -> impl Iterator<Item = &RecordId> {
         self.fresh.iter()
     }
@@ -201,7 +263,7 @@ impl Graph {
 
     fn similarity(&self, query: &[f32], point: u32) -> f32 {
         let start = point as usize * self.dim;
-        dot(query, &self.vectors[start..start + self.dim])
+        dot(query, &self.layout.vectors[start..start + self.dim])
     }
 
     /// Up to `ef` live graph records near the unit vector `query`, best first, with their
@@ -212,9 +274,9 @@ impl Graph {
             return Vec::new();
         }
         // Greedy descent through the upper layers.
-        let mut current = self.entry;
+        let mut current = self.layout.entry;
         let mut best = self.similarity(query, current);
-        for layer in self.upper.iter().rev() {
+        for layer in self.layout.upper.iter().rev() {
             loop {
                 let mut moved = false;
                 for &next in layer.get(&current).into_iter().flatten() {
@@ -248,10 +310,10 @@ impl Graph {
                 break;
             }
             let (from, to) = (
-                self.offsets[point as usize],
-                self.offsets[point as usize + 1],
+                self.layout.offsets[point as usize],
+                self.layout.offsets[point as usize + 1],
             );
-            for &next in &self.links[from as usize..to as usize] {
+            for &next in &self.layout.links[from as usize..to as usize] {
                 if !visit(next) {
                     continue;
                 }
