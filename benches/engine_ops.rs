@@ -231,8 +231,16 @@ fn vector_fixture(data: &[Vec<f32>], hnsw: bool) -> (tempfile::TempDir, Engine) 
     }
     engine.flush().unwrap();
     // First search loads the collection (and starts the graph build); wait for it.
+    let started = std::time::Instant::now();
     engine.search_vector("bench", "s", &data[0], 1).unwrap();
     engine.flush().unwrap();
+    if hnsw {
+        eprintln!(
+            "HNSW load and build at n={}: {:.1} s",
+            data.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     (dir, engine)
 }
 

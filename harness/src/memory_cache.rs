@@ -17,8 +17,9 @@ use sha2::{Digest, Sha256};
 use crate::cost::MemoryBuilt;
 use crate::runtime::HarnessError;
 
-/// Version of the cache: bump when the way a memory is built from the same inputs changes.
-const CACHE_FORMAT: u32 = 3;
+/// Version of the cache: bump when the way a memory is built from the same inputs changes, or
+/// the way it is stored (4: MemoryOS stores each page under a key of its own).
+const CACHE_FORMAT: u32 = 4;
 
 /// Markers of older formats, removed when their memory is rebuilt.
 const LEGACY_KEYS: [&str; 2] = ["memorized-v2", "corpus"];
@@ -287,8 +288,8 @@ mod tests {
         assert_eq!(
             inputs().differences(&older),
             [
-                "cache format 2 (now 3)",
-                "embedder none (now hashing-384 (384 dimensions))"
+                format!("cache format 2 (now {CACHE_FORMAT})"),
+                "embedder none (now hashing-384 (384 dimensions))".to_string()
             ]
         );
     }

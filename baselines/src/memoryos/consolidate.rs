@@ -2,6 +2,9 @@
 //! previous page, the thread's running summary), filed by topic into mid-term sessions; and,
 //! when a session is hot, the long-term user profile and knowledge drawn from its pages.
 
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
 use futures::future::join_all;
 use mb_core::Lang;
 use mb_llm::ops::{
@@ -9,7 +12,7 @@ use mb_llm::ops::{
 };
 
 use super::select::session_to_join;
-use super::tiers::{remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD};
+use super::tiers::{number, remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD};
 use super::{exchange, MemoryOs};
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
@@ -128,11 +131,11 @@ impl MemoryOs {
         }
         match best {
             Some(index) => {
-                let session = &mut tiers.sessions[index];
+                let session = Arc::make_mut(&mut tiers.sessions[index]);
                 session.l_interaction += pages.len() as u64;
                 session.n_visit += 1;
                 session.last_visit_ms = now;
-                session.pages.extend(pages);
+                session.pages.extend(pages.into_iter().map(Arc::new));
             }
             None => {
                 // A new session is keyworded by its summary alone (upstream's `add_session`);
@@ -148,17 +151,17 @@ impl MemoryOs {
                     .flat_map(|t| t.keywords)
                     .collect();
                 let id = tiers.fresh("session");
-                tiers.sessions.push(Session {
+                tiers.sessions.push(Arc::new(Session {
                     id,
                     summary: topic.content.clone(),
                     keywords: summary_keywords,
                     vector,
                     l_interaction: pages.len() as u64,
-                    pages,
+                    pages: pages.into_iter().map(Arc::new).collect(),
                     n_visit: 0,
                     last_visit_ms: now,
                     access_count: 0,
-                });
+                }));
                 tiers.evict_lfu();
             }
         }
@@ -190,14 +193,15 @@ impl MemoryOs {
             .map(|p| exchange(&p.qa))
             .collect();
         let memory = &self.context.llm.memory;
-        let profile = UpdateProfile::new(tiers.profile.clone(), exchanges.clone());
+        let profile = UpdateProfile::new(tiers.long_term.profile.clone(), exchanges.clone());
         let knowledge = ExtractKnowledge::new(exchanges);
         // The two analyses are independent: run them together.
         let (profile, knowledge) =
             futures::join!(memory.run(&profile, lang), memory.run(&knowledge, lang));
         tiers.llm_operations += 2;
-        tiers.profile = Some(profile?);
         let knowledge = knowledge?;
+        let long_term = Arc::make_mut(&mut tiers.long_term);
+        long_term.profile = Some(profile?);
         for (text, user) in [(knowledge.user_private, true), (knowledge.assistant, false)] {
             let Some(text) = text.filter(|t| !t.trim().is_empty() && t.trim() != "None") else {
                 continue;
@@ -209,16 +213,16 @@ impl MemoryOs {
             };
             remember(
                 if user {
-                    &mut tiers.user_knowledge
+                    &mut long_term.user_knowledge
                 } else {
-                    &mut tiers.assistant_knowledge
+                    &mut long_term.assistant_knowledge
                 },
                 entry,
             );
         }
-        let session = &mut tiers.sessions[index];
-        for page in &mut session.pages {
-            page.analyzed = true;
+        let session = Arc::make_mut(&mut tiers.sessions[index]);
+        for page in session.pages.iter_mut().filter(|p| !p.analyzed) {
+            Arc::make_mut(page).analyzed = true;
         }
         session.n_visit = 0;
         session.l_interaction = 0;
@@ -226,23 +230,46 @@ impl MemoryOs {
     }
 }
 
-/// Writes the new thread summary into every page of the chain ending at `last`.
-fn propagate(tiers: &mut Tiers, last: &str, meta: &str) {
-    let mut current = Some(last.to_string());
-    let mut steps = 0;
-    while let Some(id) = current.take() {
-        steps += 1;
-        if steps > 10_000 {
-            break;
-        }
+/// Writes the new thread summary into every page of the chain ending at `last` (following
+/// `pre_page` links while the pages are found).
+///
+/// A page's `pre_page` is the page made just before it, and a session's pages ascend in
+/// creation number, so the chain is found by walking every session's pages backwards together,
+/// newest first: the walk reads the chain and the sessions' tails, never their older pages.
+pub(super) fn propagate(tiers: &mut Tiers, last: &str, meta: &str) {
+    let mut cursors: BinaryHeap<(u64, usize, usize)> = tiers
+        .sessions
+        .iter()
+        .enumerate()
+        .filter_map(|(s, session)| {
+            let last = session.pages.len().checked_sub(1)?;
+            Some((number(&session.pages[last].id), s, last))
+        })
+        .collect();
+    let mut chain: Vec<(usize, usize)> = Vec::new();
+    let mut target = Some(last.to_string());
+    while let Some(id) = target.take() {
         if let Some(page) = tiers.last_page.as_mut().filter(|p| p.id == id) {
             page.meta_info = meta.to_string();
         }
-        for session in &mut tiers.sessions {
-            for page in session.pages.iter_mut().filter(|p| p.id == id) {
-                page.meta_info = meta.to_string();
-                current = page.pre_page.clone();
+        let wanted = number(&id);
+        while let Some(&(n, s, i)) = cursors.peek() {
+            if n < wanted {
+                break;
+            }
+            cursors.pop();
+            let page = &tiers.sessions[s].pages[i];
+            if page.id == id {
+                chain.push((s, i));
+                target = page.pre_page.clone();
+            }
+            if let Some(before) = i.checked_sub(1) {
+                cursors.push((number(&tiers.sessions[s].pages[before].id), s, before));
             }
         }
+    }
+    for (s, i) in chain {
+        let session = Arc::make_mut(&mut tiers.sessions[s]);
+        Arc::make_mut(&mut session.pages[i]).meta_info = meta.to_string();
     }
 }

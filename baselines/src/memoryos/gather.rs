@@ -2,6 +2,8 @@
 //! knowledge from both stores, the short-term queue and the profile (and the visits it pays the
 //! sessions it used).
 
+use std::sync::Arc;
+
 use mb_core::Lang;
 use mb_llm::ops::MultiTopicSummary;
 
@@ -35,16 +37,16 @@ impl MemoryOs {
         let old = self.tiers.lock().clone();
         let mut tiers = old.clone();
         let now = tiers.tick();
-        let mut pages: Vec<(f32, Page)> = Vec::new();
+        let mut pages: Vec<(f32, Arc<Page>)> = Vec::new();
         for (index, _) in sessions_to_read(&tiers.sessions, &vector, &keywords) {
-            let session = &mut tiers.sessions[index];
-            let found: Vec<(f32, Page)> =
-                top_by(&session.pages, 20, |p| cosine(&vector, &p.vector))
-                    .into_iter()
-                    .filter(|(_, score)| *score >= 0.1)
-                    .map(|(i, score)| (score, session.pages[i].clone()))
-                    .collect();
+            let pages_of = &tiers.sessions[index].pages;
+            let found: Vec<(f32, Arc<Page>)> = top_by(pages_of, 20, |p| cosine(&vector, &p.vector))
+                .into_iter()
+                .filter(|(_, score)| *score >= 0.1)
+                .map(|(i, score)| (score, Arc::clone(&pages_of[i])))
+                .collect();
             if !found.is_empty() {
+                let session = Arc::make_mut(&mut tiers.sessions[index]);
                 session.n_visit += 1;
                 session.access_count += 1;
                 session.last_visit_ms = now;
@@ -61,11 +63,11 @@ impl MemoryOs {
                 .collect()
         };
         let gathered = Gathered {
-            user_knowledge: knowledge(&tiers.user_knowledge),
-            assistant_knowledge: knowledge(&tiers.assistant_knowledge),
+            user_knowledge: knowledge(&tiers.long_term.user_knowledge),
+            assistant_knowledge: knowledge(&tiers.long_term.assistant_knowledge),
             pages,
             short_term: tiers.short_term.clone(),
-            profile: tiers.profile.clone(),
+            profile: tiers.long_term.profile.clone(),
         };
         tiers.llm_operations += 1;
         self.persist(&old, &tiers)?;
@@ -76,7 +78,7 @@ impl MemoryOs {
 
 /// What a question retrieved.
 pub(super) struct Gathered {
-    pub(super) pages: Vec<(f32, Page)>,
+    pub(super) pages: Vec<(f32, Arc<Page>)>,
     pub(super) user_knowledge: Vec<(f32, String)>,
     pub(super) assistant_knowledge: Vec<(f32, String)>,
     pub(super) short_term: Vec<Qa>,

@@ -16,12 +16,14 @@
 //! Upstream drops evicted exchanges with an empty side, which leaves only the last turns of a
 //! LoCoMo or DialSim corpus (every corpus turn has one empty side); `keep_one_sided = true` in
 //! `configs/memory/memoryos.toml` files them as pages instead. Every tier is written through to
-//! the engine after each exchange (upstream writes its metadata only when the process exits).
+//! the engine after each exchange (upstream writes its metadata only when the process exits),
+//! change by change: a page once, when it is made or changed (see `stored`).
 
 mod consolidate;
 mod gather;
 mod prompt;
 mod select;
+mod stored;
 #[cfg(test)]
 mod tests;
 mod tiers;
@@ -46,10 +48,7 @@ use crate::system::{
     MemorySystem, Retrieved, TrainingDialog,
 };
 use gather::Gathered;
-use tiers::{Qa, Session, Tiers, SHORT_TERM_CAPACITY};
-
-const CORE: &str = "core";
-const SESSION: &str = "session/";
+use tiers::{Qa, Tiers, SHORT_TERM_CAPACITY};
 
 /// The MemoryOS memory.
 pub struct MemoryOs {
@@ -67,7 +66,7 @@ impl MemoryOs {
             .clone()
             .ok_or_else(|| MemoryError::Config("memoryos needs an embedder".into()))?;
         ensure_namespace(&context, &context.namespace)?;
-        let tiers = load(&context)?;
+        let tiers = stored::load(&context)?;
         let keep_one_sided = context.settings.keep_one_sided;
         Ok(MemoryOs {
             context,
@@ -77,25 +76,10 @@ impl MemoryOs {
         })
     }
 
-    /// Writes what changed from `old` to `new` in one engine write: the small tiers always,
-    /// sessions only when they changed.
+    /// Writes what changed from `old` to `new` in one engine write (see `stored`).
     fn persist(&self, old: &Tiers, new: &Tiers) -> Result<(), MemoryError> {
         let mut batch = Batch::new();
-        let core = Tiers {
-            sessions: Vec::new(),
-            ..new.clone()
-        };
-        batch.put_state(CORE, &core)?;
-        for session in &new.sessions {
-            if old.sessions.iter().find(|s| s.id == session.id) != Some(session) {
-                batch.put_state(format!("{SESSION}{}", session.id), session)?;
-            }
-        }
-        for session in &old.sessions {
-            if !new.sessions.iter().any(|s| s.id == session.id) {
-                batch.delete_state(format!("{SESSION}{}", session.id));
-            }
-        }
+        stored::write_changes(&mut batch, old, new)?;
         self.context.engine.write(&self.context.namespace, batch)?;
         Ok(())
     }
@@ -224,7 +208,9 @@ impl MemorySystem for MemoryOs {
         let mut tiers = old.clone();
         tiers.short_term.retain(|qa| !from_corpus(qa));
         for session in &mut tiers.sessions {
-            session.pages.retain(|p| !from_corpus(&p.qa));
+            if session.pages.iter().any(|p| from_corpus(&p.qa)) {
+                Arc::make_mut(session).pages.retain(|p| !from_corpus(&p.qa));
+            }
         }
         tiers.sessions.retain(|s| !s.pages.is_empty());
         if tiers.last_page.as_ref().is_some_and(|p| from_corpus(&p.qa)) {
@@ -237,7 +223,10 @@ impl MemorySystem for MemoryOs {
 
     fn stats(&self) -> Result<MemoryStats, MemoryError> {
         let tiers = self.tiers.lock();
-        let pages = tiers.sessions.iter().flat_map(|s| &s.pages);
+        let pages = tiers
+            .sessions
+            .iter()
+            .flat_map(|s| s.pages.iter().map(Arc::as_ref));
         let text_bytes = pages
             .clone()
             .chain(tiers.last_page.iter())
@@ -251,8 +240,8 @@ impl MemorySystem for MemoryOs {
         Ok(MemoryStats {
             items: (pages.count()
                 + tiers.short_term.len()
-                + tiers.user_knowledge.len()
-                + tiers.assistant_knowledge.len()) as u64,
+                + tiers.long_term.user_knowledge.len()
+                + tiers.long_term.assistant_knowledge.len()) as u64,
             text_bytes: text_bytes as u64,
             llm_operations: tiers.llm_operations,
         })
@@ -308,37 +297,22 @@ fn exchange(qa: &Qa) -> Exchange {
     }
 }
 
-/// Indices and scores of the `k` items scoring highest, best first.
+/// Indices and scores of the `k` items scoring highest, best first (equal scores in item
+/// order, as a stable sort would leave them). Linear in the items: a selection, not a sort.
 fn top_by<T>(items: &[T], k: usize, score: impl Fn(&T) -> f32) -> Vec<(usize, f32)> {
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let mut scored: Vec<(usize, f32)> = items
         .iter()
         .enumerate()
         .map(|(i, item)| (i, score(item)))
         .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-    scored.truncate(k);
-    scored
-}
-
-/// The tiers as last written.
-fn load(context: &MemoryContext) -> Result<Tiers, MemoryError> {
-    let engine = &context.engine;
-    let mut tiers: Tiers = engine
-        .get_state(&context.namespace, CORE)?
-        .unwrap_or_default();
-    let mut sessions = Vec::new();
-    for key in engine.state_keys(&context.namespace, SESSION)? {
-        if let Some(session) = engine.get_state::<Session>(&context.namespace, &key)? {
-            sessions.push(session);
-        }
+    if k == 0 {
+        return Vec::new();
     }
-    // Creation order: ids are `session_<n>`.
-    sessions.sort_by_key(|s: &Session| {
-        s.id.rsplit('_')
-            .next()
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(0)
-    });
-    tiers.sessions = sessions;
-    Ok(tiers)
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, order);
+        scored.truncate(k);
+    }
+    scored.sort_by(order);
+    scored
 }

@@ -3,6 +3,8 @@
 //! summaries are nearest by cosine are considered, each scored by its cosine plus the Jaccard
 //! similarity of its summary keywords (case-sensitive) with the topic's or question's.
 
+use std::borrow::Borrow;
+
 use super::tiers::{cosine, jaccard, Session, SESSION_MATCH};
 use super::top_by;
 
@@ -13,16 +15,29 @@ pub const SESSION_RELEVANCE: f32 = 0.1;
 
 /// The nearest sessions by summary cosine, nearest first, with their relevance
 /// (cosine + keyword Jaccard).
-fn nearest(sessions: &[Session], vector: &[f32], keywords: &[String]) -> Vec<(usize, f32)> {
-    top_by(sessions, NEAREST_SESSIONS, |s| cosine(vector, &s.vector))
-        .into_iter()
-        .map(|(i, similarity)| (i, similarity + jaccard(keywords, &sessions[i].keywords)))
-        .collect()
+fn nearest<S: Borrow<Session>>(
+    sessions: &[S],
+    vector: &[f32],
+    keywords: &[String],
+) -> Vec<(usize, f32)> {
+    top_by(sessions, NEAREST_SESSIONS, |s| {
+        cosine(vector, &s.borrow().vector)
+    })
+    .into_iter()
+    .map(|(i, similarity)| {
+        let session: &Session = sessions[i].borrow();
+        (i, similarity + jaccard(keywords, &session.keywords))
+    })
+    .collect()
 }
 
 /// The session a topic's pages join: the most relevant of the nearest (the nearer one on a
 /// tie), when its relevance reaches [`SESSION_MATCH`]; `None` opens a new session.
-pub fn session_to_join(sessions: &[Session], vector: &[f32], keywords: &[String]) -> Option<usize> {
+pub fn session_to_join<S: Borrow<Session>>(
+    sessions: &[S],
+    vector: &[f32],
+    keywords: &[String],
+) -> Option<usize> {
     let mut best: Option<(usize, f32)> = None;
     for (index, relevance) in nearest(sessions, vector, keywords) {
         if best.is_none_or(|(_, top)| relevance > top) {
@@ -35,8 +50,8 @@ pub fn session_to_join(sessions: &[Session], vector: &[f32], keywords: &[String]
 
 /// The sessions a question reads, most relevant first: those of the nearest whose relevance
 /// reaches [`SESSION_RELEVANCE`].
-pub fn sessions_to_read(
-    sessions: &[Session],
+pub fn sessions_to_read<S: Borrow<Session>>(
+    sessions: &[S],
     vector: &[f32],
     keywords: &[String],
 ) -> Vec<(usize, f32)> {
@@ -110,6 +125,9 @@ mod tests {
             Some(1)
         );
         assert_eq!(session_to_join(&sessions, &topic, &words(&["cat"])), None);
-        assert_eq!(session_to_join(&[], &topic, &words(&["cat"])), None);
+        assert_eq!(
+            session_to_join::<Session>(&[], &topic, &words(&["cat"])),
+            None
+        );
     }
 }

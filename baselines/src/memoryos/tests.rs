@@ -10,7 +10,10 @@ use mb_llm::ops::Backend;
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{CacheMode, LlmSettings, LlmStack, Role};
 
-use super::MemoryOs;
+use mb_engine::Batch;
+
+use super::tiers::Tiers;
+use super::{consolidate, stored, MemoryOs};
 use crate::system::{MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 
 fn message(role: Role, content: String) -> DialogMessage {
@@ -71,4 +74,207 @@ async fn a_new_session_is_keyworded_by_its_summary_alone() {
     assert_eq!(session.summary, "The user grows tomatoes.");
     assert_eq!(session.keywords, vec!["SummaryKey", "Tomato"]);
     assert_eq!(session.pages[0].keywords, vec!["PageKey"]);
+}
+
+/// An offline MemoryOS in `namespace` of `engine` that files one-sided turns as pages.
+fn offline_memory(engine: Arc<Engine>, namespace: &str) -> MemoryOs {
+    let stack = LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).unwrap();
+    let settings = SystemSettings {
+        keep_one_sided: true,
+        ..SystemSettings::default()
+    };
+    MemoryOs::new(MemoryContext {
+        engine,
+        namespace: namespace.into(),
+        llm: Arc::new(stack),
+        embedder: Some(Arc::new(HashingEmbedder::new(64))),
+        lang: Lang::En,
+        settings,
+        date: "2023-05-08".into(),
+    })
+    .unwrap()
+}
+
+/// A conversation of `turns` turns that keeps returning to a few topics, so that pages join
+/// existing sessions, chains grow and break, and sessions heat up.
+fn conversation(turns: usize) -> Vec<DialogMessage> {
+    let topics = [
+        "my garden tomatoes need water every morning",
+        "the chess club meets on tuesday evenings",
+        "my sister visits from lisbon next month",
+    ];
+    (0..turns)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            message(role, format!("{} again, turn {i}", topics[(i / 5) % 3]))
+        })
+        .collect()
+}
+
+async fn memorize(memory: &MemoryOs, messages: &[DialogMessage]) {
+    memory
+        .memorize_dialog(TrainingDialog {
+            test_idx: 0,
+            dataset: "d",
+            lang: Lang::En,
+            messages,
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn tiers_written_change_by_change_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine =
+        Arc::new(Engine::open(dir.path().join("engine"), EngineOptions::default()).unwrap());
+    let memory = offline_memory(engine.clone(), "os");
+    memorize(&memory, &conversation(120)).await;
+    memory
+        .retrieve("when does the chess club meet", Lang::En, 7)
+        .await
+        .unwrap();
+    let written = memory.tiers.lock().clone();
+    assert!(
+        written.sessions.len() > 1,
+        "{} sessions",
+        written.sessions.len()
+    );
+    assert!(written.sessions.iter().any(|s| s.pages.len() > 3));
+    assert!(written
+        .sessions
+        .iter()
+        .flat_map(|s| &s.pages)
+        .any(|p| p.pre_page.is_some()));
+    assert!(written.long_term.profile.is_some());
+    let reopened = offline_memory(engine, "os").tiers.lock().clone();
+    assert_eq!(reopened, written);
+}
+
+#[tokio::test]
+async fn a_write_holds_only_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine =
+        Arc::new(Engine::open(dir.path().join("engine"), EngineOptions::default()).unwrap());
+    let memory = offline_memory(engine, "os");
+    memorize(&memory, &conversation(60)).await;
+    let old = memory.tiers.lock().clone();
+    let pages = |t: &Tiers| t.sessions.iter().map(|s| s.pages.len()).sum::<usize>();
+    assert!(pages(&old) > 10);
+    let written = |new: &Tiers| {
+        let mut batch = Batch::new();
+        stored::write_changes(&mut batch, &old, new).unwrap();
+        batch.len()
+    };
+    // Nothing changed: the core alone.
+    assert_eq!(written(&old.clone()), 1);
+    // A visit: the core and that session's head, none of its pages.
+    let mut visited = old.clone();
+    Arc::make_mut(&mut visited.sessions[0]).n_visit += 1;
+    assert_eq!(written(&visited), 2);
+    // One page changed: its head and that page.
+    let mut changed = old.clone();
+    let session = Arc::make_mut(&mut changed.sessions[0]);
+    Arc::make_mut(&mut session.pages[0])
+        .meta_info
+        .push_str(" more");
+    assert_eq!(written(&changed), 3);
+    // An analysis: the core and the long-term tier.
+    let mut analyzed = old.clone();
+    Arc::make_mut(&mut analyzed.long_term).profile = Some("likes tomatoes".into());
+    assert_eq!(written(&analyzed), 2);
+    // A session dropped: its head and each of its pages deleted.
+    let mut dropped = old.clone();
+    let gone = dropped.sessions.remove(0);
+    assert_eq!(written(&dropped), 2 + gone.pages.len());
+}
+
+/// The chain walk as upstream does it: follow `pre_page` from `last`, rewriting every copy of
+/// each page, until a page is missing.
+fn propagate_by_search(tiers: &mut Tiers, last: &str, meta: &str) {
+    let mut current = Some(last.to_string());
+    while let Some(id) = current.take() {
+        if let Some(page) = tiers.last_page.as_mut().filter(|p| p.id == id) {
+            page.meta_info = meta.to_string();
+        }
+        for session in &mut tiers.sessions {
+            let session = Arc::make_mut(session);
+            for page in session.pages.iter_mut().filter(|p| p.id == id) {
+                let page = Arc::make_mut(page);
+                page.meta_info = meta.to_string();
+                current = page.pre_page.clone();
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_chain_walk_rewrites_what_the_plain_search_rewrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine =
+        Arc::new(Engine::open(dir.path().join("engine"), EngineOptions::default()).unwrap());
+    let memory = offline_memory(engine, "os");
+    memorize(&memory, &conversation(200)).await;
+    let mut tiers = memory.tiers.lock().clone();
+    // Break one chain in the middle, as a deleted corpus or an evicted session would.
+    let s = tiers
+        .sessions
+        .iter()
+        .position(|s| s.pages.len() > 4)
+        .unwrap();
+    Arc::make_mut(&mut tiers.sessions[s]).pages.remove(2);
+    let ids: Vec<String> = tiers
+        .sessions
+        .iter()
+        .flat_map(|s| s.pages.iter().map(|p| p.id.clone()))
+        .collect();
+    let (mut walked, mut longest) = (0, 0);
+    for last in ids.iter().step_by(3) {
+        let (mut fast, mut plain) = (tiers.clone(), tiers.clone());
+        consolidate::propagate(&mut fast, last, "M");
+        propagate_by_search(&mut plain, last, "M");
+        assert_eq!(fast, plain, "chain ending at {last}");
+        let rewritten = fast
+            .sessions
+            .iter()
+            .flat_map(|s| &s.pages)
+            .filter(|p| p.meta_info == "M")
+            .count();
+        longest = longest.max(rewritten);
+        walked += 1;
+    }
+    assert!(
+        walked > 10 && longest > 3,
+        "{walked} walks, longest {longest}"
+    );
+}
+
+#[tokio::test]
+async fn sessions_stored_whole_by_an_older_version_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine =
+        Arc::new(Engine::open(dir.path().join("engine"), EngineOptions::default()).unwrap());
+    engine
+        .create_namespace("os", mb_engine::NamespaceOptions::default())
+        .unwrap();
+    let mut batch = Batch::new();
+    batch.put_state("session/session_3", &1u32).unwrap();
+    engine.write("os", batch).unwrap();
+    let stack = LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).unwrap();
+    let Err(e) = MemoryOs::new(MemoryContext {
+        engine,
+        namespace: "os".into(),
+        llm: Arc::new(stack),
+        embedder: Some(Arc::new(HashingEmbedder::new(64))),
+        lang: Lang::En,
+        settings: SystemSettings::default(),
+        date: "2023-05-08".into(),
+    }) else {
+        panic!("an old layout was read");
+    };
+    assert!(e.to_string().contains("older memorybench"), "{e}");
 }

@@ -1,6 +1,13 @@
 //! MemoryOS's three tiers as plain data: the short-term queue, mid-term sessions of pages with
 //! their heat, and the long-term profile and knowledge stores. The memory keeps them in memory
 //! and writes every change through to the engine (`state` keys of its namespace).
+//!
+//! Sessions and pages are shared (`Arc`): a change starts from a copy of the tiers that costs a
+//! pointer per session, copies only the sessions and pages it changes (`Arc::make_mut`), and
+//! what changed is found by pointer, so memorizing an exchange costs the same however many
+//! pages the memory holds.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,8 +65,9 @@ pub struct Session {
     pub keywords: Vec<String>,
     /// Embedding of the summary.
     pub vector: Vec<f32>,
-    /// Its pages, oldest first.
-    pub pages: Vec<Page>,
+    /// Its pages, oldest (lowest-numbered) first; stored under keys of their own.
+    #[serde(skip)]
+    pub pages: Vec<Arc<Page>>,
     /// Times retrieval used it since its last analysis.
     pub n_visit: u64,
     /// Pages added since its last analysis.
@@ -89,6 +97,17 @@ pub struct KnowledgeEntry {
     pub at_ms: i64,
 }
 
+/// The long-term tier: what analyses of hot sessions drew from their pages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LongTerm {
+    /// The user profile text.
+    pub profile: Option<String>,
+    /// Private facts about the user.
+    pub user_knowledge: Vec<KnowledgeEntry>,
+    /// Knowledge the assistant stated.
+    pub assistant_knowledge: Vec<KnowledgeEntry>,
+}
+
 /// Everything MemoryOS remembers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tiers {
@@ -96,14 +115,12 @@ pub struct Tiers {
     pub short_term: Vec<Qa>,
     /// The last page filed (continuity is checked against it).
     pub last_page: Option<Page>,
-    /// Mid-term sessions.
-    pub sessions: Vec<Session>,
-    /// The user profile text.
-    pub profile: Option<String>,
-    /// Private facts about the user.
-    pub user_knowledge: Vec<KnowledgeEntry>,
-    /// Knowledge the assistant stated.
-    pub assistant_knowledge: Vec<KnowledgeEntry>,
+    /// Mid-term sessions; stored under keys of their own.
+    #[serde(skip)]
+    pub sessions: Vec<Arc<Session>>,
+    /// The long-term tier; stored under a key of its own, written when it changes.
+    #[serde(skip)]
+    pub long_term: Arc<LongTerm>,
     /// Next page and session number.
     pub next_id: u64,
     /// LLM operations run to build the memory.
@@ -160,6 +177,15 @@ pub fn remember(store: &mut Vec<KnowledgeEntry>, entry: KnowledgeEntry) {
             store.remove(oldest);
         }
     }
+}
+
+/// The creation number of a page or session id (`page_12` → 12): pages are numbered in the order
+/// they were made, which is also their order within a session.
+pub fn number(id: &str) -> u64 {
+    id.rsplit('_')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Cosine similarity of unit vectors.

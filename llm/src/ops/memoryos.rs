@@ -144,7 +144,12 @@ impl Operation for MetaSummary {
         let start = self.previous.as_deref().map(|p| lead(p, 1));
         let new = lead(&self.exchange.user, 1);
         match start {
-            Some(start) if !start.is_empty() && start != new => format!("{start} {new}"),
+            Some(start) if !start.is_empty() && start != new => {
+                // An unterminated first sentence stays a line of its own, so the next summary's
+                // first sentence is still this one: a chain's summary stays two sentences long.
+                let ended = start.ends_with(['.', '!', '?', '。', '！', '？']);
+                format!("{start}{}{new}", if ended { " " } else { "\n" })
+            }
             _ => new,
         }
     }
@@ -440,6 +445,16 @@ mod tests {
             "I started pottery classes. My bowls cracked."
         );
         assert_eq!(next.fallback(), "I started pottery classes.");
+        // Without sentence ends, a long chain's summary keeps its first and newest lines.
+        let mut chain = None;
+        for i in 0..50 {
+            let said = exchange(&format!("turn {i} without an end"), "ok");
+            chain = Some(MetaSummary::new(chain, said).offline(Lang::En));
+        }
+        assert_eq!(
+            chain.as_deref(),
+            Some("turn 0 without an end\nturn 49 without an end")
+        );
 
         let topics = MultiTopicSummary::new(first.render()).offline(Lang::En);
         assert_eq!(topics.len(), 1);
