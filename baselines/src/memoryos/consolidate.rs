@@ -2,7 +2,6 @@
 //! previous page, the thread's running summary), filed by topic into mid-term sessions; and,
 //! when a session is hot, the long-term user profile and knowledge drawn from its pages.
 
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -45,13 +44,11 @@ impl MemoryOs {
                         .await?
                     {
                         tiers.llm_operations += 1;
+                        let summary = tiers.meta_of(&previous).to_string();
                         let meta = memory
-                            .run(
-                                &MetaSummary::new(Some(previous.meta_info.clone()), current),
-                                lang,
-                            )
+                            .run(&MetaSummary::new(Some(summary), current), lang)
                             .await?;
-                        propagate(tiers, &previous.id, &meta);
+                        tiers.continue_thread(&previous, &meta);
                         (Some(previous.id), meta)
                     } else {
                         tiers.llm_operations += 1;
@@ -78,6 +75,9 @@ impl MemoryOs {
                 vector,
                 analyzed: false,
             };
+            if page.pre_page.is_none() {
+                tiers.open_thread(number(&page.id), &page.meta_info);
+            }
             tiers.last_page = Some(page.clone());
             pages.push(page);
         }
@@ -227,49 +227,5 @@ impl MemoryOs {
         session.n_visit = 0;
         session.l_interaction = 0;
         Ok(())
-    }
-}
-
-/// Writes the new thread summary into every page of the chain ending at `last` (following
-/// `pre_page` links while the pages are found).
-///
-/// A page's `pre_page` is the page made just before it, and a session's pages ascend in
-/// creation number, so the chain is found by walking every session's pages backwards together,
-/// newest first: the walk reads the chain and the sessions' tails, never their older pages.
-pub(super) fn propagate(tiers: &mut Tiers, last: &str, meta: &str) {
-    let mut cursors: BinaryHeap<(u64, usize, usize)> = tiers
-        .sessions
-        .iter()
-        .enumerate()
-        .filter_map(|(s, session)| {
-            let last = session.pages.len().checked_sub(1)?;
-            Some((number(&session.pages[last].id), s, last))
-        })
-        .collect();
-    let mut chain: Vec<(usize, usize)> = Vec::new();
-    let mut target = Some(last.to_string());
-    while let Some(id) = target.take() {
-        if let Some(page) = tiers.last_page.as_mut().filter(|p| p.id == id) {
-            page.meta_info = meta.to_string();
-        }
-        let wanted = number(&id);
-        while let Some(&(n, s, i)) = cursors.peek() {
-            if n < wanted {
-                break;
-            }
-            cursors.pop();
-            let page = &tiers.sessions[s].pages[i];
-            if page.id == id {
-                chain.push((s, i));
-                target = page.pre_page.clone();
-            }
-            if let Some(before) = i.checked_sub(1) {
-                cursors.push((number(&tiers.sessions[s].pages[before].id), s, before));
-            }
-        }
-    }
-    for (s, i) in chain {
-        let session = Arc::make_mut(&mut tiers.sessions[s]);
-        Arc::make_mut(&mut session.pages[i]).meta_info = meta.to_string();
     }
 }

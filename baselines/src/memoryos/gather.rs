@@ -55,6 +55,14 @@ impl MemoryOs {
         }
         pages.sort_by(|a, b| b.0.total_cmp(&a.0));
         pages.truncate(kept);
+        let pages = pages
+            .into_iter()
+            .map(|(score, page)| GatheredPage {
+                score,
+                meta: tiers.meta_of(&page).to_string(),
+                page,
+            })
+            .collect();
         let knowledge = |store: &[KnowledgeEntry]| -> Vec<(f32, String)> {
             top_by(store, 20, |e| cosine(&vector, &e.vector))
                 .into_iter()
@@ -76,9 +84,16 @@ impl MemoryOs {
     }
 }
 
+/// A page a question retrieved, with its cosine and the thread summary it shows.
+pub(super) struct GatheredPage {
+    pub(super) score: f32,
+    pub(super) page: Arc<Page>,
+    pub(super) meta: String,
+}
+
 /// What a question retrieved.
 pub(super) struct Gathered {
-    pub(super) pages: Vec<(f32, Arc<Page>)>,
+    pub(super) pages: Vec<GatheredPage>,
     pub(super) user_knowledge: Vec<(f32, String)>,
     pub(super) assistant_knowledge: Vec<(f32, String)>,
     pub(super) short_term: Vec<Qa>,
@@ -87,11 +102,11 @@ pub(super) struct Gathered {
 
 impl Gathered {
     pub(super) fn retrieved(&self) -> Vec<Retrieved> {
-        let pages = self.pages.iter().map(|(score, page)| Retrieved {
-            doc_id: page.id.clone(),
-            score: *score,
-            text: exchange(&page.qa).render(),
-            turns: page.qa.turns.clone(),
+        let pages = self.pages.iter().map(|found| Retrieved {
+            doc_id: found.page.id.clone(),
+            score: found.score,
+            text: exchange(&found.page.qa).render(),
+            turns: found.page.qa.turns.clone(),
         });
         let knowledge = self
             .user_knowledge

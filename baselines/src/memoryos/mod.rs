@@ -26,6 +26,7 @@ mod select;
 mod stored;
 #[cfg(test)]
 mod tests;
+mod thread;
 mod tiers;
 
 use std::sync::Arc;
@@ -207,12 +208,22 @@ impl MemorySystem for MemoryOs {
         let old = self.tiers.lock().clone();
         let mut tiers = old.clone();
         tiers.short_term.retain(|qa| !from_corpus(qa));
+        let mut removed = Vec::new();
         for session in &mut tiers.sessions {
             if session.pages.iter().any(|p| from_corpus(&p.qa)) {
-                Arc::make_mut(session).pages.retain(|p| !from_corpus(&p.qa));
+                let session = Arc::make_mut(session);
+                removed.extend(
+                    session
+                        .pages
+                        .iter()
+                        .filter(|p| from_corpus(&p.qa))
+                        .map(|p| tiers::number(&p.id)),
+                );
+                session.pages.retain(|p| !from_corpus(&p.qa));
             }
         }
         tiers.sessions.retain(|s| !s.pages.is_empty());
+        tiers.break_thread_at_removed(removed);
         if tiers.last_page.as_ref().is_some_and(|p| from_corpus(&p.qa)) {
             tiers.last_page = None;
         }
@@ -230,7 +241,7 @@ impl MemorySystem for MemoryOs {
         let text_bytes = pages
             .clone()
             .chain(tiers.last_page.iter())
-            .map(|p| p.qa.user.len() + p.qa.assistant.len() + p.meta_info.len())
+            .map(|p| p.qa.user.len() + p.qa.assistant.len() + tiers.meta_of(p).len())
             .sum::<usize>()
             + tiers
                 .short_term

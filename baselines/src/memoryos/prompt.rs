@@ -42,10 +42,11 @@ pub(super) fn render(gathered: &Gathered, query: &str, lang: Lang) -> String {
     let pages: Vec<String> = gathered
         .pages
         .iter()
-        .map(|(_, page)| {
-            let mut text = format!("User: {}\nAssistant: {}", page.qa.user, page.qa.assistant);
-            if !page.meta_info.is_empty() {
-                text.push_str(&format!("\n Dialogue chain info: \n{}", page.meta_info));
+        .map(|found| {
+            let qa = &found.page.qa;
+            let mut text = format!("User: {}\nAssistant: {}", qa.user, qa.assistant);
+            if !found.meta.is_empty() {
+                text.push_str(&format!("\n Dialogue chain info: \n{}", found.meta));
             }
             text
         })

@@ -13,7 +13,7 @@ use mb_llm::{CacheMode, LlmSettings, LlmStack, Role};
 use mb_engine::Batch;
 
 use super::tiers::Tiers;
-use super::{consolidate, stored, MemoryOs};
+use super::{stored, MemoryOs};
 use crate::system::{MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 
 fn message(role: Role, content: String) -> DialogMessage {
@@ -191,66 +191,6 @@ async fn a_write_holds_only_what_changed() {
     let mut dropped = old.clone();
     let gone = dropped.sessions.remove(0);
     assert_eq!(written(&dropped), 2 + gone.pages.len());
-}
-
-/// The chain walk as upstream does it: follow `pre_page` from `last`, rewriting every copy of
-/// each page, until a page is missing.
-fn propagate_by_search(tiers: &mut Tiers, last: &str, meta: &str) {
-    let mut current = Some(last.to_string());
-    while let Some(id) = current.take() {
-        if let Some(page) = tiers.last_page.as_mut().filter(|p| p.id == id) {
-            page.meta_info = meta.to_string();
-        }
-        for session in &mut tiers.sessions {
-            let session = Arc::make_mut(session);
-            for page in session.pages.iter_mut().filter(|p| p.id == id) {
-                let page = Arc::make_mut(page);
-                page.meta_info = meta.to_string();
-                current = page.pre_page.clone();
-            }
-        }
-    }
-}
-
-#[tokio::test]
-async fn the_chain_walk_rewrites_what_the_plain_search_rewrites() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine =
-        Arc::new(Engine::open(dir.path().join("engine"), EngineOptions::default()).unwrap());
-    let memory = offline_memory(engine, "os");
-    memorize(&memory, &conversation(200)).await;
-    let mut tiers = memory.tiers.lock().clone();
-    // Break one chain in the middle, as a deleted corpus or an evicted session would.
-    let s = tiers
-        .sessions
-        .iter()
-        .position(|s| s.pages.len() > 4)
-        .unwrap();
-    Arc::make_mut(&mut tiers.sessions[s]).pages.remove(2);
-    let ids: Vec<String> = tiers
-        .sessions
-        .iter()
-        .flat_map(|s| s.pages.iter().map(|p| p.id.clone()))
-        .collect();
-    let (mut walked, mut longest) = (0, 0);
-    for last in ids.iter().step_by(3) {
-        let (mut fast, mut plain) = (tiers.clone(), tiers.clone());
-        consolidate::propagate(&mut fast, last, "M");
-        propagate_by_search(&mut plain, last, "M");
-        assert_eq!(fast, plain, "chain ending at {last}");
-        let rewritten = fast
-            .sessions
-            .iter()
-            .flat_map(|s| &s.pages)
-            .filter(|p| p.meta_info == "M")
-            .count();
-        longest = longest.max(rewritten);
-        walked += 1;
-    }
-    assert!(
-        walked > 10 && longest > 3,
-        "{walked} walks, longest {longest}"
-    );
 }
 
 #[tokio::test]

@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::thread::OpenThread;
+
 /// Short-term capacity (upstream's `short_term_capacity`).
 pub const SHORT_TERM_CAPACITY: usize = 7;
 /// Mid-term sessions kept before the least frequently used one is evicted.
@@ -44,7 +46,8 @@ pub struct Page {
     pub qa: Qa,
     /// The previous page of the same conversation thread, when continuous.
     pub pre_page: Option<String>,
-    /// The running summary of its thread.
+    /// The running summary of its thread, as it was when the page left the open thread
+    /// (read it with [`Tiers::meta_of`]).
     pub meta_info: String,
     /// Keywords (from a summary call per page).
     pub keywords: Vec<String>,
@@ -115,6 +118,8 @@ pub struct Tiers {
     pub short_term: Vec<Qa>,
     /// The last page filed (continuity is checked against it).
     pub last_page: Option<Page>,
+    /// The open thread, whose running summary the newest pages share (see `thread`).
+    pub open_thread: Option<OpenThread>,
     /// Mid-term sessions; stored under keys of their own.
     #[serde(skip)]
     pub sessions: Vec<Arc<Session>>,
@@ -158,7 +163,8 @@ impl Tiers {
                 .min_by_key(|(_, s)| s.access_count)
                 .map(|(i, _)| i)
             {
-                self.sessions.remove(coldest);
+                let evicted = self.sessions.remove(coldest);
+                self.break_thread_at_removed(evicted.pages.iter().map(|p| number(&p.id)));
             }
         }
     }

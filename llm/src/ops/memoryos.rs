@@ -255,6 +255,10 @@ impl UpdateProfile {
     }
 }
 
+/// The longest profile the offline backend keeps, in bytes (about 500 tokens: what a model
+/// asked for "the complete updated profile" writes).
+pub const OFFLINE_PROFILE_CHARS: usize = 2_000;
+
 impl Operation for UpdateProfile {
     type Output = String;
 
@@ -286,17 +290,32 @@ impl Operation for UpdateProfile {
         self.existing.clone().unwrap_or_default()
     }
 
+    /// The user's statements, one per line, newest last; the oldest lines give way beyond
+    /// [`OFFLINE_PROFILE_CHARS`], as a model's rewrite stays within its output limit.
     fn offline(&self, lang: Lang) -> String {
-        let mut profile = self.existing.clone().unwrap_or_default();
+        let mut lines: Vec<String> = self
+            .existing
+            .as_deref()
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
         for statement in user_statements(&self.exchanges, lang) {
-            if !profile.contains(&statement) {
-                if !profile.is_empty() {
-                    profile.push('\n');
-                }
-                profile.push_str(&statement);
+            if !lines.contains(&statement) {
+                lines.push(statement);
             }
         }
-        profile
+        let mut kept = 0;
+        let mut length = 0;
+        for line in lines.iter().rev() {
+            // The newest line stays whatever its length.
+            if kept > 0 && length + line.len() + 1 > OFFLINE_PROFILE_CHARS {
+                break;
+            }
+            length += line.len() + 1;
+            kept += 1;
+        }
+        lines[lines.len() - kept..].join("\n")
     }
 }
 
@@ -467,6 +486,22 @@ mod tests {
         let profile = UpdateProfile::new(Some("I started pottery classes.".into()), vec![more])
             .offline(Lang::En);
         assert_eq!(profile, "I started pottery classes.\nMy sister loves them.");
+
+        // A long conversation's profile keeps its newest statements within the cap.
+        let mut profile = None;
+        for i in 0..400 {
+            let said = exchange(&format!("I visited museum number {i} today."), "ok");
+            profile = Some(UpdateProfile::new(profile, vec![said]).offline(Lang::En));
+        }
+        let profile = profile.unwrap_or_default();
+        assert!(profile.len() <= OFFLINE_PROFILE_CHARS, "{}", profile.len());
+        assert!(
+            profile.len() > OFFLINE_PROFILE_CHARS - 40,
+            "{}",
+            profile.len()
+        );
+        assert!(profile.ends_with("I visited museum number 399 today."));
+        assert!(!profile.contains("number 0 today"));
     }
 
     #[test]
