@@ -9,6 +9,8 @@
 //! `MB_BENCH_SYSTEMS=bm25_message,mem0` limits the systems; `MB_BENCH_TURNS=1000,5000` the sizes.
 //! MemoryOS at upstream parity drops every DialSim turn (each has one empty side);
 //! `MB_BENCH_KEEP_ONE_SIDED=1` files them as pages (`keep_one_sided`), so its tiers grow.
+//! `MB_BENCH_HNSW_THRESHOLD=N` sets the engine's HNSW threshold (default 5 000 vectors; a huge
+//! value searches every collection exactly), to tell the graph's cost from the rest.
 //! A memorization shorter than a second is repeated (fresh engine each time) and its median
 //! kept, so the small sizes' ratios are not noise. Besides the Markdown table on stdout, the
 //! numbers go to `target/cost_growth/cost_growth.csv` and a plot of both curves per system to
@@ -56,6 +58,18 @@ fn first_turns(conversation: &Conversation, turns: usize) -> Conversation {
 fn p50(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// The engine's options: the defaults, with `MB_BENCH_HNSW_THRESHOLD` applied.
+fn engine_options() -> EngineOptions {
+    let mut options = EngineOptions::default();
+    if let Some(threshold) = std::env::var("MB_BENCH_HNSW_THRESHOLD")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        options.hnsw.threshold = threshold;
+    }
+    options
 }
 
 fn main() {
@@ -110,8 +124,7 @@ fn main() {
             while memorizations.len() < SHORT_RUN_REPEATS {
                 let dir = tempfile::tempdir().expect("temporary directory");
                 let engine = Arc::new(
-                    Engine::open(dir.path().join("engine"), EngineOptions::default())
-                        .expect("engine"),
+                    Engine::open(dir.path().join("engine"), engine_options()).expect("engine"),
                 );
                 let context = MemoryContext {
                     engine: engine.clone(),
