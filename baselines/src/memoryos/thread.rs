@@ -17,18 +17,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
-use super::tiers::{number, Page, Tiers};
-
-/// The open thread: the pages numbered `from` on, continuous with each other, share `meta`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpenThread {
-    /// The number of the first page upstream's walk still reaches.
-    pub from: u64,
-    /// The thread's running summary.
-    pub meta: String,
-}
+use super::tiers::{number, OpenThread, Page, Tiers};
 
 impl Tiers {
     /// The thread summary `page` shows.

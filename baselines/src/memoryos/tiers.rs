@@ -11,8 +11,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::thread::OpenThread;
-
 /// Short-term capacity (upstream's `short_term_capacity`).
 pub const SHORT_TERM_CAPACITY: usize = 7;
 /// Mid-term sessions kept before the least frequently used one is evicted.
@@ -109,6 +107,15 @@ pub struct LongTerm {
     pub user_knowledge: Vec<KnowledgeEntry>,
     /// Knowledge the assistant stated.
     pub assistant_knowledge: Vec<KnowledgeEntry>,
+}
+
+/// The open thread (see `thread`): the pages numbered `from` on, continuous with each other, share `meta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenThread {
+    /// The number of the first page upstream's walk still reaches.
+    pub from: u64,
+    /// The thread's running summary.
+    pub meta: String,
 }
 
 /// Everything MemoryOS remembers.
