@@ -274,15 +274,25 @@ fn output_limit_mistakes_name_the_file_and_the_field() {
 fn the_operation_list_names_every_operation() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
-    for dir in ["llm/src/ops", "datasets/src/evaluate"] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-            let marker = "fn name(&self) -> &'static str {";
-            for (at, _) in text.match_indices(marker) {
-                let rest = text[at + marker.len()..].trim_start();
-                if let Some(name) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
-                    found.push(name.to_string());
-                }
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("llm/src/ops"), root.join("datasets/src/evaluate")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for path in files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let marker = "fn name(&self) -> &'static str {";
+        for (at, _) in text.match_indices(marker) {
+            let rest = text[at + marker.len()..].trim_start();
+            if let Some(name) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
+                found.push(name.to_string());
             }
         }
     }
