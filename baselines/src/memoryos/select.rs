@@ -74,15 +74,9 @@ mod tests {
     /// A session whose summary vector has cosine `similarity` with `[1, 0]`.
     fn session(similarity: f32, keywords: &[&str]) -> Session {
         Session {
-            id: format!("session_{similarity}"),
-            summary: String::new(),
             keywords: words(keywords),
             vector: vec![similarity, (1.0 - similarity * similarity).sqrt()],
-            pages: Vec::new(),
-            n_visit: 0,
-            l_interaction: 0,
-            last_visit_ms: 0,
-            access_count: 0,
+            ..Session::empty(format!("session_{similarity}"))
         }
     }
 

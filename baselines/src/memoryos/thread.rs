@@ -157,20 +157,6 @@ mod tests {
         }
     }
 
-    fn session(id: String) -> Session {
-        Session {
-            id,
-            summary: String::new(),
-            keywords: Vec::new(),
-            vector: Vec::new(),
-            pages: Vec::new(),
-            n_visit: 0,
-            l_interaction: 0,
-            last_visit_ms: 0,
-            access_count: 0,
-        }
-    }
-
     /// Random pages (continuous or not, filed in one or two sessions), removed pages and
     /// sessions and a dropped newest page: every page shows what upstream's walk wrote.
     #[test]
@@ -219,7 +205,7 @@ mod tests {
                             if target == upstream.len() {
                                 upstream.push(Vec::new());
                                 let id = tiers.fresh("session");
-                                tiers.sessions.push(Arc::new(session(id)));
+                                tiers.sessions.push(Arc::new(Session::empty(id)));
                             }
                             upstream[target].push(Upstream {
                                 number: made,

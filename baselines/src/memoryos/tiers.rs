@@ -219,21 +219,33 @@ pub fn jaccard(a: &[String], b: &[String]) -> f32 {
 }
 
 #[cfg(test)]
+impl Session {
+    /// A session with nothing in it yet, for tests to fill in.
+    pub fn empty(id: impl Into<String>) -> Session {
+        Session {
+            id: id.into(),
+            summary: String::new(),
+            keywords: Vec::new(),
+            vector: Vec::new(),
+            pages: Vec::new(),
+            n_visit: 0,
+            l_interaction: 0,
+            last_visit_ms: 0,
+            access_count: 0,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn heat_decays_and_similarity_combines() {
         let session = Session {
-            id: "s".into(),
-            summary: String::new(),
-            keywords: Vec::new(),
-            vector: Vec::new(),
-            pages: Vec::new(),
             n_visit: 2,
             l_interaction: 3,
-            last_visit_ms: 0,
-            access_count: 0,
+            ..Session::empty("s")
         };
         assert!((session.heat(0) - 6.0).abs() < 1e-9);
         // A day later the recency term is e^-1.
