@@ -202,29 +202,22 @@ fn main() {
 fn plot(rows: &[Row], path: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     let mut systems: Vec<&str> = rows.iter().map(|r| r.system).collect();
     systems.dedup();
-    let relative: Vec<(&str, Vec<(f64, f64)>)> = systems
-        .iter()
-        .map(|&system| {
-            let mine: Vec<&Row> = rows.iter().filter(|r| r.system == system).collect();
-            let base = mine.first().map_or(1.0, |r| r.per_thousand_s.max(1e-9));
-            let points = mine
-                .iter()
-                .map(|r| (r.turns as f64, r.per_thousand_s / base))
-                .collect();
-            (system, points)
-        })
-        .collect();
-    let latency: Vec<(&str, Vec<(f64, f64)>)> = systems
-        .iter()
-        .map(|&system| {
-            let points = rows
-                .iter()
-                .filter(|r| r.system == system)
-                .map(|r| (r.turns as f64, r.retrieval_p50.as_secs_f64() * 1000.0))
-                .collect();
-            (system, points)
-        })
-        .collect();
+    // Each system's points, a value per row given the system's rows (smallest size first).
+    let lines = |value: &dyn Fn(&[&Row], &Row) -> f64| -> Vec<(&str, Vec<(f64, f64)>)> {
+        systems
+            .iter()
+            .map(|&system| {
+                let mine: Vec<&Row> = rows.iter().filter(|r| r.system == system).collect();
+                let points = mine
+                    .iter()
+                    .map(|r| (r.turns as f64, value(&mine, r)))
+                    .collect();
+                (system, points)
+            })
+            .collect()
+    };
+    let relative = lines(&|mine, r| r.per_thousand_s / mine[0].per_thousand_s.max(1e-9));
+    let latency = lines(&|_, r| r.retrieval_p50.as_secs_f64() * 1000.0);
     let x_top = rows.iter().map(|r| r.turns).max().unwrap_or(1) as f64 * 1.05;
     let root = SVGBackend::new(path, (1100, 420)).into_drawing_area();
     root.fill(&WHITE)?;

@@ -66,7 +66,8 @@ impl Tiers {
         let present: HashSet<u64> = self
             .sessions
             .iter()
-            .flat_map(|s| open_tail(&s.pages, from).iter().map(|p| number(&p.id)))
+            .flat_map(|s| s.pages[open_start(&s.pages, from)..].iter())
+            .map(|p| number(&p.id))
             .collect();
         let Some(gone) = candidates
             .into_iter()
@@ -90,12 +91,11 @@ impl Tiers {
         let (from, meta) = (open.from, open.meta.clone());
         for session in &mut self.sessions {
             let stale = |p: &Arc<Page>| number(&p.id) < upto && p.meta_info != meta;
-            if !open_tail(&session.pages, from).iter().any(stale) {
+            let start = open_start(&session.pages, from);
+            if !session.pages[start..].iter().any(stale) {
                 continue;
             }
-            let session = Arc::make_mut(session);
-            let start = session.pages.len() - open_tail(&session.pages, from).len();
-            for page in &mut session.pages[start..] {
+            for page in &mut Arc::make_mut(session).pages[start..] {
                 if stale(page) {
                     Arc::make_mut(page).meta_info = meta.clone();
                 }
@@ -109,9 +109,10 @@ impl Tiers {
     }
 }
 
-/// The pages of a session numbered `from` on: its tail, as a session's pages ascend by number.
-fn open_tail(pages: &[Arc<Page>], from: u64) -> &[Arc<Page>] {
-    &pages[pages.partition_point(|p| number(&p.id) < from)..]
+/// Where a session's pages numbered `from` on begin: its tail, as a session's pages ascend by
+/// number.
+fn open_start(pages: &[Arc<Page>], from: u64) -> usize {
+    pages.partition_point(|p| number(&p.id) < from)
 }
 
 #[cfg(test)]
