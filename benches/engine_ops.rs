@@ -9,6 +9,8 @@
 //! `MB_BENCH_UNIFORM=1` to measure that worst case). `MB_BENCH_SIZES=1000,10000` limits the
 //! sizes. The HNSW recall@10 at each size is printed alongside. `MB_BENCH_IDF=lucene` scores
 //! BM25 with Lucene's idf instead of Whoosh's (which allows tantivy's block-max WAND pruning).
+//! `MB_BENCH_EF_CONSTRUCTION` and `MB_BENCH_EF_SEARCH` override the HNSW defaults (a cheaper
+//! build for a million vectors, say).
 
 use std::time::Duration;
 
@@ -102,6 +104,13 @@ fn open(dir: &std::path::Path, hnsw_threshold: usize) -> Engine {
         options_.hnsw = {
             let mut built = HnswParams::default();
             built.threshold = hnsw_threshold;
+            let knob = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+            if let Some(ef) = knob("MB_BENCH_EF_CONSTRUCTION") {
+                built.ef_construction = ef;
+            }
+            if let Some(ef) = knob("MB_BENCH_EF_SEARCH") {
+                built.ef_search = ef;
+            }
             built
         };
         options_.bm25_idf = match std::env::var("MB_BENCH_IDF").as_deref() {

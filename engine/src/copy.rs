@@ -67,23 +67,20 @@ impl Inner {
 
     /// Assigns the copy its namespace id and marks it as staged.
     fn reserve_copy(&self, to: &str, source: &NamespaceInfo) -> Result<NamespaceInfo> {
-        let mut counters = self.counters.lock();
-        let mut next = *counters;
+        let (id, counters) = self.sequencer.reserve_namespace();
         let info = NamespaceInfo {
             name: to.to_string(),
-            id: next.next_namespace,
+            id,
             analyzer: source.analyzer,
         };
-        next.next_namespace += 1;
         let mut batch = rocksdb::WriteBatch::default();
         batch.put_cf(
             self.store.cf(CF_META)?,
             staged_copy_key(info.id),
             codec::encode("namespace", &info)?,
         );
-        self.store.put_counters(&mut batch, &next)?;
+        self.store.put_counters(&mut batch, &counters)?;
         self.store.write(batch)?;
-        *counters = next;
         Ok(info)
     }
 
@@ -128,9 +125,8 @@ impl Inner {
         if catalog.namespaces.contains_key(&info.name) {
             return Err(Error::NamespaceExists(info.name.clone()));
         }
-        let mut counters = self.counters.lock();
-        let mut next = *counters;
-        next.seq += 1;
+        let ticket = self.sequencer.reserve(0);
+        let seq = ticket.seq();
         let count = staged.ids.len() as u64;
         let meta = self.store.cf(CF_META)?;
         let mut batch = rocksdb::WriteBatch::default();
@@ -147,17 +143,12 @@ impl Inner {
         };
         batch.put_cf(
             self.store.cf(CF_CHANGELOG)?,
-            changelog_key(next.seq),
+            changelog_key(seq),
             codec::encode("change log entry", &entry)?,
         );
-        self.store.put_counters(&mut batch, &next)?;
+        self.store.put_counters(&mut batch, &ticket.counters)?;
         self.store.write(batch)?;
-        *counters = next;
-        if let Err(e) = self.lexical.apply(next.seq, &staged.lexical) {
-            // The copy is durable; the index will catch up from the change log on reopen.
-            tracing::error!("lexical index failed to apply copy {:?}: {e}", info.name);
-            self.lexical_failed.store(true, Ordering::SeqCst);
-        }
+        ticket.finish(|| self.lexical.apply(&staged.lexical));
         catalog.namespaces.insert(
             info.name.clone(),
             Arc::new(NamespaceState::new(info.clone(), count)),

@@ -9,10 +9,10 @@
 //! and only share a short critical section that assigns sequence numbers.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -27,6 +27,7 @@ use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
 use crate::options::EngineOptions;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::residency::{Residency, ResidentState};
+use crate::sequencer::Sequencer;
 use crate::space::Space;
 use crate::state::{Catalog, Inner, NamespaceState};
 use crate::store::{prepare_directory, Store};
@@ -82,8 +83,7 @@ impl Engine {
             store,
             lexical: opened.index,
             catalog: RwLock::new(catalog),
-            counters: Mutex::new(counters),
-            lexical_failed: AtomicBool::new(false),
+            sequencer: Sequencer::new(counters),
             residency: Residency::new(options_budget),
         });
         inner.catch_up_lexical(opened.committed_seq)?;
@@ -102,9 +102,10 @@ impl Engine {
         &self.inner.path
     }
 
-    /// Sequence number of the last acknowledged write.
+    /// The sequence number through which every write is acknowledged (or failed); writes to
+    /// other namespaces numbered after it may be acknowledged too.
     pub fn last_seq(&self) -> u64 {
-        self.inner.counters.lock().seq
+        self.inner.sequencer.finished_through()
     }
 
     /// Makes everything written so far durable on disk (write-ahead log synced, lexical index
@@ -146,14 +147,12 @@ impl Engine {
         if catalog.namespaces.contains_key(name) {
             return Err(Error::NamespaceExists(name.to_string()));
         }
-        let mut counters = self.inner.counters.lock();
-        let mut next = *counters;
+        let (id, counters) = self.inner.sequencer.reserve_namespace();
         let info = NamespaceInfo {
             name: name.to_string(),
-            id: next.next_namespace,
+            id,
             analyzer: options.analyzer,
         };
-        next.next_namespace += 1;
         let store = &self.inner.store;
         let meta = store.cf(CF_META)?;
         let mut batch = rocksdb::WriteBatch::default();
@@ -163,9 +162,8 @@ impl Engine {
             codec::encode("namespace", &info)?,
         );
         batch.put_cf(meta, count_key(info.id), encode_u64(0));
-        store.put_counters(&mut batch, &next)?;
+        store.put_counters(&mut batch, &counters)?;
         store.write(batch)?;
-        *counters = next;
         catalog.namespaces.insert(
             name.to_string(),
             Arc::new(NamespaceState::new(info.clone(), 0)),

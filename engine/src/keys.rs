@@ -24,6 +24,8 @@ pub(crate) const META_FORMAT: &[u8] = b"format";
 pub(crate) const META_SEQ: &[u8] = b"seq";
 pub(crate) const META_NEXT_RECORD: &[u8] = b"next_record";
 pub(crate) const META_NEXT_NAMESPACE: &[u8] = b"next_namespace";
+/// The last sequence number whose change-log entries were trimmed (the lexical index held them).
+pub(crate) const META_CHANGELOG_TRIMMED: &[u8] = b"changelog_trimmed";
 pub(crate) const META_NAMESPACE_PREFIX: &[u8] = b"ns/";
 pub(crate) const META_SPACE_PREFIX: &[u8] = b"space/";
 pub(crate) const META_COUNT_PREFIX: &[u8] = b"count/";

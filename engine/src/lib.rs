@@ -48,6 +48,7 @@ mod record;
 mod recovery;
 mod residency;
 mod search;
+mod sequencer;
 mod space;
 mod state;
 mod store;

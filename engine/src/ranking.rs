@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::filter::Filter;
 use crate::record::RecordId;
 use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
@@ -34,10 +34,7 @@ impl Engine {
         let k = ns.clamp_k(k);
         let ranked = match syntax {
             QuerySyntax::Plain => self.inner.lexical_ranking(&ns, query, k)?,
-            QuerySyntax::Whoosh => {
-                self.inner.check_lexical()?;
-                self.inner.whoosh_ranking(&ns, query, k)?
-            }
+            QuerySyntax::Whoosh => self.inner.whoosh_ranking(&ns, query, k)?,
         };
         self.inner.hydrate(&ns, ranked)
     }
@@ -120,23 +117,12 @@ impl NamespaceState {
 }
 
 impl Inner {
-    /// Refuses lexical searches after the index missed a write.
-    pub(crate) fn check_lexical(&self) -> Result<()> {
-        if self.lexical_failed.load(Ordering::SeqCst) {
-            return Err(Error::Background(
-                "the lexical index missed a write; reopen the engine to catch it up".into(),
-            ));
-        }
-        Ok(())
-    }
-
     pub(crate) fn lexical_ranking(
         &self,
         ns: &Arc<NamespaceState>,
         query: &str,
         k: usize,
     ) -> Result<Vec<(RecordId, f32)>> {
-        self.check_lexical()?;
         let derived = self.derived(ns)?;
         let terms: Vec<String> = ns
             .info

@@ -1,8 +1,9 @@
 //! Bringing derived data up to date with the store.
 //!
 //! The lexical index is caught up on open: its last commit names the sequence number it holds,
-//! and the change log after that is replayed; if the log does not reach back that far, or the
-//! index is missing, newer than the store or unreadable, it is rebuilt from the records.
+//! and the change log after that is replayed (gaps are writes that failed or that a crash cut
+//! short); if the log was trimmed past it, or the index is missing, newer than the store or
+//! unreadable, it is rebuilt from the records.
 //! A namespace's BM25 statistics and vector collections are built from the store the first
 //! time the namespace is searched, then maintained by every write.
 
@@ -25,17 +26,12 @@ const REBUILD_CHUNK: usize = 2048;
 impl Inner {
     /// Brings the lexical index from its last commit (`committed`) to the store's sequence.
     pub(crate) fn catch_up_lexical(&self, committed: Option<u64>) -> Result<()> {
-        let seq = self.counters.lock().seq;
+        let seq = self.sequencer.reserved().seq;
         let replay = match committed {
-            Some(c) if c == seq => Some(Vec::new()),
-            Some(c) if c < seq => {
+            Some(c) if c <= seq => {
                 let changes = self.store.changes_after(c)?;
-                let contiguous = changes.len() as u64 == seq - c
-                    && changes
-                        .iter()
-                        .zip(c + 1..)
-                        .all(|((s, _), expected)| *s == expected);
-                contiguous.then_some(changes)
+                let logged: Vec<u64> = changes.iter().map(|(s, _)| *s).collect();
+                log_reaches_back(c, seq, &logged, self.store.changes_trimmed()?).then_some(changes)
             }
             _ => None,
         };
@@ -44,11 +40,11 @@ impl Inner {
                 if !changes.is_empty() {
                     tracing::info!("lexical index: replaying {} writes", changes.len());
                 }
-                for (s, entry) in changes {
-                    self.replay(s, entry)?;
+                for (_, entry) in changes {
+                    self.replay(entry)?;
                 }
             }
-            None => self.rebuild_lexical(seq)?,
+            None => self.rebuild_lexical()?,
         }
         self.commit_lexical()
     }
@@ -62,7 +58,7 @@ impl Inner {
             .collect()
     }
 
-    fn replay(&self, seq: u64, entry: ChangeEntry) -> Result<()> {
+    fn replay(&self, entry: ChangeEntry) -> Result<()> {
         let info = self.namespaces_by_id().remove(&entry.ns);
         let mut ops = Vec::with_capacity(entry.changes.len());
         for change in entry.changes {
@@ -84,10 +80,11 @@ impl Inner {
             };
             ops.push(op);
         }
-        self.lexical.apply(seq, &ops)
+        self.lexical.apply(&ops);
+        Ok(())
     }
 
-    fn rebuild_lexical(&self, seq: u64) -> Result<()> {
+    fn rebuild_lexical(&self) -> Result<()> {
         tracing::info!("lexical index: rebuilding from the store");
         self.lexical.clear()?;
         let mut total = 0usize;
@@ -104,12 +101,12 @@ impl Inner {
                 });
                 if ops.len() == REBUILD_CHUNK {
                     total += ops.len();
-                    self.lexical.apply(seq, &ops)?;
+                    self.lexical.apply(&ops);
                     ops.clear();
                 }
             }
             total += ops.len();
-            self.lexical.apply(seq, &ops)?;
+            self.lexical.apply(&ops);
         }
         tracing::info!("lexical index: rebuilt {total} records");
         Ok(())
@@ -157,5 +154,46 @@ impl Inner {
         });
         ns.install(derived.clone());
         Ok(derived)
+    }
+}
+
+/// Whether the change log, holding the entries `logged` after the lexical index's commit at
+/// `committed`, still has every write the index lacks, up to the store's `seq`. The log is
+/// trimmed only through committed numbers and the store records how far (`trimmed`); a store
+/// from before that was recorded had no gaps, so there the log must be whole.
+fn log_reaches_back(committed: u64, seq: u64, logged: &[u64], trimmed: Option<u64>) -> bool {
+    match trimmed {
+        Some(trimmed) => trimmed <= committed,
+        None => {
+            logged.len() as u64 == seq - committed
+                && logged
+                    .iter()
+                    .zip(committed + 1..)
+                    .all(|(s, expected)| *s == expected)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_reaches_back;
+
+    #[test]
+    fn gaps_left_by_failed_writes_are_replayed_around() {
+        // Writes 6 and 8 failed or were cut short by a crash; 5 is committed, the log trimmed
+        // through 3 earlier.
+        assert!(log_reaches_back(5, 9, &[7, 9], Some(3)));
+        assert!(log_reaches_back(5, 5, &[], Some(5)));
+    }
+
+    #[test]
+    fn a_log_trimmed_past_the_commit_calls_for_a_rebuild() {
+        assert!(!log_reaches_back(5, 9, &[7, 8, 9], Some(7)));
+    }
+
+    #[test]
+    fn a_store_without_a_trim_record_needs_a_whole_log() {
+        assert!(log_reaches_back(5, 8, &[6, 7, 8], None));
+        assert!(!log_reaches_back(5, 8, &[7, 8], None));
     }
 }

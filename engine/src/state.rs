@@ -15,8 +15,9 @@ use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
 use crate::options::EngineOptions;
 use crate::residency::{Evictable, Residency};
+use crate::sequencer::Sequencer;
 use crate::space::Space;
-use crate::store::{Counters, Store};
+use crate::store::Store;
 use crate::vector::collection::SharedCollection;
 
 /// State shared by the engine, its write path and its background committer.
@@ -26,12 +27,8 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) lexical: LexicalIndex,
     pub(crate) catalog: RwLock<Catalog>,
-    /// Held while a sequence number is assigned and its batch written, so batches reach
-    /// RocksDB and the lexical index in sequence order.
-    pub(crate) counters: Mutex<Counters>,
-    /// Set when applying a durable write to the lexical index failed; searches then refuse to
-    /// answer until the engine is reopened (which replays the change log).
-    pub(crate) lexical_failed: AtomicBool,
+    /// Numbers writes and orders their turns at the lexical index.
+    pub(crate) sequencer: Sequencer,
     /// Which namespaces keep their derived state in memory.
     pub(crate) residency: Residency,
 }
@@ -134,7 +131,7 @@ impl Inner {
 
     /// Commits the lexical index and forgets the change-log entries it now holds.
     pub(crate) fn commit_lexical(&self) -> Result<()> {
-        if let Some(seq) = self.lexical.commit()? {
+        if let Some(seq) = self.lexical.commit(|| self.sequencer.finished_through())? {
             self.store.trim_changes(seq)?;
         }
         Ok(())

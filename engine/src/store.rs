@@ -132,6 +132,9 @@ impl Store {
         let families = COLUMN_FAMILIES.iter().map(|name| {
             let mut cf = Options::default();
             cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
+            if *name == CF_META {
+                cf.set_merge_operator_associative("max_u64", max_u64);
+            }
             ColumnFamilyDescriptor::new(*name, cf)
         });
         let db = DB::open_cf_descriptors(&options, &path, families).map_err(|e| {
@@ -228,12 +231,13 @@ impl Store {
         })
     }
 
-    /// Adds the counters to a batch.
+    /// Adds the counters to a batch. They are merged by maximum, so batches of concurrent
+    /// writers may land in any order and the stored counters still cover every number used.
     pub(crate) fn put_counters(&self, batch: &mut WriteBatch, c: &Counters) -> Result<()> {
         let meta = self.cf(CF_META)?;
-        batch.put_cf(meta, META_SEQ, encode_u64(c.seq));
-        batch.put_cf(meta, META_NEXT_RECORD, encode_u64(c.next_record));
-        batch.put_cf(
+        batch.merge_cf(meta, META_SEQ, encode_u64(c.seq));
+        batch.merge_cf(meta, META_NEXT_RECORD, encode_u64(c.next_record));
+        batch.merge_cf(
             meta,
             META_NEXT_NAMESPACE,
             encode_u64(u64::from(c.next_namespace)),
@@ -363,12 +367,30 @@ impl Store {
         Ok(out)
     }
 
-    /// Forgets change-log entries up to and including `seq` (the indexes have them).
+    /// Forgets change-log entries up to and including `seq` (the indexes have them), and
+    /// records how far the log is trimmed.
     pub(crate) fn trim_changes(&self, seq: u64) -> Result<()> {
-        let cf = self.cf(CF_CHANGELOG)?;
-        Ok(self
-            .db
-            .delete_range_cf(cf, changelog_key(0), changelog_key(seq.saturating_add(1)))?)
+        let mut batch = WriteBatch::default();
+        batch.delete_range_cf(
+            self.cf(CF_CHANGELOG)?,
+            changelog_key(0),
+            changelog_key(seq.saturating_add(1)),
+        );
+        batch.merge_cf(self.cf(CF_META)?, META_CHANGELOG_TRIMMED, encode_u64(seq));
+        self.write(batch)
+    }
+
+    /// The last sequence number trimmed from the change log (`None`: a store written before
+    /// this was recorded, or never trimmed).
+    pub(crate) fn changes_trimmed(&self) -> Result<Option<u64>> {
+        self.get(CF_META, META_CHANGELOG_TRIMMED)?
+            .map(|b| {
+                decode_u64(&b).ok_or(Error::Corrupt {
+                    what: "counter",
+                    detail: "changelog_trimmed".into(),
+                })
+            })
+            .transpose()
     }
 
     fn iter_range<'a>(
@@ -390,6 +412,21 @@ impl Store {
     fn scan(&self, cf: &'static str, start: &[u8], end: &[u8]) -> Result<Vec<KeyValue>> {
         self.iter_range(cf, start, end)?.collect()
     }
+}
+
+/// RocksDB merge operator of the counters: the largest of the stored value and the operands
+/// (`None`, a corruption error, if none of them is a counter).
+fn max_u64(
+    _key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &rocksdb::MergeOperands,
+) -> Option<Vec<u8>> {
+    existing
+        .into_iter()
+        .chain(operands)
+        .filter_map(decode_u64)
+        .max()
+        .map(|v| encode_u64(v).to_vec())
 }
 
 /// The first byte string after every string starting with `prefix`.

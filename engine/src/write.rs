@@ -1,5 +1,9 @@
 //! The write path: validate a batch, store it atomically under one sequence number, then
 //! bring the lexical index and the namespace's derived search state up to date.
+//!
+//! Writes to one namespace are serialized by its write lock; writes to different namespaces
+//! share only the [`Sequencer`](crate::sequencer::Sequencer): numbering, then each write's
+//! turn at the in-memory lexical index, in sequence order.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -53,7 +57,7 @@ impl Inner {
         let mut prepared = self.prepare(ns, batch)?;
         if prepared.is_empty() {
             return Ok(WriteReceipt {
-                seq: self.counters.lock().seq,
+                seq: self.sequencer.finished_through(),
                 ids: Vec::new(),
                 deleted: 0,
             });
@@ -61,7 +65,10 @@ impl Inner {
         let receipt = self.commit(ns, &mut prepared)?;
         self.update_derived(ns, &prepared);
         if self.lexical.uncommitted() >= self.options.lexical_commit_docs {
-            self.commit_lexical()?;
+            // The write is durable and visible; a failed commit is retried by the committer.
+            if let Err(e) = self.commit_lexical() {
+                tracing::error!("lexical commit after {seq} failed: {e}", seq = receipt.seq);
+            }
         }
         Ok(receipt)
     }
@@ -160,10 +167,13 @@ impl Inner {
             self.store.cf(CF_VECTORS)?,
             self.store.cf(CF_STATE)?,
         );
-        let mut counters = self.counters.lock();
-        let mut next = *counters;
-        next.seq += 1;
-        let seq = next.seq;
+        let puts = prepared
+            .iter()
+            .filter(|op| matches!(op, Prepared::Put { .. }))
+            .count();
+        let ticket = self.sequencer.reserve(puts as u64);
+        let seq = ticket.seq();
+        let mut next_record = ticket.first_record;
         let mut batch = rocksdb::WriteBatch::default();
         let mut changes = Vec::new();
         let mut lexical_ops = Vec::new();
@@ -206,8 +216,8 @@ impl Inner {
                 let (lo, hi) = vector_range(ns_id, record.id);
                 batch.delete_range_cf(vectors, lo, hi);
             } else {
-                record.id = RecordId(next.next_record);
-                next.next_record += 1;
+                record.id = RecordId(next_record);
+                next_record += 1;
                 ids.push(record.id);
                 count_delta += 1;
             }
@@ -244,17 +254,12 @@ impl Inner {
             changelog_key(seq),
             codec::encode("change log entry", &entry)?,
         );
-        self.store.put_counters(&mut batch, &next)?;
+        self.store.put_counters(&mut batch, &ticket.counters)?;
         self.store.write(batch)?;
         // Durable in the store, not yet in the lexical index.
         fail::fail_point!("engine::write::stored");
-        *counters = next;
         ns.count.store(count, Ordering::SeqCst);
-        if let Err(e) = self.lexical.apply(seq, &lexical_ops) {
-            // The write is durable; the index will catch up from the change log on reopen.
-            tracing::error!("lexical index failed to apply write {seq}: {e}");
-            self.lexical_failed.store(true, Ordering::SeqCst);
-        }
+        ticket.finish(|| self.lexical.apply(&lexical_ops));
         Ok(WriteReceipt { seq, ids, deleted })
     }
 
@@ -330,9 +335,8 @@ impl Inner {
         }
         let id = ns.info.id;
         self.residency.forget(id);
-        let mut counters = self.counters.lock();
-        let mut next = *counters;
-        next.seq += 1;
+        let ticket = self.sequencer.reserve(0);
+        let seq = ticket.seq();
         let mut batch = rocksdb::WriteBatch::default();
         let meta = self.store.cf(CF_META)?;
         batch.delete_cf(meta, namespace_key(name));
@@ -346,19 +350,12 @@ impl Inner {
         };
         batch.put_cf(
             self.store.cf(CF_CHANGELOG)?,
-            changelog_key(next.seq),
+            changelog_key(seq),
             codec::encode("change log entry", &entry)?,
         );
-        self.store.put_counters(&mut batch, &next)?;
+        self.store.put_counters(&mut batch, &ticket.counters)?;
         self.store.write(batch)?;
-        *counters = next;
-        if let Err(e) = self
-            .lexical
-            .apply(next.seq, &[LexicalOp::DropNamespace { ns: id }])
-        {
-            tracing::error!("lexical index failed to drop namespace {name:?}: {e}");
-            self.lexical_failed.store(true, Ordering::SeqCst);
-        }
+        ticket.finish(|| self.lexical.apply(&[LexicalOp::DropNamespace { ns: id }]));
         ns.dropped.store(true, Ordering::SeqCst);
         catalog.namespaces.remove(name);
         Ok(())

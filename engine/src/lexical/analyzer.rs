@@ -6,15 +6,6 @@ use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use super::whoosh::QueryAnalyzer;
 pub use mb_text::{Analyzer, Term};
 
-/// Name under which an analyzer is registered with tantivy.
-pub(crate) fn tokenizer_name(analyzer: Analyzer) -> &'static str {
-    match analyzer {
-        Analyzer::Standard => "mb_standard",
-        Analyzer::Cjk => "mb_cjk",
-        Analyzer::Stemmed => "mb_stemmed",
-    }
-}
-
 impl QueryAnalyzer for Analyzer {
     fn terms(&self, text: &str, tokenize: bool, remove_stops: bool) -> Vec<String> {
         if !tokenize {

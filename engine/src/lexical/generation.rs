@@ -1,9 +1,11 @@
 //! A generation: the documents and deletions applied to the lexical index since a commit,
-//! kept in memory and scored there with the same BM25 weights until the commit is visible.
+//! kept in memory and scored there with the same BM25 weights until the commit is visible, with
+//! the tantivy operations not yet handed to the writer.
 
 use std::collections::{HashMap, HashSet};
 
 use tantivy::fieldnorm::FieldNormReader;
+use tantivy::indexer::UserOperation;
 
 use super::analyzer::Term as AnalyzedTerm;
 use super::length::whoosh_length;
@@ -17,6 +19,10 @@ pub(crate) struct Generation {
     /// are stale.
     pub(crate) masked: HashSet<(u32, RecordId)>,
     pub(crate) len: usize,
+    /// tantivy operations of this generation's writes that the writer does not have yet.
+    pub(crate) pending: Vec<UserOperation>,
+    /// Some write was applied to this generation.
+    pub(crate) applied: bool,
 }
 
 pub(crate) struct PendingDoc {
@@ -47,8 +53,21 @@ impl Generation {
         }
     }
 
+    /// Forgets the documents of a dropped namespace.
+    pub(crate) fn drop_namespace(&mut self, ns: u32) {
+        if let Some(docs) = self.docs.remove(&ns) {
+            self.len -= docs.len();
+        }
+    }
+
     /// Folds a newer generation into this one (used when a commit fails).
-    pub(crate) fn absorb(&mut self, newer: Generation) {
+    pub(crate) fn absorb(&mut self, mut newer: Generation) {
+        self.pending.append(&mut newer.pending);
+        self.applied |= newer.applied;
+        // What the newer generation deleted or replaced is stale here too.
+        for &(ns, id) in &newer.masked {
+            self.remove(ns, id);
+        }
         for (ns, docs) in newer.docs {
             for (id, doc) in docs {
                 if self.docs.entry(ns).or_default().insert(id, doc).is_none() {

@@ -1,39 +1,41 @@
 //! The tantivy-backed lexical index with read-your-writes visibility.
 //!
 //! tantivy only shows documents after a commit (tens of milliseconds) and a reader reload.
-//! Instead of committing on every write, documents written since the last commit are also kept
-//! in small in-memory *generations* and scored there with the very same BM25 weights. A search
+//! Instead of committing on every write, documents written since the last commit are kept in
+//! small in-memory *generations* and scored there with the very same BM25 weights. A search
 //! combines the committed searcher with those generations, so every acknowledged write is
 //! visible to the next search while commits happen in batches. Deletes and updates since the
 //! last commit mask older copies of a document.
 //!
-//! Every indexed term is prefixed with its namespace id (`"{ns:x}:{term}"`), so each namespace
-//! has its own posting lists inside the one index: a query reads only its namespace's postings
-//! and needs no filter. A document is identified by its namespace and record id together (a
-//! namespace copy keeps its source's record ids).
+//! A write only touches memory: its tantivy operations wait in the generation and reach the
+//! tantivy writer in batches ([`FEED_BATCH`], and the rest at the next commit, which the
+//! background committer makes). So a write never waits for tantivy's indexing thread or for a
+//! commit in progress, and writers to different namespaces share no tantivy lock.
 //!
 //! The index is derived data: each commit stores the last applied sequence number as its
 //! payload, and the engine replays the change log after it on open.
 
 use std::path::Path;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use tantivy::collector::TopDocs;
+use tantivy::indexer::UserOperation;
 use tantivy::query::{Bm25Weight, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    BytesOptions, Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
-};
-use tantivy::tokenizer::{PreTokenizedString, Token};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
 
-use super::analyzer::{AnalyzerTokenizer, Term as AnalyzedTerm};
+use super::analyzer::Term as AnalyzedTerm;
+use super::document::{namespaced, schema, Fields, PreparedTokenizer, PREPARED_TOKENIZER};
 use super::generation::Generation;
-use super::length::whoosh_length;
 use super::scoring::Idf;
 use super::stats::LexicalStats;
 use crate::error::{Error, Result};
 use crate::namespace::Analyzer;
 use crate::record::RecordId;
+
+/// Pending tantivy operations at which a write hands them to the tantivy writer (if no commit
+/// holds it), so that the writer's indexing thread wakes once per batch, not once per document.
+const FEED_BATCH: usize = 1024;
 
 /// One change to apply to the lexical index.
 pub(crate) enum LexicalOp {
@@ -66,31 +68,17 @@ pub(crate) struct OpenedLexical {
     pub committed_seq: Option<u64>,
 }
 
-#[derive(Clone, Copy)]
-struct Fields {
-    ns: Field,
-    /// The document's identity: namespace id and record id (big-endian bytes).
-    key: Field,
-    rid: Field,
-    standard: Field,
-    cjk: Field,
-    stemmed: Field,
-}
-
-impl Fields {
-    fn text(&self, analyzer: Analyzer) -> Field {
-        match analyzer {
-            Analyzer::Standard => self.standard,
-            Analyzer::Cjk => self.cjk,
-            Analyzer::Stemmed => self.stemmed,
-        }
-    }
-}
-
+/// The tantivy writer and what it holds beyond the last commit.
 struct WriterSlot {
     writer: IndexWriter,
+    /// The sequence number through which every write is in the writer (or will be, once the
+    /// sealed generation is fed): the payload of its next commit.
     last_seq: u64,
+    /// The writer holds changes not yet committed.
     dirty: bool,
+    /// The writer lost operations (its indexing thread failed): it must never commit again,
+    /// so that reopening replays the change log from the last good commit.
+    failed: bool,
 }
 
 /// What searches read: the committed searcher plus uncommitted generations.
@@ -102,55 +90,13 @@ struct View {
     current: Generation,
 }
 
-/// The text of the tokens that pad a document to Whoosh's length: no analyzer produces it.
-const PADDING: &str = "\u{0}";
-
 /// Starts every commit payload: names the index layout (documents keyed by namespace and
 /// record, padded to Whoosh's lengths), so that an index written by an older build is rebuilt
 /// rather than misread.
 const PAYLOAD_PREFIX: &str = "keyed-whoosh-lengths:";
 
-/// The indexed form of `term` in namespace `ns`.
-fn namespaced(ns: u32, term: &str) -> String {
-    format!("{ns:x}:{term}")
-}
-
-/// The identity of the document of record `id` in namespace `ns`.
-fn document_key(ns: u32, id: RecordId) -> [u8; 12] {
-    let mut key = [0u8; 12];
-    key[..4].copy_from_slice(&ns.to_be_bytes());
-    key[4..].copy_from_slice(&id.0.to_be_bytes());
-    key
-}
-
 /// A scored hit from the lexical index.
 pub(crate) type LexicalHit = (RecordId, f32);
-
-fn schema() -> (Schema, Fields) {
-    let mut builder = Schema::builder();
-    let ns = builder.add_u64_field("ns", NumericOptions::default().set_indexed());
-    let key = builder.add_bytes_field("key", BytesOptions::default().set_indexed());
-    let rid = builder.add_u64_field("rid", NumericOptions::default().set_fast());
-    let text = |analyzer: Analyzer| {
-        TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(super::analyzer::tokenizer_name(analyzer))
-                .set_index_option(IndexRecordOption::WithFreqs),
-        )
-    };
-    let standard = builder.add_text_field("text_standard", text(Analyzer::Standard));
-    let cjk = builder.add_text_field("text_cjk", text(Analyzer::Cjk));
-    let stemmed = builder.add_text_field("text_stemmed", text(Analyzer::Stemmed));
-    let fields = Fields {
-        ns,
-        key,
-        rid,
-        standard,
-        cjk,
-        stemmed,
-    };
-    (builder.build(), fields)
-}
 
 impl LexicalIndex {
     /// Opens the index in `dir`, creating it if absent. A directory holding an index with
@@ -171,12 +117,9 @@ impl LexicalIndex {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             Index::create_in_dir(dir, schema)?
         };
-        for analyzer in Analyzer::ALL {
-            index.tokenizers().register(
-                super::analyzer::tokenizer_name(analyzer),
-                AnalyzerTokenizer(analyzer),
-            );
-        }
+        index
+            .tokenizers()
+            .register(PREPARED_TOKENIZER, PreparedTokenizer);
         let committed_seq = match index.load_metas()?.payload {
             Some(p) => Some(
                 p.strip_prefix(PAYLOAD_PREFIX)
@@ -209,6 +152,7 @@ impl LexicalIndex {
                     writer,
                     last_seq: committed_seq.unwrap_or(0),
                     dirty: false,
+                    failed: false,
                 }),
                 view: RwLock::new(view),
             },
@@ -216,10 +160,11 @@ impl LexicalIndex {
         })
     }
 
-    /// Applies the changes of one logical write. Calls must come in sequence order.
-    pub(crate) fn apply(&self, seq: u64, ops: &[LexicalOp]) -> Result<()> {
-        let mut slot = self.writer.lock();
-        let mut view = self.view.write();
+    /// Applies the changes of one logical write to memory. Writes to one namespace must come
+    /// in sequence order; writes to different namespaces may come in any order.
+    pub(crate) fn apply(&self, ops: &[LexicalOp]) {
+        // The tantivy operations are built before any lock is taken.
+        let mut pending = Vec::with_capacity(ops.len() + 1);
         for op in ops {
             match op {
                 LexicalOp::Upsert {
@@ -230,30 +175,52 @@ impl LexicalIndex {
                     replaces,
                 } => {
                     if *replaces {
-                        slot.writer.delete_term(self.key_term(*ns, *id));
-                        view.current.masked.insert((*ns, *id));
+                        pending.push(UserOperation::Delete(self.fields.key_term(*ns, *id)));
                     }
-                    slot.writer
-                        .add_document(self.document(*ns, *id, *analyzer, terms))?;
-                    view.current.insert(*ns, *id, terms);
+                    let doc = self.fields.document(*ns, *id, *analyzer, terms);
+                    pending.push(UserOperation::Add(doc));
                 }
                 LexicalOp::Delete { ns, id } => {
-                    slot.writer.delete_term(self.key_term(*ns, *id));
-                    view.current.remove(*ns, *id);
-                    view.current.masked.insert((*ns, *id));
+                    pending.push(UserOperation::Delete(self.fields.key_term(*ns, *id)));
                 }
                 LexicalOp::DropNamespace { ns } => {
-                    slot.writer
-                        .delete_term(Term::from_field_u64(self.fields.ns, u64::from(*ns)));
-                    if let Some(docs) = view.current.docs.remove(ns) {
-                        view.current.len -= docs.len();
-                    }
+                    pending.push(UserOperation::Delete(self.fields.namespace_term(*ns)));
                 }
             }
         }
-        slot.last_seq = seq;
-        slot.dirty = true;
-        Ok(())
+        let mut view = self.view.write();
+        let current = &mut view.current;
+        for op in ops {
+            match op {
+                LexicalOp::Upsert {
+                    ns,
+                    id,
+                    terms,
+                    replaces,
+                    ..
+                } => {
+                    if *replaces {
+                        current.masked.insert((*ns, *id));
+                    }
+                    current.insert(*ns, *id, terms);
+                }
+                LexicalOp::Delete { ns, id } => {
+                    current.remove(*ns, *id);
+                    current.masked.insert((*ns, *id));
+                }
+                LexicalOp::DropNamespace { ns } => current.drop_namespace(*ns),
+            }
+        }
+        current.pending.append(&mut pending);
+        current.applied = true;
+        if current.pending.len() >= FEED_BATCH {
+            // A commit holding the writer takes the pending operations itself.
+            if let Some(mut slot) = self.writer.try_lock() {
+                let batch = std::mem::take(&mut view.current.pending);
+                drop(view);
+                feed(&mut slot, batch);
+            }
+        }
     }
 
     /// Removes every document (before a rebuild from the store).
@@ -262,6 +229,8 @@ impl LexicalIndex {
         let mut view = self.view.write();
         slot.writer.delete_all_documents()?;
         view.current = Generation::default();
+        // The rebuilt index holds what the store holds, whatever the old one named.
+        slot.last_seq = 0;
         slot.dirty = true;
         Ok(())
     }
@@ -272,19 +241,54 @@ impl LexicalIndex {
         view.current.len + view.committing.as_ref().map_or(0, |g| g.len)
     }
 
-    /// Makes everything applied so far durable in tantivy. Returns the committed sequence
-    /// number, or `None` when there was nothing to commit.
-    pub(crate) fn commit(&self) -> Result<Option<u64>> {
+    /// Makes everything applied so far durable in tantivy. `finished_through` tells through
+    /// which sequence number every write has been applied (read while no write can apply);
+    /// the commit records it. Returns that number, or `None` when there was nothing to commit.
+    pub(crate) fn commit(&self, finished_through: impl Fn() -> u64) -> Result<Option<u64>> {
         let mut slot = self.writer.lock();
-        if !slot.dirty {
-            return Ok(None);
+        if slot.failed {
+            return Err(Error::Background(
+                "the lexical index writer failed; reopen the engine to catch the index up".into(),
+            ));
         }
-        let seq = slot.last_seq;
-        {
+        let batch = {
             let mut view = self.view.write();
-            let sealed = std::mem::take(&mut view.current);
+            // Every write numbered up to `through` applied itself before counting as done, so
+            // it is in the generation sealed below.
+            let through = finished_through();
+            if !view.current.applied {
+                if !slot.dirty && through <= slot.last_seq {
+                    return Ok(None);
+                }
+                // A failed commit left the writer dirty, or writes done since the last commit
+                // changed nothing here: commit what the writer holds.
+                slot.last_seq = slot.last_seq.max(through);
+                return self.commit_writer(slot, view);
+            }
+            let mut sealed = std::mem::take(&mut view.current);
+            let batch = std::mem::take(&mut sealed.pending);
             view.committing = Some(sealed);
+            slot.last_seq = slot.last_seq.max(through);
+            batch
+        };
+        feed(&mut slot, batch);
+        if slot.failed {
+            return Err(Error::Background("the lexical index writer failed".into()));
         }
+        let view = self.view.write();
+        self.commit_writer(slot, view)
+    }
+
+    /// Commits the writer and shows the result to searches (or, on failure, keeps serving the
+    /// sealed generation from memory until a later commit succeeds).
+    fn commit_writer(
+        &self,
+        mut slot: MutexGuard<'_, WriterSlot>,
+        view: parking_lot::RwLockWriteGuard<'_, View>,
+    ) -> Result<Option<u64>> {
+        // Searches keep reading the sealed generation while tantivy commits.
+        drop(view);
+        let seq = slot.last_seq;
         let committed = (|| -> Result<()> {
             let mut prepared = slot.writer.prepare_commit()?;
             // Segments written, the commit not yet recorded.
@@ -426,53 +430,19 @@ impl LexicalIndex {
             .collect();
         BooleanQuery::new(any_term)
     }
+}
 
-    fn key_term(&self, ns: u32, id: RecordId) -> Term {
-        Term::from_field_bytes(self.fields.key, &document_key(ns, id))
+/// Hands pending operations to the tantivy writer. If it refuses them they are lost to it, so
+/// it is marked failed and never commits again (reopening replays them from the change log).
+fn feed(slot: &mut WriterSlot, batch: Vec<UserOperation>) {
+    if batch.is_empty() || slot.failed {
+        return;
     }
-
-    fn document(
-        &self,
-        ns: u32,
-        id: RecordId,
-        analyzer: Analyzer,
-        terms: &[AnalyzedTerm],
-    ) -> TantivyDocument {
-        let mut tokens: Vec<Token> = terms
-            .iter()
-            .enumerate()
-            .map(|(position, t)| Token {
-                offset_from: t.start,
-                offset_to: t.end,
-                position,
-                text: namespaced(ns, &t.text),
-                position_length: 1,
-            })
-            .collect();
-        // Padding up to Whoosh's recorded length (see `length`): tantivy derives the length
-        // norm from the number of tokens.
-        let padded = whoosh_length(terms.len()) as usize;
-        let end = terms.last().map_or(0, |t| t.end);
-        for position in terms.len()..padded {
-            tokens.push(Token {
-                offset_from: end,
-                offset_to: end,
-                position,
-                text: namespaced(ns, PADDING),
-                position_length: 1,
-            });
+    match slot.writer.run(batch) {
+        Ok(_) => slot.dirty = true,
+        Err(e) => {
+            tracing::error!("the lexical index writer refused a batch: {e}");
+            slot.failed = true;
         }
-        let mut doc = TantivyDocument::new();
-        doc.add_u64(self.fields.ns, u64::from(ns));
-        doc.add_bytes(self.fields.key, &document_key(ns, id));
-        doc.add_u64(self.fields.rid, id.0);
-        doc.add_pre_tokenized_text(
-            self.fields.text(analyzer),
-            PreTokenizedString {
-                text: String::new(),
-                tokens,
-            },
-        );
-        doc
     }
 }

@@ -1,6 +1,7 @@
 //! Lexical (BM25) search: analyzers, per-namespace statistics and the tantivy index.
 
 pub mod analyzer;
+mod document;
 mod generation;
 pub(crate) mod index;
 mod length;
