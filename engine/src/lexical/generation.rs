@@ -78,3 +78,43 @@ impl Generation {
         self.masked.extend(newer.masked);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(words: &[&str]) -> Vec<AnalyzedTerm> {
+        words
+            .iter()
+            .map(|w| AnalyzedTerm {
+                text: w.to_string(),
+                start: 0,
+                end: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn absorbing_a_newer_generation_keeps_its_deletes_and_replacements() {
+        // A failed commit puts the sealed generation back under the newer one.
+        let mut sealed = Generation::default();
+        sealed.insert(1, RecordId(5), &terms(&["cat"]));
+        sealed.insert(1, RecordId(6), &terms(&["dog"]));
+        sealed.applied = true;
+        let mut newer = Generation::default();
+        newer.remove(1, RecordId(5));
+        newer.masked.insert((1, RecordId(5)));
+        newer.masked.insert((1, RecordId(6)));
+        newer.insert(1, RecordId(6), &terms(&["bird"]));
+        sealed.absorb(newer);
+        let docs = &sealed.docs[&1];
+        assert!(
+            !docs.contains_key(&RecordId(5)),
+            "a deleted record came back"
+        );
+        assert!(docs[&RecordId(6)].term_freqs.contains_key("bird"));
+        assert!(!docs[&RecordId(6)].term_freqs.contains_key("dog"));
+        assert_eq!(sealed.len, 1);
+        assert!(sealed.applied);
+    }
+}

@@ -256,38 +256,33 @@ impl LexicalIndex {
             // Every write numbered up to `through` applied itself before counting as done, so
             // it is in the generation sealed below.
             let through = finished_through();
-            if !view.current.applied {
-                if !slot.dirty && through <= slot.last_seq {
-                    return Ok(None);
-                }
-                // A failed commit left the writer dirty, or writes done since the last commit
-                // changed nothing here: commit what the writer holds.
-                slot.last_seq = slot.last_seq.max(through);
-                return self.commit_writer(slot, view);
+            let nothing_applied = !view.current.applied;
+            if nothing_applied && !slot.dirty && through <= slot.last_seq {
+                return Ok(None);
             }
-            let mut sealed = std::mem::take(&mut view.current);
-            let batch = std::mem::take(&mut sealed.pending);
-            view.committing = Some(sealed);
             slot.last_seq = slot.last_seq.max(through);
-            batch
+            if nothing_applied {
+                // A failed commit left the writer dirty, or the writes done since the last
+                // commit changed nothing here: commit what the writer holds.
+                Vec::new()
+            } else {
+                // Searches keep reading the sealed generation while tantivy commits.
+                let mut sealed = std::mem::take(&mut view.current);
+                let batch = std::mem::take(&mut sealed.pending);
+                view.committing = Some(sealed);
+                batch
+            }
         };
         feed(&mut slot, batch);
         if slot.failed {
             return Err(Error::Background("the lexical index writer failed".into()));
         }
-        let view = self.view.write();
-        self.commit_writer(slot, view)
+        self.commit_writer(slot)
     }
 
     /// Commits the writer and shows the result to searches (or, on failure, keeps serving the
     /// sealed generation from memory until a later commit succeeds).
-    fn commit_writer(
-        &self,
-        mut slot: MutexGuard<'_, WriterSlot>,
-        view: parking_lot::RwLockWriteGuard<'_, View>,
-    ) -> Result<Option<u64>> {
-        // Searches keep reading the sealed generation while tantivy commits.
-        drop(view);
+    fn commit_writer(&self, mut slot: MutexGuard<'_, WriterSlot>) -> Result<Option<u64>> {
         let seq = slot.last_seq;
         let committed = (|| -> Result<()> {
             let mut prepared = slot.writer.prepare_commit()?;
