@@ -114,8 +114,8 @@ impl Ticket<'_> {
 
     /// Runs `apply` (the write's changes to the in-memory indexes), then counts the write as
     /// done. Must come after the write is durable in the store.
-    pub(crate) fn finish<R>(self, apply: impl FnOnce() -> R) -> R {
-        apply()
+    pub(crate) fn finish(self, apply: impl FnOnce()) {
+        apply();
         // Dropping `self` marks the number done.
     }
 }

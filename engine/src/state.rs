@@ -27,7 +27,7 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) lexical: LexicalIndex,
     pub(crate) catalog: RwLock<Catalog>,
-    /// Numbers writes and orders their turns at the lexical index.
+    /// Numbers writes and knows through which number every write is done.
     pub(crate) sequencer: Sequencer,
     /// Which namespaces keep their derived state in memory.
     pub(crate) residency: Residency,

@@ -2,8 +2,8 @@
 //! bring the lexical index and the namespace's derived search state up to date.
 //!
 //! Writes to one namespace are serialized by its write lock; writes to different namespaces
-//! share only the [`Sequencer`](crate::sequencer::Sequencer): numbering, then each write's
-//! turn at the in-memory lexical index, in sequence order.
+//! share only the [`Sequencer`](crate::sequencer::Sequencer), which numbers them; each then
+//! applies itself to the in-memory lexical index without waiting for writes numbered before it.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
