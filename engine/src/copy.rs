@@ -126,7 +126,6 @@ impl Inner {
             return Err(Error::NamespaceExists(info.name.clone()));
         }
         let ticket = self.sequencer.reserve(0);
-        let seq = ticket.seq();
         let count = staged.ids.len() as u64;
         let meta = self.store.cf(CF_META)?;
         let mut batch = rocksdb::WriteBatch::default();
@@ -141,12 +140,8 @@ impl Inner {
             ns: info.id,
             changes: staged.ids.into_iter().map(Change::Upsert).collect(),
         };
-        batch.put_cf(
-            self.store.cf(CF_CHANGELOG)?,
-            changelog_key(seq),
-            codec::encode("change log entry", &entry)?,
-        );
-        self.store.put_counters(&mut batch, &ticket.counters)?;
+        self.store
+            .log_change(&mut batch, &ticket.counters, &entry)?;
         self.store.write(batch)?;
         ticket.finish(|| self.lexical.apply(&staged.lexical));
         catalog.namespaces.insert(

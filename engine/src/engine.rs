@@ -303,7 +303,7 @@ impl Engine {
             .ids
             .first()
             .copied()
-            .ok_or(Error::Background("write acknowledged without an id".into()))
+            .ok_or_else(|| Error::Background("write acknowledged without an id".into()))
     }
 
     /// Stores many records atomically and returns their ids in order.

@@ -180,7 +180,7 @@ impl Store {
     }
 
     pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
-        self.db.cf_handle(name).ok_or(Error::Corrupt {
+        self.db.cf_handle(name).ok_or_else(|| Error::Corrupt {
             what: "store",
             detail: format!("column family {name} is missing"),
         })
@@ -213,7 +213,7 @@ impl Store {
         let u64_at = |key: &[u8]| -> Result<u64> {
             match self.get(CF_META, key)? {
                 None => Ok(0),
-                Some(b) => decode_u64(&b).ok_or(Error::Corrupt {
+                Some(b) => decode_u64(&b).ok_or_else(|| Error::Corrupt {
                     what: "counter",
                     detail: String::from_utf8_lossy(key).into_owned(),
                 }),
@@ -229,6 +229,22 @@ impl Store {
                 }
             })?,
         })
+    }
+
+    /// Completes a numbered write's batch: its change-log entry, under the sequence number the
+    /// counters carry, and the counters themselves. Recovery replays the log from it.
+    pub(crate) fn log_change(
+        &self,
+        batch: &mut WriteBatch,
+        counters: &Counters,
+        entry: &ChangeEntry,
+    ) -> Result<()> {
+        batch.put_cf(
+            self.cf(CF_CHANGELOG)?,
+            changelog_key(counters.seq),
+            codec::encode("change log entry", entry)?,
+        );
+        self.put_counters(batch, counters)
     }
 
     /// Adds the counters to a batch. They are merged by maximum, so batches of concurrent
@@ -255,7 +271,7 @@ impl Store {
         )? {
             let info: NamespaceInfo = codec::decode("namespace", &value)?;
             let count = match self.get(CF_META, &count_key(info.id))? {
-                Some(b) => decode_u64(&b).ok_or(Error::Corrupt {
+                Some(b) => decode_u64(&b).ok_or_else(|| Error::Corrupt {
                     what: "namespace count",
                     detail: info.name.clone(),
                 })?,
@@ -358,7 +374,7 @@ impl Store {
         let mut out = Vec::new();
         for item in self.iter_range(CF_CHANGELOG, &start, &[0xff; 9])? {
             let (key, value) = item?;
-            let seq = seq_of_changelog_key(&key).ok_or(Error::Corrupt {
+            let seq = seq_of_changelog_key(&key).ok_or_else(|| Error::Corrupt {
                 what: "change log",
                 detail: format!("key {key:?}"),
             })?;
@@ -385,7 +401,7 @@ impl Store {
     pub(crate) fn changes_trimmed(&self) -> Result<Option<u64>> {
         self.get(CF_META, META_CHANGELOG_TRIMMED)?
             .map(|b| {
-                decode_u64(&b).ok_or(Error::Corrupt {
+                decode_u64(&b).ok_or_else(|| Error::Corrupt {
                     what: "counter",
                     detail: "changelog_trimmed".into(),
                 })

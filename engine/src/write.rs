@@ -249,12 +249,8 @@ impl Inner {
             .saturating_add_signed(count_delta);
         batch.put_cf(self.store.cf(CF_META)?, count_key(ns_id), encode_u64(count));
         let entry = ChangeEntry { ns: ns_id, changes };
-        batch.put_cf(
-            self.store.cf(CF_CHANGELOG)?,
-            changelog_key(seq),
-            codec::encode("change log entry", &entry)?,
-        );
-        self.store.put_counters(&mut batch, &ticket.counters)?;
+        self.store
+            .log_change(&mut batch, &ticket.counters, &entry)?;
         self.store.write(batch)?;
         // Durable in the store, not yet in the lexical index.
         fail::fail_point!("engine::write::stored");
@@ -336,7 +332,6 @@ impl Inner {
         let id = ns.info.id;
         self.residency.forget(id);
         let ticket = self.sequencer.reserve(0);
-        let seq = ticket.seq();
         let mut batch = rocksdb::WriteBatch::default();
         let meta = self.store.cf(CF_META)?;
         batch.delete_cf(meta, namespace_key(name));
@@ -348,12 +343,8 @@ impl Inner {
             ns: id,
             changes: vec![Change::DropNamespace],
         };
-        batch.put_cf(
-            self.store.cf(CF_CHANGELOG)?,
-            changelog_key(seq),
-            codec::encode("change log entry", &entry)?,
-        );
-        self.store.put_counters(&mut batch, &ticket.counters)?;
+        self.store
+            .log_change(&mut batch, &ticket.counters, &entry)?;
         self.store.write(batch)?;
         ticket.finish(|| self.lexical.apply(&[LexicalOp::DropNamespace { ns: id }]));
         ns.dropped.store(true, Ordering::SeqCst);

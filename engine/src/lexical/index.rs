@@ -16,6 +16,7 @@
 //! payload, and the engine replays the change log after it on open.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use tantivy::collector::TopDocs;
@@ -59,6 +60,9 @@ pub(crate) struct LexicalIndex {
     reader: IndexReader,
     writer: Mutex<WriterSlot>,
     view: RwLock<View>,
+    /// [`View::uncommitted`] as the last change to the view left it, so that a writer asks
+    /// whether to commit without taking the view's lock.
+    uncommitted: AtomicUsize,
 }
 
 /// Result of opening the index directory.
@@ -88,6 +92,13 @@ struct View {
     committing: Option<Generation>,
     /// Generation receiving new writes.
     current: Generation,
+}
+
+impl View {
+    /// Documents in memory only: the current generation and the one being committed.
+    fn uncommitted(&self) -> usize {
+        self.current.len + self.committing.as_ref().map_or(0, |g| g.len)
+    }
 }
 
 /// Starts every commit payload: names the index layout (documents keyed by namespace and
@@ -155,6 +166,7 @@ impl LexicalIndex {
                     failed: false,
                 }),
                 view: RwLock::new(view),
+                uncommitted: AtomicUsize::new(0),
             },
             committed_seq,
         })
@@ -213,7 +225,9 @@ impl LexicalIndex {
         }
         current.pending.append(&mut pending);
         current.applied = true;
-        if current.pending.len() >= FEED_BATCH {
+        self.uncommitted
+            .store(view.uncommitted(), Ordering::Relaxed);
+        if view.current.pending.len() >= FEED_BATCH {
             // A commit holding the writer takes the pending operations itself.
             if let Some(mut slot) = self.writer.try_lock() {
                 let batch = std::mem::take(&mut view.current.pending);
@@ -229,6 +243,8 @@ impl LexicalIndex {
         let mut view = self.view.write();
         slot.writer.delete_all_documents()?;
         view.current = Generation::default();
+        self.uncommitted
+            .store(view.uncommitted(), Ordering::Relaxed);
         // The rebuilt index holds what the store holds, whatever the old one named.
         slot.last_seq = 0;
         slot.dirty = true;
@@ -237,8 +253,7 @@ impl LexicalIndex {
 
     /// Number of documents written since the last commit.
     pub(crate) fn uncommitted(&self) -> usize {
-        let view = self.view.read();
-        view.current.len + view.committing.as_ref().map_or(0, |g| g.len)
+        self.uncommitted.load(Ordering::Relaxed)
     }
 
     /// Makes everything applied so far durable in tantivy. `finished_through` tells through
@@ -294,7 +309,7 @@ impl LexicalIndex {
         })();
         let mut view = self.view.write();
         let outcome = committed.and_then(|()| Ok(self.reader.reload()?));
-        match outcome {
+        let result = match outcome {
             Ok(()) => {
                 view.searcher = self.reader.searcher();
                 view.committing = None;
@@ -310,7 +325,10 @@ impl LexicalIndex {
                 }
                 Err(e)
             }
-        }
+        };
+        self.uncommitted
+            .store(view.uncommitted(), Ordering::Relaxed);
+        result
     }
 
     /// Top `k` records of namespace `ns` for the analyzed query terms (duplicates count, as in

@@ -33,11 +33,14 @@ impl LexicalStats {
         self.num_docs += 1;
         self.total_tokens += terms.len() as u64;
         for term in distinct(terms) {
-            let count = self.doc_freq.entry(term.to_string()).or_default();
-            if *count == 0 {
-                self.heap_bytes += term.len() + ENTRY_BYTES;
+            // Most terms are already known: look up before allocating the key.
+            match self.doc_freq.get_mut(term) {
+                Some(count) => *count += 1,
+                None => {
+                    self.doc_freq.insert(term.to_string(), 1);
+                    self.heap_bytes += term.len() + ENTRY_BYTES;
+                }
             }
-            *count += 1;
         }
     }
 
