@@ -142,7 +142,7 @@ impl VectorCollection {
             return self.exact_search(query, k);
         };
         let mut top = TopK::new(k);
-        for (id, score) in graph.search(query, params.ef_search.max(k)) {
+        for (id, score) in graph.search(query, k, params.ef_search) {
             top.offer(id, score);
         }
         for id in graph.fresh() {
@@ -468,7 +468,7 @@ mod tests {
             );
             // Every new record is found through the graph alone.
             for i in 400..500u64 {
-                let hits = graph.search(&point(i), 10);
+                let hits = graph.search(&point(i), 10, 10);
                 assert_eq!(hits[0].0, RecordId(i), "record {i} not found by the graph");
             }
         }

@@ -1,5 +1,6 @@
 //! Vector search: cosine similarity over unit vectors, exact or HNSW per collection.
 
+mod codes;
 pub(crate) mod collection;
 pub mod distance;
 mod graph;
