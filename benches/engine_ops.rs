@@ -9,8 +9,9 @@
 //! `MB_BENCH_UNIFORM=1` to measure that worst case). `MB_BENCH_SIZES=1000,10000` limits the
 //! sizes. The HNSW recall@10 at each size is printed alongside. `MB_BENCH_IDF=lucene` scores
 //! BM25 with Lucene's idf instead of Whoosh's (which allows tantivy's block-max WAND pruning).
-//! `MB_BENCH_EF_CONSTRUCTION` and `MB_BENCH_EF_SEARCH` override the HNSW defaults (a cheaper
-//! build for a million vectors, say).
+//! `MB_BENCH_EF_CONSTRUCTION` overrides the HNSW build's default (a cheaper build for a
+//! million vectors, say); `MB_BENCH_EF_SEARCH=64,96,192` measures HNSW search at each beam
+//! width over one graph (default: the engine's), each as `vector_top10/hnsw-ef<ef>/<n>`.
 
 use std::time::Duration;
 
@@ -107,9 +108,6 @@ fn open(dir: &std::path::Path, hnsw_threshold: usize) -> Engine {
             let knob = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
             if let Some(ef) = knob("MB_BENCH_EF_CONSTRUCTION") {
                 built.ef_construction = ef;
-            }
-            if let Some(ef) = knob("MB_BENCH_EF_SEARCH") {
-                built.ef_search = ef;
             }
             built
         };
@@ -262,38 +260,70 @@ fn top10(engine: &Engine, q: &[f32]) -> Vec<u64> {
         .collect()
 }
 
+/// The beam widths `MB_BENCH_EF_SEARCH` asks for (empty: the engine's default only).
+fn ef_sweep() -> Vec<usize> {
+    std::env::var("MB_BENCH_EF_SEARCH")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
 fn vector_search(c: &mut Criterion) {
     let mut group = c.benchmark_group("vector_top10");
+    let sweep = ef_sweep();
     for n in sizes() {
         let mut rng = StdRng::seed_from_u64(3);
         let vectors = Vectors::new(&mut rng);
         let data: Vec<Vec<f32>> = (0..n).map(|_| vectors.sample(&mut rng)).collect();
         let queries: Vec<Vec<f32>> = (0..200).map(|_| vectors.sample(&mut rng)).collect();
-        for mode in ["exact", "hnsw"] {
-            let mut fixture = None;
-            let mut i = 0;
-            group.bench_function(BenchmarkId::new(mode, n), |b| {
-                let (_, engine) = fixture.get_or_insert_with(|| {
-                    let (dir, engine) = vector_fixture(&data, mode == "hnsw");
-                    if mode == "hnsw" {
-                        let (_exact_dir, exact) = vector_fixture(&data, false);
-                        let found: usize = queries
-                            .iter()
-                            .map(|q| {
-                                let truth = top10(&exact, q);
-                                top10(&engine, q)
-                                    .iter()
-                                    .filter(|x| truth.contains(x))
-                                    .count()
-                            })
-                            .sum();
-                        eprintln!(
-                            "HNSW recall@10 at n={n}: {:.4}",
-                            found as f64 / (10 * queries.len()) as f64
-                        );
-                    }
-                    (dir, engine)
+        // Built on first use, so a filtered-out benchmark costs nothing.
+        let mut exact = None;
+        let mut i = 0;
+        group.bench_function(BenchmarkId::new("exact", n), |b| {
+            let (_, engine) = exact.get_or_insert_with(|| vector_fixture(&data, false));
+            b.iter(|| {
+                i = (i + 1) % queries.len();
+                engine.search_vector("bench", "s", &queries[i], 10).unwrap()
+            })
+        });
+        let mut graph = None;
+        let widths: Vec<Option<usize>> = if sweep.is_empty() {
+            vec![None]
+        } else {
+            sweep.iter().copied().map(Some).collect()
+        };
+        for ef in widths {
+            let id = match ef {
+                Some(ef) => BenchmarkId::new(format!("hnsw-ef{ef}"), n),
+                None => BenchmarkId::new("hnsw", n),
+            };
+            // Criterion calls the routine more than once; recall is measured on the first call.
+            let mut measured = false;
+            group.bench_function(id, |b| {
+                let (_, engine, truth) = graph.get_or_insert_with(|| {
+                    let (dir, engine) = vector_fixture(&data, true);
+                    let (_exact_dir, exact) = vector_fixture(&data, false);
+                    let truth: Vec<Vec<u64>> = queries.iter().map(|q| top10(&exact, q)).collect();
+                    (dir, engine, truth)
                 });
+                if let Some(ef) = ef {
+                    engine.set_ef_search(ef);
+                }
+                if !std::mem::replace(&mut measured, true) {
+                    let found: usize = queries
+                        .iter()
+                        .zip(truth.iter())
+                        .map(|(q, truth)| {
+                            let hits = top10(engine, q);
+                            hits.iter().filter(|x| truth.contains(x)).count()
+                        })
+                        .sum();
+                    eprintln!(
+                        "HNSW recall@10 at n={n}, ef {}: {:.4}",
+                        ef.map_or("default".to_string(), |ef| ef.to_string()),
+                        found as f64 / (10 * queries.len()) as f64
+                    );
+                }
                 b.iter(|| {
                     i = (i + 1) % queries.len();
                     engine.search_vector("bench", "s", &queries[i], 10).unwrap()

@@ -9,7 +9,7 @@
 //! and only share a short critical section that assigns sequence numbers.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -79,6 +79,7 @@ impl Engine {
         let options_budget = options.derived_memory_budget;
         let inner = Arc::new(Inner {
             path,
+            ef_search: AtomicUsize::new(options.hnsw.ef_search),
             options,
             store,
             lexical: opened.index,

@@ -50,6 +50,16 @@ impl Engine {
         self.search_vector_filtered(namespace, space, query, k, &Filter::new())
     }
 
+    /// Sets the HNSW beam width of later vector searches ([`HnswParams::ef_search`]): a wider
+    /// beam finds more of the true nearest neighbours in collections large enough for a graph,
+    /// and takes longer. Lets a caller tune recall against latency without reopening the
+    /// engine, which would rebuild every graph.
+    ///
+    /// [`HnswParams::ef_search`]: crate::HnswParams::ef_search
+    pub fn set_ef_search(&self, ef: usize) {
+        self.inner.ef_search.store(ef, Ordering::Relaxed);
+    }
+
     /// Lexical and vector search fused by reciprocal rank fusion (see [`HybridQuery`]).
     pub fn search_hybrid(&self, namespace: &str, query: &HybridQuery) -> Result<Vec<Hit>> {
         let ns = self.inner.namespace(namespace)?;
@@ -154,7 +164,9 @@ impl Inner {
         let derived = self.derived(ns)?;
         let collection = derived.vectors.read().get(&space.name).cloned();
         Ok(match collection {
-            Some(c) => c.read().search(&query, k, &self.options.hnsw),
+            Some(c) => c
+                .read()
+                .search(&query, k, self.ef_search.load(Ordering::Relaxed)),
             None => Vec::new(),
         })
     }

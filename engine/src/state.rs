@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -31,6 +31,9 @@ pub(crate) struct Inner {
     pub(crate) sequencer: Sequencer,
     /// Which namespaces keep their derived state in memory.
     pub(crate) residency: Residency,
+    /// The HNSW beam width of vector searches: `options.hnsw.ef_search` until
+    /// [`Engine::set_ef_search`](crate::Engine::set_ef_search) changes it.
+    pub(crate) ef_search: AtomicUsize,
 }
 
 /// In-memory copy of the namespace and space catalog.

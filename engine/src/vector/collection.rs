@@ -128,13 +128,8 @@ impl VectorCollection {
     }
 
     /// The `k` most similar vectors to the unit vector `query`, best first, with cosine
-    /// similarity. Uses the graph when one is ready, exact search otherwise.
-    pub(crate) fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        params: &HnswParams,
-    ) -> Vec<(RecordId, f32)> {
+    /// similarity. Uses the graph (with a beam of `ef`) when one is ready, exact search otherwise.
+    pub(crate) fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(RecordId, f32)> {
         if k == 0 || self.ids.is_empty() {
             return Vec::new();
         }
@@ -142,7 +137,7 @@ impl VectorCollection {
             return self.exact_search(query, k);
         };
         let mut top = TopK::new(k);
-        for (id, score) in graph.search(query, k, params.ef_search) {
+        for (id, score) in graph.search(query, k, ef) {
             top.offer(id, score);
         }
         for id in graph.fresh() {
@@ -423,11 +418,14 @@ mod tests {
         let mut c = shared.write();
         assert!(c.has_graph());
         let q = unit(&[7f32.sin(), 7f32.cos(), 0.3]);
-        assert!(c.search(&q, 5, &params).iter().all(|h| h.0 != RecordId(7)));
+        assert!(c
+            .search(&q, 5, params.ef_search)
+            .iter()
+            .all(|h| h.0 != RecordId(7)));
         c.upsert(RecordId(8), &unit(&[0.0, 0.0, 1.0]));
-        let top = c.search(&unit(&[0.0, 0.0, 1.0]), 1, &params);
+        let top = c.search(&unit(&[0.0, 0.0, 1.0]), 1, params.ef_search);
         assert_eq!(top[0].0, RecordId(8));
-        let hits = c.search(&unit(&[8f32.sin(), 8f32.cos(), 0.3]), 200, &params);
+        let hits = c.search(&unit(&[8f32.sin(), 8f32.cos(), 0.3]), 200, params.ef_search);
         assert_eq!(hits.iter().filter(|h| h.0 == RecordId(8)).count(), 1);
     }
 
@@ -487,7 +485,7 @@ mod tests {
             !Arc::ptr_eq(&graph.index(), &first_index),
             "grown, not rebuilt"
         );
-        let top = c.search(&point(1005), 1, &params);
+        let top = c.search(&point(1005), 1, params.ef_search);
         assert_eq!(top[0].0, RecordId(5));
     }
 }
