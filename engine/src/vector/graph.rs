@@ -29,7 +29,7 @@ use crate::record::RecordId;
 /// When and how the approximate (HNSW) index is used.
 ///
 /// The defaults come from `cargo bench --bench engine_ops` on a 2-core machine (see the
-/// docs/benchmarks.md): exact search scans memory at about 55 ns per 384-d vector, and the graph
+/// docs/benchmarks.md): exact search scans memory at 55–90 ns per 384-d vector, and the graph
 /// search overtakes it at a few thousand vectors (10k: 186 µs against 922 µs, recall 0.997, on
 /// the AVX2 machine), so collections get a graph from 5,000 vectors on; ef 96 keeps recall@10 at
 /// 0.97 at 100k.
@@ -347,8 +347,8 @@ impl Graph {
                 }
             }
         }
-        // The codes rank candidates to within about 0.01 of their similarity: rescoring a few
-        // times `k` of the best of them finds the exact top `k` among the beam's.
+        // The codes put each candidate within about 0.01 of its similarity, so the exact top
+        // `k` of the beam's candidates is, all but always, among the best few times `k` by code.
         let mut candidates: Vec<(u32, RecordId)> = found
             .into_sorted_vec()
             .into_iter()
