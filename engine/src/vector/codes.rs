@@ -154,14 +154,7 @@ unsafe fn dot_i16_i8_avx2(a: &[i16], b: &[i8]) -> i64 {
 mod tests {
     use super::*;
     use crate::vector::distance::dot;
-
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let v: Vec<f32> = (0..dim)
-            .map(|i| ((seed as f32 * 12.9898 + i as f32 * 78.233).sin() * 43_758.547).fract())
-            .collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / norm).collect()
-    }
+    use crate::vector::seeded_unit as unit;
 
     #[test]
     fn integer_kernels_agree_at_odd_lengths() {

@@ -395,14 +395,7 @@ impl Ord for Scored {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let v: Vec<f32> = (0..dim)
-            .map(|i| ((seed as f32 * 12.9898 + i as f32 * 78.233).sin() * 43_758.547).fract())
-            .collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / norm).collect()
-    }
+    use crate::vector::seeded_unit as unit;
 
     #[test]
     fn search_returns_exact_similarities_of_the_nearest_records() {

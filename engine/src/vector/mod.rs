@@ -6,3 +6,14 @@ pub mod distance;
 mod graph;
 
 pub use graph::HnswParams;
+
+/// A unit vector of `dim` pseudo-random components determined by `seed`, for tests that need
+/// many distinct, reproducible vectors without a random-number generator.
+#[cfg(test)]
+pub(crate) fn seeded_unit(seed: u64, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim)
+        .map(|i| ((seed as f32 * 12.9898 + i as f32 * 78.233).sin() * 43_758.547).fract())
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
+}
