@@ -298,11 +298,6 @@ impl MemorySystem for AMem {
             .memory
             .run(&QueryKeywords::new(query, QUERY_KEYWORDS), lang)
             .await?;
-        let engine = &self.context.engine;
-        let done: u64 = engine
-            .get_state(&self.context.namespace, OPERATIONS)?
-            .unwrap_or(0);
-        engine.put_state(&self.context.namespace, OPERATIONS, &(done + 1))?;
         let probe = if keywords.is_empty() {
             query.to_string()
         } else {

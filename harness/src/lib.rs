@@ -14,7 +14,6 @@
 pub mod backoff;
 pub mod cases;
 pub mod converse;
-pub mod corpus_copy;
 pub mod cost;
 pub mod data;
 pub mod dialogs;
@@ -24,6 +23,7 @@ pub mod import;
 pub mod llm_args;
 pub mod longmemeval;
 pub mod memory_cache;
+pub mod memory_copy;
 pub mod offpolicy;
 pub mod onpolicy;
 pub mod partial_log;

@@ -7,8 +7,9 @@
 //! [`crate::memory_cache`]). Each dataset's test rows (training rows for `train-performance`)
 //! are then answered; a corpus dataset (LoCoMo, DialSim) is answered on a copy of the memory
 //! that its conversation is added to, dropped afterwards (upstream's per-dataset copies, see
-//! [`crate::corpus_copy`]), so every corpus meets the dialog memory alone and leaves it as it
-//! was. Predictions are appended to
+//! [`crate::memory_copy`]), so every corpus meets the dialog memory alone and leaves it as it
+//! was; so is every dataset for a memory that questions change (MemoryOS), so the cached memory
+//! stays as built. Predictions are appended to
 //! `predict.partial.jsonl` as they finish, so `--resume` after an interruption continues where
 //! the run stopped. Then the predictions are evaluated and summarized, and the time of each case
 //! is recorded: memory processing (the set's dialog memorization and the dataset's corpus
@@ -23,10 +24,10 @@ use mb_datasets::SplitName;
 use serde_json::json;
 
 use crate::cases::{answer_rows, finish, Outcome, PARTIAL};
-use crate::corpus_copy::CorpusCopy;
 use crate::cost::Cost;
 use crate::longmemeval::{self, LongMemEvalArgs};
 use crate::memory_cache::{self, ensure_bookkeeping, MemoryInputs};
+use crate::memory_copy::MemoryCopy;
 use crate::partial_log::PartialLog;
 use crate::regime::{run_regime, Regime};
 use crate::run::{RunArgs, Setup};
@@ -166,11 +167,12 @@ async fn run_system(
         if todo.is_empty() {
             continue;
         }
-        // A corpus dataset is answered on a copy of the memory holding its conversation.
+        // A corpus dataset is answered on a copy of the memory holding its conversation; any
+        // dataset is when its questions would change the trained memory.
         let copy = match (&dataset.corpus, dataset.corpus_format()) {
             (Some(conversation), Some(format)) => {
-                let (copy, cost) =
-                    CorpusCopy::open(setup, spec, &namespace, conversation, format).await?;
+                let copy = MemoryCopy::open(setup, spec, &namespace)?;
+                let cost = copy.memorize_corpus(conversation, format).await?;
                 corpus_costs
                     .entry(dataset.name().to_string())
                     .or_default()
@@ -178,9 +180,12 @@ async fn run_system(
                 write_json(&corpus_timing, &corpus_costs)?;
                 Some(copy)
             }
+            _ if system.retrieval_changes_memory() => {
+                Some(MemoryCopy::open(setup, spec, &namespace)?)
+            }
             _ => None,
         };
-        let memory = copy.as_ref().map_or(system.as_ref(), CorpusCopy::system);
+        let memory = copy.as_ref().map_or(system.as_ref(), MemoryCopy::system);
         let cost = corpus_costs
             .get(dataset.name())
             .cloned()

@@ -77,7 +77,6 @@ impl MemoryOs {
             short_term: tiers.short_term.clone(),
             profile: tiers.long_term.profile.clone(),
         };
-        tiers.llm_operations += 1;
         self.persist(&old, &tiers)?;
         *self.tiers.lock() = tiers;
         Ok(gathered)
