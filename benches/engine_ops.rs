@@ -3,7 +3,9 @@
 //! `cargo bench --bench engine_ops` — insert (single and batched), write throughput with 1, 2 and
 //! 4 writer threads on namespaces of their own, BM25 search and vector search
 //! (exact and HNSW) at 1k, 10k and 100k memories, vectors of dimension 384. Texts are
-//! synthetic chat-like messages drawn from a Zipf-distributed vocabulary; vectors are random
+//! synthetic chat-like messages drawn from a Zipf-distributed vocabulary, or with
+//! `MB_BENCH_TEXT=dialsim` real turns searched with real questions (ids then end in `-dialsim`;
+//! see `support/texts.rs`); vectors are random
 //! points near a random 32-dimensional subspace, shaped like sentence embeddings (uniformly
 //! random 384-d vectors have no neighbourhood structure for a graph index to exploit; set
 //! `MB_BENCH_UNIFORM=1` to measure that worst case). `MB_BENCH_SIZES=1000,10000` limits the
@@ -21,38 +23,12 @@ use memorybench::engine::{Engine, EngineOptions, HnswParams, NamespaceOptions, N
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+#[path = "support/texts.rs"]
+mod texts;
+
+use texts::Texts;
+
 const DIM: usize = 384;
-
-struct TextGen {
-    words: Vec<String>,
-    cumulative: Vec<f64>,
-}
-
-impl TextGen {
-    fn new() -> Self {
-        let words: Vec<String> = (0..5000).map(|i| format!("w{i:x}q")).collect();
-        let mut acc = 0.0;
-        let cumulative = (1..=words.len())
-            .map(|r| {
-                acc += 1.0 / r as f64;
-                acc
-            })
-            .collect();
-        TextGen { words, cumulative }
-    }
-
-    fn word(&self, rng: &mut StdRng) -> &str {
-        let x = rng.random_range(0.0..*self.cumulative.last().unwrap());
-        let i = self.cumulative.partition_point(|c| *c < x);
-        &self.words[i.min(self.words.len() - 1)]
-    }
-
-    /// A short message of 8 to 30 words (about a LoCoMo turn).
-    fn message(&self, rng: &mut StdRng) -> String {
-        let n = rng.random_range(8..30);
-        (0..n).map(|_| self.word(rng)).collect::<Vec<_>>().join(" ")
-    }
-}
 
 fn normalized(v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -126,7 +102,7 @@ fn open(dir: &std::path::Path, hnsw_threshold: usize) -> Engine {
 }
 
 fn insert(c: &mut Criterion) {
-    let gen = TextGen::new();
+    let texts = Texts::from_env();
     let mut rng = StdRng::seed_from_u64(1);
     let dir = tempfile::tempdir().unwrap();
     let engine = open(&dir.path().join("e"), usize::MAX);
@@ -137,18 +113,18 @@ fn insert(c: &mut Criterion) {
     engine
         .search_vector("bench", "s", &unit(&mut rng), 1)
         .unwrap();
-    let mut group = c.benchmark_group("insert");
+    let mut group = c.benchmark_group(format!("insert{}", texts.suffix()));
     group.throughput(Throughput::Elements(1));
     group.bench_function("single", |b| {
         b.iter_batched(
-            || NewRecord::new(gen.message(&mut rng)),
+            || NewRecord::new(texts.message(&mut rng)),
             |r| engine.put("bench", r).unwrap(),
             criterion::BatchSize::SmallInput,
         )
     });
     group.bench_function("single_with_vector", |b| {
         b.iter_batched(
-            || NewRecord::new(gen.message(&mut rng)).with_vector("s", unit(&mut rng)),
+            || NewRecord::new(texts.message(&mut rng)).with_vector("s", unit(&mut rng)),
             |r| engine.put("bench", r).unwrap(),
             criterion::BatchSize::SmallInput,
         )
@@ -158,7 +134,7 @@ fn insert(c: &mut Criterion) {
         b.iter_batched(
             || {
                 (0..1000)
-                    .map(|_| NewRecord::new(gen.message(&mut rng)))
+                    .map(|_| NewRecord::new(texts.message(&mut rng)))
                     .collect::<Vec<_>>()
             },
             |rs| engine.put_many("bench", rs).unwrap(),
@@ -169,8 +145,8 @@ fn insert(c: &mut Criterion) {
 }
 
 /// Engine with `n` short messages in namespace `bench` and as many in `other` (per-namespace
-/// scoring must ignore them), committed; plus 64 queries of 10 words.
-fn lexical_fixture(gen: &TextGen, n: usize) -> (tempfile::TempDir, Engine, Vec<String>) {
+/// scoring must ignore them), committed; plus 64 queries.
+fn lexical_fixture(texts: &Texts, n: usize) -> (tempfile::TempDir, Engine, Vec<String>) {
     let mut rng = StdRng::seed_from_u64(2);
     let dir = tempfile::tempdir().unwrap();
     let engine = open(&dir.path().join("e"), usize::MAX);
@@ -181,38 +157,37 @@ fn lexical_fixture(gen: &TextGen, n: usize) -> (tempfile::TempDir, Engine, Vec<S
         engine
             .put_many(
                 "bench",
-                (0..1000).map(|_| NewRecord::new(gen.message(&mut rng))),
+                (0..1000).map(|_| NewRecord::new(texts.message(&mut rng))),
             )
             .unwrap();
         engine
             .put_many(
                 "other",
-                (0..1000).map(|_| NewRecord::new(gen.message(&mut rng))),
+                (0..1000).map(|_| NewRecord::new(texts.message(&mut rng))),
             )
             .unwrap();
     }
-    engine.flush().unwrap();
-    let queries = (0..64)
-        .map(|_| {
-            gen.message(&mut rng)
-                .split(' ')
-                .take(10)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect();
+    if std::env::var("MB_BENCH_MERGE").is_ok_and(|v| v == "1") {
+        engine.merge_lexical_segments().unwrap();
+    } else {
+        engine.flush().unwrap();
+    }
+    // The namespace's BM25 statistics are built by its first search: build them before the
+    // clock starts, so that criterion's warm-up estimates warm searches.
+    engine.search_text("bench", "warm", 1).unwrap();
+    let queries = (0..64).map(|_| texts.query(&mut rng)).collect();
     (dir, engine, queries)
 }
 
 fn lexical_search(c: &mut Criterion) {
-    let gen = TextGen::new();
-    let mut group = c.benchmark_group("bm25_top10");
+    let texts = Texts::from_env();
+    let mut group = c.benchmark_group(format!("bm25_top10{}", texts.suffix()));
     for n in sizes() {
         // Built on first use, so a filtered-out benchmark costs nothing.
         let mut fixture = None;
         let mut i = 0;
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
-            let (_, engine, queries) = fixture.get_or_insert_with(|| lexical_fixture(&gen, n));
+            let (_, engine, queries) = fixture.get_or_insert_with(|| lexical_fixture(&texts, n));
             b.iter(|| {
                 i = (i + 1) % queries.len();
                 engine.search_text("bench", &queries[i], 10).unwrap()
@@ -341,8 +316,8 @@ const WRITES_PER_ROUND: usize = 1000;
 /// vector) into a namespace of its own, searched first so that both indexes are maintained.
 /// Every round starts from a fresh engine (opened before the clock starts), so rounds compare.
 fn parallel_writers(c: &mut Criterion) {
-    let gen = TextGen::new();
-    let mut group = c.benchmark_group("parallel_writers");
+    let texts = Texts::from_env();
+    let mut group = c.benchmark_group(format!("parallel_writers{}", texts.suffix()));
     group.sample_size(10);
     for writers in [1usize, 2, 4] {
         let mut rng = StdRng::seed_from_u64(7);
@@ -350,7 +325,9 @@ fn parallel_writers(c: &mut Criterion) {
         let rounds: Vec<Vec<NewRecord>> = (0..writers)
             .map(|_| {
                 (0..WRITES_PER_ROUND)
-                    .map(|_| NewRecord::new(gen.message(&mut rng)).with_vector("s", unit(&mut rng)))
+                    .map(|_| {
+                        NewRecord::new(texts.message(&mut rng)).with_vector("s", unit(&mut rng))
+                    })
                     .collect()
             })
             .collect();

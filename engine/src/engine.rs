@@ -124,6 +124,15 @@ impl Engine {
         Ok(())
     }
 
+    /// Flushes, then merges the lexical index's segments into one. Meant for after a bulk
+    /// load: BM25 search prunes per segment, so one segment answers sooner than many (a
+    /// million records: see `docs/benchmarks.md`). Takes seconds per million records; writes
+    /// and searches go on meanwhile, and later writes add segments again.
+    pub fn merge_lexical_segments(&self) -> Result<()> {
+        self.flush()?;
+        self.inner.lexical.merge_segments()
+    }
+
     /// Flushes and closes the engine, reporting any error (dropping the engine does the same
     /// but can only log errors).
     pub fn close(mut self) -> Result<()> {

@@ -295,6 +295,22 @@ impl LexicalIndex {
         self.commit_writer(slot)
     }
 
+    /// Merges every committed segment into one and shows it to searches. A search runs
+    /// block-max WAND per segment, each starting from a threshold of zero; one segment lets the
+    /// threshold found early prune the whole index. Commits wait meanwhile; writes do not.
+    pub(crate) fn merge_segments(&self) -> Result<()> {
+        let mut slot = self.writer.lock();
+        let segments = slot.writer.index().searchable_segment_ids()?;
+        if segments.len() < 2 {
+            return Ok(());
+        }
+        slot.writer.merge(&segments).wait()?;
+        // The merge recorded the last commit's payload again: recovery is unchanged.
+        self.reader.reload()?;
+        self.view.write().searcher = self.reader.searcher();
+        Ok(())
+    }
+
     /// Commits the writer and shows the result to searches (or, on failure, keeps serving the
     /// sealed generation from memory until a later commit succeeds).
     fn commit_writer(&self, mut slot: MutexGuard<'_, WriterSlot>) -> Result<Option<u64>> {

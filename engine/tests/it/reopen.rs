@@ -41,6 +41,28 @@ fn vector_for(id: RecordId) -> Vec<f32> {
     vec![x.sin(), x.cos(), (x * 0.5).sin(), 1.0]
 }
 
+/// Puts a record that [`assert_indexes_agree`] can find: a unique token, and a vector derived
+/// from its id (set by an update, once the id is known) so the check can recompute it.
+fn put_tracked(e: &Engine, ns: &str, token: String, text: String, created_at_ms: i64) {
+    let id = e
+        .put(
+            ns,
+            NewRecord::new(text)
+                .with_attribute("token", token)
+                .with_created_at_ms(created_at_ms),
+        )
+        .unwrap();
+    let r = e.get(ns, id).unwrap().unwrap();
+    let updated = NewRecord {
+        text: r.text,
+        body: Some(format!("body of {id}")),
+        attributes: r.attributes,
+        created_at_ms: Some(r.created_at_ms),
+        vectors: vec![("s".into(), vector_for(id))],
+    };
+    e.update(ns, id, updated).unwrap();
+}
+
 fn populate(e: &Engine) {
     e.create_space(Space::new("s", 4)).unwrap();
     e.create_namespace("en", NamespaceOptions::default())
@@ -61,24 +83,7 @@ fn populate(e: &Engine) {
             } else {
                 format!("memory {token} about things")
             };
-            let id = e
-                .put(
-                    ns,
-                    NewRecord::new(text)
-                        .with_attribute("token", token)
-                        .with_created_at_ms(i as i64),
-                )
-                .unwrap();
-            // Vectors are derived from the id so the check can recompute them.
-            let r = e.get(ns, id).unwrap().unwrap();
-            let updated = NewRecord {
-                text: r.text,
-                body: Some(format!("body of {id}")),
-                attributes: r.attributes,
-                created_at_ms: Some(r.created_at_ms),
-                vectors: vec![("s".into(), vector_for(id))],
-            };
-            e.update(ns, id, updated).unwrap();
+            put_tracked(e, ns, token, text, i as i64);
         }
     }
     let victims: Vec<RecordId> = e
@@ -165,4 +170,53 @@ fn missing_or_corrupt_lexical_index_is_rebuilt() {
     let e = reopen(&path);
     assert_indexes_agree(&e, &before);
     assert_eq!(snapshot(&e), before);
+}
+
+/// The number of segments of the lexical index on disk.
+fn lexical_segments(path: &Path) -> usize {
+    let meta = std::fs::read_to_string(path.join("lexical").join("meta.json")).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    meta["segments"].as_array().unwrap().len()
+}
+
+/// The ids and scores of a search that many records match.
+fn ranking(e: &Engine) -> Vec<(RecordId, f32)> {
+    e.search_text("en", "memory about things more", 500)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.record.id, h.score))
+        .collect()
+}
+
+#[test]
+fn merging_the_lexical_segments_changes_no_search_and_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e");
+    let e = reopen(&path);
+    populate(&e);
+    // Each flush commits a segment of its own.
+    for round in 0..3 {
+        e.flush().unwrap();
+        for i in 0..20 {
+            let token = format!("more{round}x{i}");
+            put_tracked(&e, "en", token.clone(), format!("more memory {token}"), i);
+        }
+    }
+    e.flush().unwrap();
+    assert!(lexical_segments(&path) > 1);
+    let before = (ranking(&e), snapshot(&e));
+
+    e.merge_lexical_segments().unwrap();
+    assert_eq!(lexical_segments(&path), 1);
+    assert_eq!((ranking(&e), snapshot(&e)), before);
+    assert_indexes_agree(&e, &before.1);
+    // Writes after the merge are found, and the merged index reopens with everything.
+    let id = e.put("en", NewRecord::new("written later")).unwrap();
+    assert_eq!(e.search_text("en", "later", 1).unwrap()[0].record.id, id);
+    e.close().unwrap();
+    let e = reopen(&path);
+    assert_eq!(e.search_text("en", "later", 1).unwrap()[0].record.id, id);
+    e.delete("en", id).unwrap();
+    assert_eq!(ranking(&e), before.0);
+    assert_indexes_agree(&e, &before.1);
 }
