@@ -18,8 +18,9 @@ use crate::cost::MemoryBuilt;
 use crate::runtime::HarnessError;
 
 /// Version of the cache: bump when the way a memory is built from the same inputs changes, or
-/// the way it is stored (4: MemoryOS stores each page under a key of its own).
-const CACHE_FORMAT: u32 = 4;
+/// the way it is stored (4: MemoryOS stores each page under a key of its own; 5: answering no
+/// longer writes to it, so a memory that earlier versions' questions warmed is built again).
+const CACHE_FORMAT: u32 = 5;
 
 /// Markers of older formats, removed when their memory is rebuilt.
 const LEGACY_KEYS: [&str; 2] = ["memorized-v2", "corpus"];
