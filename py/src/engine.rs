@@ -118,6 +118,19 @@ impl PyEngine {
         run(py, self, |e| e.flush())
     }
 
+    /// Flushes, then merges the BM25 index's segments into one: after a bulk load, text search
+    /// answers sooner (tantivy prunes per segment). Rankings are unchanged.
+    fn merge_lexical_segments(&self, py: Python<'_>) -> PyResult<()> {
+        run(py, self, |e| e.merge_lexical_segments())
+    }
+
+    /// Sets the HNSW beam width of later vector searches: wider finds more of the true nearest
+    /// neighbours in large collections, and takes longer. No reopen, no rebuild.
+    fn set_ef_search(&self, ef: usize) -> PyResult<()> {
+        self.engine()?.set_ef_search(ef);
+        Ok(())
+    }
+
     /// Creates a namespace whose BM25 text is read by `analyzer`: "standard" (Whoosh's, the
     /// default), "stemmed" (English Porter stems) or "cjk" (jieba words).
     #[pyo3(signature = (name, *, analyzer="standard"))]

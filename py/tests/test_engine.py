@@ -92,6 +92,17 @@ def test_searches_rank_and_filter(engine):
     hybrid = engine.search_hybrid("n", "cat", "s", [1.0, 0.0], 3, filter={"topic": "news"})
     assert [h.record.id for h in hybrid] == [ids[3], ids[2]]
 
+    # Tuning calls change no result here: one segment ranks as several did, and a collection
+    # this small is searched exactly whatever the beam.
+    engine.flush()
+    engine.put("n", "a cat on a sofa again")
+    engine.flush()
+    ranked = [(h.record.id, h.score) for h in engine.search_text("n", "cat food sofa", 10)]
+    engine.merge_lexical_segments()
+    assert [(h.record.id, h.score) for h in engine.search_text("n", "cat food sofa", 10)] == ranked
+    engine.set_ef_search(16)
+    assert [h.record.id for h in engine.search_vector("n", "s", [1.0, 0.0], 2)] == ids[:2]
+
 
 def test_namespaces_spaces_and_analyzers(engine):
     engine.create_namespace("b")
