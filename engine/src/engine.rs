@@ -126,8 +126,9 @@ impl Engine {
 
     /// Flushes, then merges the lexical index's segments into one. Meant for after a bulk
     /// load: BM25 search prunes per segment, so one segment answers sooner than many (a
-    /// million records: see `docs/benchmarks.md`). Takes seconds per million records; writes
-    /// and searches go on meanwhile, and later writes add segments again.
+    /// million records: see `docs/benchmarks.md`). Takes seconds per million records. Searches
+    /// go on meanwhile, and so do writes until enough of them call for a lexical commit, which
+    /// waits for the merge; later commits add segments again.
     pub fn merge_lexical_segments(&self) -> Result<()> {
         self.flush()?;
         self.inner.lexical.merge_segments()

@@ -297,7 +297,8 @@ impl LexicalIndex {
 
     /// Merges every committed segment into one and shows it to searches. A search runs
     /// block-max WAND per segment, each starting from a threshold of zero; one segment lets the
-    /// threshold found early prune the whole index. Commits wait meanwhile; writes do not.
+    /// threshold found early prune the whole index. Commits wait meanwhile (writes only when
+    /// they call for one).
     pub(crate) fn merge_segments(&self) -> Result<()> {
         let mut slot = self.writer.lock();
         let segments = slot.writer.index().searchable_segment_ids()?;
