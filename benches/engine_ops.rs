@@ -10,7 +10,8 @@
 //! random 384-d vectors have no neighbourhood structure for a graph index to exploit; set
 //! `MB_BENCH_UNIFORM=1` to measure that worst case). `MB_BENCH_SIZES=1000,10000` limits the
 //! sizes. The HNSW recall@10 at each size is printed alongside. `MB_BENCH_IDF=lucene` scores
-//! BM25 with Lucene's idf instead of Whoosh's (which allows tantivy's block-max WAND pruning).
+//! BM25 with Lucene's idf instead of Whoosh's (which allows tantivy's block-max WAND pruning);
+//! `MB_BENCH_MERGE=1` merges the lexical index into one segment before BM25 is timed.
 //! `MB_BENCH_EF_CONSTRUCTION` overrides the HNSW build's default (a cheaper build for a
 //! million vectors, say); `MB_BENCH_EF_SEARCH=64,96,192` measures HNSW search at each beam
 //! width over one graph (default: the engine's), each as `vector_top10/hnsw-ef<ef>/<n>`.
