@@ -18,12 +18,16 @@ use rand::Rng;
 pub enum Texts {
     /// Made-up words with Zipf frequencies; a query is ten of them.
     Zipf {
+        /// The vocabulary, most frequent first.
         words: Vec<String>,
+        /// Running sums of the words' weights `1 / rank`, for drawing one.
         cumulative: Vec<f64>,
     },
-    /// Real turns (`speaker: text`) and real questions.
+    /// Real turns and real questions.
     Real {
+        /// DialSim's turns, each as `speaker: text`.
         turns: Vec<String>,
+        /// LoCoMo's questions.
         questions: Vec<String>,
     },
 }
@@ -132,6 +136,7 @@ impl Texts {
     }
 }
 
+/// A word of `words` drawn with the weights whose running sums are `cumulative`.
 fn zipf_word<'a>(words: &'a [String], cumulative: &[f64], rng: &mut StdRng) -> &'a str {
     let total = cumulative.last().copied().unwrap_or(1.0);
     let x = rng.random_range(0.0..total);
