@@ -21,7 +21,7 @@ use mb_datasets::InMemorySource;
 use crate::converse::{converse, Opening, Rounds};
 use crate::progress::progress;
 use crate::run::{RunArgs, Setup};
-use crate::runtime::HarnessError;
+use crate::runtime::{self, HarnessError};
 
 /// Arguments of `generate-dialogs`.
 #[derive(Args, Debug)]
@@ -70,9 +70,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
         let (stem, train) = match (&dataset.corpus, dataset.corpus_format()) {
             (Some(conversation), Some(format)) => {
                 let namespace = format!("dialogs/{}/{}", dataset.name(), spec.name);
-                if setup.engine().namespace(&namespace).is_ok() {
-                    setup.engine().drop_namespace(&namespace)?;
-                }
+                runtime::drop_namespace_if_present(setup.engine(), &namespace)?;
                 let system = setup.system(spec, &namespace)?;
                 setup
                     .services

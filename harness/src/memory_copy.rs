@@ -20,7 +20,7 @@ use mb_datasets::dataset::CorpusFormat;
 use crate::cost::Cost;
 use crate::progress::ModelProgress;
 use crate::run::Setup;
-use crate::runtime::HarnessError;
+use crate::runtime::{drop_namespace_if_present, HarnessError};
 
 /// The suffix of a copy's namespace before copies were also made for questions; a copy a
 /// stopped run of an older version left behind under it is dropped too.
@@ -49,11 +49,8 @@ impl<'a> MemoryCopy<'a> {
     ) -> Result<MemoryCopy<'a>, HarnessError> {
         let engine = setup.engine();
         let namespace = copy_namespace(trained);
-        for left in [namespace.clone(), format!("{trained}{LEGACY_SUFFIX}")] {
-            if engine.namespace(&left).is_ok() {
-                engine.drop_namespace(&left)?;
-            }
-        }
+        drop_namespace_if_present(engine, &namespace)?;
+        drop_namespace_if_present(engine, &format!("{trained}{LEGACY_SUFFIX}"))?;
         // A system that keeps nothing from training (Vanilla) has no namespace: its copy
         // starts empty, as a copy of nothing.
         if engine.namespace(trained).is_ok() {
@@ -105,10 +102,6 @@ impl<'a> MemoryCopy<'a> {
         } = self;
         // The system lets go of the namespace before it goes.
         drop(system);
-        let engine = setup.engine();
-        if engine.namespace(&namespace).is_ok() {
-            engine.drop_namespace(&namespace)?;
-        }
-        Ok(())
+        drop_namespace_if_present(setup.engine(), &namespace)
     }
 }

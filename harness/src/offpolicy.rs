@@ -32,7 +32,7 @@ use crate::partial_log::PartialLog;
 use crate::regime::{run_regime, Regime};
 use crate::run::{RunArgs, Setup};
 use crate::run_dir::run_dir;
-use crate::runtime::HarnessError;
+use crate::runtime::{self, HarnessError};
 use crate::training::{as_training, memorize, training_dialogs};
 
 /// Which questions a run asks.
@@ -138,9 +138,7 @@ async fn run_system(
             // does with an incomplete cache.
             memory_cache::forget(engine, &namespace)?;
             drop(system);
-            if engine.namespace(&namespace).is_ok() {
-                engine.drop_namespace(&namespace)?;
-            }
+            runtime::drop_namespace_if_present(engine, &namespace)?;
             system = setup.system(spec, &namespace)?;
             let label = format!("{} memorizing dialogs", spec.name);
             let built = memorize(system.as_ref(), &label, &dialogs).await?;

@@ -213,6 +213,15 @@ pub fn memory_context(
     })
 }
 
+/// Drops `namespace` if the store holds it, so that what is built there next starts empty (a
+/// memory built again, or a copy a stopped run left behind).
+pub fn drop_namespace_if_present(engine: &Engine, namespace: &str) -> Result<(), HarnessError> {
+    if engine.namespace(namespace).is_ok() {
+        engine.drop_namespace(namespace)?;
+    }
+    Ok(())
+}
+
 /// `list`: datasets, sets and memory systems.
 pub fn list() -> Result<(), HarnessError> {
     let catalog = Catalog::builtin()?;

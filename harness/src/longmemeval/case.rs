@@ -21,7 +21,7 @@ use crate::backoff::{with_fewer_memories, AnswerFailures, ERROR_RESPONSE};
 use crate::cost::{CaseTiming, Cost};
 use crate::partial_log::LogEntry;
 use crate::run::Services;
-use crate::runtime::HarnessError;
+use crate::runtime::{self, HarnessError};
 
 /// One answered and judged question, as the run's log keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -93,9 +93,7 @@ pub async fn answer_instance(
 ) -> Result<LmeCase, HarnessError> {
     let engine = &services.store.engine;
     let namespace = format!("off-policy/longmemeval/{}/{}", spec.name, instance.index);
-    if engine.namespace(&namespace).is_ok() {
-        engine.drop_namespace(&namespace)?;
-    }
+    runtime::drop_namespace_if_present(engine, &namespace)?;
     let system = services.system(spec, &namespace, Lang::En, &instance.question_day.iso())?;
     let conversation = instance.conversation(reading.history);
     let (memorized, memory_cost) = Cost::measure(

@@ -136,9 +136,7 @@ impl Setup {
         date: &str,
     ) -> Result<(Box<dyn MemorySystem>, Timer), HarnessError> {
         let engine = &self.store.engine;
-        if engine.namespace(&namespace).is_ok() {
-            engine.drop_namespace(&namespace)?;
-        }
+        runtime::drop_namespace_if_present(engine, &namespace)?;
         let mut context = runtime::memory_context(
             self.settings.clone(),
             engine.clone(),
