@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu machine lacks to build and run memorybench-rs.
 # Idempotent: a second run only checks and prints "setup: ok".
+#
+#   --user   also copies ONNX Runtime and the embedding model into the user's data folder
+#            ($XDG_DATA_HOME/memorybench, else ~/.local/share/memorybench), where binaries
+#            installed outside the checkout (`cargo install --path harness`) find them.
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*"; }
+
+user_copy=0
+for arg in "$@"; do
+  case "$arg" in
+    --user) user_copy=1 ;;
+    *) say "unknown option $arg (the only option is --user)"; exit 2 ;;
+  esac
+done
 
 if ! command -v cargo >/dev/null 2>&1; then
   [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
@@ -123,15 +135,32 @@ if [ "$(cat "$llm_stamp" 2>/dev/null)" != "$llm_stamp_text" ] || [ ! -f "$gguf_d
   printf '%s' "$llm_stamp_text" > "$llm_stamp"
 fi
 # The Python package's build and test tools (scripts/test-python.sh), from PyPI, into the venv:
-#   maturin          builds the wheel of py/ (PyO3)
-#   langchain-core   the VectorStore interface memorybench.langchain implements
-#   langchain-tests  LangChain's standard vector-store suite, with pytest and pytest-asyncio
-py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0"
+#   maturin               builds the wheel of py/ (PyO3)
+#   langchain-core        the interfaces memorybench.langchain implements (VectorStore,
+#                         Embeddings, BaseRetriever, BaseStore)
+#   langchain-tests       LangChain's standard suites, with pytest and pytest-asyncio
+#   langgraph,            the BaseStore memorybench.langgraph implements, the InMemoryStore
+#   langgraph-checkpoint  its tests compare against, and the graph of py/examples/langgraph_agent.py
+py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0 langgraph==1.2.22 langgraph-checkpoint==4.3.2"
 py_stamp="$cache/python-tools.ok"
 if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_tools" ] || [ ! -x "$cache/venv/bin/maturin" ]; then
   say "fetching the Python package's build and test tools (maturin, langchain-tests) from PyPI"
   # shellcheck disable=SC2086
   "$cache/venv/bin/pip" install -q --disable-pip-version-check $py_tools
   printf '%s' "$py_tools" > "$py_stamp"
+fi
+if [ "$user_copy" -eq 1 ]; then
+  data="${XDG_DATA_HOME:-$HOME/.local/share}/memorybench"
+  if [ "$(cat "$data/assets.ok" 2>/dev/null)" != "$stamp_text" ]; then
+    say "copying ONNX Runtime and the embedding model into $data"
+    mkdir -p "$data/onnxruntime" "$data/models"
+    cp -L "$cache/onnxruntime/libonnxruntime.so" "$data/onnxruntime/libonnxruntime.so.part"
+    mv "$data/onnxruntime/libonnxruntime.so.part" "$data/onnxruntime/libonnxruntime.so"
+    rm -rf "$data/models/all-minilm-l6-v2-int8.part"
+    cp -rL "$model_dir" "$data/models/all-minilm-l6-v2-int8.part"
+    rm -rf "$data/models/all-minilm-l6-v2-int8"
+    mv "$data/models/all-minilm-l6-v2-int8.part" "$data/models/all-minilm-l6-v2-int8"
+    printf '%s' "$stamp_text" > "$data/assets.ok"
+  fi
 fi
 say "ok"

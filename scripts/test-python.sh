@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# The Python package's tests: builds the wheel (py/, reusing the workspace's target/ so the
-# Rust dependencies are compiled once), installs it into .cache/venv, and runs pytest over
-# py/tests (our tests, LangChain's standard vector-store suite, the README's Python snippets).
+# The Python package's tests, in two stages:
+#
+# 1. As a user installs it: the wheel (built from py/, reusing the workspace's target/ so the
+#    Rust dependencies are compiled once) goes into a fresh venv outside the checkout with its
+#    declared dependencies from PyPI, and the README's Python snippet runs from an unrelated
+#    directory, with no variable or user data folder to help it find the model.
+# 2. The full suite: the same wheel in .cache/venv, pytest over py/tests (our tests, LangChain's
+#    standard suites, the README's Python snippets).
+#
 # Needs `bash scripts/setup.sh` first. Extra arguments go to pytest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,6 +17,26 @@ venv="$root/.cache/venv"
 rm -rf target/wheels
 "$venv/bin/maturin" build --release --quiet -m py/Cargo.toml --out target/wheels \
   --interpreter "$venv/bin/python"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps \
-  target/wheels/memorybench-*.whl
+wheel="$(ls "$root"/target/wheels/memorybench-*.whl)"
+
+fresh="$(mktemp -d)"
+trap 'rm -rf "$fresh"' EXIT
+python3 -m venv "$fresh/venv"
+"$fresh/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel[langchain]"
+"$venv/bin/python" - "$root/README.md" > "$fresh/snippet.py" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+start = text.index("## Use it from Python")
+section = text[start:text.find("\n## ", start + 1)]
+print("\n".join(re.findall(r"```python\n(.*?)```", section, flags=re.S)))
+PY
+mkdir -p "$fresh/project" "$fresh/no-data"
+out="$(cd "$fresh/project" && env -u MB_ONNXRUNTIME_LIB -u MB_EMBED_MODEL_DIR -u VIRTUAL_ENV \
+  -u PYTHONPATH XDG_DATA_HOME="$fresh/no-data" "$fresh/venv/bin/python" "$fresh/snippet.py")"
+case "$out" in
+  *"has dimension 2, expected 384"*) echo "fresh venv outside the checkout: README snippet ok" ;;
+  *) echo "fresh venv outside the checkout: README snippet printed: $out"; exit 1 ;;
+esac
+
+"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 "$venv/bin/python" -m pytest py/tests -q -p no:cacheprovider "$@"

@@ -20,7 +20,7 @@ pub enum EmbedError {
         /// The places searched, comma-separated.
         looked_in: String,
         /// The command or setting that fixes it.
-        fix: &'static str,
+        fix: String,
     },
     /// The ONNX Runtime library could not be loaded or initialized.
     #[error("{}: cannot load ONNX Runtime: {detail}", path.display())]

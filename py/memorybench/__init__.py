@@ -8,7 +8,9 @@ One package, three layers:
 - :class:`Memory`: MemoryBench's memory systems on an engine (the hybrid best-mode memory,
   Mem0 with its history, MemoryOS, A-Mem, the BM25 and embedding baselines).
 
-``memorybench.langchain`` adds a LangChain ``VectorStore``. Every error is a subclass of
+``memorybench.langchain`` adds LangChain's ``VectorStore``, ``Embeddings``, a retriever over
+any memory system and key-value stores; ``memorybench.langgraph`` adds LangGraph's long-term
+memory store. Every error is a subclass of
 :class:`memorybench.errors.MemoryBenchError`; engine and model work runs without the GIL.
 """
 

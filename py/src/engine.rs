@@ -339,6 +339,13 @@ impl PyEngine {
         run(py, self, |e| e.delete_state(namespace, key))
     }
 
+    /// The namespace's state keys that start with `prefix` (all by default), sorted: what
+    /// key-value stores on the state list and scan by prefix.
+    #[pyo3(signature = (namespace, prefix=""))]
+    fn state_keys(&self, py: Python<'_>, namespace: &str, prefix: &str) -> PyResult<Vec<String>> {
+        run(py, self, |e| e.state_keys(namespace, prefix))
+    }
+
     fn __repr__(&self) -> String {
         let state = if self.closed() { "closed" } else { "open" };
         format!("Engine({:?}, {state})", self.path.display().to_string())

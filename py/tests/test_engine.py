@@ -63,6 +63,24 @@ def test_batches_are_atomic_and_report_ids(engine):
     assert engine.count("n") == 2
 
 
+def test_state_keys_list_by_prefix_sorted(engine):
+    engine.create_namespace("n")
+    engine.create_namespace("other")
+    keys = ["user/2", "user/10", "session/1", "user/1", "user\x00nul", "üser"]
+    for key in keys:
+        engine.put_state("n", key, 1)
+    engine.put_state("other", "user/3", 1)
+    assert engine.state_keys("n", "user/") == ["user/1", "user/10", "user/2"]
+    # Sorted as UTF-8 bytes, which is Python's order of str.
+    assert engine.state_keys("n") == sorted(keys) == [
+        "session/1", "user\x00nul", "user/1", "user/10", "user/2", "üser"]
+    assert engine.state_keys("n", "nothing") == []
+    engine.delete_state("n", "user/10")
+    assert engine.state_keys("n", "user") == ["user\x00nul", "user/1", "user/2"]
+    with pytest.raises(mb.UnknownNamespaceError):
+        engine.state_keys("missing")
+
+
 def test_searches_rank_and_filter(engine):
     engine.create_namespace("n")
     engine.create_space("s", 2)

@@ -1,11 +1,31 @@
-"""LangChain's own standard suite for vector stores (langchain-tests'
-VectorStoreIntegrationTests), run unmodified against MemoryBenchVectorStore: sync and async,
-get_by_ids, ids, deletion, idempotence, updates in place."""
+"""LangChain's own standard suites from langchain-tests, run unmodified (each class's
+test_no_overrides_DO_NOT_OVERRIDE checks that none of the suite's tests is replaced):
+
+- VectorStoreIntegrationTests against MemoryBenchVectorStore: sync and async, get_by_ids,
+  ids, deletion, idempotence, updates in place;
+- EmbeddingsIntegrationTests against MemoryBenchEmbeddings (in-process MiniLM);
+- RetrieversIntegrationTests against MemoryBenchRetriever over the hybrid memory;
+- BaseStoreSyncTests and BaseStoreAsyncTests against MemoryBenchByteStore (bytes) and
+  MemoryBenchJSONStore (JSON values), each on a fresh engine directory.
+"""
 
 import pytest
+from langchain_tests.integration_tests import (
+    BaseStoreAsyncTests,
+    BaseStoreSyncTests,
+    EmbeddingsIntegrationTests,
+    RetrieversIntegrationTests,
+)
 from langchain_tests.integration_tests.vectorstores import VectorStoreIntegrationTests
 
-from memorybench.langchain import MemoryBenchVectorStore
+import memorybench as mb
+from memorybench.langchain import (
+    MemoryBenchByteStore,
+    MemoryBenchEmbeddings,
+    MemoryBenchJSONStore,
+    MemoryBenchRetriever,
+    MemoryBenchVectorStore,
+)
 
 
 class TestMemoryBenchVectorStore(VectorStoreIntegrationTests):
@@ -16,3 +36,120 @@ class TestMemoryBenchVectorStore(VectorStoreIntegrationTests):
             yield store
         finally:
             store.close()
+
+
+class TestMemoryBenchEmbeddings(EmbeddingsIntegrationTests):
+    @property
+    def embeddings_class(self):
+        return MemoryBenchEmbeddings
+
+
+# Dialogs the retriever's memory holds: more rounds than the suite's largest k (3).
+DIALOGS = [
+    [
+        {"role": "user", "content": "My sister Lena moved to Porto last spring."},
+        {"role": "assistant", "content": "Porto is lovely; does she like it there?"},
+    ],
+    [
+        {"role": "user", "content": "Lena works as a marine biologist studying octopuses."},
+        {"role": "assistant", "content": "That sounds like fascinating work."},
+    ],
+    [
+        {"role": "user", "content": "I am learning Portuguese so I can visit Lena."},
+        {"role": "assistant", "content": "Boa sorte! Practice a little every day."},
+    ],
+    [
+        {"role": "user", "content": "My favourite dish is grilled sardines."},
+        {"role": "assistant", "content": "A classic in Portugal."},
+    ],
+    [
+        {"role": "user", "content": "Next month I am flying to Porto for Lena's birthday."},
+        {"role": "assistant", "content": "Have a wonderful trip."},
+    ],
+]
+
+
+class TestMemoryBenchRetriever(RetrieversIntegrationTests):
+    @pytest.fixture(autouse=True)
+    def hybrid_memory(self, tmp_path, minilm):
+        """The hybrid memory the retrievers the suite builds search, holding DIALOGS."""
+        engine = mb.Engine(tmp_path / "store")
+        memory = mb.Memory(engine, "chat", embedder=minilm, date="2024-05-01")
+        for dialog in DIALOGS:
+            memory.add(dialog)
+        self.memory = memory
+        yield memory
+        memory.close()
+        engine.close()
+
+    @property
+    def retriever_constructor(self):
+        return MemoryBenchRetriever
+
+    @property
+    def retriever_constructor_params(self):
+        return {"memory": self.memory}
+
+    @property
+    def retriever_query_example(self):
+        return "Where does Lena live?"
+
+
+def _byte_store(tmp_path):
+    store = MemoryBenchByteStore(path=str(tmp_path / "store"))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _json_store(tmp_path):
+    store = MemoryBenchJSONStore(path=str(tmp_path / "store"))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+BYTES = (b"foo", b"\x00\xffbar", b"")
+JSON_VALUES = ({"name": "Lena", "city": "Porto"}, [1, 2.5, "three", None], "sardines")
+
+
+class TestMemoryBenchByteStoreSync(BaseStoreSyncTests[bytes]):
+    @pytest.fixture
+    def kv_store(self, tmp_path):
+        yield from _byte_store(tmp_path)
+
+    @pytest.fixture
+    def three_values(self):
+        return BYTES
+
+
+class TestMemoryBenchByteStoreAsync(BaseStoreAsyncTests[bytes]):
+    @pytest.fixture
+    def kv_store(self, tmp_path):
+        yield from _byte_store(tmp_path)
+
+    @pytest.fixture
+    def three_values(self):
+        return BYTES
+
+
+class TestMemoryBenchJSONStoreSync(BaseStoreSyncTests):
+    @pytest.fixture
+    def kv_store(self, tmp_path):
+        yield from _json_store(tmp_path)
+
+    @pytest.fixture
+    def three_values(self):
+        return JSON_VALUES
+
+
+class TestMemoryBenchJSONStoreAsync(BaseStoreAsyncTests):
+    @pytest.fixture
+    def kv_store(self, tmp_path):
+        yield from _json_store(tmp_path)
+
+    @pytest.fixture
+    def three_values(self):
+        return JSON_VALUES

@@ -66,11 +66,21 @@ pub struct OnnxConfig {
 }
 
 impl OnnxConfig {
-    /// The default model (all-MiniLM-L6-v2 int8) as installed by `scripts/setup.sh`.
+    /// The default model (all-MiniLM-L6-v2 int8), found where [`Assets::locate`] looks.
     pub fn default_model() -> Result<OnnxConfig> {
-        let mut config = OnnxConfig::from_dir(Assets::model_dir()?)?;
-        config.model_id = DEFAULT_MODEL_ID.to_string();
-        Ok(config)
+        Ok(OnnxConfig::for_default_model(Assets::locate()?))
+    }
+
+    /// The default model from files already located (e.g. by [`Assets::locate_in`]): mean
+    /// pooling over at most 256 tokens, as its sentence-transformers configuration says.
+    pub fn for_default_model(assets: Assets) -> OnnxConfig {
+        OnnxConfig {
+            model_id: DEFAULT_MODEL_ID.to_string(),
+            runtime: Some(assets.runtime),
+            pooling: Pooling::Mean,
+            max_tokens: Some(256),
+            ..OnnxConfig::with_files(assets.model, assets.tokenizer)
+        }
     }
 
     /// A sentence-transformer model exported to a directory holding `model.onnx` and
@@ -88,7 +98,8 @@ impl OnnxConfig {
                 return Err(EmbedError::AssetMissing {
                     what,
                     looked_in: path.display().to_string(),
-                    fix: "point the embedder at a directory with model.onnx and tokenizer.json",
+                    fix: "point the embedder at a directory with model.onnx and tokenizer.json"
+                        .to_string(),
                 });
             }
         }
@@ -115,19 +126,31 @@ impl OnnxConfig {
             .unwrap_or_else(|| "onnx-model".to_string());
         Ok(OnnxConfig {
             model_id,
+            pooling,
+            max_tokens,
+            ..OnnxConfig::with_files(model, tokenizer)
+        })
+    }
+
+    /// A model file and its tokenizer with the default execution settings (see the type docs),
+    /// mean pooling and the tokenizer's own length limit.
+    pub fn with_files(model: PathBuf, tokenizer: PathBuf) -> OnnxConfig {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        OnnxConfig {
+            model_id: "onnx-model".to_string(),
             model,
             tokenizer,
             runtime: None,
-            pooling,
-            max_tokens,
+            pooling: Pooling::Mean,
+            max_tokens: None,
             batch_size: 32,
             max_batch_tokens: 512,
-            sessions: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            sessions: cores,
             intra_threads: 1,
-            solo_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            solo_threads: cores,
             optimization: OptimizationLevel::All,
             disabled_optimizers: vec!["SkipLayerNormFusion".to_string()],
-        })
+        }
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

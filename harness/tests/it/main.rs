@@ -6,6 +6,7 @@ mod endtoend;
 mod failures;
 mod hostile_input;
 mod import;
+mod installed;
 mod longmemeval;
 mod memory_cache;
 mod offpolicy;
