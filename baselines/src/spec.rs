@@ -160,7 +160,7 @@ impl SystemSpec {
                 self.settings_file.text,
             ),
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
+                let text = mb_core::files::read_text(&path, mb_core::files::SETTINGS_LIMIT)
                     .map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))?;
                 parse_settings(&path.display().to_string(), &text)
             }
@@ -192,6 +192,10 @@ fn parse_settings(origin: &str, text: &str) -> Result<SystemSettings, MemoryErro
         toml::from_str(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))?;
     check_retrieve_k(settings.retrieve_k)
         .map_err(|reason| MemoryError::Config(format!("{origin}: retrieve_k = {reason}")))?;
+    settings
+        .hybrid
+        .check()
+        .map_err(|reason| MemoryError::Config(format!("{origin}: {reason}")))?;
     Ok(settings)
 }
 

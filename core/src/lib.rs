@@ -4,7 +4,7 @@
 //! [`Message`]s with their [`Role`], wall-clock milliseconds ([`clock::now_ms`]), the waits of a
 //! client that retries a busy server ([`retry`]) and Python literals (upstream stores data as
 //! Python `repr` output and models write them: [`pyliteral`]) and the text of a panic
-//! ([`panic::panic_text`]). Each is defined once, here, low
+//! ([`panic::panic_text`]) and whole files read with a size limit ([`files::read_text`]). Each is defined once, here, low
 //! in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
 //! client or model runtime.
 
@@ -12,6 +12,7 @@
 
 pub mod clock;
 pub mod dates;
+pub mod files;
 mod lang;
 mod message;
 pub mod panic;

@@ -245,7 +245,8 @@ fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, CatalogError> 
         path: path.display().to_string(),
         detail,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let text = mb_core::files::read_text(path, mb_core::files::SETTINGS_LIMIT)
+        .map_err(|e| fail(e.to_string()))?;
     serde_json::from_str(&text).map_err(|e| fail(e.to_string()))
 }
 

@@ -107,7 +107,8 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, ResultsError> {
         path: path.display().to_string(),
         detail,
     };
-    let text = fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let text = mb_core::files::read_text(path, mb_core::files::DATASET_LIMIT)
+        .map_err(|e| fail(e.to_string()))?;
     serde_json::from_str(&text).map_err(|e| fail(e.to_string()))
 }
 

@@ -150,9 +150,19 @@ pub enum Error {
         /// Encoder message.
         detail: String,
     },
+    /// A store file failed its checksum or does not decode: the store is damaged.
+    #[error(
+        "the store is damaged ({detail}); the lexical index and HNSW graphs rebuild from the \
+         store, but a damaged store file does not: restore the directory from a backup, or \
+         use another directory (a new --store)"
+    )]
+    Damaged {
+        /// RocksDB's report, naming the file.
+        detail: String,
+    },
     /// RocksDB failed.
     #[error("storage: {0}")]
-    Storage(#[from] rocksdb::Error),
+    Storage(rocksdb::Error),
     /// tantivy failed.
     #[error("lexical index: {0}")]
     Lexical(#[from] tantivy::TantivyError),
@@ -167,6 +177,18 @@ pub enum Error {
     /// A background thread of the engine died.
     #[error("engine background task failed: {0}")]
     Background(String),
+}
+
+impl From<rocksdb::Error> for Error {
+    /// Classified by RocksDB's status code: a corruption is [`Error::Damaged`].
+    fn from(error: rocksdb::Error) -> Self {
+        match error.kind() {
+            rocksdb::ErrorKind::Corruption => Error::Damaged {
+                detail: error.into_string(),
+            },
+            _ => Error::Storage(error),
+        }
+    }
 }
 
 impl Error {

@@ -39,6 +39,7 @@ mod copy;
 mod engine;
 mod error;
 mod filter;
+mod holder;
 mod keys;
 pub mod lexical;
 mod namespace;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::codec;
 use crate::error::{Error, Result};
+use crate::holder::Holder;
 use crate::keys::*;
 use crate::namespace::NamespaceInfo;
 use crate::record::{Record, RecordId};
@@ -60,6 +61,8 @@ pub(crate) struct Counters {
 pub(crate) struct Store {
     db: DB,
     write_options: WriteOptions,
+    /// Declared after `db`, so the directory stays locked until RocksDB has closed.
+    _holder: Holder,
 }
 
 /// Prepares `path` as an engine directory (creating it if allowed) and checks its marker.
@@ -137,21 +140,23 @@ impl Store {
             }
             ColumnFamilyDescriptor::new(*name, cf)
         });
-        let db = DB::open_cf_descriptors(&options, &path, families).map_err(|e| {
-            // RocksDB's own lock file keeps a second process out; say so in plain words.
-            if e.to_string().contains("lock") {
-                Error::InUse {
-                    path: engine_dir.to_path_buf(),
-                    holder: holder(engine_dir),
-                }
-            } else {
-                Error::from(e)
-            }
-        })?;
-        record_holder(engine_dir);
+        // The holder lock keeps a second process out before RocksDB is asked (its own lock
+        // file would too, but says so only in words).
+        let holder = Holder::take(engine_dir)?;
+        let db =
+            DB::open_cf_descriptors(&options, &path, families).map_err(|e| match e.kind() {
+                rocksdb::ErrorKind::Corruption => Error::Damaged {
+                    detail: format!("{}: {}", engine_dir.display(), e.into_string()),
+                },
+                _ => Error::from(e),
+            })?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync_writes);
-        let store = Store { db, write_options };
+        let store = Store {
+            db,
+            write_options,
+            _holder: holder,
+        };
         match store.get(CF_META, META_FORMAT)? {
             None => {
                 store
@@ -455,24 +460,4 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
         }
     }
     vec![0xff; prefix.len() + 1]
-}
-
-/// The file in which the process that has an engine directory open records its pid.
-const HOLDER_FILE: &str = "HOLDER";
-
-/// Records this process as the directory's holder (best effort: only error messages read it).
-fn record_holder(engine_dir: &Path) {
-    let path = engine_dir.join(HOLDER_FILE);
-    if let Err(e) = std::fs::write(&path, format!("{}\n", std::process::id())) {
-        tracing::debug!("could not record the holder in {}: {e}", path.display());
-    }
-}
-
-/// The pid the directory's holder recorded, if any.
-fn holder(engine_dir: &Path) -> Option<u32> {
-    std::fs::read_to_string(engine_dir.join(HOLDER_FILE))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }

@@ -31,7 +31,7 @@ pub struct ImportArgs {
 }
 
 fn read(path: &Path) -> Result<String, HarnessError> {
-    std::fs::read_to_string(path).map_err(|e| HarnessError::File {
+    mb_core::files::read_text(path, mb_core::files::DATASET_LIMIT).map_err(|e| HarnessError::File {
         path: path.display().to_string(),
         detail: e.to_string(),
     })

@@ -49,8 +49,8 @@ pub struct RunArgs {
     /// Where result directories are created.
     #[arg(long, default_value = "runs")]
     pub output_dir: PathBuf,
-    /// Questions answered at once.
-    #[arg(long, default_value_t = 4)]
+    /// Questions answered at once (1 to 256).
+    #[arg(long, default_value_t = 4, value_parser = parse_threads)]
     pub threads: usize,
     /// Memories retrieved per question (default: the system's configuration; at most 10000).
     #[arg(long, value_parser = parse_retrieve_k)]
@@ -75,7 +75,7 @@ pub struct RunArgs {
     /// The date (`YYYY-MM-DD`) prompts give as today's (Mem0's fact extraction; upstream uses
     /// the day its process started). Recorded in `run_config.json`; `--resume` keeps the run's
     /// recorded date, and giving a recorded run's date replays it on any later day.
-    #[arg(long, default_value_t = mb_core::clock::utc_date())]
+    #[arg(long, default_value_t = mb_core::clock::utc_date(), value_parser = parse_date)]
     pub date: String,
 }
 
@@ -320,6 +320,40 @@ pub fn test_cases(setup: &Setup) -> f64 {
         .map(|d| d.test.len())
         .sum::<usize>()
         .max(1) as f64
+}
+
+/// Most questions answered at once: far more than a model server has parallel slots, and few
+/// enough threads for any machine to start.
+pub const MAX_THREADS: usize = 256;
+
+/// `--threads`: 1 to [`MAX_THREADS`].
+fn parse_threads(text: &str) -> Result<usize, String> {
+    let threads: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of threads"))?;
+    if (1..=MAX_THREADS).contains(&threads) {
+        Ok(threads)
+    } else {
+        Err(format!("{threads} threads: give 1 to {MAX_THREADS}"))
+    }
+}
+
+/// `--date`: a day of the calendar, as `YYYY-MM-DD`.
+fn parse_date(text: &str) -> Result<String, String> {
+    let parts: Vec<&str> = text.split('-').collect();
+    let day = match parts.as_slice() {
+        [y, m, d] if y.len() == 4 && m.len() == 2 && d.len() == 2 => {
+            match (y.parse(), m.parse(), d.parse()) {
+                (Ok(y), Ok(m), Ok(d)) => mb_core::dates::Day::from_ymd(y, m, d),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match day {
+        Some(_) => Ok(text.to_string()),
+        None => Err(format!("{text:?} is not a calendar date (YYYY-MM-DD)")),
+    }
 }
 
 /// `--retrieve-k`: a count of memories up to [`mb_baselines::MAX_RETRIEVE_K`].

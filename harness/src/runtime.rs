@@ -167,9 +167,12 @@ pub fn open_embedder(
         )?),
         "hashing" => Arc::new(HashingEmbedder::new(384)),
         path => {
-            let text = std::fs::read_to_string(path).map_err(|e| HarnessError::File {
-                path: path.to_string(),
-                detail: e.to_string(),
+            let limit = mb_core::files::SETTINGS_LIMIT;
+            let text = mb_core::files::read_text(Path::new(path), limit).map_err(|e| {
+                HarnessError::File {
+                    path: path.to_string(),
+                    detail: e.to_string(),
+                }
             })?;
             let config: HttpConfig = toml::from_str(&text).map_err(|e| HarnessError::File {
                 path: path.to_string(),

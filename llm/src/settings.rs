@@ -80,10 +80,13 @@ impl Default for LlmSettings {
 impl LlmSettings {
     /// Reads settings from a TOML file; errors name the file, line and field.
     pub fn from_file(path: &Path) -> Result<LlmSettings> {
-        let text = std::fs::read_to_string(path).map_err(|e| LlmError::Config {
-            field: "settings file",
-            reason: format!("{}: {e}", path.display()),
-        })?;
+        let text =
+            mb_core::files::read_text(path, mb_core::files::SETTINGS_LIMIT).map_err(|e| {
+                LlmError::Config {
+                    field: "settings file",
+                    reason: format!("{}: {e}", path.display()),
+                }
+            })?;
         let settings: LlmSettings = toml::from_str(&text).map_err(|e| LlmError::Config {
             field: "settings file",
             reason: format!("{}: {e}", path.display()),

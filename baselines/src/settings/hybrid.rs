@@ -54,6 +54,36 @@ pub struct HybridSettings {
     pub dedupe: bool,
 }
 
+/// Most candidates a ranking may contribute before fusion.
+pub const MAX_CANDIDATES: usize = 10_000;
+
+impl HybridSettings {
+    /// Refuses values the fusion cannot use, naming the key (`[hybrid] <key>`): weights that are
+    /// not finite or are negative, an `rrf_k` that is not finite or is negative (`-1` divides
+    /// by zero at rank 1), a candidate count of 0 or above [`MAX_CANDIDATES`].
+    pub fn check(&self) -> Result<(), String> {
+        for (key, value) in [
+            ("lexical_weight", self.lexical_weight),
+            ("dense_weight", self.dense_weight),
+            ("time_weight", self.time_weight),
+            ("rrf_k", self.rrf_k),
+        ] {
+            if !value.is_finite() || value < 0.0 {
+                return Err(format!(
+                    "[hybrid] {key} = {value}: give a finite number of at least 0"
+                ));
+            }
+        }
+        if self.candidates == 0 || self.candidates > MAX_CANDIDATES {
+            return Err(format!(
+                "[hybrid] candidates = {}: give 1 to {MAX_CANDIDATES}",
+                self.candidates
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for HybridSettings {
     fn default() -> Self {
         HybridSettings {

@@ -39,3 +39,48 @@ fn mutated_memory_settings_never_panic_and_errors_name_the_file() {
         }
     }
 }
+
+#[test]
+fn hybrid_numbers_that_are_not_finite_or_negative_are_refused_naming_the_key() {
+    let values = [
+        "nan", "inf", "-inf", "-1.0", "-0.001", "0.0", "0.4", "60.0", "1e30",
+    ];
+    let keys = ["lexical_weight", "dense_weight", "rrf_k", "time_weight"];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hybrid.toml");
+    let spec = registry::get("hybrid").unwrap();
+    // Every pair of keys with every pair of values (seeded order is irrelevant: all are run).
+    for (i, first) in keys.iter().enumerate() {
+        for second in &keys[i..] {
+            for a in values {
+                for b in values {
+                    let text = if first == second {
+                        format!("[hybrid]\n{first} = {a}\n")
+                    } else {
+                        format!("[hybrid]\n{first} = {a}\n{second} = {b}\n")
+                    };
+                    std::fs::write(&path, &text).unwrap();
+                    match spec.settings(Some(&path)) {
+                        Ok(settings) => {
+                            let h = &settings.hybrid;
+                            for value in [h.lexical_weight, h.dense_weight, h.rrf_k, h.time_weight]
+                            {
+                                assert!(value.is_finite() && value >= 0.0, "{text}");
+                            }
+                        }
+                        Err(error) => {
+                            let message = error.to_string();
+                            assert!(message.contains("hybrid.toml"), "{message}");
+                            assert!(keys.iter().any(|key| message.contains(key)), "{message}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for candidates in ["0", "10001"] {
+        std::fs::write(&path, format!("[hybrid]\ncandidates = {candidates}\n")).unwrap();
+        let message = spec.settings(Some(&path)).unwrap_err().to_string();
+        assert!(message.contains("candidates"), "{message}");
+    }
+}

@@ -5,6 +5,7 @@ mod bm25_parity;
 mod concurrency;
 mod copy;
 mod crash;
+mod damage;
 mod filters;
 mod model_check;
 mod reopen;

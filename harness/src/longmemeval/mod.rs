@@ -192,7 +192,7 @@ fn run_system(
         "off-policy",
         spec,
         json!({
-            "longmemeval": path,
+            "longmemeval": path.display().to_string(),
             "reading": args.reading.name(),
             "history": format!("{:?}", args.history).to_lowercase(),
         }),
@@ -239,7 +239,7 @@ fn run_system(
         finished,
         broken,
         json!({
-            "file": path,
+            "file": path.display().to_string(),
             "variant": mb_datasets::longmemeval::variant(path),
             "reading": args.reading.name(),
             "history": format!("{:?}", args.history).to_lowercase(),

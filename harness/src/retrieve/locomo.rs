@@ -26,10 +26,14 @@ const RELEVANCE: &str = "a retrieved unit is relevant when it covers an evidence
 /// Runs `retrieve` over a LoCoMo file (default: the built-in sample).
 pub(super) fn run(args: &RetrieveArgs, setup: &Setup) -> Result<(), HarnessError> {
     let text = match &args.locomo {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| HarnessError::File {
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        })?,
+        Some(path) => {
+            mb_core::files::read_text(path, mb_core::files::DATASET_LIMIT).map_err(|e| {
+                HarnessError::File {
+                    path: path.display().to_string(),
+                    detail: e.to_string(),
+                }
+            })?
+        }
         None => SAMPLE_LOCOMO_JSON.to_string(),
     };
     let origin = args

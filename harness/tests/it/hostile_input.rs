@@ -81,3 +81,22 @@ fn a_report_directory_linking_into_itself_is_read_once() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.starts_with("1 runs;"), "{stdout}");
 }
+
+#[test]
+fn thread_counts_and_dates_out_of_range_are_refused_in_one_line() {
+    for (flag, value) in [
+        ("--threads", "100000"),
+        ("--threads", "0"),
+        ("--threads", "-1"),
+        ("--date", "2026-02-30"),
+        ("--date", "2026-13-01"),
+        ("--date", "yesterday"),
+    ] {
+        let stderr = refusal(&["off-policy", &format!("{flag}={value}")]);
+        assert!(
+            stderr.contains(flag) && stderr.contains(value),
+            "{flag} {value}: {stderr}"
+        );
+        assert!(stderr.lines().count() <= 4, "{flag} {value}: {stderr}");
+    }
+}

@@ -167,3 +167,25 @@ fn model_calls_are_counted_per_question_and_the_judge_apart() {
     // The server saw one ping per model role, then an answer and a verdict per question.
     assert_eq!(calls.load(Ordering::SeqCst), 2 + 2 * cases.len());
 }
+
+#[test]
+fn a_file_name_that_is_not_utf8_is_a_path_like_any_other() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"tiny\xff.json"));
+    std::fs::copy(fixture(), &file).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+        .args(["off-policy", "--baseline", "bm25_message", "--longmemeval"])
+        .arg(&file)
+        .arg("--store")
+        .arg(dir.path().join("store"))
+        .arg("--output-dir")
+        .arg(dir.path().join("runs"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ok(&out);
+}
