@@ -40,3 +40,14 @@ esac
 
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 "$venv/bin/python" -m pytest py/tests -q -p no:cacheprovider "$@"
+
+# The README's test command ends here: say how many Rust tests skipped for want of data or
+# tools (mb_core::test_data::skip records them; setup.sh clears the log first; under CI they
+# fail instead).
+log="$root/target/skipped-tests.log"
+if [ -s "$log" ]; then
+  echo "$(sort -u "$log" | wc -l) Rust tests skipped for want of data or tools:"
+  sort -u "$log" | sed 's/^/  /'
+else
+  echo "0 Rust tests skipped for want of data or tools"
+fi

@@ -18,6 +18,7 @@ mod message;
 pub mod panic;
 pub mod pyliteral;
 pub mod retry;
+pub mod test_data;
 
 pub use lang::Lang;
 pub use message::{Message, Role};

@@ -10,10 +10,10 @@ pub fn locomo() -> Option<Vec<Value>> {
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/locomo/locomo10-dev.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "skipping: {} not found (test data lives outside the repository)",
+        mb_core::test_data::skip(&format!(
+            "{} not found (test data lives outside the repository)",
             path.display()
-        );
+        ));
         return None;
     };
     Some(serde_json::from_str::<Vec<Value>>(&text).unwrap())

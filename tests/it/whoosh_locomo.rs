@@ -37,10 +37,10 @@ fn whoosh_python() -> Option<PathBuf> {
         .status()
         .is_ok_and(|s| s.success());
     if !works {
-        eprintln!(
-            "skipping: {} cannot import whoosh (run scripts/setup.sh or set WHOOSH_PYTHON)",
+        mb_core::test_data::skip(&format!(
+            "{} cannot import whoosh (run scripts/setup.sh or set WHOOSH_PYTHON)",
             python.display()
-        );
+        ));
     }
     works.then_some(python)
 }
@@ -79,7 +79,7 @@ fn locomo_prompts_parse_as_whoosh_parses_them() {
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/locomo/locomo10-dev.json");
     let Ok(json) = std::fs::read_to_string(&path) else {
-        eprintln!("skipping: {} not found", path.display());
+        mb_core::test_data::skip(&format!("{} not found", path.display()));
         return;
     };
     let Some(python) = whoosh_python() else {

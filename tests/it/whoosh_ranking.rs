@@ -48,10 +48,10 @@ fn whoosh_python() -> Option<PathBuf> {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!(
-            "skipping: {} cannot import whoosh (run `bash scripts/setup.sh`)",
+        mb_core::test_data::skip(&format!(
+            "{} cannot import whoosh (run `bash scripts/setup.sh`)",
             python.display()
-        );
+        ));
     }
     ok.then_some(python)
 }

@@ -12,7 +12,7 @@ fn data(file: &str) -> Option<String> {
         .join(file);
     let text = std::fs::read_to_string(&path).ok();
     if text.is_none() {
-        eprintln!("skipping: {} not found", path.display());
+        mb_core::test_data::skip(&format!("{} not found", path.display()));
     }
     text
 }

@@ -18,7 +18,7 @@ fn matches_nltk_on_real_vocabulary() {
         match std::fs::read_to_string(data.join(file)) {
             Ok(content) => text.push_str(&content),
             Err(_) => {
-                eprintln!("skipping: {} not found", data.join(file).display());
+                mb_core::test_data::skip(&format!("{} not found", data.join(file).display()));
                 return;
             }
         }

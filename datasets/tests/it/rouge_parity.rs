@@ -26,7 +26,7 @@ print(json.dumps(scores))
 #[test]
 fn matches_python_jieba_and_rouge_on_lexeval_answers() {
     let Ok(text) = std::fs::read_to_string(root().join("../shared/data/lexeval/5_4.json")) else {
-        eprintln!("skipping: ../shared/data/lexeval/5_4.json not found");
+        mb_core::test_data::skip("../shared/data/lexeval/5_4.json not found");
         return;
     };
     let answers: Vec<String> = text

@@ -42,10 +42,10 @@ fn whoosh_python() -> Option<PathBuf> {
         .status()
         .is_ok_and(|s| s.success());
     if !works {
-        eprintln!(
-            "skipping: {} cannot import whoosh (run scripts/setup.sh or set WHOOSH_PYTHON)",
+        mb_core::test_data::skip(&format!(
+            "{} cannot import whoosh (run scripts/setup.sh or set WHOOSH_PYTHON)",
             python.display()
-        );
+        ));
     }
     works.then_some(python)
 }

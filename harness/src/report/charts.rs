@@ -1,228 +1,180 @@
-//! The report's charts, drawn with `plotters` as inline SVG: bars per system, the efficiency
-//! scatter (memory processing against prediction), and line charts (memorization over dialogs,
-//! the learning curve over steps).
+//! The report's bar charts, drawn with `plotters` as inline SVG, and what all its charts share:
+//! their width and type sizes. Bars run across, one row per system with its name on the left
+//! and its value at the bar's end, so names of any length stay apart however many systems a
+//! report compares.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::RunRow;
+use super::labels::{text_width, FONT};
 
-/// A bar chart as inline SVG.
+/// The width of every chart in pixels: it fits a laptop's window beside the page's margins.
+pub(super) const WIDTH: u32 = 760;
+/// The type size of a chart's caption.
+pub(super) const CAPTION_SIZE: f64 = 22.0;
+/// The type size of everything else on a chart: names, values, axis labels.
+pub(super) const LABEL_SIZE: f64 = 15.0;
+/// The most of a chart's width that names (a bar chart's label area, a legend) may take, in
+/// pixels: a name longer than that runs past its room rather than squeeze the plot away.
+pub(super) const NAMES_MAX: u32 = WIDTH / 3;
+/// The margin around a chart's drawing, in pixels.
+pub(super) const MARGIN: u32 = 10;
+
+/// The height of one system's row in a bar chart, in pixels.
+const ROW: u32 = 28;
+/// How many units of the y axis a row spans: rows sit on whole numbers, so that the axis
+/// takes exact tick positions (plotters formats only integer axes with given ticks).
+const UNITS: i32 = 100;
+/// The height of the band holding a chart's caption, in pixels.
+pub(super) const CAPTION_AREA: u32 = 40;
+/// The height below a bar chart's rows, where its value axis goes, in pixels.
+const AXIS_AREA: u32 = 36;
+
+/// A value as a bar chart writes it at its bar's end: four significant digits or so, never
+/// in exponent form.
+pub(super) fn value_text(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude >= 100.0 {
+        format!("{value:.0}")
+    } else if magnitude >= 10.0 {
+        format!("{value:.1}")
+    } else if magnitude >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.4}")
+    }
+}
+
+/// Draws `title` centred across the top of `root`, over the chart's whole width, and returns
+/// the area below it, where the chart goes: the caption's own band keeps it clear of the
+/// axes' labels however long it is.
+pub(super) fn titled<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>, Box<dyn std::error::Error>> {
+    let (band, rest) = root.split_vertically(CAPTION_AREA);
+    let style = (FONT, CAPTION_SIZE)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    band.draw(&Text::new(
+        title.to_string(),
+        ((WIDTH / 2) as i32, (CAPTION_AREA / 2) as i32),
+        style,
+    ))?;
+    Ok(rest)
+}
+
+/// A number on an axis as written: shortest form ("2000", not "2000.0"; "0.015", not
+/// "0.015000000000000001"), and below a thousandth in exponent form ("4e-7", not "0.0000004"),
+/// so that no tick label grows wider than its axis's label area.
+pub(super) fn tick_text(value: &f64) -> String {
+    if *value == 0.0 {
+        "0".to_string()
+    } else if value.abs() < 1e-3 {
+        // Three significant digits at most, trailing zeros dropped: 4.00e-7 is 4e-7.
+        let text = format!("{value:.2e}");
+        match text.split_once('e') {
+            Some((mantissa, exponent)) if mantissa.contains('.') => {
+                let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+                format!("{mantissa}e{exponent}")
+            }
+            _ => text,
+        }
+    } else {
+        let rounded = (value * 1e9).round() / 1e9;
+        format!("{rounded}")
+    }
+}
+
+/// A bar chart as inline SVG: one row per system, top to bottom in the order given.
 pub(super) fn bar_chart(
     title: &str,
     bars: &[(String, f64)],
 ) -> Result<String, Box<dyn std::error::Error>> {
+    let rows = bars.len().max(1);
+    let height = CAPTION_AREA + AXIS_AREA + ROW * rows as u32 + 2 * MARGIN;
+    let name_width = bars
+        .iter()
+        .map(|(name, _)| text_width(name, LABEL_SIZE))
+        .fold(0.0f64, f64::max);
+    let value_width = bars
+        .iter()
+        .map(|(_, v)| text_width(&value_text(*v), LABEL_SIZE))
+        .fold(0.0f64, f64::max);
+    // All zero: an axis from 0 to 1 still reads as "nothing".
+    let top = match bars.iter().map(|(_, v)| *v).fold(0.0f64, f64::max) {
+        top if top > 0.0 => top,
+        _ => 1.0,
+    };
+    // Row `i` (from the top) spans `rows - 1 - i` to `rows - i` rows up the y axis; its name
+    // is the label at the row's middle.
+    let row_base = |i: usize| (rows - 1 - i) as i32 * UNITS;
+    let centres: Vec<i32> = (0..rows).map(|i| row_base(i) + UNITS / 2).collect();
+    let name_at = |y: &i32| {
+        let from_top = rows as i32 - 1 - y.div_euclid(UNITS);
+        usize::try_from(from_top)
+            .ok()
+            .and_then(|i| bars.get(i))
+            .map(|(name, _)| name.clone())
+            .unwrap_or_default()
+    };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (640, 320)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let top = bars
-            .iter()
-            .map(|(_, v)| *v)
-            .fold(0.0f64, f64::max)
-            .max(1e-9)
-            * 1.1;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(60)
-            .y_label_area_size(60)
-            .build_cartesian_2d((0..bars.len()).into_segmented(), 0.0..top)?;
+        let area = titled(&root, title)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(MARGIN)
+            // The values at the bars' ends may run past the axis's end.
+            .margin_right(MARGIN + (value_width.ceil() as u32 + 8).min(NAMES_MAX))
+            .x_label_area_size(AXIS_AREA)
+            .y_label_area_size((name_width.ceil() as u32 + 16).min(NAMES_MAX))
+            .build_cartesian_2d(0.0..top, (0..rows as i32 * UNITS).with_key_points(centres))?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&|x| match x {
-                SegmentValue::CenterOf(i) => {
-                    bars.get(*i).map(|(n, _)| n.clone()).unwrap_or_default()
-                }
-                _ => String::new(),
-            })
+            .disable_y_mesh()
+            .label_style((FONT, LABEL_SIZE))
+            .max_light_lines(4)
+            .x_labels(6)
+            .x_label_formatter(&tick_text)
+            .y_label_formatter(&name_at)
             .draw()?;
         chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
             Rectangle::new(
-                [
-                    (SegmentValue::Exact(i), 0.0),
-                    (SegmentValue::Exact(i + 1), *v),
-                ],
+                [(0.0, row_base(i) + 18), (*v, row_base(i) + 82)],
                 Palette99::pick(i).filled(),
             )
         }))?;
-        root.present()?;
-    }
-    Ok(svg)
-}
-
-/// Memory-processing against prediction time per case, one labelled point per system.
-pub(super) fn efficiency_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Error>> {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let x_top = group
-            .iter()
-            .map(|r| r.memory_seconds)
-            .fold(0.0f64, f64::max)
-            .max(1e-6)
-            * 1.2;
-        let y_top = group
-            .iter()
-            .map(|r| r.prediction_seconds)
-            .fold(0.0f64, f64::max)
-            .max(1e-6)
-            * 1.2;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "memory processing vs prediction (s per case)",
-                ("sans-serif", 18),
-            )
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..x_top, 0.0..y_top)?;
-        chart
-            .configure_mesh()
-            .x_desc("memory processing s/case")
-            .y_desc("prediction s/case")
-            .draw()?;
-        chart.draw_series(group.iter().enumerate().map(|(i, r)| {
-            EmptyElement::at((r.memory_seconds, r.prediction_seconds))
-                + Circle::new((0, 0), 4, Palette99::pick(i).filled())
-                + Text::new(r.system.clone(), (6, -6), ("sans-serif", 12))
-        }))?;
-        root.present()?;
-    }
-    Ok(svg)
-}
-
-/// Cumulative memorization time over the dialogs memorized, one line per system: the slope is
-/// the cost per dialog, and a system's periodic consolidations show as steps.
-pub(super) fn memorization_chart(group: &[&RunRow]) -> Result<String, Box<dyn std::error::Error>> {
-    let lines: Vec<(&str, Vec<(f64, f64)>)> = group
-        .iter()
-        .filter(|r| !r.dialog_seconds.is_empty())
-        .map(|r| {
-            let mut total = 0.0;
-            let points = r
-                .dialog_seconds
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    total += s;
-                    ((i + 1) as f64, total)
-                })
-                .collect();
-            (r.system.as_str(), points)
-        })
-        .collect();
-    let x_top = lines
-        .iter()
-        .map(|(_, p)| p.len() as f64)
-        .fold(1.0f64, f64::max);
-    line_chart(LineChart {
-        caption: "memorization: cumulative seconds over training dialogs",
-        x_desc: "dialogs memorized",
-        y_desc: "seconds",
-        x_top,
-        x_labels: 10,
-        x_label: &|x| format!("{x:.0}"),
-        lines,
-    })
-}
-
-/// Score after each step, one line per system: how a memory learns from the dialogs it gets.
-pub(super) fn learning_chart(
-    series: &[(String, Vec<(String, f64)>)],
-) -> Result<String, Box<dyn std::error::Error>> {
-    // The x labels are the steps of the longest series.
-    let labels: Vec<String> = series
-        .iter()
-        .map(|(_, points)| points)
-        .max_by_key(|points| points.len())
-        .map(|points| points.iter().map(|(step, _)| step.clone()).collect())
-        .unwrap_or_default();
-    let lines = series
-        .iter()
-        .map(|(system, points)| {
-            let line = points.iter().enumerate();
-            (
-                system.as_str(),
-                line.map(|(x, (_, score))| (x as f64, *score)).collect(),
-            )
-        })
-        .collect();
-    line_chart(LineChart {
-        caption: "score after each step",
-        x_desc: "",
-        y_desc: "score",
-        x_top: labels.len().saturating_sub(1).max(1) as f64,
-        x_labels: labels.len().max(1),
-        // Steps sit at whole numbers; other ticks stay blank.
-        x_label: &|x| {
-            let step = x.round();
-            if (x - step).abs() < 1e-9 && step >= 0.0 {
-                labels.get(step as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        },
-        lines,
-    })
-}
-
-/// A chart with one line per system, from 0 on both axes.
-struct LineChart<'a> {
-    caption: &'a str,
-    x_desc: &'a str,
-    y_desc: &'a str,
-    /// Where the x axis ends.
-    x_top: f64,
-    /// How many x labels to draw, and what each says.
-    x_labels: usize,
-    x_label: &'a dyn Fn(&f64) -> String,
-    /// Each system's points.
-    lines: Vec<(&'a str, Vec<(f64, f64)>)>,
-}
-
-/// Draws `chart` as inline SVG, with a legend naming the systems.
-fn line_chart(chart: LineChart) -> Result<String, Box<dyn std::error::Error>> {
-    let y_top = chart
-        .lines
-        .iter()
-        .flat_map(|(_, points)| points.iter().map(|(_, y)| *y))
-        .fold(0.0f64, f64::max)
-        .max(1e-6)
-        * 1.1;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut drawing = ChartBuilder::on(&root)
-            .caption(chart.caption, ("sans-serif", 18))
-            .margin(10)
-            .margin_right(40)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..chart.x_top, 0.0..y_top)?;
-        drawing
-            .configure_mesh()
-            .x_labels(chart.x_labels)
-            .x_label_formatter(chart.x_label)
-            .x_desc(chart.x_desc)
-            .y_desc(chart.y_desc)
-            .draw()?;
-        for (i, (system, points)) in chart.lines.into_iter().enumerate() {
-            let colour = Palette99::pick(i).to_rgba();
-            drawing
-                .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
-                .label(system)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
+        let value_style = (FONT, LABEL_SIZE)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        for (i, (_, v)) in bars.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(*v, row_base(i) + UNITS / 2));
+            root.draw(&Text::new(value_text(*v), (x + 5, y), value_style.clone()))?;
         }
-        drawing
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
         root.present()?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tick_text, value_text};
+
+    #[test]
+    fn numbers_are_written_short() {
+        assert_eq!(tick_text(&2000.0), "2000");
+        assert_eq!(tick_text(&0.015000000000000001), "0.015");
+        assert_eq!(tick_text(&-0.0), "0");
+        assert_eq!(tick_text(&0.000_000_4), "4e-7");
+        assert_eq!(tick_text(&0.000_15), "1.5e-4");
+        assert_eq!(tick_text(&0.0015), "0.0015");
+        assert_eq!(tick_text(&2e-10), "2e-10");
+        assert_eq!(value_text(11_020.4), "11020");
+        assert_eq!(value_text(15.24), "15.2");
+        assert_eq!(value_text(0.017_76), "0.0178");
+    }
 }

@@ -10,9 +10,16 @@
 //! per case, model tokens per case (when a model was called), and the memorization's cumulative
 //! time over the training dialogs (from `memorization.json`); for stepwise and on-policy runs,
 //! each system's score after every step of its newest run (the learning curve). It needs no
-//! network to open.
+//! network to open. The charts keep every label apart (see `labels`): bars run across, one row
+//! per system; the scatter places each name beside its point; line charts have their legend
+//! beside the plot.
 
 mod charts;
+mod labels;
+mod lines;
+mod scatter;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -23,7 +30,9 @@ use serde_json::Value;
 
 use crate::cost::DialogCost;
 use crate::runtime::HarnessError;
-use charts::{bar_chart, efficiency_chart, learning_chart, memorization_chart};
+use charts::bar_chart;
+use lines::{learning_chart, memorization_chart};
+use scatter::efficiency_chart;
 
 /// Arguments of `report`.
 #[derive(Args, Debug)]
@@ -257,7 +266,7 @@ fn step_order(step: &str) -> i64 {
 fn page(rows: &[RunRow], curves: &Curves) -> Result<String, Box<dyn std::error::Error>> {
     let mut html = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>memorybench-rs report</title>\
-         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}\
+         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}svg{max-width:100%;height:auto}\
          td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}</style>\
          </head><body><h1>memorybench-rs report</h1>",
     );

@@ -9,7 +9,7 @@ use crate::common::{assert_ok, harness};
 fn imported_raw_data_runs_off_policy() {
     let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/lexeval/5_4.json");
     if !raw.exists() {
-        eprintln!("skipped: {} is absent", raw.display());
+        mb_core::test_data::skip(&format!("{} is absent", raw.display()));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

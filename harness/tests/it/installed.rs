@@ -33,11 +33,7 @@ fn as_user(command: &mut Command, cwd: &Path, home: &Path) -> Output {
 fn an_installed_binary_runs_from_any_directory_after_the_user_setup() {
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     if !checkout.join(".cache/embedding-assets.ok").is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must run scripts/setup.sh before the tests"
-        );
-        eprintln!("skipped: run bash scripts/setup.sh first (no .cache/ in the checkout)");
+        mb_core::test_data::skip("run bash scripts/setup.sh first (no .cache/ in the checkout)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

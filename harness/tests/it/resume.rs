@@ -304,7 +304,7 @@ fn a_memory_that_questions_change_is_rebuilt_with_its_questions() {
     let raw =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/locomo/locomo10-dev.json");
     if !raw.exists() {
-        eprintln!("skipped: {} is absent", raw.display());
+        mb_core::test_data::skip(&format!("{} is absent", raw.display()));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -35,10 +35,10 @@ fn installed(test: &str) -> Option<ServerSettings> {
         .status()
         .is_ok_and(|s| s.success());
     if !importable || !checkout(&settings.model.to_string_lossy()).is_file() {
-        eprintln!(
-            "skipping {test}: {} has no xllamacpp or the model is missing (run bash scripts/setup.sh)",
+        mb_core::test_data::skip(&format!(
+            "{test}: {} has no xllamacpp or the model is missing (run bash scripts/setup.sh)",
             python.display()
-        );
+        ));
         return None;
     }
     Some(settings)

@@ -42,11 +42,11 @@ pub(super) fn settings(
         .status()
         .is_ok_and(|s| s.success());
     if !importable || !model.is_file() {
-        eprintln!(
-            "skipping a real-model test: {} has no xllamacpp or {} is missing (run bash scripts/setup.sh)",
+        mb_core::test_data::skip(&format!(
+            "a real-model test: {} has no xllamacpp or {} is missing (run bash scripts/setup.sh)",
             python.display(),
             model.display()
-        );
+        ));
         return None;
     }
     let local = std::fs::read_to_string(checkout("configs/llm/local.toml")).unwrap();

@@ -1,0 +1,44 @@
+//! Tests that need what a checkout may lack (`../shared/data`, the set-up venv's Python tools).
+//!
+//! Such a test must never pass silently: under CI (the `CI` variable set) a missing input is a
+//! failure, since CI provides it; elsewhere the test prints one `skipped: …` line and records it
+//! in `target/skipped-tests.log`, which `scripts/test-python.sh` counts at the end of the README's
+//! test command (`scripts/setup.sh` clears it at the start).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Ends a test that cannot run because `reason` (e.g. "…/locomo10-dev.json is absent"): a panic
+/// under CI, else one `skipped:` line, recorded. Call it and return.
+pub fn skip(reason: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("{reason}; CI must provide it (run bash scripts/setup.sh, keep ../shared/data)");
+    }
+    eprintln!("skipped: {reason}");
+    if let Some(log) = skip_log() {
+        let line = format!("{}: {reason}\n", test_name());
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut file| file.write_all(line.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("could not record the skip in {}: {e}", log.display());
+        }
+    }
+}
+
+/// `target/skipped-tests.log`, found from the test executable (`target/<profile>/deps/…`).
+fn skip_log() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let target = exe.parent()?.parent()?.parent()?;
+    Some(target.join("skipped-tests.log"))
+}
+
+/// The running test's name (the test harness names each test's thread after it).
+fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string()
+}
