@@ -134,26 +134,83 @@ pub fn evaluate(ranked: &[&str], corpus: &[&str], k: usize) -> Scores {
 
 /// Scores a ranking of turn ids at session level, as the official `turn2session`: ids become
 /// their sessions (repeats kept, as the official code scores positions), and the cut-off grows
-/// from `k` until the top covers `k` distinct sessions (or the ranking ends).
+/// from `k` until the top covers `k` distinct sessions or passes the corpus size. The cut-off
+/// never shrinks to the ranking's length: a system returning fewer than `k` units is scored
+/// against the ideal of the whole cut-off, as the official NDCG is.
 pub fn evaluate_as_sessions(ranked_turns: &[&str], corpus_turns: &[&str], k: usize) -> Scores {
     let ranked: Vec<&str> = ranked_turns.iter().map(|t| session_of(t)).collect();
     let corpus: Vec<&str> = corpus_turns.iter().map(|t| session_of(t)).collect();
-    let mut effective = k.min(ranked.len());
-    let distinct = |n: usize| ranked[..n].iter().collect::<HashSet<_>>().len();
-    while effective < ranked.len() && distinct(effective) < k {
+    let distinct = |n: usize| ranked.iter().take(n).collect::<HashSet<_>>().len();
+    let mut effective = k;
+    while effective <= corpus.len() && distinct(effective) < k {
         effective += 1;
     }
     let gold: HashSet<&str> = corpus.iter().copied().filter(|id| is_gold(id)).collect();
-    let top: HashSet<&str> = ranked[..effective].iter().copied().collect();
+    let top: HashSet<&str> = ranked.iter().take(effective).copied().collect();
     let ideal = dcg(corpus
         .iter()
         .filter(|id| is_gold(id))
         .map(|_| true)
         .take(effective));
-    let actual = dcg(ranked[..effective].iter().map(|id| is_gold(id)));
+    let actual = dcg(ranked.iter().take(effective).map(|id| is_gold(id)));
     Scores {
         recall_any: f64::from(u8::from(gold.iter().any(|g| top.contains(g)))),
         recall_all: f64::from(u8::from(gold.iter().all(|g| top.contains(g)))),
         ndcg_any: if ideal > 0.0 { actual / ideal } else { 0.0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Six sessions of one turn each; sessions 1 and 2 hold the answer.
+    const CORPUS: [&str; 6] = ["answer_1_1", "answer_2_1", "s3_1", "s4_1", "s5_1", "s6_1"];
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn a_ranking_shorter_than_k_is_scored_against_the_whole_ideal() {
+        // Official: effective k grows to 7 (past the corpus); ideal = dcg([1, 1]) = 1 + 1/log2(2)
+        // = 2; actual = dcg([1]) = 1; NDCG 0.5.
+        let scores = evaluate_as_sessions(&["answer_1_1"], &CORPUS, 5);
+        assert!(close(scores.ndcg_any, 0.5), "{scores:?}");
+        assert_eq!((scores.recall_any, scores.recall_all), (1.0, 0.0));
+    }
+
+    #[test]
+    fn the_second_position_weighs_as_much_as_the_first() {
+        // Official dcg: rel1 + rel2/log2(2) + rel3/log2(3)...: [0, 1] gives 1 against the ideal 2.
+        let scores = evaluate_as_sessions(&["s3_1", "answer_2_1"], &CORPUS, 2);
+        assert!(close(scores.ndcg_any, 0.5), "{scores:?}");
+        // [0, 0, 1] at k = 3: 1/log2(3) against the ideal 2.
+        let scores = evaluate_as_sessions(&["s3_1", "s4_1", "answer_1_1"], &CORPUS, 3);
+        assert!(
+            close(scores.ndcg_any, 1.0 / 3f64.log2() / 2.0),
+            "{scores:?}"
+        );
+    }
+
+    #[test]
+    fn repeated_sessions_grow_the_cut_off_and_count_each_position() {
+        // Corpus sessions [a1, a1, s2, s2, s3]; the top 2 turns cover one session, so k grows
+        // to 3. Ideal dcg([1, 1, 0]) = 2, actual dcg([1, 1, 0]) = 2.
+        let corpus = ["answer_1_1", "answer_1_2", "s2_1", "s2_2", "s3_1"];
+        let ranked = ["answer_1_2", "answer_1_1", "s2_1", "s3_1"];
+        let scores = evaluate_as_sessions(&ranked, &corpus, 2);
+        assert!(close(scores.ndcg_any, 1.0), "{scores:?}");
+        assert_eq!((scores.recall_any, scores.recall_all), (1.0, 1.0));
+        // Gold second and third: the top 2 already cover two sessions, so k stays 2; actual
+        // dcg([0, 1]) = 1 against the ideal dcg([1, 1]) = 2.
+        let ranked = ["s2_1", "answer_1_1", "answer_1_2", "s3_1"];
+        let scores = evaluate_as_sessions(&ranked, &corpus, 2);
+        assert!(close(scores.ndcg_any, 0.5), "{scores:?}");
+        // At k = 3 the top 3 cover two sessions, so k grows to 4: actual 1/log2(2) + 1/log2(3)
+        // against the ideal dcg([1, 1, 0, 0]) = 2.
+        let scores = evaluate_as_sessions(&ranked, &corpus, 3);
+        let expected = (1.0 + 1.0 / 3f64.log2()) / 2.0;
+        assert!(close(scores.ndcg_any, expected), "{scores:?}");
     }
 }
