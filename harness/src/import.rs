@@ -51,12 +51,18 @@ pub fn run(args: &ImportArgs) -> Result<(), HarnessError> {
     let mut source = InMemorySource::new("import");
     if let Some(path) = &args.locomo {
         let origin = path.display().to_string();
-        for (name, stored) in import::locomo(
+        let conversations = import::locomo(
             &read(path)?,
             &origin,
             |j| format!("Locomo-{j}"),
             sample_count("Locomo-0"),
-        )? {
+        )?;
+        if conversations.is_empty() {
+            return Err(HarnessError::Usage(format!(
+                "{origin}: holds no LoCoMo conversation (an empty list)"
+            )));
+        }
+        for (name, stored) in conversations {
             source.insert(name, stored);
         }
     }

@@ -232,6 +232,12 @@ fn run_system(
         Ok(Next::Continue)
     })?;
     drop(bar);
+    if finished.is_empty() && broken.is_empty() {
+        return Err(HarnessError::Usage(format!(
+            "{}: holds no LongMemEval question (an empty list)",
+            path.display()
+        )));
+    }
     summary::write(
         &files,
         spec,

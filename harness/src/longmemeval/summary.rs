@@ -84,7 +84,9 @@ pub fn write(
     } else {
         0.0
     });
-    timing_summary["judge_seconds"] = json!(cases.iter().map(|c| c.judge.seconds).sum::<f64>());
+    // `+ 0.0`: an empty float sum is -0.0.
+    let judge_seconds = cases.iter().map(|c| c.judge.seconds).sum::<f64>() + 0.0;
+    timing_summary["judge_seconds"] = json!(judge_seconds);
     let summary = json!({
         "about": about,
         "questions": cases.len(),

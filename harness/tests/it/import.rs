@@ -48,3 +48,23 @@ fn imported_raw_data_runs_off_policy() {
     let nothing = harness(&["import", "--out", data.to_str().unwrap()]);
     assert!(!nothing.status.success());
 }
+
+#[test]
+fn an_empty_locomo_file_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("locomo-empty.json");
+    std::fs::write(&file, "[]").unwrap();
+    let out = harness(&[
+        "import",
+        "--locomo",
+        file.to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("locomo-empty.json") && stderr.contains("no LoCoMo conversation"),
+        "{stderr}"
+    );
+}

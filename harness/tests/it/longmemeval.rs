@@ -189,3 +189,17 @@ fn a_file_name_that_is_not_utf8_is_a_path_like_any_other() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ok(&out);
 }
+
+#[test]
+fn an_empty_question_list_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty.json");
+    std::fs::write(&file, "[]").unwrap();
+    let out = off_policy(dir.path(), &file, &["--baseline", "bm25_message"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("empty.json") && stderr.contains("no LongMemEval question"),
+        "{stderr}"
+    );
+}
