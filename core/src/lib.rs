@@ -12,6 +12,7 @@
 
 pub mod clock;
 pub mod dates;
+mod excerpt;
 pub mod files;
 mod lang;
 mod message;
@@ -20,5 +21,6 @@ pub mod pyliteral;
 pub mod retry;
 pub mod test_data;
 
+pub use excerpt::{excerpt, MESSAGE_CHARS};
 pub use lang::Lang;
 pub use message::{Message, Role};

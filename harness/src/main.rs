@@ -99,7 +99,12 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("mb-harness: {error}");
+            // An error may quote what it refused, and that may be megabytes long.
+            let message = error.to_string();
+            eprintln!(
+                "mb-harness: {}",
+                mb_core::excerpt(&message, mb_core::MESSAGE_CHARS)
+            );
             ExitCode::FAILURE
         }
     }

@@ -28,6 +28,7 @@ from langchain_core.stores import BaseStore
 from pydantic import Field
 
 from ._native import Batch, Embedder, Engine, Memory
+from ._opened import engine_for_store
 from .errors import InvalidInputError
 
 V = TypeVar("V")
@@ -128,10 +129,7 @@ class _StateKeyValueStore(BaseStore[str, V]):
         path: Optional[str] = None,
         namespace: str = "langchain_kv",
     ) -> None:
-        if (engine is None) == (path is None):
-            raise InvalidInputError("give exactly one of engine= (an open Engine) or path=")
-        self._owns_engine = engine is None
-        self.engine = engine if engine is not None else Engine(path)
+        self.engine, self._owns_engine = engine_for_store(engine, path)
         self.namespace = namespace
         self.engine.ensure_namespace(namespace)
         self._lock = threading.Lock()

@@ -21,6 +21,7 @@ from langchain_core.vectorstores import VectorStore
 
 from ._native import Batch, Embedder, Engine, Hit
 from ._langchain_extras import MemoryBenchByteStore, MemoryBenchJSONStore, MemoryBenchRetriever
+from ._opened import engine_for_store
 from .errors import InvalidInputError
 
 _ID = "lc_id"
@@ -61,10 +62,7 @@ class MemoryBenchVectorStore(VectorStore):
         namespace: str = "langchain",
         space: str = "langchain",
     ) -> None:
-        if (engine is None) == (path is None):
-            raise InvalidInputError("give exactly one of engine= (an open Engine) or path=")
-        self._owns_engine = engine is None
-        self.engine = engine if engine is not None else Engine(path)
+        self.engine, self._owns_engine = engine_for_store(engine, path)
         self.embedding = embedding
         self.namespace = namespace
         self.space = space

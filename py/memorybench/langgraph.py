@@ -47,6 +47,7 @@ from langgraph.store.base import (
 )
 
 from ._native import Batch, Engine
+from ._opened import engine_for_store
 from .errors import InvalidInputError
 
 Namespace = Tuple[str, ...]
@@ -94,10 +95,7 @@ class MemoryBenchStore(BaseStore):
         index: Optional[IndexConfig] = None,
         space: str = "langgraph",
     ) -> None:
-        if (engine is None) == (path is None):
-            raise InvalidInputError("give exactly one of engine= (an open Engine) or path=")
-        self._owns_engine = engine is None
-        self.engine = engine if engine is not None else Engine(path)
+        self.engine, self._owns_engine = engine_for_store(engine, path)
         self.namespace = namespace
         self.space = space
         self.engine.ensure_namespace(namespace)

@@ -203,3 +203,23 @@ fn an_empty_question_list_is_refused_in_one_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_error_quotes_at_most_an_excerpt_of_a_huge_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut instances: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    // Five megabytes where a list of session ids belongs: the parser's error quotes the value.
+    instances[0]["haystack_session_ids"] = Value::String("x".repeat(5 << 20));
+    let file = dir.path().join("huge.json");
+    std::fs::write(&file, serde_json::to_string(&instances).unwrap()).unwrap();
+    let out = off_policy(dir.path(), &file, &["--baseline", "bm25_message"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.len() < 2_000, "{} bytes of error", stderr.len());
+    assert!(
+        stderr.contains("huge.json"),
+        "{}",
+        &stderr[..stderr.len().min(500)]
+    );
+}
