@@ -95,61 +95,49 @@ class TestMemoryBenchRetriever(RetrieversIntegrationTests):
         return "Where does Lena live?"
 
 
-def _byte_store(tmp_path):
-    store = MemoryBenchByteStore(path=str(tmp_path / "store"))
-    try:
-        yield store
-    finally:
-        store.close()
+class _ByteStoreFixtures:
+    """The byte store and three byte values, for both of LangChain's key-value suites."""
 
-
-def _json_store(tmp_path):
-    store = MemoryBenchJSONStore(path=str(tmp_path / "store"))
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-BYTES = (b"foo", b"\x00\xffbar", b"")
-JSON_VALUES = ({"name": "Lena", "city": "Porto"}, [1, 2.5, "three", None], "sardines")
-
-
-class TestMemoryBenchByteStoreSync(BaseStoreSyncTests[bytes]):
     @pytest.fixture
     def kv_store(self, tmp_path):
-        yield from _byte_store(tmp_path)
+        store = MemoryBenchByteStore(path=str(tmp_path / "store"))
+        try:
+            yield store
+        finally:
+            store.close()
 
     @pytest.fixture
     def three_values(self):
-        return BYTES
+        return (b"foo", b"\x00\xffbar", b"")
 
 
-class TestMemoryBenchByteStoreAsync(BaseStoreAsyncTests[bytes]):
+class _JSONStoreFixtures:
+    """The JSON store and three JSON values, for both of LangChain's key-value suites."""
+
     @pytest.fixture
     def kv_store(self, tmp_path):
-        yield from _byte_store(tmp_path)
+        store = MemoryBenchJSONStore(path=str(tmp_path / "store"))
+        try:
+            yield store
+        finally:
+            store.close()
 
     @pytest.fixture
     def three_values(self):
-        return BYTES
+        return ({"name": "Lena", "city": "Porto"}, [1, 2.5, "three", None], "sardines")
 
 
-class TestMemoryBenchJSONStoreSync(BaseStoreSyncTests):
-    @pytest.fixture
-    def kv_store(self, tmp_path):
-        yield from _json_store(tmp_path)
-
-    @pytest.fixture
-    def three_values(self):
-        return JSON_VALUES
+class TestMemoryBenchByteStoreSync(_ByteStoreFixtures, BaseStoreSyncTests[bytes]):
+    pass
 
 
-class TestMemoryBenchJSONStoreAsync(BaseStoreAsyncTests):
-    @pytest.fixture
-    def kv_store(self, tmp_path):
-        yield from _json_store(tmp_path)
+class TestMemoryBenchByteStoreAsync(_ByteStoreFixtures, BaseStoreAsyncTests[bytes]):
+    pass
 
-    @pytest.fixture
-    def three_values(self):
-        return JSON_VALUES
+
+class TestMemoryBenchJSONStoreSync(_JSONStoreFixtures, BaseStoreSyncTests):
+    pass
+
+
+class TestMemoryBenchJSONStoreAsync(_JSONStoreFixtures, BaseStoreAsyncTests):
+    pass
