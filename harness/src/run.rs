@@ -338,21 +338,11 @@ fn parse_threads(text: &str) -> Result<usize, String> {
     }
 }
 
-/// `--date`: a day of the calendar, as `YYYY-MM-DD`.
+/// `--date`: a day of the calendar, written exactly as `YYYY-MM-DD`.
 fn parse_date(text: &str) -> Result<String, String> {
-    let parts: Vec<&str> = text.split('-').collect();
-    let day = match parts.as_slice() {
-        [y, m, d] if y.len() == 4 && m.len() == 2 && d.len() == 2 => {
-            match (y.parse(), m.parse(), d.parse()) {
-                (Ok(y), Ok(m), Ok(d)) => mb_core::dates::Day::from_ymd(y, m, d),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    match day {
-        Some(_) => Ok(text.to_string()),
-        None => Err(format!("{text:?} is not a calendar date (YYYY-MM-DD)")),
+    match mb_core::dates::Day::find(text) {
+        Some(day) if day.iso() == text => Ok(text.to_string()),
+        _ => Err(format!("{text:?} is not a calendar date (YYYY-MM-DD)")),
     }
 }
 
