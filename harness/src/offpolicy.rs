@@ -171,11 +171,12 @@ async fn run_system(
             (Some(conversation), Some(format)) => {
                 let copy = MemoryCopy::open(setup, spec, &namespace)?;
                 let cost = copy.memorize_corpus(conversation, format).await?;
-                corpus_costs
-                    .entry(dataset.name().to_string())
-                    .or_default()
-                    .add(&cost);
-                write_json(&corpus_timing, &corpus_costs)?;
+                // A resumed run ingests the corpus again (its copy went with the stopped
+                // process) but reports the ingestion recorded first, as a clean run would.
+                if !corpus_costs.contains_key(dataset.name()) {
+                    corpus_costs.insert(dataset.name().to_string(), cost);
+                    write_json(&corpus_timing, &corpus_costs)?;
+                }
                 Some(copy)
             }
             _ if system.retrieval_changes_memory() => {

@@ -55,6 +55,16 @@ pub enum HarnessError {
     /// The command cannot run as asked.
     #[error("{0}")]
     Usage(String),
+    /// One question of a file could not be answered: the file and the question named.
+    #[error("{file}: question {question}: {source}")]
+    Question {
+        /// The file holding the question.
+        file: String,
+        /// The question's id.
+        question: String,
+        /// What went wrong.
+        source: Box<HarnessError>,
+    },
     /// A file could not be read or written.
     #[error("{path}: {detail}")]
     File {

@@ -223,7 +223,12 @@ fn run_system(
         if !log.holds(&instance.question_id) {
             let case = services
                 .runtime
-                .block_on(answer_instance(services, spec, &instance, reading))?;
+                .block_on(answer_instance(services, spec, &instance, reading))
+                .map_err(|source| HarnessError::Question {
+                    file: path.display().to_string(),
+                    question: mb_core::excerpt(&instance.question_id, 200).into_owned(),
+                    source: Box::new(source),
+                })?;
             log.append(&case)?;
             log.sync()?;
             finished.push(case);

@@ -223,3 +223,25 @@ fn an_error_quotes_at_most_an_excerpt_of_a_huge_value() {
         &stderr[..stderr.len().min(500)]
     );
 }
+
+#[test]
+fn a_turn_too_large_to_store_is_refused_naming_the_file_and_the_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut instances: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    // Above the engine's 8 MiB limit on one record's text.
+    instances[1]["haystack_sessions"][0][0]["content"] = Value::String("word ".repeat(2 << 20));
+    let question = instances[1]["question_id"].as_str().unwrap().to_string();
+    let file = dir.path().join("large-turn.json");
+    std::fs::write(&file, serde_json::to_string(&instances).unwrap()).unwrap();
+    let out = off_policy(dir.path(), &file, &["--baseline", "bm25_dialog"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.len() < 2_000, "{} bytes of error", stderr.len());
+    assert!(
+        stderr.contains("large-turn.json")
+            && stderr.contains(&format!("question {question}"))
+            && stderr.contains("above the limit"),
+        "{stderr}"
+    );
+}

@@ -350,3 +350,78 @@ fn a_memory_that_questions_change_is_rebuilt_with_its_questions() {
         }
     }
 }
+
+/// `value` without the fields that measure time (or, for `model_usage`, the calls of the
+/// process that finished the run), which no two runs share.
+fn costs_only(value: &Value) -> Value {
+    const TIMES: [&str; 8] = [
+        "seconds",
+        "memory_dialogs",
+        "memory_corpus",
+        "predict_memory",
+        "predict_llm",
+        "memory_processing_seconds_per_case",
+        "prediction_seconds_per_case",
+        "model_usage",
+    ];
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| !TIMES.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), costs_only(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(costs_only).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn a_resumed_run_reports_the_costs_of_a_clean_run_wherever_it_was_killed() {
+    let port = slow_server(150);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = answer_settings(dir.path(), port);
+    // Mem0 makes LLM operations both memorizing and ingesting Sample-Locomo's corpus (the
+    // first of the set's datasets: six cases, then Sample-Stories' four).
+    let command = ["off-policy", "--baseline", "mem0"];
+    let results = "runs/off-policy/results/domain/Sample/mem0";
+    complete(&slow_run(&settings, &dir.path().join("clean"), &command));
+    let clean = only_run(dir.path().join("clean").join(results));
+    let moments: [(&str, fn(&Path) -> bool); 3] = [
+        ("corpus ingested", |run| {
+            run.join("corpus_timing.json").exists()
+        }),
+        ("mid-corpus dataset", |run| {
+            lines(run.join("predict.partial.jsonl")) >= 3
+        }),
+        ("after the corpus dataset", |run| {
+            lines(run.join("predict.partial.jsonl")) >= 7
+        }),
+    ];
+    for (index, (moment, ready)) in moments.into_iter().enumerate() {
+        let root = dir.path().join(format!("killed-{index}"));
+        let args = slow_run(&settings, &root, &command);
+        let killed = kill_when(&args, &root.join(results), ready);
+        assert!(!killed.join("predict.json").exists(), "{moment}");
+        complete(&resumed(&args, &killed));
+        for file in ["predict.json", "memorization.json"] {
+            assert_eq!(
+                costs_only(&read(killed.join(file))),
+                costs_only(&read(clean.join(file))),
+                "{moment}: {file}"
+            );
+        }
+        let corpus = read(killed.join("corpus_timing.json"));
+        assert_eq!(
+            costs_only(&corpus),
+            costs_only(&read(clean.join("corpus_timing.json"))),
+            "{moment}: corpus_timing.json"
+        );
+        assert!(corpus["Sample-Locomo"]["llm_operations"].as_u64() > Some(0));
+        assert_eq!(
+            costs_only(&read(killed.join("summary.json"))["timing"]),
+            costs_only(&read(clean.join("summary.json"))["timing"]),
+            "{moment}: the summary's timing"
+        );
+    }
+}
