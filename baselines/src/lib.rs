@@ -12,6 +12,7 @@
 //! ([`hybrid`]).
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod amem;
 pub mod dense;

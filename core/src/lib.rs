@@ -9,6 +9,7 @@
 //! client or model runtime.
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod clock;
 pub mod dates;

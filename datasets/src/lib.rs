@@ -19,6 +19,7 @@
 //! summaries.
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod catalog;
 pub mod corpus;

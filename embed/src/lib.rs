@@ -31,6 +31,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod assets;
 #[cfg(feature = "engine")]

@@ -10,6 +10,7 @@
 //! ([`feedback`], [`converse`]), the memory cache and progress bars.
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod backoff;
 pub mod cases;

@@ -17,6 +17,7 @@
 //! [`LimitedProvider`] sends requests with a role's [`OutputLimits`].
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod anthropic;
 mod choice;

@@ -2,6 +2,9 @@
 //! systems, each a thin class over the Rust crates. The pure-Python package around it
 //! (`py/memorybench/`) adds the exception classes and the LangChain vector store.
 
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod embedder;
 mod engine;
 mod errors;

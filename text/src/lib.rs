@@ -7,6 +7,7 @@
 //! here: `AND`, quotes or `field:` are just text.
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 use std::sync::OnceLock;
 
