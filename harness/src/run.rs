@@ -225,6 +225,7 @@ impl Services {
     /// `specs`: settings that do not parse, an embedder that cannot open or a model that does
     /// not answer stop the run here.
     pub fn start(args: &RunArgs, specs: &[&'static SystemSpec]) -> Result<Services, HarnessError> {
+        args.embedder.check_used(specs)?;
         let store = Store::open(Some(&args.store))?;
         let (llm_settings, llm_server) = args.llm.start()?;
         let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
@@ -238,6 +239,7 @@ impl Services {
             .build()
             .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
         if args.llm.cache_mode() != mb_llm::CacheMode::Replay {
+            runtime.block_on(mb_llm::check_reachable(&llm_settings))?;
             runtime.block_on(preflight(&llm))?;
         }
         Ok(Services {

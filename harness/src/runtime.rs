@@ -121,6 +121,24 @@ pub struct EmbedderArgs {
     pub embedder: Option<String>,
 }
 
+impl EmbedderArgs {
+    /// Refuses a forced embedder (`--embedder`) that none of `specs` would use: a run of
+    /// systems that do not embed would otherwise ignore the flag, and its file, silently.
+    pub fn check_used(&self, specs: &[&SystemSpec]) -> Result<(), HarnessError> {
+        match &self.embedder {
+            Some(choice) if !specs.iter().any(|spec| spec.needs_embedder) => {
+                let names: Vec<&str> = specs.iter().map(|spec| spec.name).collect();
+                Err(HarnessError::Usage(format!(
+                    "--embedder {}: unused, as no system of this run embeds ({}); drop the flag",
+                    mb_core::excerpt(choice, 200),
+                    names.join(", ")
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The embedders of a run, opened once per distinct choice and shared by the systems that
 /// name it.
 pub struct Embedders {

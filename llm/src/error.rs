@@ -63,6 +63,19 @@ pub enum LlmError {
     /// while requests needed it. Not retried: it stays down.
     #[error("local model server: {0}")]
     Server(String),
+    /// None of a role's servers accepts connections (see [`crate::check_reachable`]). Not
+    /// retried: nothing listens there.
+    #[error(
+        "the {role} model at {url} is unreachable: {detail}; start its server or correct base_url"
+    )]
+    Unreachable {
+        /// The role (answer, memory, simulator, judge).
+        role: &'static str,
+        /// The first of its servers' URLs that failed.
+        url: String,
+        /// Why the connection failed.
+        detail: String,
+    },
     /// A configuration value that cannot work.
     #[error("invalid LLM setting {field}: {reason}")]
     Config {
@@ -85,7 +98,10 @@ impl LlmError {
             | LlmError::Exhausted { .. }
             | LlmError::BadResponse { .. }
             | LlmError::ReplayMiss { .. } => true,
-            LlmError::Cache(_) | LlmError::Config { .. } | LlmError::Server(_) => false,
+            LlmError::Cache(_)
+            | LlmError::Config { .. }
+            | LlmError::Server(_)
+            | LlmError::Unreachable { .. } => false,
         }
     }
 }

@@ -29,6 +29,7 @@ mod limits;
 mod local;
 mod openai;
 pub mod ops;
+mod reachable;
 mod record;
 mod replicas;
 mod settings;
@@ -49,6 +50,7 @@ pub use limits::{LimitedProvider, OutputLimits};
 pub use local::{stop_local_servers_on_signals, LocalServer, ServerSettings, SETUP_COMMAND};
 pub use mb_core::{Message, Role};
 pub use openai::OpenAiProvider;
+pub use reachable::{check_reachable, CONNECT_TIMEOUT};
 pub use record::{AnswerStore, CacheMode, RecordedProvider};
 #[cfg(feature = "engine")]
 pub use record::{EngineAnswers, RECORD_NAMESPACE};

@@ -132,7 +132,7 @@ fn an_unreachable_model_or_a_skipped_run_stops_before_any_work() {
     // Port 9 (discard) on loopback: nothing listens there.
     std::fs::write(
         &settings,
-        "[answer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\nmax_retries = 0\ntimeout_secs = 5\n\
+        "[answer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
          [memory]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n",
     )
     .unwrap();
@@ -148,8 +148,9 @@ fn an_unreachable_model_or_a_skipped_run_stops_before_any_work() {
     );
     assert!(!out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
+    // With the default retries (six, about a minute of backoff), yet at once.
     assert!(
-        stderr.contains("the answer model is not usable"),
+        stderr.contains("the answer model at http://127.0.0.1:9/v1 is unreachable"),
         "{stderr}"
     );
     assert!(

@@ -100,3 +100,34 @@ fn thread_counts_and_dates_out_of_range_are_refused_in_one_line() {
         assert!(stderr.lines().count() <= 4, "{flag} {value}: {stderr}");
     }
 }
+
+#[test]
+fn an_embedder_no_system_of_the_run_uses_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for command in [
+        vec!["off-policy", "--baseline", "bm25_dialog"],
+        vec!["retrieve", "--baseline", "bm25_message"],
+    ] {
+        let mut args = command.clone();
+        args.extend(["--embedder", "/nonexistent.toml"]);
+        let stderr = refusal(&args);
+        assert!(
+            stderr.contains("--embedder /nonexistent.toml: unused") && stderr.contains(command[2]),
+            "{command:?}: {stderr}"
+        );
+    }
+    // A system that embeds takes it, and so reads the file.
+    let args = in_dir(
+        dir.path(),
+        &[
+            "off-policy",
+            "--baseline",
+            "embedder_dialog",
+            "--embedder",
+            "/nonexistent.toml",
+        ],
+    );
+    let stderr = refusal(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(stderr.contains("/nonexistent.toml"), "{stderr}");
+    assert!(!stderr.contains("unused"), "{stderr}");
+}

@@ -376,6 +376,9 @@ fn costs_only(value: &Value) -> Value {
     }
 }
 
+/// Whether a run has got to the moment it is to be killed at.
+type KillMoment = fn(&Path) -> bool;
+
 #[test]
 fn a_resumed_run_reports_the_costs_of_a_clean_run_wherever_it_was_killed() {
     let port = slow_server(150);
@@ -387,7 +390,7 @@ fn a_resumed_run_reports_the_costs_of_a_clean_run_wherever_it_was_killed() {
     let results = "runs/off-policy/results/domain/Sample/mem0";
     complete(&slow_run(&settings, &dir.path().join("clean"), &command));
     let clean = only_run(dir.path().join("clean").join(results));
-    let moments: [(&str, fn(&Path) -> bool); 3] = [
+    let moments: [(&str, KillMoment); 3] = [
         ("corpus ingested", |run| {
             run.join("corpus_timing.json").exists()
         }),
