@@ -298,10 +298,11 @@ impl MemorySystem for AMem {
             .memory
             .run(&QueryKeywords::new(query, QUERY_KEYWORDS), lang)
             .await?;
+        // Upstream embeds the keyword text as the model wrote it; no keywords: the query.
         let probe = if keywords.is_empty() {
             query.to_string()
         } else {
-            keywords.join(", ")
+            keywords
         };
         let vector = embed_text(&self.embedder, probe).await?;
         let hits = self.context.engine.search_vector(

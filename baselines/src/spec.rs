@@ -189,7 +189,7 @@ impl SystemSpec {
 /// Settings from TOML `text`; errors name `origin` and the line and field at fault.
 fn parse_settings(origin: &str, text: &str) -> Result<SystemSettings, MemoryError> {
     let settings: SystemSettings =
-        toml::from_str(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))?;
+        mb_core::parse_toml(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))?;
     check_retrieve_k(settings.retrieve_k)
         .map_err(|reason| MemoryError::Config(format!("{origin}: retrieve_k = {reason}")))?;
     settings

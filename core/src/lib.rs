@@ -21,7 +21,9 @@ pub mod panic;
 pub mod pyliteral;
 pub mod retry;
 pub mod test_data;
+mod toml_text;
 
 pub use excerpt::{excerpt, MESSAGE_CHARS};
 pub use lang::Lang;
 pub use message::{Message, Role};
+pub use toml_text::{parse_toml, TomlError};

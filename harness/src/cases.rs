@@ -294,6 +294,10 @@ impl RunTiming {
                 "prediction": (mean.fallbacks_predict * count as f64).round(),
                 "by_operation": llm.take_fallbacks(),
             },
+            "resends": {
+                "by_operation": llm.take_resends(),
+                "cap_hits": llm.take_cap_hits(),
+            },
         });
         RunTiming {
             mean,

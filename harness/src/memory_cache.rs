@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use mb_baselines::{MemorySystem, TrainingDialog};
 use mb_engine::{Engine, NamespaceOptions};
+use mb_llm::ops::OutputHandling;
 use mb_llm::{LlmSettings, RoleSettings};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,7 +33,7 @@ pub struct MemoryInputs {
     pub format: u32,
     /// The system's settings as it runs with them (JSON).
     pub settings: Value,
-    /// The memory role's provider, model, endpoint and re-asks.
+    /// The memory role's provider, model, endpoint and output handling.
     pub memory_model: String,
     /// The embedder's model id and dimension, for systems that embed.
     pub embedder: Option<String>,
@@ -129,10 +130,14 @@ impl MemoryInputs {
 }
 
 /// The memory role as it shapes a memory: provider, model, endpoint, output limits (when set)
-/// and re-asks.
+/// and how unusable output is handled (with its re-asks when tolerant).
 fn memory_model(llm: &LlmSettings) -> String {
+    let handling = match llm.output_handling {
+        OutputHandling::Upstream => "upstream output handling".to_string(),
+        OutputHandling::Tolerant => format!("tolerant output handling, {} re-asks", llm.reasks),
+    };
     let (provider, endpoint) = match &llm.memory {
-        RoleSettings::Offline => return format!("offline, {} re-asks", llm.reasks),
+        RoleSettings::Offline => return "offline".to_string(),
         RoleSettings::Openai(e) => ("openai", e),
         RoleSettings::Anthropic(e) => ("anthropic", e),
     };
@@ -144,8 +149,8 @@ fn memory_model(llm: &LlmSettings) -> String {
         limits.push_str(&format!(", {operation} max_tokens {cap}"));
     }
     format!(
-        "{provider} {} at {}{limits}, {} re-asks",
-        endpoint.model, endpoint.base_url, llm.reasks
+        "{provider} {} at {}{limits}, {handling}",
+        endpoint.model, endpoint.base_url
     )
 }
 
@@ -243,7 +248,7 @@ mod tests {
         MemoryInputs {
             format: CACHE_FORMAT,
             settings: serde_json::json!({"retrieve_k": 5, "keep_one_sided": false}),
-            memory_model: "offline, 2 re-asks".into(),
+            memory_model: "offline".into(),
             embedder: Some("hashing-384 (384 dimensions)".into()),
             lang: "en".into(),
             dialogs: "ab".into(),
@@ -251,19 +256,24 @@ mod tests {
     }
 
     #[test]
-    fn output_limits_are_part_of_the_memory_model() {
+    fn output_limits_and_handling_are_part_of_the_memory_model() {
         let text = "[memory]\nprovider = \"vllm\"\nbase_url = \"http://h/v1\"\nmodel = \"m\"\n";
         let plain: LlmSettings = toml::from_str(text).unwrap();
-        assert_eq!(memory_model(&plain), "openai m at http://h/v1, 2 re-asks");
+        assert_eq!(
+            memory_model(&plain),
+            "openai m at http://h/v1, upstream output handling"
+        );
         let limited: LlmSettings = toml::from_str(&format!(
-            "{text}max_tokens = 256\n[memory.max_tokens_per_operation]\nmeta_summary = 128\n"
+            "output_handling = \"tolerant\"\n{text}max_tokens = 256\n\
+             [memory.max_tokens_per_operation]\nmeta_summary = 128\n"
         ))
         .unwrap();
         assert_eq!(
             memory_model(&limited),
-            "openai m at http://h/v1, max_tokens 256, meta_summary max_tokens 128, 2 re-asks"
+            "openai m at http://h/v1, max_tokens 256, meta_summary max_tokens 128, \
+             tolerant output handling, 2 re-asks"
         );
-        assert_eq!(memory_model(&LlmSettings::default()), "offline, 2 re-asks");
+        assert_eq!(memory_model(&LlmSettings::default()), "offline");
     }
 
     #[test]
@@ -272,14 +282,15 @@ mod tests {
         assert!(inputs().differences(&built).is_empty());
         let mut now = inputs();
         now.settings["keep_one_sided"] = true.into();
-        now.memory_model = "openai Qwen/Qwen3-8B at http://localhost:12345/v1, 2 re-asks".into();
+        now.memory_model =
+            "openai Qwen/Qwen3-8B at http://localhost:12345/v1, upstream output handling".into();
         now.dialogs = "cd".into();
         assert_eq!(
             now.differences(&built),
             [
                 "setting keep_one_sided = false (now true)",
-                "memory model offline, 2 re-asks (now openai Qwen/Qwen3-8B at \
-                 http://localhost:12345/v1, 2 re-asks)",
+                "memory model offline (now openai Qwen/Qwen3-8B at \
+                 http://localhost:12345/v1, upstream output handling)",
                 "training dialogs (data changed)",
             ]
         );

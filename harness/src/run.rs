@@ -225,7 +225,7 @@ impl Services {
     /// `specs`: settings that do not parse, an embedder that cannot open or a model that does
     /// not answer stop the run here.
     pub fn start(args: &RunArgs, specs: &[&'static SystemSpec]) -> Result<Services, HarnessError> {
-        args.embedder.check_used(specs)?;
+        args.embedder.warn_if_unused(specs);
         let store = Store::open(Some(&args.store))?;
         let (llm_settings, llm_server) = args.llm.start()?;
         let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);

@@ -20,6 +20,7 @@ pub fn run_dir(
     extra: Value,
 ) -> Result<RunFiles, HarnessError> {
     let settings = spec.settings(args.memory_config.as_deref())?;
+    let llm = args.llm.settings()?;
     let mut config = json!({
         "regime": regime,
         "dataset_type": args.dataset_type,
@@ -30,6 +31,8 @@ pub fn run_dir(
             .map_err(|e| HarnessError::Usage(format!("cannot record the settings: {e}")))?,
         "data": args.data.data.as_ref().map(|path| path.display().to_string()),
         "llm": args.llm.llm,
+        "output_handling": llm.output_handling.name(),
+        "reasks": llm.reasks,
         "embedder": args.embedder.embedder,
         "memory_embedder": spec
             .needs_embedder
@@ -64,6 +67,7 @@ pub fn run_dir(
             "retrieve_k",
             "limit",
             "memory_settings",
+            "output_handling",
         ];
         let keys = defining.iter().copied().chain(
             extra

@@ -122,19 +122,19 @@ pub struct EmbedderArgs {
 }
 
 impl EmbedderArgs {
-    /// Refuses a forced embedder (`--embedder`) that none of `specs` would use: a run of
-    /// systems that do not embed would otherwise ignore the flag, and its file, silently.
-    pub fn check_used(&self, specs: &[&SystemSpec]) -> Result<(), HarnessError> {
-        match &self.embedder {
-            Some(choice) if !specs.iter().any(|spec| spec.needs_embedder) => {
+    /// Warns (one line) when a forced embedder (`--embedder`) is used by none of `specs`: the
+    /// flag, and its file, would otherwise be ignored silently. A warning rather than a refusal,
+    /// so one command line can serve every system of a sweep.
+    pub fn warn_if_unused(&self, specs: &[&SystemSpec]) {
+        if let Some(choice) = &self.embedder {
+            if !specs.iter().any(|spec| spec.needs_embedder) {
                 let names: Vec<&str> = specs.iter().map(|spec| spec.name).collect();
-                Err(HarnessError::Usage(format!(
-                    "--embedder {}: unused, as no system of this run embeds ({}); drop the flag",
+                tracing::warn!(
+                    "--embedder {} is unused: no system of this run embeds ({})",
                     mb_core::excerpt(choice, 200),
                     names.join(", ")
-                )))
+                );
             }
-            _ => Ok(()),
         }
     }
 }
@@ -202,10 +202,11 @@ pub fn open_embedder(
                     detail: e.to_string(),
                 }
             })?;
-            let config: HttpConfig = toml::from_str(&text).map_err(|e| HarnessError::File {
-                path: path.to_string(),
-                detail: e.to_string(),
-            })?;
+            let config: HttpConfig =
+                mb_core::parse_toml(&text).map_err(|e| HarnessError::File {
+                    path: path.to_string(),
+                    detail: e.to_string(),
+                })?;
             Arc::new(CachedEmbedder::new(
                 HttpEmbedder::new(config)?,
                 engine.clone(),

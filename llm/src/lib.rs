@@ -119,6 +119,10 @@ pub struct ChatRequest {
     pub sampling: Sampling,
     /// Structured-output constraint, if any.
     pub response_format: Option<ResponseFormat>,
+    /// How many times this same request was sent before (upstream's resends after unusable
+    /// output): never sent to the model, but part of a record cache's key, so a replayed run
+    /// meets the same sequence of replies.
+    pub resend: u32,
 }
 
 impl ChatRequest {
@@ -129,6 +133,7 @@ impl ChatRequest {
             messages,
             sampling: Sampling::default(),
             response_format: None,
+            resend: 0,
         }
     }
 

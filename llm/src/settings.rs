@@ -17,7 +17,7 @@ use crate::error::{LlmError, Result};
 use crate::ledger::{Ledger, MeteredProvider, ModelUsage, TokenCounter};
 use crate::limits::{LimitedProvider, OutputLimits};
 use crate::local::ServerSettings;
-use crate::ops::Backend;
+use crate::ops::{Backend, OutputHandling};
 use crate::record::AnswerStore;
 use crate::record::{CacheMode, RecordedProvider};
 use crate::{AnthropicProvider, ChatProvider, OpenAiProvider};
@@ -49,7 +49,11 @@ pub struct LlmSettings {
     pub simulator: RoleSettings,
     /// The LLM judge of judged metrics.
     pub judge: RoleSettings,
-    /// Re-asks after unusable output before an operation falls back.
+    /// How unusable model output is handled: upstream's way per operation (the default) or
+    /// tolerantly (see [`crate::ops::handling`]).
+    pub output_handling: OutputHandling,
+    /// Corrective re-asks after unusable output before an operation falls back, with
+    /// `output_handling = "tolerant"` (upstream's handling has none).
     pub reasks: u32,
     /// A `tokenizer.json` for counting tokens when a server reports no usage (else about four
     /// characters per token).
@@ -70,6 +74,7 @@ impl Default for LlmSettings {
             memory: RoleSettings::Offline,
             simulator: RoleSettings::Offline,
             judge: RoleSettings::Offline,
+            output_handling: OutputHandling::Upstream,
             reasks: 2,
             tokenizer: None,
             server: None,
@@ -87,7 +92,7 @@ impl LlmSettings {
                     reason: format!("{}: {e}", path.display()),
                 }
             })?;
-        let settings: LlmSettings = toml::from_str(&text).map_err(|e| LlmError::Config {
+        let settings: LlmSettings = mb_core::parse_toml(&text).map_err(|e| LlmError::Config {
             field: "settings file",
             reason: format!("{}: {e}", path.display()),
         })?;
@@ -183,7 +188,18 @@ impl LlmStack {
     /// Each role's fallbacks so far as `role/operation`, and a fresh count (per-run accounting,
     /// like [`Ledger::take`]).
     pub fn take_fallbacks(&self) -> BTreeMap<String, u64> {
-        self.fallbacks_by_role(Backend::take_fallbacks)
+        self.by_role(Backend::take_fallbacks)
+    }
+
+    /// Each role's resends after unusable output so far as `role/operation`, and a fresh count.
+    pub fn take_resends(&self) -> BTreeMap<String, u64> {
+        self.by_role(Backend::take_resends)
+    }
+
+    /// Each role's operations that reached the resend cap as `role/operation`, and a fresh
+    /// count.
+    pub fn take_cap_hits(&self) -> BTreeMap<String, u64> {
+        self.by_role(Backend::take_cap_hits)
     }
 
     /// Model calls and tokens over every role and fallbacks as `role/operation`, since the last
@@ -191,7 +207,7 @@ impl LlmStack {
     /// display shows while the run's accounting goes on.
     pub fn usage_so_far(&self) -> ModelUsage {
         let mut usage = ModelUsage {
-            fallbacks: self.fallbacks_by_role(Backend::fallbacks),
+            fallbacks: self.by_role(Backend::fallbacks),
             ..ModelUsage::default()
         };
         for stats in self.ledger.snapshot() {
@@ -218,7 +234,7 @@ impl LlmStack {
         ]
     }
 
-    fn fallbacks_by_role(
+    fn by_role(
         &self,
         read: impl Fn(&Backend) -> BTreeMap<&'static str, u64>,
     ) -> BTreeMap<String, u64> {
@@ -273,7 +289,11 @@ impl LlmStack {
                 None => TokenCounter::Heuristic,
             };
             let metered = MeteredProvider::new(provider, role, ledger.clone(), counter);
-            Ok(Backend::model(Arc::new(metered), settings.reasks))
+            Ok(Backend::model(
+                Arc::new(metered),
+                settings.output_handling,
+                settings.reasks,
+            ))
         };
         Ok(LlmStack {
             answer: backend("answer", &settings.answer)?,

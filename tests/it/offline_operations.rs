@@ -118,11 +118,12 @@ async fn facts_and_keywords_from_a_real_session() {
             .run(&QueryKeywords::new(question, 5), Lang::En)
             .await
             .unwrap();
+        let keywords: Vec<&str> = keywords.split(", ").filter(|k| !k.is_empty()).collect();
         assert!(keywords.len() <= 5);
         with_keywords += usize::from(!keywords.is_empty());
-        for keyword in &keywords {
+        for keyword in keywords {
             assert!(
-                question.to_lowercase().contains(keyword.as_str()),
+                question.to_lowercase().contains(keyword),
                 "{keyword} ∉ {question}"
             );
         }

@@ -101,7 +101,8 @@ impl MemoryOs {
                 content: GENERAL_SUMMARY.into(),
             });
         }
-        for topic in topics.into_iter().take(2) {
+        // Every topic the model gave (the prompt asks for at most two; upstream keeps all).
+        for topic in topics {
             self.insert(tiers, &topic, pages.clone(), lang).await?;
         }
         Ok(())

@@ -6,7 +6,7 @@ use mb_core::Lang;
 use mb_datasets::row::DialogMessage;
 use mb_embed::HashingEmbedder;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::Backend;
+use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{CacheMode, LlmSettings, LlmStack, Role};
 
@@ -36,7 +36,7 @@ async fn a_new_session_is_keyworded_by_its_summary_alone() {
         "unexpected call",
     );
     let mut stack = LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).unwrap();
-    stack.memory = Backend::model(script.clone(), 0);
+    stack.memory = Backend::model(script.clone(), OutputHandling::Tolerant, 0);
     let dir = tempfile::tempdir().unwrap();
     let engine =
         Arc::new(Engine::open(dir.path().join("engine"), EngineOptions::default()).unwrap());

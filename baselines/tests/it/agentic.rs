@@ -8,7 +8,7 @@ use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings, Traini
 use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
-use mb_llm::ops::{Backend, MemoryEventKind};
+use mb_llm::ops::{Backend, MemoryEventKind, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{LlmStack, Message, Role};
 
@@ -21,7 +21,7 @@ fn script(replies: &[&str]) -> Arc<ScriptedProvider> {
 
 fn scripted(script: Arc<ScriptedProvider>) -> Arc<LlmStack> {
     let mut stack = Arc::try_unwrap(offline()).ok().unwrap();
-    stack.memory = Backend::model(script, 2);
+    stack.memory = Backend::model(script, OutputHandling::Tolerant, 2);
     Arc::new(stack)
 }
 

@@ -9,7 +9,7 @@ use mb_baselines::MemorySystem;
 use mb_core::clock::utc_date;
 use mb_datasets::corpus::{Conversation, Session, Turn};
 use mb_datasets::dataset::CorpusFormat;
-use mb_llm::ops::Backend;
+use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::Role;
 
@@ -41,7 +41,7 @@ fn conversation() -> Conversation {
 async fn corpus_turns_reach_fact_extraction_as_upstream_sends_them() {
     let script = ScriptedProvider::then_always(&[], r#"{"facts": []}"#);
     let mut stack = Arc::try_unwrap(offline()).ok().unwrap();
-    stack.memory = Backend::model(script.clone(), 0);
+    stack.memory = Backend::model(script.clone(), OutputHandling::Tolerant, 0);
     let dir = tempfile::tempdir().unwrap();
     let mut ctx = context(engine(dir.path()), "mem0", Arc::new(stack));
     ctx.date = "2001-02-03".into();

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
-use mb_llm::ops::Backend;
+use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::{ChatProvider, ChatRequest, Completion, LlmError, LlmStack, Message};
 
 use crate::common::{context, engine, offline, sample, system};
@@ -48,7 +48,7 @@ impl ChatProvider for SmallContext {
 
 fn stack_with_answer(provider: Arc<SmallContext>) -> Arc<LlmStack> {
     let mut stack = Arc::try_unwrap(offline()).ok().unwrap();
-    stack.answer = Backend::model(provider, 0);
+    stack.answer = Backend::model(provider, OutputHandling::Tolerant, 0);
     Arc::new(stack)
 }
 

@@ -6,7 +6,7 @@
 //! [`super::EvalError::NeedsJudge`]), so the offline answer only mirrors the fallback.
 
 use mb_core::Lang;
-use mb_llm::ops::Operation;
+use mb_llm::ops::{Operation, Patience};
 use mb_llm::{extract_json, Message, Sampling};
 use serde_json::Value;
 
@@ -51,6 +51,11 @@ impl Operation for MatchJudge {
 
     fn parse(&self, text: &str) -> Option<bool> {
         dialsim_verdict(text)
+    }
+
+    /// DialSim's judge is asked up to three times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 3 }
     }
 
     fn fallback(&self) -> bool {
@@ -101,6 +106,11 @@ impl Operation for RubricJudge {
 
     fn parse(&self, text: &str) -> Option<Option<u8>> {
         nfcats_score(text).map(Some)
+    }
+
+    /// NFCats' judge is asked up to three times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 3 }
     }
 
     fn fallback(&self) -> Option<u8> {
@@ -169,6 +179,11 @@ impl Operation for ChecklistJudge {
             .replace(['\n', '\\'], "");
         let items = extract_json(&cleaned)?.as_array()?.clone();
         (items.len() == self.checklist.len()).then_some(items)
+    }
+
+    /// HelloBench's judge is asked up to three times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 3 }
     }
 
     fn fallback(&self) -> Vec<Value> {
@@ -242,6 +257,11 @@ impl Operation for CriticJudge {
             .then_some(Some((score as u8, reason)))
     }
 
+    /// WritingBench's critic: up to five calls per attempt, three attempts.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 15 }
+    }
+
     fn fallback(&self) -> Option<(u8, String)> {
         None
     }
@@ -293,6 +313,11 @@ impl Operation for OverallJudge {
 
     fn parse(&self, text: &str) -> Option<u8> {
         first_score_1_to_10(text)
+    }
+
+    /// The merged judge (JRE-L, IdeaBench, JuDGE) is asked up to three times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 3 }
     }
 
     fn fallback(&self) -> u8 {

@@ -10,7 +10,7 @@
 
 use async_trait::async_trait;
 use mb_core::Lang;
-use mb_llm::ops::{Backend, Operation};
+use mb_llm::ops::{Backend, Operation, Patience};
 use mb_llm::{extract_json, Message, Sampling};
 use serde_json::{json, Map, Value};
 
@@ -190,6 +190,11 @@ impl Operation for AspectCheck<'_> {
         Some(text.to_lowercase().starts_with("yes"))
     }
 
+    /// LimitGen's evaluation is tried up to five times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 5 }
+    }
+
     fn fallback(&self) -> bool {
         false
     }
@@ -242,6 +247,11 @@ impl Operation for SubtypeCheck<'_> {
             .and_then(|i| self.subtypes.get(i))
             .map(|(label, _)| label.to_string());
         Some(label.unwrap_or_else(|| text.to_string()))
+    }
+
+    /// LimitGen's evaluation is tried up to five times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 5 }
     }
 
     fn fallback(&self) -> String {
@@ -302,6 +312,11 @@ impl Operation for RatingCheck<'_> {
             ),
             _ => self.fallback(),
         })
+    }
+
+    /// LimitGen's evaluation is tried up to five times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 5 }
     }
 
     fn fallback(&self) -> (i64, String) {

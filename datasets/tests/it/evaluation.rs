@@ -7,7 +7,7 @@ use mb_datasets::row::Row;
 use mb_datasets::sample::{sample_source, SAMPLE_SET};
 use mb_datasets::summary::{builtin_statistics, summarize_run};
 use mb_datasets::{load, Dataset};
-use mb_llm::ops::Backend;
+use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use serde_json::{json, Value};
 
@@ -130,7 +130,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     assert_eq!(exact["accuracy"], json!(true));
     // Otherwise the judge decides; an unusable reply is re-asked.
     let scripted = ScriptedProvider::then_always(&["I think it is right", "Correct"], "Wrong");
-    let judge = Backend::model(scripted.clone(), 2);
+    let judge = Backend::model(scripted.clone(), OutputHandling::Tolerant, 2);
     let judged = dialsim
         .evaluate(&question, "He married Rachel Green", &judge)
         .await
@@ -154,7 +154,11 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     let scripted =
         ScriptedProvider::then_always(&["Clear and accurate.\n###Score of the answer: 4"], "Wrong");
     let scored = nfcats
-        .evaluate(&why, "Purring is...", &Backend::model(scripted, 2))
+        .evaluate(
+            &why,
+            "Purring is...",
+            &Backend::model(scripted, OutputHandling::Tolerant, 2),
+        )
         .await
         .unwrap();
     assert_eq!(scored["score"], json!(4));
@@ -182,7 +186,11 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     );
     let answer = "{\"limitations\": [\"Evaluated on a single dataset.\", \"The prose is dense.\"]}";
     let scored = limitgen
-        .evaluate(&paper, answer, &Backend::model(scripted.clone(), 2))
+        .evaluate(
+            &paper,
+            answer,
+            &Backend::model(scripted.clone(), OutputHandling::Tolerant, 2),
+        )
         .await
         .unwrap();
     assert_eq!(scored["accuracy"], json!(true));

@@ -99,7 +99,7 @@ impl Setup {
                 spec.name, spec.paper_name
             )));
         }
-        args.embedder.check_used(&[spec])?;
+        args.embedder.warn_if_unused(&[spec]);
         let store = runtime::Store::open(args.store.as_deref())?;
         let settings = spec.settings(args.memory_config.as_deref())?;
         let embedders = runtime::Embedders::new(store.engine.clone(), &args.embedder);

@@ -16,7 +16,7 @@ fn a_model_returning_garbage_is_visible_as_fallbacks() {
     std::fs::write(
         &settings,
         format!(
-            "reasks = 1\n[memory]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"garbage\"\n\
+            "[memory]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"garbage\"\n\
              [answer]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n"
         ),
     )
@@ -44,12 +44,13 @@ fn a_model_returning_garbage_is_visible_as_fallbacks() {
     let cases = timing.as_array().unwrap();
     assert!(!cases.is_empty());
     for case in cases {
-        // A-Mem asks the model for the question's keywords: garbage, re-asked once, garbage
-        // again, so upstream's fallback (no keywords) is used and counted.
+        // A-Mem asks the model for the question's keywords and, as upstream, sends the same
+        // request again until the reply parses: garbage every time, so the resend cap (50
+        // sends) ends in upstream's fallback (no keywords), counted.
         assert_eq!(case["fallbacks"], json!({"query_keywords": 1}), "{case}");
         assert_eq!(case["seconds"]["fallbacks_predict"], 1.0, "{case}");
-        // Two model calls (the question and the re-ask) and the offline answer.
-        assert_eq!(case["seconds"]["llm_calls_predict"], 3.0, "{case}");
+        // Fifty model calls and the offline answer.
+        assert_eq!(case["seconds"]["llm_calls_predict"], 51.0, "{case}");
     }
     let summary = read(run.join("summary.json"));
     let fallbacks = &summary["timing"]["fallbacks"];
@@ -58,6 +59,17 @@ fn a_model_returning_garbage_is_visible_as_fallbacks() {
     assert_eq!(fallbacks["memory"], 0.0, "{summary}");
     assert_eq!(
         fallbacks["by_operation"],
+        json!({"memory/query_keywords": cases.len()}),
+        "{summary}"
+    );
+    let resends = &summary["timing"]["resends"];
+    assert_eq!(
+        resends["by_operation"],
+        json!({"memory/query_keywords": 49 * cases.len()}),
+        "{summary}"
+    );
+    assert_eq!(
+        resends["cap_hits"],
         json!({"memory/query_keywords": cases.len()}),
         "{summary}"
     );
@@ -110,4 +122,64 @@ fn the_run_records_the_date_mem0_is_given() {
     );
     let config: Value = read(run.join("run_config.json"));
     assert_eq!(config["date"], "2023-05-08");
+}
+
+#[test]
+fn tolerant_output_handling_re_asks_as_configured_and_is_recorded() {
+    let port = chat_server(
+        |_| json!({"choices": [{"message": {"role": "assistant", "content": "garbage"}, "finish_reason": "stop"}]}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("llm.toml");
+    std::fs::write(
+        &settings,
+        format!(
+            "output_handling = \"tolerant\"\nreasks = 1\n\
+             [memory]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"garbage\"\n"
+        ),
+    )
+    .unwrap();
+    let out = harness_in(
+        dir.path(),
+        &[
+            "off-policy",
+            "--baseline",
+            "mem0",
+            "--limit",
+            "2",
+            "--llm",
+            settings.to_str().unwrap(),
+            "--llm-cache",
+            "off",
+        ],
+    );
+    assert_ok(&out);
+    let run = only_run(
+        dir.path()
+            .join("runs/off-policy/results/domain/Sample/mem0"),
+    );
+    let config = read(run.join("run_config.json"));
+    assert_eq!(
+        (
+            config["output_handling"].as_str(),
+            config["reasks"].as_u64()
+        ),
+        (Some("tolerant"), Some(1))
+    );
+    // Mem0's fact extraction of each memorized dialog: the request and one re-ask, then no facts.
+    let memorized = read(run.join("memorization.json"));
+    for dialog in memorized.as_array().unwrap() {
+        assert_eq!(dialog["cost"]["llm_operations"], 1, "{dialog}");
+        assert_eq!(
+            dialog["cost"]["fallbacks"],
+            json!({"extract_facts": 1}),
+            "{dialog}"
+        );
+    }
+    let summary = read(run.join("summary.json"));
+    let resends = &summary["timing"]["resends"]["by_operation"];
+    assert!(
+        resends["memory/extract_facts"].as_u64() > Some(0),
+        "{summary}"
+    );
 }

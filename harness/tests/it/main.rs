@@ -4,6 +4,7 @@ mod accounting;
 mod common;
 mod endtoend;
 mod failures;
+mod flag_fuzz;
 mod hostile_input;
 mod import;
 mod installed;

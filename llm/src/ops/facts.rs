@@ -7,6 +7,7 @@ use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::handling::{read_json, JsonReading};
 use super::shape::{list_field, strings};
 use super::text::{jaccard, sentences, term_set};
 use super::Operation;
@@ -84,6 +85,11 @@ impl Operation for ExtractFacts {
 
     fn parse(&self, text: &str) -> Option<Vec<String>> {
         strings(&list_field(text, "facts")?)
+    }
+
+    /// Mem0's reading: one surrounding code fence removed, then strict JSON with a `facts` list.
+    fn parse_as_upstream(&self, text: &str) -> Option<Vec<String>> {
+        strings(read_json(text, JsonReading::Fenced)?.get("facts")?)
     }
 
     fn fallback(&self) -> Vec<String> {
@@ -219,21 +225,13 @@ impl Operation for DecideMemoryUpdates {
     }
 
     fn parse(&self, text: &str) -> Option<Vec<MemoryEvent>> {
-        let list = list_field(text, "memory")?;
-        let events: Vec<Value> = serde_json::from_value(list).ok()?;
-        // Entries that do not read as events are skipped, as upstream skips them one by one.
-        Some(
-            events
-                .into_iter()
-                .filter_map(|mut e| {
-                    if let Some(id) = e.get("id").and_then(Value::as_u64) {
-                        e["id"] = Value::String(id.to_string());
-                    }
-                    serde_json::from_value::<MemoryEvent>(e).ok()
-                })
-                .filter(|e| !e.text.trim().is_empty())
-                .collect(),
-        )
+        events(list_field(text, "memory")?)
+    }
+
+    /// Mem0's reading: one surrounding code fence removed, then strict JSON with a `memory`
+    /// list.
+    fn parse_as_upstream(&self, text: &str) -> Option<Vec<MemoryEvent>> {
+        events(read_json(text, JsonReading::Fenced)?.get("memory")?.clone())
     }
 
     fn fallback(&self) -> Vec<MemoryEvent> {
@@ -279,6 +277,24 @@ impl Operation for DecideMemoryUpdates {
         }
         events
     }
+}
+
+/// The events of an update step's `memory` list; entries that do not read as events are
+/// skipped, as upstream skips them one by one.
+fn events(list: Value) -> Option<Vec<MemoryEvent>> {
+    let events: Vec<Value> = serde_json::from_value(list).ok()?;
+    Some(
+        events
+            .into_iter()
+            .filter_map(|mut e| {
+                if let Some(id) = e.get("id").and_then(Value::as_u64) {
+                    e["id"] = Value::String(id.to_string());
+                }
+                serde_json::from_value::<MemoryEvent>(e).ok()
+            })
+            .filter(|e| !e.text.trim().is_empty())
+            .collect(),
+    )
 }
 
 #[cfg(test)]

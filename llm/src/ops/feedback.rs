@@ -3,6 +3,7 @@
 use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 
+use super::handling::{read_json, JsonReading};
 use super::text::terms;
 use super::Operation;
 use crate::{extract_json, Message, ResponseFormat, Role, Sampling};
@@ -208,6 +209,12 @@ impl Operation for SimulateFeedback {
 
     fn parse(&self, text: &str) -> Option<Feedback> {
         serde_json::from_value(extract_json(text)?).ok()
+    }
+
+    /// The simulator's reading: the whole reply validated against the schema; anything else
+    /// ends the conversation (the fallback).
+    fn parse_as_upstream(&self, text: &str) -> Option<Feedback> {
+        serde_json::from_value(read_json(text, JsonReading::Plain)?).ok()
     }
 
     fn fallback(&self) -> Feedback {

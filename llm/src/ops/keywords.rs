@@ -1,16 +1,24 @@
-//! Keywords of a query or a note, for keyword-aware retrieval (A-Mem, MemoryOS).
+//! Keywords of a query, for A-Mem's keyword-aware retrieval.
 
 use mb_core::Lang;
 
+use super::handling::{read_json, JsonReading};
 use super::shape::{list_field, strings};
 use super::text::top_terms;
-use super::Operation;
+use super::{Operation, Patience};
 use crate::{Message, ResponseFormat};
 
-/// The few words that best capture what a text is about (`{"keywords": [...]}`).
+/// Longest keyword text kept from a reply, in characters (a model may ramble inside the JSON
+/// string; the keywords are embedded as one probe).
+const MAX_CHARS: usize = 1_000;
+
+/// The few words that best capture what a query is about, as one comma-separated text
+/// (`{"keywords": "a, b, c"}`, upstream A-Mem's schema), which A-Mem embeds as written.
 ///
+/// Upstream sends the request again until the reply parses ([`Patience::UntilParsed`]); the
+/// tolerant reading also takes a list (`{"keywords": ["a", "b"]}`), joined with commas.
 /// Offline: the most frequent content terms (stop words removed), earlier ones first on ties.
-/// Fallback on unusable output: no keywords.
+/// Fallback: no keywords (an empty text: A-Mem then embeds the query itself).
 #[derive(Debug, Clone)]
 pub struct QueryKeywords {
     text: String,
@@ -18,7 +26,7 @@ pub struct QueryKeywords {
 }
 
 impl QueryKeywords {
-    /// At most `max` keywords of `text`.
+    /// About `max` keywords of `text`.
     pub fn new(text: impl Into<String>, max: usize) -> QueryKeywords {
         QueryKeywords {
             text: text.into(),
@@ -27,8 +35,14 @@ impl QueryKeywords {
     }
 }
 
+/// `text` cut to [`MAX_CHARS`], trimmed; `None` when blank.
+fn probe(text: &str) -> Option<String> {
+    let text: String = text.trim().chars().take(MAX_CHARS).collect();
+    (!text.trim().is_empty()).then(|| text.trim().to_string())
+}
+
 impl Operation for QueryKeywords {
-    type Output = Vec<String>;
+    type Output = String;
 
     fn name(&self) -> &'static str {
         "query_keywords"
@@ -37,17 +51,17 @@ impl Operation for QueryKeywords {
     fn messages(&self, lang: Lang) -> Vec<Message> {
         let prompt = match lang {
             Lang::En => format!(
-                "List at most {max} keywords that capture what the following text is about: \
-                 the people, things, places, events and topics that a search for related \
-                 memories should match. Most important first; no stop words.\n\nText:\n{text}\n\n\
-                 Reply with JSON only: {{\"keywords\": [\"...\"]}}",
+                "Give up to {max} keywords that capture what the following text is about: the \
+                 people, things, places, events and topics that a search for related memories \
+                 should match, most important first, separated by commas.\n\nText:\n{text}\n\n\
+                 Reply with JSON only: {{\"keywords\": \"keyword, keyword, ...\"}}",
                 max = self.max,
                 text = self.text
             ),
             Lang::Zh => format!(
-                "列出最多 {max} 个能概括下面文本内容的关键词：检索相关记忆时应匹配的人物、事物、地点、\
-                 事件和话题。按重要性排序，不要停用词。\n\n文本：\n{text}\n\n只回复 JSON：\
-                 {{\"keywords\": [\"...\"]}}",
+                "给出最多 {max} 个能概括下面文本内容的关键词：检索相关记忆时应匹配的人物、事物、地点、\
+                 事件和话题，按重要性排序，用逗号分隔。\n\n文本：\n{text}\n\n只回复 JSON：\
+                 {{\"keywords\": \"关键词, 关键词, ...\"}}",
                 max = self.max,
                 text = self.text
             ),
@@ -60,24 +74,43 @@ impl Operation for QueryKeywords {
             name: "keywords".to_string(),
             schema: serde_json::json!({
                 "type": "object",
-                "properties": {"keywords": {"type": "array", "items": {"type": "string"}}},
+                "properties": {"keywords": {"type": "string"}},
                 "required": ["keywords"],
+                "additionalProperties": false,
             }),
         })
     }
 
-    fn parse(&self, text: &str) -> Option<Vec<String>> {
-        let mut keywords = strings(&list_field(text, "keywords")?)?;
-        keywords.truncate(self.max);
-        Some(keywords)
+    fn parse(&self, text: &str) -> Option<String> {
+        match list_field(text, "keywords")? {
+            serde_json::Value::String(keywords) => probe(&keywords),
+            list => {
+                let mut keywords = strings(&list)?;
+                keywords.truncate(self.max);
+                probe(&keywords.join(", "))
+            }
+        }
     }
 
-    fn fallback(&self) -> Vec<String> {
-        Vec::new()
+    /// Upstream's reading: the whole reply is a JSON object whose `keywords` is a string.
+    fn parse_as_upstream(&self, text: &str) -> Option<String> {
+        probe(
+            read_json(text, JsonReading::Plain)?
+                .get("keywords")?
+                .as_str()?,
+        )
     }
 
-    fn offline(&self, lang: Lang) -> Vec<String> {
-        top_terms(&self.text, lang, self.max)
+    fn patience(&self) -> Patience {
+        Patience::UntilParsed
+    }
+
+    fn fallback(&self) -> String {
+        String::new()
+    }
+
+    fn offline(&self, lang: Lang) -> String {
+        top_terms(&self.text, lang, self.max).join(", ")
     }
 }
 
@@ -91,16 +124,44 @@ mod tests {
             "Pixel the dog chewed my shoes; Pixel also chewed the socks of the dog walker",
             3,
         );
-        assert_eq!(op.offline(Lang::En), vec!["pixel", "dog", "chewed"]);
+        assert_eq!(op.offline(Lang::En), "pixel, dog, chewed");
     }
 
     #[test]
-    fn parses_and_truncates() {
+    fn the_tolerant_reading_takes_a_text_or_a_list() {
         let op = QueryKeywords::new("", 2);
         assert_eq!(
             op.parse("{\"keywords\": [\"cat\", \"\", \"Miso\", \"pet\"]}"),
-            Some(vec!["cat".to_string(), "Miso".to_string()])
+            Some("cat, Miso".to_string())
+        );
+        assert_eq!(
+            op.parse("```json\n{\"keywords\": \"cat, Miso, pet\"}\n```"),
+            Some("cat, Miso, pet".to_string())
         );
         assert_eq!(op.parse("cat, Miso"), None);
+        assert_eq!(op.parse("{\"keywords\": \"  \"}"), None);
+    }
+
+    #[test]
+    fn upstream_reads_only_its_schema_and_embeds_the_text_as_written() {
+        let op = QueryKeywords::new("", 2);
+        assert_eq!(
+            op.parse_as_upstream(" {\"keywords\": \"cat, Miso, pet\"}\n"),
+            Some("cat, Miso, pet".to_string())
+        );
+        for unusable in [
+            "{\"keywords\": [\"cat\"]}",
+            "```json\n{\"keywords\": \"cat\"}\n```",
+            "Keywords: cat",
+            "{\"keywords\": \"\"}",
+        ] {
+            assert_eq!(op.parse_as_upstream(unusable), None, "{unusable}");
+        }
+        let long = format!("{{\"keywords\": \"{}\"}}", "k".repeat(5_000));
+        assert_eq!(
+            op.parse_as_upstream(&long).map(|k| k.len()),
+            Some(MAX_CHARS)
+        );
+        assert_eq!(op.patience(), Patience::UntilParsed);
     }
 }

@@ -3,15 +3,16 @@
 //! Memory systems never build prompts inline. Each operation is a type implementing
 //! [`Operation`]: it owns its prompt (English and Chinese), the JSON shape it expects, a parser,
 //! the fallback upstream uses when the output is unusable, and a deterministic offline answer.
-//! A [`Backend`] runs operations either on a model (with a bounded number of re-asks on
-//! malformed output, then the fallback, counted) or offline, so every memory system runs on a
-//! machine without a model. The offline answers are heuristics, not an LLM's quality: they make
+//! A [`Backend`] runs operations either on a model (unusable output handled as upstream handles
+//! it, or tolerantly: see [`handling`]; then the fallback, counted) or offline, so every memory
+//! system runs on a machine without a model. The offline answers are heuristics, not an LLM's quality: they make
 //! every path runnable, testable and timeable.
 
 mod amem;
 mod answer;
 mod facts;
 mod feedback;
+pub mod handling;
 mod key_facts;
 mod keywords;
 mod memoryos;
@@ -33,6 +34,7 @@ pub use amem::{
 pub use answer::Answer;
 pub use facts::{DecideMemoryUpdates, ExtractFacts, MemoryEvent, MemoryEventKind, StoredMemory};
 pub use feedback::{Behaviour, Feedback, ImplicitAction, SimulateFeedback, UserPersona};
+pub use handling::{OutputHandling, Patience};
 pub use key_facts::KeyFacts;
 pub use keywords::QueryKeywords;
 pub use memoryos::{
@@ -89,8 +91,20 @@ pub trait Operation {
         None
     }
 
-    /// Reads the model's answer; `None` when it is unusable.
+    /// Reads the model's answer tolerantly (ours); `None` when it is unusable.
     fn parse(&self, text: &str) -> Option<Self::Output>;
+
+    /// Reads the model's answer as upstream does (often strictly); `None` where upstream's
+    /// reading fails. The default reads as [`Operation::parse`] does, for operations upstream
+    /// reads no more strictly (or does not have).
+    fn parse_as_upstream(&self, text: &str) -> Option<Self::Output> {
+        self.parse(text)
+    }
+
+    /// What upstream does when the reply cannot be read (default: the fallback at once).
+    fn patience(&self) -> Patience {
+        Patience::FallBack
+    }
 
     /// What to use when every answer was unusable (upstream's behaviour, e.g. no facts).
     fn fallback(&self) -> Self::Output;
@@ -113,23 +127,41 @@ pub trait Operation {
 /// Runs operations on a model or offline.
 pub struct Backend {
     kind: BackendKind,
-    fallbacks: Mutex<BTreeMap<&'static str, u64>>,
+    counts: Mutex<Counts>,
+}
+
+/// Per-operation counts of how unusable output was dealt with.
+#[derive(Default)]
+struct Counts {
+    fallbacks: BTreeMap<&'static str, u64>,
+    resends: BTreeMap<&'static str, u64>,
+    cap_hits: BTreeMap<&'static str, u64>,
 }
 
 enum BackendKind {
     Model {
         provider: Arc<dyn ChatProvider>,
+        handling: OutputHandling,
         reasks: u32,
     },
     Offline,
 }
 
 impl Backend {
-    /// Operations answered by `provider`, re-asking up to `reasks` times on unusable output.
-    pub fn model(provider: Arc<dyn ChatProvider>, reasks: u32) -> Backend {
+    /// Operations answered by `provider`, unusable output handled as `handling` says
+    /// (`reasks`: the corrective follow-ups of [`OutputHandling::Tolerant`]).
+    pub fn model(
+        provider: Arc<dyn ChatProvider>,
+        handling: OutputHandling,
+        reasks: u32,
+    ) -> Backend {
         Backend {
-            kind: BackendKind::Model { provider, reasks },
-            fallbacks: Mutex::default(),
+            kind: BackendKind::Model {
+                provider,
+                handling,
+                reasks,
+            },
+            counts: Mutex::default(),
         }
     }
 
@@ -137,7 +169,7 @@ impl Backend {
     pub fn offline() -> Backend {
         Backend {
             kind: BackendKind::Offline,
-            fallbacks: Mutex::default(),
+            counts: Mutex::default(),
         }
     }
 
@@ -148,49 +180,89 @@ impl Backend {
 
     /// How often each operation fell back after unusable output.
     pub fn fallbacks(&self) -> BTreeMap<&'static str, u64> {
-        self.fallbacks.lock().clone()
+        self.counts.lock().fallbacks.clone()
     }
 
     /// The fallbacks so far, and a fresh count (per-run accounting).
     pub fn take_fallbacks(&self) -> BTreeMap<&'static str, u64> {
-        std::mem::take(&mut *self.fallbacks.lock())
+        std::mem::take(&mut self.counts.lock().fallbacks)
+    }
+
+    /// How often each operation sent a request again after unusable output (upstream's
+    /// resends, or tolerant re-asks), and a fresh count.
+    pub fn take_resends(&self) -> BTreeMap<&'static str, u64> {
+        std::mem::take(&mut self.counts.lock().resends)
+    }
+
+    /// How often each operation reached [`handling::RESEND_CAP`] sends without a usable reply,
+    /// and a fresh count.
+    pub fn take_cap_hits(&self) -> BTreeMap<&'static str, u64> {
+        std::mem::take(&mut self.counts.lock().cap_hits)
     }
 
     /// Runs `operation` with its prompt in `lang`. Errors are the provider's (unreachable
     /// server, context overflow); unusable output never is one: it ends in the operation's
     /// fallback.
     pub async fn run<O: Operation + Sync>(&self, operation: &O, lang: Lang) -> Result<O::Output> {
-        let (provider, reasks) = match &self.kind {
+        let (provider, handling, reasks) = match &self.kind {
             BackendKind::Offline => {
                 crate::ledger::charge_offline_operation();
                 return Ok(operation.offline(lang));
             }
-            BackendKind::Model { provider, reasks } => (provider, *reasks),
+            BackendKind::Model {
+                provider,
+                handling,
+                reasks,
+            } => (provider, *handling, *reasks),
         };
         let mut request =
             ChatRequest::new(operation.messages(lang)).with_operation(operation.name());
         request.sampling = operation.sampling();
         request.response_format = operation.response_format();
-        for attempt in 0..=reasks {
+        let patience = operation.patience();
+        let attempts = match handling {
+            OutputHandling::Upstream => patience.attempts(),
+            OutputHandling::Tolerant => patience.attempts().max(reasks.saturating_add(1)),
+        };
+        for attempt in 0..attempts {
+            if attempt > 0 {
+                *self
+                    .counts
+                    .lock()
+                    .resends
+                    .entry(operation.name())
+                    .or_default() += 1;
+            }
             let completion = provider.complete(&request).await?;
-            if let Some(output) = operation.parse(&completion.text) {
+            let output = match handling {
+                OutputHandling::Upstream => operation.parse_as_upstream(&completion.text),
+                OutputHandling::Tolerant => operation.parse(&completion.text),
+            };
+            if let Some(output) = output {
                 return Ok(output);
             }
-            tracing::debug!(
-                operation = operation.name(),
-                attempt,
-                "unusable output; re-asking"
-            );
-            request.messages.push(Message::assistant(completion.text));
-            request.messages.push(operation.reask(lang));
+            tracing::debug!(operation = operation.name(), attempt, "unusable output");
+            match handling {
+                // The same request again; a record cache keys it apart from the first send.
+                OutputHandling::Upstream => request.resend = attempt + 1,
+                OutputHandling::Tolerant => {
+                    request.messages.push(Message::assistant(completion.text));
+                    request.messages.push(operation.reask(lang));
+                }
+            }
         }
         // Counted, not warned: runs show fallbacks in their progress, table and summary (a
         // warning per fallback would break the progress bars of a chatty small model).
         tracing::debug!(
             operation = operation.name(),
-            "unusable output after re-asks; using the fallback"
+            "unusable output; using the fallback"
         );
-        *self.fallbacks.lock().entry(operation.name()).or_default() += 1;
+        let mut counts = self.counts.lock();
+        *counts.fallbacks.entry(operation.name()).or_default() += 1;
+        if patience == Patience::UntilParsed && attempts >= handling::RESEND_CAP {
+            *counts.cap_hits.entry(operation.name()).or_default() += 1;
+        }
+        drop(counts);
         crate::ledger::charge_fallback(operation.name());
         Ok(operation.fallback())
     }

@@ -60,13 +60,17 @@ impl<P: ChatProvider> RecordedProvider<P> {
     /// The cache key of a request: sha-256 over provider, model and the request's content.
     /// The operation label is not part of it: the same prompt gets the same answer whoever asks.
     pub fn key(&self, request: &ChatRequest) -> String {
-        let identity = serde_json::json!({
+        let mut identity = serde_json::json!({
             "provider": self.inner.name(),
             "model": self.inner.model(),
             "messages": request.messages,
             "sampling": request.sampling,
             "response_format": request.response_format,
         });
+        // Only resends carry the count, so first sends keep the keys recorded before it existed.
+        if request.resend > 0 {
+            identity["resend"] = request.resend.into();
+        }
         let digest = Sha256::digest(identity.to_string().as_bytes());
         digest.iter().map(|b| format!("{b:02x}")).collect()
     }

@@ -1,9 +1,12 @@
-//! Running typed operations on a model: re-asks on unusable output, fallbacks, errors.
+//! Running typed operations on a model: unusable output handled as upstream does (resends,
+//! strict readings) or tolerantly (re-asks), fallbacks, errors.
 
 use std::collections::BTreeMap;
 
 use mb_core::Lang;
-use mb_llm::ops::{Backend, DecideMemoryUpdates, ExtractFacts, MemoryEventKind, QueryKeywords};
+use mb_llm::ops::{
+    Backend, DecideMemoryUpdates, ExtractFacts, MemoryEventKind, OutputHandling, QueryKeywords,
+};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{usage_of, LlmError, Message, ResponseFormat, Role};
 
@@ -17,7 +20,7 @@ async fn unusable_output_is_re_asked_then_parsed() {
         "Sure, the user moved to Lisbon.",
         "```json\n{\"facts\": [\"Moved to Lisbon\", \"Adopted a dog\"]}\n```",
     ]);
-    let backend = Backend::model(provider.clone(), 2);
+    let backend = Backend::model(provider.clone(), OutputHandling::Tolerant, 2);
     let facts = backend
         .run(&ExtractFacts::new(dialog(), "2024-05-01"), Lang::En)
         .await
@@ -41,7 +44,7 @@ async fn unusable_output_is_re_asked_then_parsed() {
 #[tokio::test]
 async fn persistent_garbage_ends_in_the_counted_fallback() {
     let provider = ScriptedProvider::new(&["no", "still no", "nope"]);
-    let backend = Backend::model(provider.clone(), 2);
+    let backend = Backend::model(provider.clone(), OutputHandling::Tolerant, 2);
     let events = backend
         .run(
             &DecideMemoryUpdates::new(vec![], vec!["搬到了里斯本".into()]),
@@ -62,7 +65,7 @@ async fn parsed_events_and_response_formats_reach_the_caller() {
         r#"{"memory": [{"id": "0", "text": "Lives in Lisbon", "event": "ADD"}]}"#,
         r#"{"keywords": ["Lisbon", "dog"]}"#,
     ]);
-    let backend = Backend::model(provider.clone(), 0);
+    let backend = Backend::model(provider.clone(), OutputHandling::Tolerant, 0);
     let events = backend
         .run(
             &DecideMemoryUpdates::new(vec![], vec!["Lives in Lisbon".into()]),
@@ -75,7 +78,7 @@ async fn parsed_events_and_response_formats_reach_the_caller() {
         .run(&QueryKeywords::new("Where does the dog live?", 5), Lang::En)
         .await
         .unwrap();
-    assert_eq!(keywords, vec!["Lisbon", "dog"]);
+    assert_eq!(keywords, "Lisbon, dog");
     let requests = provider.requests();
     assert!(matches!(
         requests[1].response_format,
@@ -86,7 +89,7 @@ async fn parsed_events_and_response_formats_reach_the_caller() {
 #[tokio::test]
 async fn provider_errors_are_errors_not_fallbacks() {
     let provider = ScriptedProvider::new(&[]);
-    let backend = Backend::model(provider, 2);
+    let backend = Backend::model(provider, OutputHandling::Tolerant, 2);
     let error = backend
         .run(&ExtractFacts::new(dialog(), "2024-05-01"), Lang::En)
         .await
@@ -97,7 +100,11 @@ async fn provider_errors_are_errors_not_fallbacks() {
 
 #[tokio::test]
 async fn a_scope_sees_its_fallbacks_and_offline_operations() {
-    let garbage = Backend::model(ScriptedProvider::then_always(&[], "garbage"), 1);
+    let garbage = Backend::model(
+        ScriptedProvider::then_always(&[], "garbage"),
+        OutputHandling::Tolerant,
+        1,
+    );
     let (facts, usage) = usage_of(async {
         garbage
             .run(&ExtractFacts::new(dialog(), "2024-05-01"), Lang::En)
@@ -125,4 +132,86 @@ async fn a_scope_sees_its_fallbacks_and_offline_operations() {
     assert_eq!(usage.offline_operations, 2);
     assert_eq!(usage.llm_calls(), 2);
     assert!(usage.fallbacks.is_empty());
+}
+
+#[tokio::test]
+async fn upstream_handling_reads_strictly_and_falls_back_without_asking_again() {
+    // Mem0: a fence is removed, prose around the JSON is not; no second request.
+    let provider = ScriptedProvider::new(&[
+        "Sure! {\"facts\": [\"Moved to Lisbon\"]}",
+        "```json\n{\"facts\": [\"Moved to Lisbon\"]}\n```",
+    ]);
+    let backend = Backend::model(provider.clone(), OutputHandling::Upstream, 2);
+    let extract = ExtractFacts::new(dialog(), "2024-05-01");
+    assert!(backend.run(&extract, Lang::En).await.unwrap().is_empty());
+    assert_eq!(backend.fallbacks().get("extract_facts"), Some(&1));
+    assert_eq!(
+        provider.requests().len(),
+        1,
+        "no re-ask, whatever reasks says"
+    );
+    let facts = backend.run(&extract, Lang::En).await.unwrap();
+    assert_eq!(facts, vec!["Moved to Lisbon"]);
+    assert!(backend.take_resends().is_empty());
+}
+
+#[tokio::test]
+async fn upstream_handling_resends_the_same_request_until_a_keyword_reply_parses() {
+    let provider = ScriptedProvider::new(&[
+        "Lisbon, dog",
+        "{\"keywords\": [\"Lisbon\"]}",
+        "{\"keywords\": \"Lisbon, dog\"}",
+    ]);
+    let backend = Backend::model(provider.clone(), OutputHandling::Upstream, 0);
+    let keywords = backend
+        .run(&QueryKeywords::new("Where does the dog live?", 5), Lang::En)
+        .await
+        .unwrap();
+    assert_eq!(keywords, "Lisbon, dog");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    // The same messages each time, told apart only by the resend count.
+    assert_eq!(requests[0].messages, requests[2].messages);
+    assert_eq!(
+        requests.iter().map(|r| r.resend).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    assert_eq!(
+        backend.take_resends(),
+        BTreeMap::from([("query_keywords", 2)])
+    );
+    assert!(backend.fallbacks().is_empty());
+}
+
+#[tokio::test]
+async fn a_keyword_request_that_never_parses_stops_at_the_cap_counted() {
+    let provider = ScriptedProvider::then_always(&[], "no JSON here");
+    let backend = Backend::model(provider.clone(), OutputHandling::Upstream, 0);
+    let keywords = backend
+        .run(&QueryKeywords::new("Where does the dog live?", 5), Lang::En)
+        .await
+        .unwrap();
+    assert_eq!(keywords, "", "the fallback: the query is embedded instead");
+    assert_eq!(
+        provider.requests().len() as u32,
+        mb_llm::ops::handling::RESEND_CAP
+    );
+    assert_eq!(
+        backend.take_cap_hits(),
+        BTreeMap::from([("query_keywords", 1)])
+    );
+    assert_eq!(backend.fallbacks().get("query_keywords"), Some(&1));
+}
+
+#[tokio::test]
+async fn tolerant_handling_never_gives_an_operation_less_patience_than_upstream() {
+    // reasks = 0 (configs/llm/local.toml) still lets the keyword request be sent again.
+    let provider = ScriptedProvider::new(&["nothing", "{\"keywords\": [\"dog\"]}"]);
+    let backend = Backend::model(provider.clone(), OutputHandling::Tolerant, 0);
+    let keywords = backend
+        .run(&QueryKeywords::new("Where does the dog live?", 5), Lang::En)
+        .await
+        .unwrap();
+    assert_eq!(keywords, "dog");
+    assert_eq!(provider.requests().len(), 2);
 }

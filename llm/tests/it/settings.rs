@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use mb_core::Lang;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::{Answer, QueryKeywords, OPERATION_NAMES};
+use mb_llm::ops::{Answer, ExtractFacts, QueryKeywords, OPERATION_NAMES};
 use mb_llm::{
     AnswerStore, CacheMode, EngineAnswers, LlmError, LlmSettings, LlmStack, Message, RoleSettings,
 };
@@ -74,7 +74,8 @@ async fn a_stack_records_meters_and_replays() {
         }
     });
     let settings: LlmSettings = toml::from_str(&format!(
-        "[answer]\nprovider = \"vllm\"\nbase_url = \"{base}\"\nmodel = \"Qwen/Qwen3-8B\"\n"
+        "output_handling = \"tolerant\"\n\
+         [answer]\nprovider = \"vllm\"\nbase_url = \"{base}\"\nmodel = \"Qwen/Qwen3-8B\"\n"
     ))
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -102,15 +103,11 @@ async fn a_stack_records_meters_and_replays() {
         (2, 1, 60)
     );
 
-    // Unusable output ("Pixel." is no keyword list): re-asked twice, then the fallback. A
-    // progress display reads calls, tokens and fallbacks without resetting them.
-    let keywords = QueryKeywords::new("Maya's dog", 3);
-    assert!(stack
-        .answer
-        .run(&keywords, Lang::En)
-        .await
-        .unwrap()
-        .is_empty());
+    // Unusable output ("Pixel." is no fact list): re-asked twice (tolerant handling, two
+    // re-asks), then the fallback. A progress display reads calls, tokens and fallbacks without
+    // resetting them.
+    let facts = ExtractFacts::new(vec![Message::user("I have a dog.")], "2024-05-01");
+    assert!(stack.answer.run(&facts, Lang::En).await.unwrap().is_empty());
     let usage = stack.usage_so_far();
     assert_eq!(
         (usage.calls, usage.input_tokens, usage.output_tokens),
@@ -118,7 +115,7 @@ async fn a_stack_records_meters_and_replays() {
     );
     assert_eq!(
         usage.fallbacks,
-        std::collections::BTreeMap::from([("answer/query_keywords".to_string(), 1)])
+        std::collections::BTreeMap::from([("answer/extract_facts".to_string(), 1)])
     );
     assert_eq!(stack.usage_so_far(), usage, "reading resets nothing");
     assert!(
@@ -127,6 +124,21 @@ async fn a_stack_records_meters_and_replays() {
                 .unwrap()
                 .uses_a_model()
     );
+
+    // Upstream handling sends A-Mem's keyword request again until it parses, up to the cap;
+    // each resend has its own record key, so recording replays none and a replay meets them
+    // all.
+    let mut upstream = settings.clone();
+    upstream.output_handling = mb_llm::ops::OutputHandling::Upstream;
+    let keywords = QueryKeywords::new("Maya's dog", 3);
+    let recording = LlmStack::build(&upstream, CacheMode::Record, Some(answers(&engine))).unwrap();
+    assert_eq!(recording.answer.run(&keywords, Lang::En).await.unwrap(), "");
+    let sent = recording.ledger.take();
+    assert_eq!((sent[0].calls, sent[0].replayed), (50, 0));
+    assert_eq!(recording.take_cap_hits().len(), 1);
+    let replaying = LlmStack::build(&upstream, CacheMode::Replay, Some(answers(&engine))).unwrap();
+    assert_eq!(replaying.answer.run(&keywords, Lang::En).await.unwrap(), "");
+    assert_eq!(replaying.ledger.take()[0].replayed, 50);
 
     let replay = LlmStack::build(&settings, CacheMode::Replay, Some(answers(&engine))).unwrap();
     assert_eq!(
@@ -183,7 +195,7 @@ fn recording_server(reply: &'static str) -> (String, Arc<std::sync::Mutex<Vec<Va
 
 #[tokio::test]
 async fn output_limits_cap_what_each_role_and_operation_asks_for() {
-    let (base, bodies) = recording_server(r#"{"keywords": ["dog"]}"#);
+    let (base, bodies) = recording_server(r#"{"keywords": "dog"}"#);
     let endpoint = format!("provider = \"vllm\"\nbase_url = \"{base}\"\nmodel = \"m\"\n");
     let settings: LlmSettings = toml::from_str(&format!(
         "[answer]\n{endpoint}max_tokens = 128\n\

@@ -4,6 +4,7 @@ use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 
 use super::amem::language_line;
+use super::handling::{read_json, JsonReading};
 use super::shape::{list_field, strings};
 use super::text::{jaccard, lead, sentences, term_set, top_terms};
 use super::Operation;
@@ -72,6 +73,11 @@ impl Operation for IsContinuous {
                 .trim_end_matches('.')
                 .eq_ignore_ascii_case("true"),
         )
+    }
+
+    /// MemoryOS's reading: the whole reply, lower-cased, is `true` (so `True.` is false).
+    fn parse_as_upstream(&self, text: &str) -> Option<bool> {
+        Some(text.trim().to_lowercase() == "true")
     }
 
     fn fallback(&self) -> bool {
@@ -166,7 +172,8 @@ pub struct Topic {
     pub content: String,
 }
 
-/// The (at most two) topics of a conversation excerpt, each with keywords and a summary.
+/// The topics of a conversation excerpt (the prompt asks for at most two; every one given is
+/// kept, as upstream keeps them), each with keywords and a summary.
 ///
 /// Offline: one topic named after the most frequent content term, with the five most frequent
 /// as keywords and the first two sentences as content. Fallback on unusable output: no topics.
@@ -201,21 +208,12 @@ impl Operation for MultiTopicSummary {
     }
 
     fn parse(&self, text: &str) -> Option<Vec<Topic>> {
-        let list = list_field(text, "topics")?;
-        let topics: Vec<serde_json::Value> = serde_json::from_value(list).ok()?;
-        let topics: Option<Vec<Topic>> = topics
-            .iter()
-            .map(|t| {
-                Some(Topic {
-                    theme: t.get("theme")?.as_str()?.trim().to_string(),
-                    keywords: strings(t.get("keywords")?)?,
-                    content: t.get("content")?.as_str()?.trim().to_string(),
-                })
-            })
-            .collect();
-        let mut topics = topics?;
-        topics.truncate(2);
-        Some(topics)
+        topics(list_field(text, "topics")?)
+    }
+
+    /// MemoryOS's reading: `json.loads` of the whole reply (no fence removed), a list.
+    fn parse_as_upstream(&self, text: &str) -> Option<Vec<Topic>> {
+        topics(read_json(text, JsonReading::Plain)?)
     }
 
     fn fallback(&self) -> Vec<Topic> {
@@ -233,6 +231,22 @@ impl Operation for MultiTopicSummary {
             content: lead(&self.text, 2),
         }]
     }
+}
+
+/// The topics of a multi-topic summary list, every one the model gave (MemoryOS keeps them
+/// all); `None` when an item lacks a theme, keywords or content.
+fn topics(list: serde_json::Value) -> Option<Vec<Topic>> {
+    let items: Vec<serde_json::Value> = serde_json::from_value(list).ok()?;
+    items
+        .iter()
+        .map(|t| {
+            Some(Topic {
+                theme: t.get("theme")?.as_str()?.trim().to_string(),
+                keywords: strings(t.get("keywords")?)?,
+                content: t.get("content")?.as_str()?.trim().to_string(),
+            })
+        })
+        .collect()
 }
 
 /// The user's profile (personality, preferences, circumstances) revised with new exchanges.

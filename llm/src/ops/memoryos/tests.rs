@@ -80,8 +80,9 @@ fn topics_parse_from_arrays_and_objects() {
     let op = MultiTopicSummary::new("");
     let text = r#"[{"theme": "pets", "keywords": ["dog"], "content": "A dog."},
                   {"theme": "work", "keywords": [], "content": "A job."},
-                  {"theme": "extra", "keywords": [], "content": "Dropped."}]"#;
-    assert_eq!(op.parse(text).unwrap().len(), 2);
+                  {"theme": "extra", "keywords": [], "content": "Kept, as upstream keeps it."}]"#;
+    assert_eq!(op.parse(text).unwrap().len(), 3);
+    assert_eq!(op.parse_as_upstream(text).unwrap().len(), 3);
     assert_eq!(
         op.parse(r#"{"topics": [{"theme": "t", "keywords": ["k"], "content": "c"}]}"#)
             .unwrap()[0]
@@ -89,6 +90,18 @@ fn topics_parse_from_arrays_and_objects() {
         "t"
     );
     assert_eq!(op.parse(r#"[{"theme": "no content"}]"#), None);
+    // Upstream's json.loads: no fence removed, no object around the list.
+    let fenced = format!("```json\n{text}\n```");
+    assert_eq!(op.parse(&fenced).map(|t| t.len()), Some(3));
+    assert_eq!(op.parse_as_upstream(&fenced), None);
+}
+
+#[test]
+fn continuity_is_true_only_as_upstream_compares_it() {
+    let op = IsContinuous::new(exchange("u", "a"), exchange("u", "a"));
+    assert_eq!(op.parse_as_upstream(" TRUE \n"), Some(true));
+    assert_eq!(op.parse_as_upstream("True."), Some(false));
+    assert_eq!(op.parse("True."), Some(true));
 }
 
 #[test]
