@@ -2,7 +2,8 @@
 """The real-model table of docs/benchmarks.md: every memory system off-policy on the built-in sample with
 `--llm local` (SmolLM2-135M on llama.cpp's server), one system at a time.
 
-    .cache/venv/bin/python benches/real_model.py [--out runs-real-model] [--systems a,b] [-- FLAGS]
+    .cache/venv/bin/python benches/real_model.py [--out runs-real-model] [--systems a,b]
+        [--llm local|FILE] [-- FLAGS]
 
 Each system runs with its own store (no recorded answer or memory is shared between systems)
 and its wall time is measured around the whole command: server start, memorization, answering,
@@ -36,9 +37,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "target" / "release" / "mb-harness"
 
 
-def run(system, out, flags):
+def run(system, out, llm, flags):
     """Runs one system; returns its wall seconds (also written beside its runs)."""
-    command = [str(HARNESS), "off-policy", "--baseline", system, "--llm", "local",
+    command = [str(HARNESS), "off-policy", "--baseline", system, "--llm", llm,
                "--store", str(out / f"store-{system}"), "--output-dir", str(out), *flags]
     print("$", " ".join(command), file=sys.stderr, flush=True)
     started = time.monotonic()
@@ -64,6 +65,8 @@ def row(out, system, label):
     wall = out / f"wall-{system}.txt"
     wall = float(wall.read_text()) if wall.is_file() else float("nan")
     calls = sum(op["calls"] for op in timing["model_usage"])
+    by_operation = fallbacks.get("by_operation", {})
+    resends = timing.get("resends", {}).get("by_operation", {})
     estimated = sum(op["estimated_token_calls"] for op in timing["model_usage"])
     tokens_in = mean.get("input_tokens_memory", 0) + mean.get("input_tokens_predict", 0)
     tokens_out = mean.get("output_tokens_memory", 0) + mean.get("output_tokens_predict", 0)
@@ -79,6 +82,8 @@ def row(out, system, label):
         f"| {wall / 60:.1f} min |",
         calls,
         estimated,
+        by_operation,
+        resends,
     )
 
 
@@ -87,6 +92,9 @@ def main():
     parser.add_argument("--out", default="runs-real-model", type=pathlib.Path)
     parser.add_argument("--systems", default=",".join(s for s, _ in SYSTEMS))
     parser.add_argument("--table-only", action="store_true")
+    parser.add_argument("--llm", default="local",
+                        help="the LLM settings (`local`, or a file such as a copy of "
+                             "configs/llm/local.toml with output_handling = \"tolerant\")")
     parser.add_argument("flags", nargs="*", help="passed to every off-policy command")
     args = parser.parse_args()
     out = args.out if args.out.is_absolute() else ROOT / args.out
@@ -98,16 +106,17 @@ def main():
         subprocess.run(["cargo", "build", "--release", "-p", "mb-harness"], check=True, cwd=ROOT)
         out.mkdir(parents=True, exist_ok=True)
         for system in chosen:
-            run(system, out, args.flags)
+            run(system, out, args.llm, args.flags)
     print("| system | memory s/case | prediction s/case | LLM calls/case | tokens/case in / out "
           "| fallbacks/case | error answers | score | wall time |")
     print("|---|---|---|---|---|---|---|---|---|")
     notes = []
     for system, label in SYSTEMS:
         if system in chosen:
-            line, calls, estimated = row(out, system, label)
+            line, calls, estimated, fallbacks, resends = row(out, system, label)
             print(line)
-            notes.append(f"{label}: {calls} model calls, {estimated} with estimated tokens")
+            notes.append(f"{label}: {calls} model calls, {estimated} with estimated tokens, "
+                         f"fallbacks {fallbacks or 'none'}, resends {resends or 'none'}")
     print("\n" + "; ".join(notes))
 
 

@@ -287,9 +287,9 @@ impl MemorySystem for Mem0 {
         let text = match lang {
             Lang::En => format!(
                 "User Memories:\n{memories}\n\nUser input: \n{question}\n\n\
-                 Reply to the user's input, drawing on the memories above where they are relevant."
+                 Reply to the user's input, basing the reply on the memories above."
             ),
-            Lang::Zh => format!("用户记忆：\n{memories}\n\n用户输入：\n{question}\n\n请结合以上相关记忆回复用户的输入。"),
+            Lang::Zh => format!("用户记忆：\n{memories}\n\n用户输入：\n{question}\n\n请依据以上记忆回复用户的输入。"),
         };
         let mut prompt = messages.to_vec();
         if let Some(last) = prompt.last_mut() {

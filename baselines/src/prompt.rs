@@ -20,10 +20,10 @@ pub fn rag_text(context: &str, question: &str, lang: Lang) -> String {
     match lang {
         Lang::En => format!(
             "Context:\n{context}\n\nUser: \n{question}\n\n\
-             Using the context where it helps, reply to the user's input naturally and appropriately."
+             Reply to the user's input naturally and appropriately, basing the reply on the context given."
         ),
         Lang::Zh => format!(
-            "相关知识：\n{context}\n\n用户输入：\n{question}\n\n请结合相关知识，自然、恰当地回复用户的输入。"
+            "相关知识：\n{context}\n\n用户输入：\n{question}\n\n请依据以上相关知识，自然、恰当地回复用户的输入。"
         ),
     }
 }

@@ -5,12 +5,14 @@
 //! verdict; every part timed and counted like a MemoryBench case.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use mb_baselines::{MemoryError, MemorySystem, Retrieved, SystemSpec};
 use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::longmemeval::qa::{reading_prompt, LongMemEvalJudge, ReadingStyle};
+use mb_datasets::longmemeval::judge::{JudgePrompts, LongMemEvalJudge};
+use mb_datasets::longmemeval::reading::{reading_prompt, ReadingNote, ReadingStyle, ANSWER_TOKENS};
 use mb_datasets::longmemeval::retrieval::History;
 use mb_datasets::longmemeval::Instance;
 use mb_llm::ops::Answer;
@@ -73,8 +75,8 @@ impl LogEntry for LmeCase {
     }
 }
 
-/// How a run reads its questions.
-#[derive(Debug, Clone, Copy)]
+/// How a run reads and judges its questions.
+#[derive(Debug, Clone)]
 pub struct Reading {
     /// The reading prompt's style.
     pub style: ReadingStyle,
@@ -82,6 +84,8 @@ pub struct Reading {
     pub history: History,
     /// Units retrieved and shown.
     pub k: usize,
+    /// The judge templates the user supplied (`--judge-prompts`), instead of ours.
+    pub judge_prompts: Option<Arc<JudgePrompts>>,
 }
 
 /// Answers and judges `instance` with `spec`'s memory, in a namespace dropped afterwards.
@@ -89,7 +93,7 @@ pub async fn answer_instance(
     services: &Services,
     spec: &'static SystemSpec,
     instance: &Instance,
-    reading: Reading,
+    reading: &Reading,
 ) -> Result<LmeCase, HarnessError> {
     let engine = &services.store.engine;
     let namespace = format!("off-policy/longmemeval/{}/{}", spec.name, instance.index);
@@ -122,6 +126,7 @@ pub async fn answer_instance(
         question: instance.question.clone(),
         answer: instance.answer.clone(),
         hypothesis: predicted.response.clone(),
+        prompts: reading.judge_prompts.clone(),
     };
     let judged_at = Instant::now();
     let (verdict, judge_usage) = usage_of(services.llm.judge.run(&judge, Lang::En)).await;
@@ -184,7 +189,7 @@ async fn predict(
     system: &dyn MemorySystem,
     instance: &Instance,
     dates: &HashMap<&str, &str>,
-    reading: Reading,
+    reading: &Reading,
 ) -> Result<Predicted, HarnessError> {
     let started = Instant::now();
     let retrieved = if reading.k == 0 {
@@ -196,17 +201,31 @@ async fn predict(
     };
     let memory_seconds = started.elapsed().as_secs_f64();
     let asked = Instant::now();
+    let answer = &system.context().llm.answer;
+    // Chain-of-Note reads each retrieved unit first, one call each; the answer sees the notes.
+    let mut shown_texts: Vec<String> = retrieved.iter().map(|unit| unit.text.clone()).collect();
+    if reading.style.takes_notes() {
+        for (unit, text) in retrieved.iter().zip(shown_texts.iter_mut()) {
+            let note = ReadingNote {
+                date: date_of(unit, dates),
+                content: unit.text.clone(),
+                question_date: instance.question_date.clone(),
+                question: instance.question.clone(),
+            };
+            *text = answer.run(&note, Lang::En).await?;
+        }
+    }
     let attempts: Box<dyn Iterator<Item = usize> + Send> = if retrieved.is_empty() {
         Box::new(std::iter::once(0))
     } else {
         Box::new((1..=retrieved.len()).rev())
     };
-    let answer = &system.context().llm.answer;
     let (answered, failures) = with_fewer_memories(attempts, |shown| {
         let units = &retrieved[..shown];
         let items: Vec<(String, String)> = units
             .iter()
-            .map(|unit| (date_of(unit, dates), unit.text.clone()))
+            .zip(&shown_texts)
+            .map(|(unit, text)| (date_of(unit, dates), text.clone()))
             .collect();
         let messages = reading_prompt(
             reading.style,
@@ -215,7 +234,9 @@ async fn predict(
             &instance.question,
         );
         let evidence = units.iter().map(|u| u.text.clone()).collect();
-        let operation = Answer::new(messages).with_evidence(instance.question.clone(), evidence);
+        let operation = Answer::new(messages)
+            .with_max_tokens(ANSWER_TOKENS)
+            .with_evidence(instance.question.clone(), evidence);
         async move {
             let response = answer.run(&operation, Lang::En).await?;
             Ok((response, units))

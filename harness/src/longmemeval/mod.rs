@@ -14,10 +14,12 @@ mod case;
 mod summary;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use mb_baselines::SystemSpec;
-use mb_datasets::longmemeval::qa::ReadingStyle;
+use mb_datasets::longmemeval::judge::JudgePrompts;
+use mb_datasets::longmemeval::reading::ReadingStyle;
 use mb_datasets::longmemeval::retrieval::History;
 use mb_datasets::longmemeval::{for_each_instance_in, Instance, LongMemEvalError};
 use mb_llm::RoleSettings;
@@ -47,6 +49,12 @@ pub struct LongMemEvalArgs {
     /// assistant said) or `user` (the official retrieval evaluation's corpus).
     #[arg(long = "history", value_enum, default_value_t = HistoryArg::All)]
     pub history: HistoryArg,
+    /// LongMemEval: judge templates replacing ours, a JSON object with one template per question
+    /// type and one for `abstention`, each holding {question}, {answer} and {response}
+    /// (`scripts/longmemeval_judge_prompts.py` writes the official ones from a LongMemEval
+    /// checkout).
+    #[arg(long = "judge-prompts", value_name = "FILE")]
+    pub judge_prompts: Option<PathBuf>,
 }
 
 /// `--history`: the turns of a haystack memorized.
@@ -71,10 +79,13 @@ impl HistoryArg {
 /// `--reading`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReadingArg {
-    /// The history items as dated text, then the question.
+    /// The official plain reading: the items as dated sessions, then the question.
     Plain,
-    /// Chain-of-Note: the items as JSON sorted by date; notes first, then the answer.
+    /// The official Chain-of-Note: a reading note per item (one call each), then the answer
+    /// from the notes, step by step.
     ChainOfNote,
+    /// Ours: Chain-of-Note in one call (the items as JSON; notes, then the answer).
+    ChainOfNoteOneCall,
 }
 
 impl ReadingArg {
@@ -82,6 +93,7 @@ impl ReadingArg {
         match self {
             ReadingArg::Plain => ReadingStyle::Plain,
             ReadingArg::ChainOfNote => ReadingStyle::ChainOfNote,
+            ReadingArg::ChainOfNoteOneCall => ReadingStyle::ChainOfNoteOneCall,
         }
     }
 
@@ -89,6 +101,7 @@ impl ReadingArg {
         match self {
             ReadingArg::Plain => "plain",
             ReadingArg::ChainOfNote => "chain-of-note",
+            ReadingArg::ChainOfNoteOneCall => "chain-of-note-one-call",
         }
     }
 }
@@ -97,6 +110,14 @@ impl ReadingArg {
 /// systems only: a memoryless one would need the whole haystack in its prompt).
 pub fn run(run: &RunArgs, args: &LongMemEvalArgs, path: &Path) -> Result<(), HarnessError> {
     let specs = systems_without_set(run, false)?;
+    let judge_prompts = match &args.judge_prompts {
+        Some(file) => {
+            Some(Arc::new(JudgePrompts::from_file(file).map_err(|e| {
+                HarnessError::Usage(format!("--judge-prompts {e}"))
+            })?))
+        }
+        None => None,
+    };
     let services = Services::start(run, &specs)?;
     // Result directories live under off-policy/longmemeval/<file stem>/<system>/.
     let mut place = run.clone();
@@ -117,6 +138,7 @@ pub fn run(run: &RunArgs, args: &LongMemEvalArgs, path: &Path) -> Result<(), Har
             &services,
             spec,
             &judge_model,
+            judge_prompts.clone(),
         )?);
     }
     print_table(&rows);
@@ -185,6 +207,7 @@ fn run_system(
     services: &Services,
     spec: &'static SystemSpec,
     judge_model: &str,
+    judge_prompts: Option<Arc<JudgePrompts>>,
 ) -> Result<Outcome, HarnessError> {
     let history = args.history.history();
     let files = run_dir(
@@ -195,6 +218,7 @@ fn run_system(
             "longmemeval": path.display().to_string(),
             "reading": args.reading.name(),
             "history": format!("{:?}", args.history).to_lowercase(),
+            "judge_prompts": args.judge_prompts.as_ref().map(|p| p.display().to_string()),
         }),
     )?;
     let k = match place.retrieve_k {
@@ -205,6 +229,7 @@ fn run_system(
         style: args.reading.style(),
         history,
         k,
+        judge_prompts,
     };
     let limit = place
         .limit
@@ -223,7 +248,7 @@ fn run_system(
         if !log.holds(&instance.question_id) {
             let case = services
                 .runtime
-                .block_on(answer_instance(services, spec, &instance, reading))
+                .block_on(answer_instance(services, spec, &instance, &reading))
                 .map_err(|source| HarnessError::Question {
                     file: path.display().to_string(),
                     question: mb_core::excerpt(&instance.question_id, 200).into_owned(),

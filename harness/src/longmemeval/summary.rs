@@ -92,7 +92,7 @@ pub fn write(
         "questions": cases.len(),
         "accuracy": {
             "overall": scored.as_ref().map(|s| s.overall),
-            "task_averaged": scored.as_ref().map(|s| s.task_averaged),
+            "task_averaged": scored.as_ref().and_then(|s| s.task_averaged),
             "per_type": scored.as_ref().map(|s| s.per_type.iter()
                 .map(|(t, a)| (t.to_string(), json!(a)))
                 .collect::<serde_json::Map<String, Value>>()),

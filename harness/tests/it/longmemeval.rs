@@ -117,9 +117,15 @@ fn off_policy_answers_every_question_offline_and_resumes() {
 fn model_calls_are_counted_per_question_and_the_judge_apart() {
     let dir = tempfile::tempdir().unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
+    let notes = Arc::new(AtomicUsize::new(0));
     let counted = calls.clone();
-    let port = chat_server(move |_| {
+    let noted = notes.clone();
+    let port = chat_server(move |sent| {
         counted.fetch_add(1, Ordering::SeqCst);
+        let prompt = sent["messages"][0]["content"].as_str().unwrap_or_default();
+        if prompt.starts_with("Below is one earlier chat session") {
+            noted.fetch_add(1, Ordering::SeqCst);
+        }
         json!({"choices": [{"message": {"role": "assistant", "content": "yes"},
                 "finish_reason": "stop"}],
                "usage": {"prompt_tokens": 30, "completion_tokens": 1}})
@@ -157,15 +163,113 @@ fn model_calls_are_counted_per_question_and_the_judge_apart() {
     assert_eq!(summary["accuracy"]["overall"], 1.0);
     assert_eq!(summary["about"]["judge"], "m");
     assert_eq!(summary["about"]["reading"], "chain-of-note");
-    let timing = read(run.join("timing.json"));
-    let cases = timing.as_array().unwrap();
-    for case in cases {
-        assert_eq!(case["seconds"]["llm_calls_predict"], 1.0, "{case}");
-        assert_eq!(case["seconds"]["input_tokens_predict"], 30.0, "{case}");
+    // Chain-of-Note as the official reading does it: a note per retrieved message (one call
+    // each), then the answer.
+    let cases: Vec<Value> = std::fs::read_to_string(run.join("predict.partial.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut shown = 0;
+    for case in &cases {
+        let units = case["shown_turns"].as_array().unwrap().len();
+        assert!(units > 0, "{case}");
+        shown += units;
+        let calls = (units + 1) as f64;
+        assert_eq!(case["timing"]["llm_calls_predict"], calls, "{case}");
+        assert_eq!(
+            case["timing"]["input_tokens_predict"],
+            30.0 * calls,
+            "{case}"
+        );
         assert_eq!(case["judge"]["llm_operations"], 1, "{case}");
     }
-    // The server saw one ping per model role, then an answer and a verdict per question.
-    assert_eq!(calls.load(Ordering::SeqCst), 2 + 2 * cases.len());
+    assert_eq!(notes.load(Ordering::SeqCst), shown);
+    // The server saw one ping per model role, then the notes, an answer and a verdict per
+    // question.
+    assert_eq!(calls.load(Ordering::SeqCst), 2 + shown + 2 * cases.len());
+}
+
+#[test]
+fn the_judge_uses_the_templates_the_user_supplies() {
+    let dir = tempfile::tempdir().unwrap();
+    let judged = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = judged.clone();
+    let port = chat_server(move |sent| {
+        let prompt = sent["messages"][0]["content"].as_str().unwrap_or_default();
+        seen.lock().unwrap().push(prompt.to_string());
+        json!({"choices": [{"message": {"role": "assistant", "content": "no"},
+                "finish_reason": "stop"}]})
+    });
+    let settings = dir.path().join("llm.toml");
+    std::fs::write(
+        &settings,
+        format!("[judge]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"),
+    )
+    .unwrap();
+    let keys = [
+        "single-session-user",
+        "single-session-assistant",
+        "single-session-preference",
+        "temporal-reasoning",
+        "knowledge-update",
+        "multi-session",
+        "abstention",
+    ];
+    let templates: serde_json::Map<String, Value> = keys
+        .iter()
+        .map(|k| {
+            (
+                k.to_string(),
+                json!(format!("[{k}] {{question}} | {{answer}} | {{response}}")),
+            )
+        })
+        .collect();
+    let prompts = dir.path().join("prompts.json");
+    std::fs::write(&prompts, Value::Object(templates.clone()).to_string()).unwrap();
+    let out = off_policy(
+        dir.path(),
+        &fixture(),
+        &[
+            "--baseline",
+            "bm25_message",
+            "--llm",
+            settings.to_str().unwrap(),
+            "--judge-prompts",
+            prompts.to_str().unwrap(),
+        ],
+    );
+    assert_ok(&out);
+    let prompts_seen = judged.lock().unwrap().clone();
+    let verdicts: Vec<&String> = prompts_seen.iter().filter(|p| p.starts_with('[')).collect();
+    assert_eq!(verdicts.len(), 4, "{prompts_seen:?}");
+    assert!(
+        verdicts.iter().any(|p| p.starts_with("[abstention] ")),
+        "{verdicts:?}"
+    );
+    let run = run_of(dir.path(), "bm25_message");
+    assert_eq!(read(run.join("summary.json"))["accuracy"]["overall"], 0.0);
+
+    // A file without every template is refused before any work, naming the file and the key.
+    let mut partial = templates;
+    partial.remove("knowledge-update");
+    std::fs::write(&prompts, Value::Object(partial).to_string()).unwrap();
+    let out = off_policy(
+        dir.path(),
+        &fixture(),
+        &[
+            "--baseline",
+            "bm25_message",
+            "--judge-prompts",
+            prompts.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("prompts.json: no template for knowledge-update"),
+        "{stderr}"
+    );
 }
 
 #[test]

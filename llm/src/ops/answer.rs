@@ -6,7 +6,7 @@ use mb_core::Lang;
 
 use super::text::{sentences, term_set, terms};
 use super::Operation;
-use crate::{Message, Role};
+use crate::{Message, Role, Sampling};
 
 /// Answers a conversation whose last message carries the memory context and the question.
 ///
@@ -17,6 +17,7 @@ use crate::{Message, Role};
 pub struct Answer {
     messages: Vec<Message>,
     evidence: Option<(String, Vec<String>)>,
+    max_tokens: Option<u32>,
 }
 
 impl Answer {
@@ -25,7 +26,15 @@ impl Answer {
         Answer {
             messages,
             evidence: None,
+            max_tokens: None,
         }
+    }
+
+    /// Caps the answer's output tokens (upstream's 2 048 otherwise; LongMemEval's reading
+    /// allows 800).
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Answer {
+        self.max_tokens = Some(max_tokens);
+        self
     }
 
     /// Tells the offline backend what the question and the retrieved memories are (otherwise
@@ -63,6 +72,14 @@ impl Operation for Answer {
 
     fn messages(&self, _lang: Lang) -> Vec<Message> {
         self.messages.clone()
+    }
+
+    fn sampling(&self) -> Sampling {
+        let default = Sampling::default();
+        Sampling {
+            max_tokens: self.max_tokens.unwrap_or(default.max_tokens),
+            ..default
+        }
     }
 
     fn parse(&self, text: &str) -> Option<String> {

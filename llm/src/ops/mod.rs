@@ -67,6 +67,7 @@ pub const OPERATION_NAMES: &[&str] = &[
     "judge_limitation_subtype",
     "judge_limitation_rating",
     "judge_longmemeval",
+    "reading_note",
 ];
 
 /// One LLM-backed step of a memory system, with everything needed to run it on a model or not.
