@@ -15,6 +15,7 @@ use super::tiers::{number, remember, KnowledgeEntry, Page, Qa, Session, Tiers, H
 use super::{exchange, MemoryOs};
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
+use crate::settings::ThreadSummaries;
 
 /// The summary upstream files a batch under when the model found no topic in it.
 const GENERAL_SUMMARY: &str = "General conversation segment from short-term memory.";
@@ -48,7 +49,11 @@ impl MemoryOs {
                         let meta = memory
                             .run(&MetaSummary::new(Some(summary), current), lang)
                             .await?;
-                        tiers.continue_thread(&previous, &meta);
+                        // The pip package shows the new summary on the whole chain;
+                        // memoryos_chromadb leaves the earlier pages as they were filed.
+                        if self.thread_summaries == ThreadSummaries::Latest {
+                            tiers.continue_thread(&previous, &meta);
+                        }
                         (Some(previous.id), meta)
                     } else {
                         tiers.llm_operations += 1;
@@ -75,7 +80,7 @@ impl MemoryOs {
                 vector,
                 analyzed: false,
             };
-            if page.pre_page.is_none() {
+            if page.pre_page.is_none() && self.thread_summaries == ThreadSummaries::Latest {
                 tiers.open_thread(number(&page.id), &page.meta_info);
             }
             tiers.last_page = Some(page.clone());

@@ -43,6 +43,7 @@ use mb_llm::{Message, Role};
 use parking_lot::Mutex;
 
 use crate::error::MemoryError;
+use crate::settings::ThreadSummaries;
 use crate::store::ensure_namespace;
 use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
@@ -57,6 +58,7 @@ pub struct MemoryOs {
     embedder: Arc<dyn Embedder>,
     tiers: Mutex<Tiers>,
     keep_one_sided: bool,
+    thread_summaries: ThreadSummaries,
 }
 
 impl MemoryOs {
@@ -69,11 +71,13 @@ impl MemoryOs {
         ensure_namespace(&context, &context.namespace)?;
         let tiers = stored::load(&context)?;
         let keep_one_sided = context.settings.keep_one_sided;
+        let thread_summaries = context.settings.thread_summaries;
         Ok(MemoryOs {
             context,
             embedder,
             tiers: Mutex::new(tiers),
             keep_one_sided,
+            thread_summaries,
         })
     }
 

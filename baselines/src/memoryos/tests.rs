@@ -6,14 +6,15 @@ use mb_core::Lang;
 use mb_datasets::row::DialogMessage;
 use mb_embed::HashingEmbedder;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::{Backend, OutputHandling};
+use mb_llm::ops::{Backend, MetaSummary, Operation, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{CacheMode, LlmSettings, LlmStack, Role};
 
 use mb_engine::Batch;
 
-use super::tiers::Tiers;
-use super::{stored, MemoryOs};
+use super::tiers::{number, Page, Tiers};
+use super::{exchange, stored, MemoryOs};
+use crate::settings::ThreadSummaries;
 use crate::system::{MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 
 fn message(role: Role, content: String) -> DialogMessage {
@@ -78,9 +79,19 @@ async fn a_new_session_is_keyworded_by_its_summary_alone() {
 
 /// An offline MemoryOS in `namespace` of `engine` that files one-sided turns as pages.
 fn offline_memory(engine: Arc<Engine>, namespace: &str) -> MemoryOs {
+    offline_memory_showing(engine, namespace, ThreadSummaries::default())
+}
+
+/// [`offline_memory`] whose pages show `summaries` of their thread.
+fn offline_memory_showing(
+    engine: Arc<Engine>,
+    namespace: &str,
+    summaries: ThreadSummaries,
+) -> MemoryOs {
     let stack = LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).unwrap();
     let settings = SystemSettings {
         keep_one_sided: true,
+        thread_summaries: summaries,
         ..SystemSettings::default()
     };
     MemoryOs::new(MemoryContext {
@@ -217,4 +228,62 @@ async fn sessions_stored_whole_by_an_older_version_are_refused() {
         panic!("an old layout was read");
     };
     assert!(e.to_string().contains("older memorybench"), "{e}");
+}
+
+/// Every page the memory files, by number, with the summary it shows.
+fn pages_shown(memory: &MemoryOs) -> std::collections::BTreeMap<u64, (Page, String)> {
+    let tiers = memory.tiers.lock();
+    tiers
+        .sessions
+        .iter()
+        .flat_map(|s| s.pages.iter())
+        .map(|p| (number(&p.id), ((**p).clone(), tiers.meta_of(p).to_string())))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_page_shows_the_thread_summary_it_was_filed_with_as_memoryos_chromadb_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
+    let memory = offline_memory_showing(engine.clone(), "chroma", ThreadSummaries::AsInserted);
+    memorize(&memory, &conversation(60)).await;
+    let pages = pages_shown(&memory);
+    // memoryos_chromadb: a page's summary is made once, from the previous page's own summary
+    // when the exchange continues it; the chain's earlier pages are never rewritten.
+    let mut expected: std::collections::BTreeMap<u64, String> = Default::default();
+    let (mut chained, mut differing) = (0, 0);
+    for (n, (page, shown)) in &pages {
+        let previous = page
+            .pre_page
+            .as_deref()
+            .map(|id| expected.get(&number(id)).cloned().unwrap_or_default());
+        let made = MetaSummary::new(previous.clone(), exchange(&page.qa)).offline(Lang::En);
+        assert_eq!(shown, &made, "page {n}");
+        if let Some(id) = &page.pre_page {
+            chained += 1;
+            differing += usize::from(pages.get(&number(id)).is_some_and(|(_, p)| p != shown));
+        }
+        expected.insert(*n, made);
+    }
+    assert!(
+        chained > 5 && differing > 5,
+        "{chained} chained, {differing} differ"
+    );
+
+    // The pip package: every page of the open chain shows its newest summary.
+    let latest = offline_memory_showing(engine, "pip", ThreadSummaries::Latest);
+    memorize(&latest, &conversation(60)).await;
+    let pages = pages_shown(&latest);
+    let same = pages
+        .values()
+        .filter_map(|(page, shown)| {
+            let previous = pages.get(&number(page.pre_page.as_deref()?))?;
+            Some(&previous.1 == shown)
+        })
+        .filter(|same| *same)
+        .count();
+    assert!(
+        same > 5,
+        "{same} chained pages show their successor's summary"
+    );
 }

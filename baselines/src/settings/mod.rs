@@ -21,6 +21,20 @@ pub fn check_retrieve_k(k: usize) -> Result<usize, String> {
     Ok(k)
 }
 
+/// Which summary of its conversation thread a MemoryOS page shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadSummaries {
+    /// The summary made when the page was filed: upstream MemoryBench's `memoryos_chromadb`,
+    /// whose update of the linked pages edits copies Chroma returned, so nothing stored
+    /// changes.
+    #[default]
+    AsInserted,
+    /// The thread's latest summary, on every page of the chain: the MemoryOS pip package,
+    /// which rewrites the linked pages in place.
+    Latest,
+}
+
 /// Settings shared by the retrieval baselines, defaulting to upstream's effective values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -42,6 +56,8 @@ pub struct SystemSettings {
     /// MemoryOS: file evicted exchanges with an empty side (every LoCoMo/DialSim corpus turn)
     /// instead of dropping them as upstream does.
     pub keep_one_sided: bool,
+    /// MemoryOS: which summary of its conversation thread a page shows.
+    pub thread_summaries: ThreadSummaries,
     /// Systems that embed: the embedder, `onnx` (all-MiniLM-L6-v2 in-process), `hashing`
     /// (model-free) or an OpenAI-compatible endpoint's settings file (a path relative to the
     /// working directory, e.g. `configs/embedder/paper.toml`). `--embedder` overrides it.
@@ -58,6 +74,7 @@ impl Default for SystemSettings {
             cjk_analyzer: false,
             evolution: false,
             keep_one_sided: false,
+            thread_summaries: ThreadSummaries::AsInserted,
             embedder: "onnx".into(),
             hybrid: HybridSettings::default(),
         }

@@ -10,7 +10,7 @@ use mb_llm::ops::{Operation, Patience};
 use mb_llm::{extract_json, Message, Sampling};
 use serde_json::Value;
 
-use crate::metrics::judged::{dialsim_verdict, first_score_1_to_10, nfcats_score};
+use crate::metrics::judged::{dialsim_verdict, nfcats_score};
 
 /// DialSim: does a prediction match the true answer? (`Correct`/`Wrong`; false after three
 /// unusable replies.)
@@ -267,64 +267,6 @@ impl Operation for CriticJudge {
     }
 
     fn offline(&self, _lang: Lang) -> Option<(u8, String)> {
-        self.fallback()
-    }
-}
-
-/// Upstream's merged score for datasets with several metrics (JuDGE, IdeaBench, JRE-L): one
-/// 1–10 rating of the output given the input, the reference and the computed metrics; 0 after
-/// three unusable replies.
-#[derive(Debug, Clone)]
-pub struct OverallJudge {
-    /// The task input.
-    pub input: String,
-    /// The system's output.
-    pub output: String,
-    /// The reference output.
-    pub reference: String,
-    /// Metrics already computed, with their meaning, as `name: value` lines.
-    pub metrics: String,
-}
-
-impl Operation for OverallJudge {
-    type Output = u8;
-
-    fn name(&self) -> &'static str {
-        "judge_overall"
-    }
-
-    fn messages(&self, lang: Lang) -> Vec<Message> {
-        let prompt = match lang {
-            Lang::En => format!(
-                "Rate the generated output for the task from 1 (useless) to 10 (as good as \
-                 the reference or better), using the reference and the automatic metrics as \
-                 evidence.\n\nTask input:\n{}\n\nGenerated output:\n{}\n\nReference:\n{}\n\n\
-                 Automatic metrics:\n{}\n\nReply with the integer rating only.",
-                self.input, self.output, self.reference, self.metrics
-            ),
-            Lang::Zh => format!(
-                "请参考标准答案和自动指标，对生成结果打分，1 分表示毫无用处，10 分表示不逊于标准答案。\
-                 \n\n任务输入：\n{}\n\n生成结果：\n{}\n\n标准答案：\n{}\n\n自动指标：\n{}\n\n只回复一个整数分数。",
-                self.input, self.output, self.reference, self.metrics
-            ),
-        };
-        vec![Message::user(prompt)]
-    }
-
-    fn parse(&self, text: &str) -> Option<u8> {
-        first_score_1_to_10(text)
-    }
-
-    /// The merged judge (JRE-L, IdeaBench, JuDGE) is asked up to three times.
-    fn patience(&self) -> Patience {
-        Patience::Resend { attempts: 3 }
-    }
-
-    fn fallback(&self) -> u8 {
-        0
-    }
-
-    fn offline(&self, _lang: Lang) -> u8 {
         self.fallback()
     }
 }

@@ -8,6 +8,7 @@
 
 mod judges;
 mod limitgen;
+mod merged;
 mod scorers;
 
 use async_trait::async_trait;
@@ -20,8 +21,9 @@ use crate::catalog::DatasetConfig;
 use crate::dataset::Dataset;
 use crate::row::Row;
 
-pub use judges::{ChecklistJudge, CriticJudge, MatchJudge, OverallJudge, RubricJudge};
+pub use judges::{ChecklistJudge, CriticJudge, MatchJudge, RubricJudge};
 pub use limitgen::{limitations, LimitGenScorer};
+pub use merged::{MergedRubric, OverallJudge, ShownMetric};
 pub use scorers::{
     DialSimScorer, HelloBenchScorer, LexEvalScorer, LocomoScorer, MergedJudgeScorer, MeteorScorer,
     NfcatsScorer, WritingBenchScorer,
@@ -120,7 +122,9 @@ pub fn evaluator_for(config: &DatasetConfig) -> Result<Box<dyn Evaluator>, EvalE
         "NFCats" => Box::new(NfcatsScorer),
         "HelloBench" => Box::new(HelloBenchScorer),
         "WritingBench" => Box::new(WritingBenchScorer),
-        "JuDGE" | "IdeaBench" | "JRE-L" | "JRE_L" => Box::new(MergedJudgeScorer),
+        "JuDGE" => Box::new(MergedJudgeScorer(MergedRubric::Judge)),
+        "IdeaBench" => Box::new(MergedJudgeScorer(MergedRubric::IdeaBench)),
+        "JRE-L" | "JRE_L" => Box::new(MergedJudgeScorer(MergedRubric::JreL)),
         "LimitGen" => Box::new(LimitGenScorer),
         _ => {
             return Err(EvalError::Unsupported {

@@ -5,7 +5,8 @@ use jieba_rs::Jieba;
 use mb_llm::ops::{Backend, Operation};
 use serde_json::{json, Map, Value};
 
-use super::judges::{ChecklistJudge, CriticJudge, MatchJudge, OverallJudge, RubricJudge};
+use super::judges::{ChecklistJudge, CriticJudge, MatchJudge, RubricJudge};
+use super::merged::{MergedRubric, OverallJudge};
 use super::{EvalError, Evaluator};
 use crate::metrics::judged::dialsim_exact_match;
 use crate::metrics::locomo::{locomo_f1, Options};
@@ -331,10 +332,11 @@ impl Evaluator for WritingBenchScorer {
     }
 }
 
-/// JuDGE, IdeaBench, JRE-L: the merged 1–10 judge score their domain and task summaries use.
-/// Their component metrics (BERTScore, readability, JuDGE's legal extraction) need models
-/// and resources not shipped here and are not computed.
-pub struct MergedJudgeScorer;
+/// JuDGE, IdeaBench, JRE-L: the merged 1–10 judge score their domain and task summaries use,
+/// under the dataset's rubric. Of their component metrics only JRE-L's ROUGE-L is computed
+/// here (BERTScore, readability and JuDGE's legal extraction need models and resources not
+/// shipped); the judge is told which are missing and why.
+pub struct MergedJudgeScorer(pub MergedRubric);
 
 #[async_trait]
 impl Evaluator for MergedJudgeScorer {
@@ -350,10 +352,11 @@ impl Evaluator for MergedJudgeScorer {
             .unwrap_or_default()
             .to_string();
         let operation = OverallJudge {
+            rubric: self.0,
             input: row.input.query_text().to_string(),
             output: response.to_string(),
+            metrics: self.0.metrics(response, &reference),
             reference,
-            metrics: "(none computed)".to_string(),
         };
         let score = judged(judge, row, MERGED_SCORE, &operation).await?;
         Ok(metrics(json!({ MERGED_SCORE: score })))

@@ -96,9 +96,61 @@ fn lcs_tokens<'a>(x: &[&'a str], y: &[&str]) -> Option<HashSet<&'a str>> {
     Some(tokens)
 }
 
+/// ROUGE-L F1 as Hugging Face `evaluate`'s `rouge` (Google's `rouge_score`, no stemming)
+/// computes it: both texts lower-cased, every run of characters other than ASCII letters and
+/// digits a separator, the longest common subsequence of the tokens against each text's length;
+/// 0 when either has no token.
+pub fn rouge_l_f1(hypothesis: &str, reference: &str) -> f64 {
+    let tokens = |text: &str| -> Vec<String> {
+        text.to_lowercase()
+            .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (h, r) = (tokens(hypothesis), tokens(reference));
+    if h.is_empty() || r.is_empty() {
+        return 0.0;
+    }
+    // One row of the LCS table at a time: memory linear in the reference.
+    let mut row = vec![0usize; r.len() + 1];
+    for token in &h {
+        let mut diagonal = 0;
+        for (j, other) in r.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if token == other {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    let lcs = row[r.len()] as f64;
+    let (precision, recall) = (lcs / h.len() as f64, lcs / r.len() as f64);
+    if lcs == 0.0 {
+        0.0
+    } else {
+        2.0 * precision * recall / (precision + recall)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hugging_face_rouge_l_by_hand() {
+        // Tokens: "the cat sat on the mat" / "the cat lay on the mat": LCS 5 of 6 and 6.
+        let f = rouge_l_f1("The cat sat on the mat.", "the CAT lay on the mat");
+        assert!((f - 5.0 / 6.0).abs() < 1e-12, "{f}");
+        // Punctuation and non-ASCII letters separate tokens; no token: 0.
+        assert_eq!(rouge_l_f1("a-b c", "a b c"), 1.0);
+        assert_eq!(rouge_l_f1("…", "a"), 0.0);
+        assert_eq!(rouge_l_f1("x y", "z"), 0.0);
+        // P = 2/2, R = 2/4: F = 2/3.
+        assert!((rouge_l_f1("a b", "a x b y") - 2.0 / 3.0).abs() < 1e-12);
+    }
 
     #[test]
     fn distinct_token_semantics_by_hand() {

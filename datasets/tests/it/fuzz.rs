@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use mb_core::pyliteral::parse_column;
-use mb_datasets::evaluate::{ChecklistJudge, CriticJudge, MatchJudge, OverallJudge, RubricJudge};
+use mb_datasets::evaluate::{
+    ChecklistJudge, CriticJudge, MatchJudge, MergedRubric, OverallJudge, RubricJudge,
+};
 use mb_datasets::import;
 use mb_datasets::sample::SAMPLE_LOCOMO_JSON;
 use mb_datasets::table::parse_json_lines;
@@ -93,10 +95,11 @@ fn hostile_judge_replies_never_panic_a_parser() {
             criteria: json!({"name": "style", "criteria_description": "good"}),
         },
         OverallJudge {
+            rubric: MergedRubric::JreL,
             input: "Summarize".into(),
             output: "A summary".into(),
             reference: "The summary".into(),
-            metrics: "accuracy".into(),
+            metrics: MergedRubric::JreL.metrics("A summary", "The summary"),
         },
     );
     let mut texts = HostileText::new(41);

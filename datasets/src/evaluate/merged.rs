@@ -1,0 +1,249 @@
+//! The merged 1–10 score of datasets with several metrics (JuDGE, IdeaBench, JRE-L), which
+//! domain and task summaries use: one judge call given the task input, the output, the
+//! reference and the computed metrics with their meaning, under a rubric of the dataset's own
+//! (a legal one, a research-idea one, a science-communication one). Our wording, upstream's
+//! criteria, scale, anchors and metric list. A metric this project cannot compute (it needs a
+//! model or a resource not shipped here) is passed as "not computed", with the reason.
+
+use mb_core::Lang;
+use mb_llm::ops::{Operation, Patience};
+use mb_llm::{Message, Sampling};
+
+use crate::metrics::judged::first_score_1_to_10;
+use crate::metrics::rouge::rouge_l_f1;
+
+/// Which dataset's rubric a merged judge applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergedRubric {
+    /// JuDGE: Chinese criminal judgments, judged as legal documents.
+    Judge,
+    /// IdeaBench: research ideas, judged as a researcher would.
+    IdeaBench,
+    /// JRE-L: popular-science articles, judged for science communication.
+    JreL,
+}
+
+/// One metric shown to the merged judge: its name, value (or why it is missing) and meaning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownMetric {
+    /// The metric's name, as upstream's prompt names it.
+    pub name: &'static str,
+    /// Its value, formatted; `Err` holds why it was not computed.
+    pub value: Result<String, &'static str>,
+    /// What it measures and how to read it.
+    pub meaning: &'static str,
+}
+
+/// Why a metric needing BERTScore is missing.
+const NO_BERTSCORE: &str = "BERTScore needs a transformer model not shipped here";
+
+impl MergedRubric {
+    /// The rubric of the dataset `name` (the names upstream uses), if it has one.
+    pub fn of(name: &str) -> Option<MergedRubric> {
+        match name {
+            "JuDGE" => Some(MergedRubric::Judge),
+            "IdeaBench" => Some(MergedRubric::IdeaBench),
+            "JRE-L" | "JRE_L" => Some(MergedRubric::JreL),
+            _ => None,
+        }
+    }
+
+    /// The metrics shown for `output` against `reference`: those computed here with their
+    /// values, the others with the reason they are missing.
+    pub fn metrics(self, output: &str, reference: &str) -> Vec<ShownMetric> {
+        let missing = |name, why, meaning| ShownMetric {
+            name,
+            value: Err(why),
+            meaning,
+        };
+        const LEGAL: &str = "the legal extraction (charges, statutes, penalties) needs upstream's lexicons and parsers, not shipped here";
+        const READABILITY: &str = "readability formulas are not computed here";
+        const RANKING: &str =
+            "the ranking needs extra judge calls upstream makes outside the merged score";
+        match self {
+            MergedRubric::Judge => vec![
+                missing("time_score", LEGAL, "accuracy of the prison term, 0.00 to 1.00"),
+                missing("amount_score", LEGAL, "accuracy of the fine, 0.00 to 1.00"),
+                missing("crime_recall", LEGAL, "share of the true charges the judgment names"),
+                missing("crime_precision", LEGAL, "share of the named charges that are true"),
+                missing("penalcode_index_recall", LEGAL, "share of the relevant statutes cited"),
+                missing("penalcode_index_precision", LEGAL, "share of the cited statutes that are relevant"),
+                missing("reasoning_meteor", LEGAL, "METEOR similarity of the judicial reasoning section"),
+                missing("reasoning_bert_score", NO_BERTSCORE, "BERTScore similarity of the judicial reasoning section"),
+                missing("judge_meteor", LEGAL, "METEOR similarity of the judgment result section"),
+                missing("judge_bert_score", NO_BERTSCORE, "BERTScore similarity of the judgment result section"),
+            ],
+            MergedRubric::IdeaBench => vec![
+                missing("bert_score", NO_BERTSCORE, "semantic similarity of the generated and the reference idea, 0.00 to 1.00"),
+                missing("llm_rating_score", RANKING, "a judge's rating of how far the ideas overlap, 1 to 10"),
+                missing("llm_novelty_ranking_score", RANKING, "novelty against the reference idea: near 0.00 less novel, 0.50 comparable, near 1.00 more novel"),
+                missing("llm_feasibility_ranking_score", RANKING, "feasibility against the reference idea, read like the novelty score"),
+            ],
+            MergedRubric::JreL => vec![
+                ShownMetric {
+                    name: "Rouge-L",
+                    value: Ok(format!("{:.4}", rouge_l_f1(output, reference))),
+                    meaning: "overlap of the longest common word sequence with the reference, 0.00 to 1.00; higher means the content is better preserved",
+                },
+                missing("BERTScore-F1", NO_BERTSCORE, "semantic similarity to the reference, 0.00 to 1.00"),
+                missing("CLI", READABILITY, "Coleman-Liau grade level; for popular science about 8 to 12 is desirable, lower reads more easily"),
+                missing("FKGL", READABILITY, "Flesch-Kincaid grade level; 8 to 12 is standard readability for a general audience"),
+                missing("DCRS", READABILITY, "Dale-Chall score; 4.9 or lower is very easy, 9.0 to 9.9 is college level"),
+            ],
+        }
+    }
+
+    /// The judge's role, the headings of input, output and reference, what is judged, and the
+    /// two anchors of the scale.
+    fn wording(self) -> [&'static str; 7] {
+        match self {
+            MergedRubric::Judge => [
+                "You are an expert in law. Judge the quality of a criminal judgment that was written automatically, from the case facts, a reference judgment and the metrics below.",
+                "Case facts (input)",
+                "Generated judgment (output)",
+                "Reference judgment",
+                "the generated judgment",
+                "1: very poor (irrelevant, wrong on the facts, or incoherent)",
+                "10: excellent (legally sound, accurate on the facts, well reasoned and well structured, hardly distinguishable from the reference)",
+            ],
+            MergedRubric::IdeaBench => [
+                "You are an expert researcher. Judge the overall quality of a research idea that was generated automatically, from the background, a reference idea and the metrics below.",
+                "Background (input)",
+                "Generated research idea (output)",
+                "Reference research idea",
+                "the generated research idea",
+                "1: very poor (incoherent, irrelevant or wrong)",
+                "10: excellent (coherent, insightful, novel, feasible and true to the background, hardly distinguishable from an expert's idea)",
+            ],
+            MergedRubric::JreL => [
+                "You are an expert in science communication. Judge the quality of a popular-science article that was written automatically, from the source document, the abstract of a reference article and the metrics below.",
+                "Source document (input)",
+                "Generated popular-science article (output)",
+                "Abstract of the reference article",
+                "the generated article: its accuracy, readability, coherence and faithfulness to the source",
+                "1: very poor (irrelevant, wrong, incoherent or unreadable)",
+                "10: excellent (accurate, easy for a lay reader, well structured, engaging and faithful to the source, hardly distinguishable from the reference)",
+            ],
+        }
+    }
+}
+
+/// The merged judge of one output: a 1–10 integer (the first in the reply); 0 after three
+/// unusable replies, as upstream.
+#[derive(Debug, Clone)]
+pub struct OverallJudge {
+    /// The dataset's rubric.
+    pub rubric: MergedRubric,
+    /// The task input.
+    pub input: String,
+    /// The system's output (IdeaBench: the idea judged).
+    pub output: String,
+    /// The reference output.
+    pub reference: String,
+    /// The metrics shown, computed or not.
+    pub metrics: Vec<ShownMetric>,
+}
+
+impl Operation for OverallJudge {
+    type Output = u8;
+
+    fn name(&self) -> &'static str {
+        "judge_overall"
+    }
+
+    fn messages(&self, _lang: Lang) -> Vec<Message> {
+        let [role, input, output, reference, judged, low, high] = self.rubric.wording();
+        let metrics: String = self
+            .metrics
+            .iter()
+            .map(|m| match &m.value {
+                Ok(value) => format!("- {}: {value} ({})\n", m.name, m.meaning),
+                Err(why) => format!("- {}: not computed, {why} ({})\n", m.name, m.meaning),
+            })
+            .collect();
+        vec![
+            Message::system("You are a helpful assistant."),
+            Message::user(format!(
+                "{role}\n\n## {input}\n{}\n\n## {output}\n{}\n\n## {reference}\n{}\n\n\
+                 ## Metrics\nComputed by comparing the output with the reference or by \
+                 analysing the output alone:\n{metrics}\n## Task\nWeighing the input, the \
+                 output, the reference and every metric above, rate the overall quality of \
+                 {judged} with one integer from 1 to 10.\n{low}\n{high}\nReply with the \
+                 integer only.\n\n## Score",
+                self.input, self.output, self.reference
+            )),
+        ]
+    }
+
+    fn sampling(&self) -> Sampling {
+        Sampling::new(0.0, 0.1, 1024)
+    }
+
+    fn parse(&self, text: &str) -> Option<u8> {
+        first_score_1_to_10(text)
+    }
+
+    /// The merged judge is asked up to three times.
+    fn patience(&self) -> Patience {
+        Patience::Resend { attempts: 3 }
+    }
+
+    fn fallback(&self) -> u8 {
+        0
+    }
+
+    fn offline(&self, _lang: Lang) -> u8 {
+        self.fallback()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(rubric: MergedRubric) -> OverallJudge {
+        OverallJudge {
+            rubric,
+            input: "the input".into(),
+            output: "the cat sat on the mat".into(),
+            reference: "the cat lay on the mat".into(),
+            metrics: rubric.metrics("the cat sat on the mat", "the cat lay on the mat"),
+        }
+    }
+
+    #[test]
+    fn each_dataset_is_judged_under_its_own_rubric_with_its_metrics() {
+        let prompt = |rubric| judge(rubric).messages(Lang::En)[1].content.clone();
+        let legal = prompt(MergedRubric::Judge);
+        assert!(legal.contains("expert in law") && legal.contains("## Reference judgment"));
+        for metric in [
+            "time_score",
+            "penalcode_index_precision",
+            "judge_bert_score",
+        ] {
+            assert!(
+                legal.contains(&format!("- {metric}: not computed")),
+                "{metric}"
+            );
+        }
+        let article = prompt(MergedRubric::JreL);
+        assert!(article.contains("science communication"));
+        // ROUGE-L is computed: 5 of 6 words in the longest common subsequence.
+        assert!(article.contains("- Rouge-L: 0.8333 ("), "{article}");
+        assert!(article.contains("- DCRS: not computed"));
+        let idea = prompt(MergedRubric::IdeaBench);
+        assert!(idea.contains("expert researcher") && idea.contains("llm_novelty_ranking_score"));
+        for text in [legal, article, idea] {
+            assert!(text.ends_with("Reply with the integer only.\n\n## Score"));
+        }
+        let op = judge(MergedRubric::Judge);
+        assert_eq!(
+            op.messages(Lang::En)[0].content,
+            "You are a helpful assistant."
+        );
+        assert_eq!(op.parse("Score: 7/10"), Some(7));
+        assert_eq!(op.patience(), Patience::Resend { attempts: 3 });
+        assert_eq!(MergedRubric::of("JRE_L"), Some(MergedRubric::JreL));
+        assert_eq!(MergedRubric::of("NFCats"), None);
+    }
+}
