@@ -8,7 +8,7 @@ use mb_datasets::sample::sample_source;
 use mb_datasets::source::DATA_ENV;
 use mb_datasets::{DataSource, HfDirectory};
 
-use crate::runtime::HarnessError;
+use crate::error::HarnessError;
 
 /// `--data`.
 #[derive(Args, Debug, Clone, serde::Serialize)]

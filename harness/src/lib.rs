@@ -1,41 +1,30 @@
 //! `mb-harness`: the MemoryBench benchmark on memorybench-rs, as a library the `mb-harness`
 //! binary is a thin command line over.
 //!
-//! Each command is a module with its arguments and a `run` function, usable from code and
-//! tests: the four regimes ([`offpolicy`] for off-policy and train-performance, [`stepwise`],
-//! [`onpolicy`], all driven by [`regime::run_regime`]), [`evaluation`] (`evaluate`,
-//! `summarize`), [`import`], [`dialogs`] (`generate-dialogs`), [`report`], [`retrieve`] and
-//! [`runtime::list`]. The rest is what they share: run setup and resume ([`run`],
-//! [`stepped`]), answering and timing cases ([`cases`], [`cost`]), feedback and conversation
-//! ([`feedback`], [`converse`]), the memory cache and progress bars.
+//! The layout follows the architecture:
+//!
+//! - [`commands`]: one module per subcommand, each with its arguments and a
+//!   `run(&Args) -> Result<(), HarnessError>` entry point: the four regimes (`off_policy`,
+//!   `train_performance`, `stepwise`, `on_policy`; `longmemeval` is `off-policy --longmemeval`),
+//!   `evaluate` and `summarize`, `import`, `generate_dialogs`, `report`, `retrieve`, `plan` and
+//!   `sweep`, and `list`.
+//! - `run`: the plumbing the regimes share: their flags and set up, the regime driver, the run
+//!   directory and its resume log, training dialogs and their memorization, the memory cache,
+//!   memory copies and the memory grown in batches, answering cases (with fewer memories when
+//!   the context overflows), conversations with the simulated user, costs and progress bars.
+//! - What any command may open: the engine `store`, the `embedders` (`--embedder`), the data
+//!   source (`data`, `--data`) and the model roles (`llm_args`, `--llm`), and the crate's
+//!   [`error`] type.
 
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod backoff;
-pub mod cases;
-pub mod converse;
-pub mod cost;
-pub mod data;
-pub mod dialogs;
-pub mod evaluation;
-pub mod feedback;
-pub mod import;
-pub mod llm_args;
-pub mod longmemeval;
-pub mod memory_cache;
-pub mod memory_copy;
-pub mod offpolicy;
-pub mod onpolicy;
-pub mod partial_log;
-pub mod progress;
-pub mod regime;
-pub mod report;
-pub mod retrieve;
-pub mod run;
-pub mod run_dir;
-pub mod runtime;
-pub mod stepped;
-pub mod stepwise;
-pub mod sweep;
-pub mod training;
+pub mod commands;
+mod data;
+mod embedders;
+pub mod error;
+mod llm_args;
+mod run;
+mod store;
+
+pub use error::HarnessError;

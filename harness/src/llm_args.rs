@@ -79,6 +79,15 @@ impl LlmArgs {
     }
 }
 
+/// The LLM roles, every one offline.
+pub fn offline_llm() -> mb_llm::Result<Arc<LlmStack>> {
+    Ok(Arc::new(LlmStack::build(
+        &LlmSettings::default(),
+        CacheMode::Off,
+        None,
+    )?))
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;

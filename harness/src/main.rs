@@ -13,10 +13,11 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use mb_harness::{
-    dialogs, evaluation, import, offpolicy, onpolicy, report, retrieve, run, runtime, stepwise,
-    sweep,
+use mb_harness::commands::{
+    evaluate, generate_dialogs, import, list, off_policy, on_policy, plan, report, retrieve,
+    stepwise, summarize, sweep, train_performance,
 };
+use mb_harness::HarnessError;
 
 /// MemoryBench on memorybench-rs.
 #[derive(Parser)]
@@ -31,22 +32,22 @@ enum Command {
     /// Memorize the set's training dialogs, answer its test questions, evaluate, and time
     /// memory processing against prediction for every case (or, with --longmemeval FILE,
     /// answer LongMemEval's questions, each on a memory of its own haystack).
-    OffPolicy(offpolicy::OffPolicyArgs),
+    OffPolicy(off_policy::OffPolicyArgs),
     /// Let the memory learn from dialogs it takes part in: per step, answer sampled training
     /// questions, collect the simulated user's feedback, memorize, evaluate.
-    OnPolicy(onpolicy::OnPolicyArgs),
+    OnPolicy(on_policy::OnPolicyArgs),
     /// Add the set's training dialogs to an initially empty memory in batches, answering the
     /// test sets before the first batch and after each.
     StepwiseOffPolicy(stepwise::StepwiseArgs),
     /// As off-policy, but ask the training questions whose dialogs are in memory.
-    TrainPerformance(run::RunArgs),
+    TrainPerformance(train_performance::RunArgs),
     /// Record training dialogs (assistant and simulated user) for data without them, written as
     /// a directory that --data reads.
-    GenerateDialogs(dialogs::DialogArgs),
+    GenerateDialogs(generate_dialogs::DialogArgs),
     /// Score a run's predictions again (e.g. with a judge model) and rewrite its summary.
-    Evaluate(evaluation::RunDirArgs),
+    Evaluate(evaluate::RunDirArgs),
     /// Recompute a run's summary from its evaluation details.
-    Summarize(evaluation::RunDirArgs),
+    Summarize(evaluate::RunDirArgs),
     /// Convert upstream's raw files (LoCoMo, NFCats, LexEval-QA, HelloBench) into a directory
     /// that `--data` reads.
     Import(import::ImportArgs),
@@ -55,7 +56,7 @@ enum Command {
     /// Retrieval quality of a memory system against LoCoMo evidence turns (no LLM needed).
     Retrieve(retrieve::RetrieveArgs),
     /// The runs of a sweep (regimes × sets × systems) and the shard each belongs to.
-    Plan(sweep::PlanArgs),
+    Plan(plan::PlanArgs),
     /// Run one shard of a sweep (`--shard I/N`), each run as its own process; shards share
     /// only the output directory, and `report` merges their results.
     Sweep(sweep::SweepArgs),
@@ -82,23 +83,23 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::OffPolicy(args) => offpolicy::run_off_policy(&args),
-        Command::OnPolicy(args) => onpolicy::run(&args),
+        Command::OffPolicy(args) => off_policy::run(&args),
+        Command::OnPolicy(args) => on_policy::run(&args),
         Command::StepwiseOffPolicy(args) => stepwise::run(&args),
-        Command::TrainPerformance(args) => offpolicy::run(&args, offpolicy::Questions::Train),
-        Command::GenerateDialogs(args) => dialogs::run(&args),
-        Command::Evaluate(args) => evaluation::run_evaluate(&args),
-        Command::Summarize(args) => evaluation::run_summarize(&args),
+        Command::TrainPerformance(args) => train_performance::run(&args),
+        Command::GenerateDialogs(args) => generate_dialogs::run(&args),
+        Command::Evaluate(args) => evaluate::run(&args),
+        Command::Summarize(args) => summarize::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Retrieve(args) => retrieve::run(&args),
-        Command::Plan(args) => sweep::run_plan(&args),
-        Command::Sweep(args) => sweep::run_sweep(&args),
-        Command::List => runtime::list(),
+        Command::Plan(args) => plan::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::List => list::run(),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
-        Err(runtime::HarnessError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+        Err(HarnessError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
         }
         Err(error) => {

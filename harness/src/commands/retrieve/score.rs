@@ -1,0 +1,93 @@
+//! Scoring one question's ranking: unit recall and NDCG at each cut-off, turn-level recall
+//! (`T@k`), recall within a context budget of tokens, and reciprocal rank.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use mb_baselines::Retrieved;
+use mb_datasets::metrics::retrieval::{
+    budget_recall, ndcg_at_k, recall_at_k, reciprocal_rank, turn_recall_at_k,
+};
+
+use crate::error::HarnessError;
+
+/// Counts tokens of retrieved text as GPT-4's tokenizer does (`cl100k_base`, shipped inside the
+/// `tiktoken-rs` crate), so a budget means what it would in a prompt.
+pub(crate) struct TokenCounter(tiktoken_rs::CoreBPE);
+
+impl TokenCounter {
+    pub(crate) fn new() -> Result<TokenCounter, HarnessError> {
+        tiktoken_rs::cl100k_base()
+            .map(TokenCounter)
+            .map_err(|e| HarnessError::Usage(format!("cannot load the cl100k_base tokenizer: {e}")))
+    }
+
+    pub(crate) fn count(&self, text: &str) -> usize {
+        self.0.encode_ordinary(text).len()
+    }
+}
+
+/// What is scored: the cut-offs and budgets asked for.
+pub(crate) struct Cutoffs {
+    /// Cut-offs `k`, ascending.
+    pub ks: Vec<usize>,
+    /// Context budgets in tokens, ascending.
+    pub budgets: Vec<usize>,
+}
+
+/// One scored question.
+pub(crate) struct Scored {
+    /// Its group (LoCoMo category, LongMemEval question type).
+    pub group: String,
+    /// Unit recall at each cut-off.
+    pub recall: Vec<f64>,
+    /// Turn-level recall at each cut-off.
+    pub turn_recall: Vec<f64>,
+    /// NDCG at each cut-off.
+    pub ndcg: Vec<f64>,
+    /// Recall within each budget.
+    pub budget_recall: Vec<f64>,
+    /// Reciprocal rank of the first relevant unit.
+    pub mrr: f64,
+    /// Time to retrieve.
+    pub latency: Duration,
+}
+
+/// Scores `retrieved` against the evidence turns present in the corpus; `None` when no unit
+/// covers any (nothing to find).
+pub(crate) fn score(
+    group: String,
+    retrieved: &[Retrieved],
+    evidence: &HashSet<&str>,
+    relevant_units: &HashSet<&str>,
+    cutoffs: &Cutoffs,
+    tokens: &TokenCounter,
+    latency: Duration,
+) -> Option<Scored> {
+    if relevant_units.is_empty() || evidence.is_empty() {
+        return None;
+    }
+    let ranked: Vec<&str> = retrieved.iter().map(|r| r.doc_id.as_str()).collect();
+    let turns: Vec<Vec<&str>> = retrieved
+        .iter()
+        .map(|r| r.turns.iter().map(String::as_str).collect())
+        .collect();
+    let turn_lists: Vec<&[&str]> = turns.iter().map(Vec::as_slice).collect();
+    let sized: Vec<(usize, &[&str])> = retrieved
+        .iter()
+        .zip(&turn_lists)
+        .map(|(r, t)| (tokens.count(&r.text), *t))
+        .collect();
+    let at = |f: &dyn Fn(usize) -> Option<f64>, cut: &[usize]| -> Vec<f64> {
+        cut.iter().map(|&k| f(k).unwrap_or(0.0)).collect()
+    };
+    Some(Scored {
+        group,
+        recall: at(&|k| recall_at_k(&ranked, relevant_units, k), &cutoffs.ks),
+        turn_recall: at(&|k| turn_recall_at_k(&turn_lists, evidence, k), &cutoffs.ks),
+        ndcg: at(&|k| ndcg_at_k(&ranked, relevant_units, k), &cutoffs.ks),
+        budget_recall: at(&|b| budget_recall(&sized, evidence, b), &cutoffs.budgets),
+        mrr: reciprocal_rank(&ranked, relevant_units).unwrap_or(0.0),
+        latency,
+    })
+}

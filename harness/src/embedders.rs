@@ -1,0 +1,188 @@
+//! `--embedder`, and the embedders of a run: each memory system's own choice, or the one the
+//! flag forces, opened once per choice.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use mb_baselines::{SystemSettings, SystemSpec};
+use mb_embed::{CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxEmbedder};
+use mb_engine::Engine;
+use parking_lot::Mutex;
+
+use crate::error::HarnessError;
+
+/// `--embedder`: one embedder for every memory system that embeds, instead of the one each
+/// system's settings name.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct EmbedderArgs {
+    /// `onnx` (all-MiniLM-L6-v2 in-process), `hashing` (model-free feature hashing, for quick
+    /// runs), or an OpenAI-compatible endpoint's settings file such as
+    /// configs/embedder/paper.toml. Default: each system's `embedder` setting.
+    #[arg(long = "embedder", value_name = "onnx|hashing|FILE")]
+    pub embedder: Option<String>,
+}
+
+impl EmbedderArgs {
+    /// Warns (one line) when a forced embedder (`--embedder`) is used by none of `specs`: the
+    /// flag, and its file, would otherwise be ignored silently. A warning rather than a refusal,
+    /// so one command line can serve every system of a sweep.
+    pub fn warn_if_unused(&self, specs: &[&SystemSpec]) {
+        if let Some(choice) = &self.embedder {
+            if !specs.iter().any(|spec| spec.needs_embedder) {
+                let names: Vec<&str> = specs.iter().map(|spec| spec.name).collect();
+                tracing::warn!(
+                    "--embedder {} is unused: no system of this run embeds ({})",
+                    mb_core::excerpt(choice, 200),
+                    names.join(", ")
+                );
+            }
+        }
+    }
+}
+
+/// The embedders of a run, opened once per distinct choice and shared by the systems that
+/// name it.
+pub struct Embedders {
+    engine: Arc<Engine>,
+    forced: Option<String>,
+    opened: Mutex<HashMap<String, Arc<dyn Embedder>>>,
+}
+
+impl Embedders {
+    /// Embedders backed by `engine`'s embedding cache; `args` may force one for all.
+    pub fn new(engine: Arc<Engine>, args: &EmbedderArgs) -> Embedders {
+        Embedders {
+            engine,
+            forced: args.embedder.clone(),
+            opened: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The embedder choice a system with `settings` runs with.
+    pub fn choice<'a>(&'a self, settings: &'a SystemSettings) -> &'a str {
+        self.forced.as_deref().unwrap_or(&settings.embedder)
+    }
+
+    /// The embedder for `spec` with `settings` (none for systems that do not embed).
+    pub fn for_system(
+        &self,
+        spec: &SystemSpec,
+        settings: &SystemSettings,
+    ) -> Result<Option<Arc<dyn Embedder>>, HarnessError> {
+        if !spec.needs_embedder {
+            return Ok(None);
+        }
+        let choice = self.choice(settings);
+        let mut opened = self.opened.lock();
+        if let Some(embedder) = opened.get(choice) {
+            return Ok(Some(embedder.clone()));
+        }
+        let embedder = open_embedder(choice, &self.engine)?;
+        opened.insert(choice.to_string(), embedder.clone());
+        Ok(Some(embedder))
+    }
+}
+
+/// Opens the embedder `choice` names (`onnx`, `hashing` or an endpoint settings file);
+/// model-backed ones go through the engine's embedding cache.
+pub fn open_embedder(
+    choice: &str,
+    engine: &Arc<Engine>,
+) -> Result<Arc<dyn Embedder>, HarnessError> {
+    Ok(match choice {
+        "onnx" => Arc::new(CachedEmbedder::new(
+            OnnxEmbedder::open_default()?,
+            engine.clone(),
+        )?),
+        "hashing" => Arc::new(HashingEmbedder::new(384)),
+        path => {
+            let limit = mb_core::files::SETTINGS_LIMIT;
+            let text = mb_core::files::read_text(Path::new(path), limit).map_err(|e| {
+                HarnessError::File {
+                    path: path.to_string(),
+                    detail: e.to_string(),
+                }
+            })?;
+            let config: HttpConfig =
+                mb_core::parse_toml(&text).map_err(|e| HarnessError::File {
+                    path: path.to_string(),
+                    detail: e.to_string(),
+                })?;
+            Arc::new(CachedEmbedder::new(
+                HttpEmbedder::new(config)?,
+                engine.clone(),
+            )?)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mb_baselines::registry;
+    use mb_engine::EngineOptions;
+
+    #[test]
+    fn embedder_choices_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine =
+            Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
+        let choose = |embedder: &str| open_embedder(embedder, &engine);
+        assert_eq!(choose("hashing").unwrap().dim(), 384);
+        // The paper's endpoint settings parse; the dimension is given, so nothing is contacted.
+        let paper = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/embedder/paper.toml");
+        let http = choose(paper.to_str().unwrap()).unwrap();
+        assert_eq!(
+            (http.model_id(), http.dim()),
+            ("Qwen/Qwen3-Embedding-0.6B", 1024)
+        );
+        let error = choose("/nonexistent/embedder.toml")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("/nonexistent/embedder.toml"), "{error}");
+    }
+
+    #[test]
+    fn each_system_gets_the_embedder_its_settings_name_unless_one_is_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine =
+            Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
+        let paper = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../configs/embedder/paper.toml")
+            .display()
+            .to_string();
+        let emb = registry::get("embedder_message").unwrap();
+        let bm25 = registry::get("bm25_message").unwrap();
+        let with = |embedder: &str| {
+            let mut built = SystemSettings::default();
+            built.embedder = embedder.into();
+            built
+        };
+        let per_system = Embedders::new(engine.clone(), &EmbedderArgs::default());
+        let model = |e: Option<Arc<dyn Embedder>>| e.unwrap().model_id().to_string();
+        assert_eq!(
+            model(per_system.for_system(emb, &with(&paper)).unwrap()),
+            "Qwen/Qwen3-Embedding-0.6B"
+        );
+        assert_eq!(
+            model(per_system.for_system(emb, &with("hashing")).unwrap()),
+            model(Some(Arc::new(HashingEmbedder::new(384))))
+        );
+        assert!(per_system
+            .for_system(bm25, &with("hashing"))
+            .unwrap()
+            .is_none());
+        let forced = Embedders::new(
+            engine,
+            &EmbedderArgs {
+                embedder: Some("hashing".into()),
+            },
+        );
+        assert_eq!(
+            model(forced.for_system(emb, &with(&paper)).unwrap()),
+            model(Some(Arc::new(HashingEmbedder::new(384))))
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! The flags every regime takes (`RunArgs`), and the checks of their values.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::data::DataArgs;
+use crate::embedders::EmbedderArgs;
+use crate::llm_args::LlmArgs;
+
+/// Flags every regime takes.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// `single`, `domain` or `task`.
+    #[arg(long, default_value = "domain")]
+    pub dataset_type: String,
+    /// The dataset, domain or task (see `mb-harness list`).
+    #[arg(long, default_value = "Sample")]
+    pub set_name: String,
+    /// Memory system, or `all` for every default system upstream runs on this set.
+    #[arg(long, default_value = "bm25_message")]
+    pub baseline: String,
+    /// Where the data comes from (`--data`).
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The model roles (`--llm`, `--llm-cache`).
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    /// The embedder (`--embedder`).
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    /// Engine directory: memories, the embedding cache and recorded model answers; reused by
+    /// later runs.
+    #[arg(long, default_value = "runs/store")]
+    pub store: PathBuf,
+    /// Where result directories are created.
+    #[arg(long, default_value = "runs")]
+    pub output_dir: PathBuf,
+    /// Questions answered at once (1 to 256).
+    #[arg(long, default_value_t = 4, value_parser = parse_threads)]
+    pub threads: usize,
+    /// Memories retrieved per question (default: the system's configuration; at most 10000).
+    #[arg(long, value_parser = parse_retrieve_k)]
+    pub retrieve_k: Option<usize>,
+    /// Memory-system settings replacing the shipped ones for this run: a TOML file for the
+    /// chosen system (e.g. `query_syntax = "plain"` for BM25), or a directory of files named
+    /// like `configs/memory/*.toml` (missing ones shipped), e.g. `configs/memory/paper`.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub memory_config: Option<PathBuf>,
+    /// Run a system on a set upstream skips it for.
+    #[arg(long)]
+    pub force: bool,
+    /// Continue the interrupted run in this result directory (give the flags it was started
+    /// with) instead of starting a new one.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
+    /// Only the first N rows of each dataset's test and training splits (as stored): at most N
+    /// test cases per dataset, and at most N training dialogs per dataset where the regime
+    /// memorizes or asks them. Sizes a run with a slow model; recorded in `run_config.json`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// The date (`YYYY-MM-DD`) prompts give as today's (Mem0's fact extraction; upstream uses
+    /// the day its process started). Recorded in `run_config.json`; `--resume` keeps the run's
+    /// recorded date, and giving a recorded run's date replays it on any later day.
+    #[arg(long, default_value_t = mb_core::clock::utc_date(), value_parser = parse_date)]
+    pub date: String,
+}
+
+/// Most questions answered at once: far more than a model server has parallel slots, and few
+/// enough threads for any machine to start.
+pub const MAX_THREADS: usize = 256;
+
+/// `--threads`: 1 to [`MAX_THREADS`].
+fn parse_threads(text: &str) -> Result<usize, String> {
+    let threads: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of threads"))?;
+    if (1..=MAX_THREADS).contains(&threads) {
+        Ok(threads)
+    } else {
+        Err(format!("{threads} threads: give 1 to {MAX_THREADS}"))
+    }
+}
+
+/// `--date`: a day of the calendar, written exactly as `YYYY-MM-DD`.
+fn parse_date(text: &str) -> Result<String, String> {
+    match mb_core::dates::Day::find(text) {
+        Some(day) if day.iso() == text => Ok(text.to_string()),
+        _ => Err(format!("{text:?} is not a calendar date (YYYY-MM-DD)")),
+    }
+}
+
+/// `--retrieve-k`: a count of memories up to [`mb_baselines::MAX_RETRIEVE_K`].
+fn parse_retrieve_k(text: &str) -> Result<usize, String> {
+    let k: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a count of memories"))?;
+    mb_baselines::check_retrieve_k(k)
+}

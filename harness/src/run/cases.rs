@@ -1,0 +1,404 @@
+//! Answered cases: answering a split with progress, the append-only log that makes runs
+//! resumable, and writing, evaluating and summarizing a run's cases.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use futures::stream::{self, StreamExt};
+use mb_baselines::{MemorySystem, SystemSpec};
+use mb_datasets::catalog::DatasetType;
+use mb_datasets::evaluate::Prediction;
+use mb_datasets::results::{RunFiles, SUMMARY};
+use mb_datasets::row::Row;
+use mb_datasets::Dataset;
+use mb_llm::{usage_of, LlmStack};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::error::HarnessError;
+use crate::run::cost::CaseTiming;
+use crate::run::evaluation::{evaluate_run, summarize};
+use crate::run::fewer_memories::{answer_case, refuse_all_failed, AnswerFailures};
+use crate::run::growing_memory::GrowingMemory;
+use crate::run::partial_log::{LogEntry, PartialLog};
+use crate::run::progress::ModelProgress;
+use crate::run::{RunArgs, RunSetup};
+
+/// One answered case.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Finished {
+    /// The prediction as upstream stores it.
+    pub prediction: Prediction,
+    /// Its cost.
+    pub timing: CaseTiming,
+    /// Its failed attempts, and the error when it got upstream's error answer.
+    #[serde(default)]
+    pub failures: AnswerFailures,
+    /// Its prediction's fallbacks (unusable model output replaced by upstream's fallback), by
+    /// operation.
+    #[serde(default)]
+    pub fallbacks: BTreeMap<String, u64>,
+}
+
+/// Per-case timing file of a run.
+pub const TIMING: &str = "timing.json";
+/// A step's predictions (upstream's name in stepwise and on-policy runs).
+const STEP_PREDICTIONS: &str = "test_predicts.json";
+/// The append-only log of a run's finished cases.
+pub const PARTIAL: &str = "predict.partial.jsonl";
+
+/// Answers `rows` of `dataset` (concurrently, `threads` at a time), calling `sink` with each
+/// finished case as it completes; `base` carries the case's share of memory processing. A
+/// failed answer is tried again with fewer memories as upstream's is (see
+/// [`crate::run::fewer_memories`]). LLM calls (model calls with re-asks, context fitting and
+/// the memory's own, and offline operations), tokens and fallbacks are measured per case.
+#[allow(clippy::too_many_arguments)]
+pub async fn answer_rows(
+    system: &dyn MemorySystem,
+    dataset: &Dataset,
+    rows: Vec<&Row>,
+    k: usize,
+    threads: usize,
+    label: &str,
+    base: CaseTiming,
+    mut sink: impl FnMut(&Finished) -> Result<(), HarnessError>,
+) -> Result<Vec<Finished>, HarnessError> {
+    let bar = ModelProgress::new(rows.len() as u64, label, "cases", &system.context().llm);
+    let mut answers = stream::iter(rows.into_iter().map(|row| async move {
+        let messages = row.input.initial_messages();
+        let (answered, usage) = usage_of(answer_case(system, &messages, row.lang, k)).await;
+        Ok::<_, HarnessError>((row.test_idx, answered?, usage))
+    }))
+    .buffered(threads.max(1));
+    let mut finished = Vec::new();
+    while let Some(result) = answers.next().await {
+        let (test_idx, case, usage) = result?;
+        let answered = case.answered;
+        let entry = Finished {
+            prediction: Prediction {
+                test_idx,
+                messages: answered
+                    .messages
+                    .iter()
+                    .filter_map(|m| serde_json::to_value(m).ok())
+                    .collect(),
+                response: answered.response,
+                dataset: dataset.name().to_string(),
+            },
+            timing: CaseTiming {
+                predict_memory: answered.timing.memory_seconds,
+                predict_llm: answered.timing.llm_seconds,
+                llm_calls_predict: usage.llm_calls() as f64,
+                input_tokens_predict: usage.input_tokens as f64,
+                output_tokens_predict: usage.output_tokens as f64,
+                fallbacks_predict: usage.fallback_count() as f64,
+                ..base
+            },
+            failures: case.failures,
+            fallbacks: usage.fallbacks,
+        };
+        sink(&entry)?;
+        finished.push(entry);
+        bar.inc();
+    }
+    Ok(finished)
+}
+
+/// Answers every test set with a stepwise or on-policy run's memory as it is; writes,
+/// evaluates and summarizes the answers in the step's `files` (predictions as upstream's
+/// `test_predicts.json`). `tag` names the step in progress. A step that has its summary already
+/// is not run again (a rebuilt memory that questions change is asked them again); one
+/// interrupted part-way keeps the cases its partial log holds.
+pub async fn answer_test_sets(
+    setup: &RunSetup,
+    run: &RunArgs,
+    memory: &GrowingMemory,
+    files: &RunFiles,
+    base: CaseTiming,
+    tag: &str,
+) -> Result<Outcome, HarnessError> {
+    let (system, k, spec) = (memory.system(), memory.k(), memory.spec());
+    if let Some(outcome) = completed(setup, spec, files)? {
+        if memory.replays_questions() {
+            // A rebuilt memory is asked this step's questions again, as it was before the stop.
+            for dataset in &setup.datasets {
+                let label = format!("{} {} ({tag}, asked again)", spec.name, dataset.name());
+                let rows = dataset.test.iter().collect();
+                answer_rows(system, dataset, rows, k, run.threads, &label, base, |_| {
+                    Ok(())
+                })
+                .await?;
+            }
+        }
+        return Ok(outcome);
+    }
+    let (mut log, mut finished) = PartialLog::open(&files.path(PARTIAL))?;
+    for dataset in &setup.datasets {
+        let label = format!("{} {} ({tag})", spec.name, dataset.name());
+        let rows = log.todo(dataset, &dataset.test);
+        finished.extend(
+            answer_rows(
+                system,
+                dataset,
+                rows,
+                k,
+                run.threads,
+                &label,
+                base,
+                |entry| log.append(entry),
+            )
+            .await?,
+        );
+        log.sync()?;
+    }
+    finish(
+        setup,
+        &run.set_name,
+        spec,
+        files,
+        STEP_PREDICTIONS,
+        finished,
+    )
+    .await
+}
+
+/// What one system's run produced, for the closing table.
+pub struct Outcome {
+    /// The memory system.
+    pub system: &'static str,
+    /// Its run directory.
+    pub dir: PathBuf,
+    /// Cases answered.
+    pub cases: usize,
+    /// Mean cost per case.
+    pub timing: CaseTiming,
+    /// Normalized average (domain/task) or the first metric's mean (single).
+    pub score: Option<f64>,
+    /// Cases that got upstream's error answer (no attempt succeeded).
+    pub answer_errors: usize,
+}
+
+impl Outcome {
+    /// The run's fallbacks, memory processing and prediction.
+    pub fn fallbacks(&self) -> f64 {
+        (self.timing.fallbacks() * self.cases as f64).round()
+    }
+}
+
+/// Writes predictions (as `predictions_file`) and timing, evaluates and summarizes the cases
+/// `finished` in dataset order then `test_idx` (the first entry of a case wins). A run in
+/// which no case got an answer is refused with the first case's error.
+pub async fn finish(
+    setup: &RunSetup,
+    set_name: &str,
+    spec: &'static SystemSpec,
+    files: &RunFiles,
+    predictions_file: &str,
+    finished: Vec<Finished>,
+) -> Result<Outcome, HarnessError> {
+    let datasets = &setup.datasets;
+    let mut by_key: BTreeMap<(usize, u64), Finished> = BTreeMap::new();
+    for entry in finished {
+        if let Some(order) = datasets
+            .iter()
+            .position(|d| d.name() == entry.prediction.dataset)
+        {
+            by_key
+                .entry((order, entry.prediction.test_idx))
+                .or_insert(entry);
+        }
+    }
+    refuse_all_failed(by_key.values().map(|f| &f.failures))?;
+    let predictions: Vec<Prediction> = by_key.values().map(|f| f.prediction.clone()).collect();
+    files.write(predictions_file, &predictions)?;
+    let per_case: Vec<Value> = by_key
+        .values()
+        .map(|f| {
+            json!({
+                "test_idx": f.prediction.test_idx,
+                "dataset": f.prediction.dataset,
+                "seconds": f.timing,
+                "failed_attempts": f.failures.failed_attempts,
+                "error": f.failures.error,
+                "fallbacks": f.fallbacks,
+            })
+        })
+        .collect();
+    files.write(TIMING, &per_case)?;
+    let details = evaluate_run(files, datasets, &predictions, &setup.services.llm.judge).await?;
+    // After the evaluation, so that the judge's calls are in the model usage.
+    let run_timing = RunTiming::of(
+        by_key.values().map(|f| (f.timing, &f.failures)),
+        &setup.services.llm,
+    );
+    let (timing, answer_errors) = (run_timing.mean, run_timing.answer_errors);
+    let summary = summarize(
+        files,
+        setup.kind,
+        set_name,
+        datasets,
+        &details,
+        Some(run_timing.summary),
+    )?;
+    Ok(Outcome {
+        system: spec.name,
+        dir: files.dir().to_path_buf(),
+        cases: by_key.len(),
+        timing,
+        score: score(setup, &summary),
+        answer_errors,
+    })
+}
+
+/// What a run's cases cost, for its `summary.json`.
+pub struct RunTiming {
+    /// The mean cost of a case.
+    pub mean: CaseTiming,
+    /// Cases no attempt answered, scored with upstream's error answer.
+    pub answer_errors: usize,
+    /// The `timing` block: the means per case, the cases and their answer failures, and by role
+    /// and operation the model usage and fallbacks of the work done since the last run finished
+    /// (a memory reused from an earlier run has its own in `memorization.json`).
+    pub summary: Value,
+}
+
+impl RunTiming {
+    /// Sums the `cases`' costs and answer failures, and takes the model usage and fallbacks
+    /// `llm` counted since they were last taken.
+    pub fn of<'a>(
+        cases: impl Iterator<Item = (CaseTiming, &'a AnswerFailures)>,
+        llm: &LlmStack,
+    ) -> RunTiming {
+        let (mut sum, mut count, mut answer_errors, mut failed_attempts) =
+            (CaseTiming::default(), 0usize, 0usize, 0u32);
+        for (timing, failures) in cases {
+            sum = sum.plus(timing);
+            count += 1;
+            answer_errors += usize::from(failures.gave_up());
+            failed_attempts += failures.failed_attempts;
+        }
+        let mean = sum.over(count as f64);
+        let summary = json!({
+            "mean_seconds_per_case": mean,
+            "memory_processing_seconds_per_case": mean.memory_seconds(),
+            "prediction_seconds_per_case": mean.prediction_seconds(),
+            "llm_calls_per_case": mean.llm_calls(),
+            "tokens_per_case": mean.tokens(),
+            "cases": count,
+            "answer_errors": answer_errors,
+            "answer_failed_attempts": failed_attempts,
+            "model_usage": llm.ledger.take(),
+            "fallbacks": {
+                "memory": (mean.fallbacks_memory * count as f64).round(),
+                "prediction": (mean.fallbacks_predict * count as f64).round(),
+                "by_operation": llm.take_fallbacks(),
+            },
+            "resends": {
+                "by_operation": llm.take_resends(),
+                "cap_hits": llm.take_cap_hits(),
+            },
+        });
+        RunTiming {
+            mean,
+            answer_errors,
+            summary,
+        }
+    }
+}
+
+/// The outcome of a step whose `summary.json` is written (the last file a step writes).
+fn completed(
+    setup: &RunSetup,
+    spec: &'static SystemSpec,
+    files: &RunFiles,
+) -> Result<Option<Outcome>, HarnessError> {
+    if !files.path(SUMMARY).is_file() {
+        return Ok(None);
+    }
+    let summary: Value = files.read(SUMMARY)?;
+    let timing = &summary["timing"];
+    Ok(Some(Outcome {
+        system: spec.name,
+        dir: files.dir().to_path_buf(),
+        cases: timing["cases"].as_u64().unwrap_or_default() as usize,
+        timing: serde_json::from_value(timing["mean_seconds_per_case"].clone()).unwrap_or_default(),
+        score: score(setup, &summary),
+        answer_errors: timing["answer_errors"].as_u64().unwrap_or_default() as usize,
+    }))
+}
+
+/// The score a run's table shows: the normalized average (domain/task) or the first metric's
+/// mean (single).
+fn score(setup: &RunSetup, summary: &Value) -> Option<f64> {
+    if setup.kind == DatasetType::Single {
+        setup.datasets[0]
+            .config
+            .test_metrics
+            .first()
+            .and_then(|m| summary["summary"][m].as_f64())
+    } else {
+        summary["summary"]["average"].as_f64()
+    }
+}
+
+/// The per-system table a run ends with.
+pub fn print_table(rows: &[Outcome]) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{:<18}{:>7}{:>8}{:>15}{:>15}{:>14}{:>12}{:>11}{:>10}{:>11}{:>9}",
+        "baseline",
+        "cases",
+        "errors",
+        "memory s/case",
+        "corpus s/case",
+        "retrieval ms",
+        "llm s/case",
+        "llm calls",
+        "tokens",
+        "fallbacks",
+        "score"
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "{:<18}{:>7}{:>8}{:>15.4}{:>15.4}{:>14.3}{:>12.4}{:>11.2}{:>10.0}{:>11.0}{:>9}",
+            row.system,
+            row.cases,
+            row.answer_errors,
+            row.timing.memory_dialogs,
+            row.timing.memory_corpus,
+            row.timing.predict_memory * 1000.0,
+            row.timing.predict_llm,
+            row.timing.llm_calls(),
+            row.timing.tokens(),
+            row.fallbacks(),
+            row.score.map_or("-".to_string(), |s| format!("{s:.4}")),
+        );
+    }
+    for row in rows {
+        let _ = writeln!(out, "{}: {}", row.system, row.dir.display());
+    }
+}
+
+impl LogEntry for Finished {
+    type Key = (String, u64);
+
+    fn key(&self) -> (String, u64) {
+        (self.prediction.dataset.clone(), self.prediction.test_idx)
+    }
+
+    fn gave_up(&self) -> bool {
+        self.failures.gave_up()
+    }
+}
+
+impl PartialLog<Finished> {
+    /// The `rows` of `dataset` the log did not hold when opened.
+    pub fn todo<'a>(&self, dataset: &Dataset, rows: &'a [Row]) -> Vec<&'a Row> {
+        rows.iter()
+            .filter(|row| !self.holds(&(dataset.name().to_string(), row.test_idx)))
+            .collect()
+    }
+}

@@ -1,0 +1,60 @@
+//! Evaluating and summarizing a run directory's predictions: after every regime, and in the
+//! `evaluate` and `summarize` commands.
+
+use mb_datasets::catalog::DatasetType;
+use mb_datasets::evaluate::{evaluate, evaluator_for, EvaluateDetail, Prediction};
+use mb_datasets::results::{RunFiles, SUMMARY};
+use mb_datasets::summary::{builtin_statistics, summarize_run};
+use mb_datasets::Dataset;
+use mb_llm::ops::Backend;
+use serde_json::Value;
+
+use crate::error::HarnessError;
+
+/// Scores `predictions` with each dataset's metrics (judge metrics through `judge`), writes
+/// `evaluate_details.json`, and returns them.
+pub async fn evaluate_run(
+    files: &RunFiles,
+    datasets: &[Dataset],
+    predictions: &[Prediction],
+    judge: &Backend,
+) -> Result<Vec<EvaluateDetail>, HarnessError> {
+    let mut details = Vec::new();
+    for dataset in datasets {
+        let evaluator = evaluator_for(&dataset.config)?;
+        let mine: Vec<Prediction> = predictions
+            .iter()
+            .filter(|p| p.dataset == dataset.name())
+            .cloned()
+            .collect();
+        let scored = evaluate(dataset, &mine, evaluator.as_ref(), judge)
+            .await
+            .map_err(|e| {
+                HarnessError::Usage(format!(
+                    "predictions are in {}; evaluation failed: {e}",
+                    files.dir().display()
+                ))
+            })?;
+        details.extend(scored);
+    }
+    files.write_details(&details)?;
+    Ok(details)
+}
+
+/// Upstream's `summary.json` of the run, with `timing` (when given) kept alongside.
+pub fn summarize(
+    files: &RunFiles,
+    kind: DatasetType,
+    set_name: &str,
+    datasets: &[Dataset],
+    details: &[EvaluateDetail],
+    timing: Option<Value>,
+) -> Result<Value, HarnessError> {
+    let configs: Vec<_> = datasets.iter().map(|d| d.config.clone()).collect();
+    let mut summary = summarize_run(kind, set_name, &configs, details, &builtin_statistics()?)?;
+    if let Some(timing) = timing {
+        summary["timing"] = timing;
+    }
+    files.write(SUMMARY, &summary)?;
+    Ok(summary)
+}

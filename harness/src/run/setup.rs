@@ -1,0 +1,265 @@
+//! A regime's set up: the set it runs on loaded, the systems chosen and checked, and the
+//! services they share (the engine store, the model roles, the embedders, the async runtime),
+//! all checked before any work.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mb_baselines::{registry, MemorySystem, SystemSpec};
+use mb_core::Lang;
+use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
+use mb_datasets::results::{RunFiles, RUN_CONFIG};
+use mb_datasets::{load, Dataset};
+use mb_engine::Engine;
+use mb_llm::{LlmStack, LocalServer};
+use serde_json::Value;
+
+use crate::embedders::Embedders;
+use crate::error::HarnessError;
+use crate::run::RunArgs;
+use crate::store::{memory_context, Store};
+
+/// The loaded set, the systems to run, and the services they share.
+pub struct RunSetup {
+    /// `single`, `domain` or `task`.
+    pub kind: DatasetType,
+    /// The set's datasets in upstream's order.
+    pub datasets: Vec<Dataset>,
+    /// The memory systems to run.
+    pub specs: Vec<&'static SystemSpec>,
+    /// The run's date (`--date`, or a resumed run's recorded one).
+    pub date: String,
+    /// The engine, model roles, embedders and async runtime.
+    pub services: Services,
+}
+
+impl RunSetup {
+    /// Loads everything `args` names; a memoryless system (Vanilla) is refused when
+    /// `memoryless` is false (regimes whose point is a memory that changes).
+    pub fn new(args: &RunArgs, memoryless: bool) -> Result<RunSetup, HarnessError> {
+        let kind: DatasetType = args.dataset_type.parse()?;
+        let specs: Vec<&'static SystemSpec> = if args.baseline == "all" {
+            registry::default_systems()
+                .filter(|s| !s.skips(kind, &args.set_name) && (memoryless || !s.memoryless))
+                .collect()
+        } else {
+            let spec = registry::get(&args.baseline)?;
+            if spec.skips(kind, &args.set_name) && !args.force {
+                return Err(HarnessError::Usage(format!(
+                    "upstream does not run {} on {} {}: {} (--force runs it anyway)",
+                    spec.name,
+                    kind.as_str(),
+                    args.set_name,
+                    spec.skip_reason
+                )));
+            }
+            vec![spec]
+        };
+        let mut datasets = load(
+            args.data.source()?.as_ref(),
+            &Catalog::builtin()?,
+            kind,
+            &args.set_name,
+        )?;
+        if let Some(limit) = args.limit {
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            datasets.iter_mut().for_each(|d| d.keep_first(limit));
+        }
+        check_systems(args, &specs, memoryless)?;
+        Ok(RunSetup {
+            kind,
+            datasets,
+            date: run_date(args)?,
+            services: Services::start(args, &specs)?,
+            specs,
+        })
+    }
+
+    /// The language a memory serving the set indexes for: Chinese when any dataset is.
+    pub fn lang(&self) -> Lang {
+        if self
+            .datasets
+            .iter()
+            .any(|d| d.config.lang == DatasetLang::Zh)
+        {
+            Lang::Zh
+        } else {
+            Lang::En
+        }
+    }
+
+    /// Opens `spec`'s memory in `namespace`, for the set's language and the run's date.
+    pub fn system(
+        &self,
+        spec: &'static SystemSpec,
+        namespace: &str,
+    ) -> Result<Box<dyn MemorySystem>, HarnessError> {
+        self.services
+            .system(spec, namespace, self.lang(), &self.date)
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.services.store.engine
+    }
+}
+
+/// The systems `args --baseline` names without a set to check them against (`all`: every
+/// default system with a memory, as a regime needing one would run them).
+pub fn systems_without_set(
+    args: &RunArgs,
+    memoryless: bool,
+) -> Result<Vec<&'static SystemSpec>, HarnessError> {
+    let specs: Vec<&'static SystemSpec> = if args.baseline == "all" {
+        registry::default_systems()
+            .filter(|s| memoryless || !s.memoryless)
+            .collect()
+    } else {
+        vec![registry::get(&args.baseline)?]
+    };
+    check_systems(args, &specs, memoryless)?;
+    Ok(specs)
+}
+
+/// Refuses a memoryless system where the regime needs a memory, and `--resume` of several.
+fn check_systems(
+    args: &RunArgs,
+    specs: &[&'static SystemSpec],
+    memoryless: bool,
+) -> Result<(), HarnessError> {
+    if args.resume.is_some() && specs.len() != 1 {
+        return Err(HarnessError::Usage(
+            "--resume continues one run: name its --baseline".into(),
+        ));
+    }
+    if let Some(spec) = specs.iter().find(|s| !memoryless && s.memoryless) {
+        return Err(HarnessError::Usage(format!(
+            "this regime needs a memory: {} has none",
+            spec.name
+        )));
+    }
+    Ok(())
+}
+
+/// What every run of memory systems uses whatever its data: the engine store, the model roles
+/// (with the server `--llm local` started), the systems' embedders and the async runtime,
+/// checked before any work.
+pub struct Services {
+    /// The engine store.
+    pub store: Store,
+    /// The model roles.
+    pub llm: Arc<LlmStack>,
+    /// The async runtime answers run on.
+    pub runtime: tokio::runtime::Runtime,
+    /// The embedders of the systems that embed.
+    pub embedders: Embedders,
+    /// `--memory-config`: settings replacing the systems' shipped ones.
+    pub memory_config: Option<PathBuf>,
+    /// The model server `--llm local` started, stopped when the services are dropped (after
+    /// everything above, which may still call it).
+    pub _llm_server: Option<LocalServer>,
+}
+
+impl Services {
+    /// Opens the store, starts the model roles (and pings them), and opens the embedders of
+    /// `specs`: settings that do not parse, an embedder that cannot open or a model that does
+    /// not answer stop the run here.
+    pub fn start(args: &RunArgs, specs: &[&'static SystemSpec]) -> Result<Services, HarnessError> {
+        args.embedder.warn_if_unused(specs);
+        let store = Store::open(Some(&args.store))?;
+        let (llm_settings, llm_server) = args.llm.start()?;
+        let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
+        let embedders = Embedders::new(store.engine.clone(), &args.embedder);
+        for spec in specs {
+            embedders.for_system(spec, &spec.settings(args.memory_config.as_deref())?)?;
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.threads.max(1))
+            .enable_all()
+            .build()
+            .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
+        if args.llm.cache_mode() != mb_llm::CacheMode::Replay {
+            runtime.block_on(mb_llm::check_reachable(&llm_settings))?;
+            runtime.block_on(preflight(&llm))?;
+        }
+        Ok(Services {
+            memory_config: args.memory_config.clone(),
+            store,
+            llm,
+            runtime,
+            embedders,
+            _llm_server: llm_server,
+        })
+    }
+
+    /// Opens `spec`'s memory in `namespace`, indexing for `lang`, with `date` as today's.
+    pub fn system(
+        &self,
+        spec: &'static SystemSpec,
+        namespace: &str,
+        lang: Lang,
+        date: &str,
+    ) -> Result<Box<dyn MemorySystem>, HarnessError> {
+        let settings = spec.settings(self.memory_config.as_deref())?;
+        let embedder = self.embedders.for_system(spec, &settings)?;
+        let context = memory_context(
+            settings,
+            self.store.engine.clone(),
+            namespace.to_string(),
+            self.llm.clone(),
+            embedder,
+            lang,
+            date,
+        )?;
+        Ok(spec.build(context)?)
+    }
+}
+
+/// Asks every model-backed role for a one-word reply, so an unreachable or misconfigured
+/// endpoint stops the run before any work (not after an hour of memorization).
+async fn preflight(llm: &LlmStack) -> Result<(), HarnessError> {
+    let roles = [
+        ("answer", &llm.answer),
+        ("memory", &llm.memory),
+        ("simulator", &llm.simulator),
+        ("judge", &llm.judge),
+    ];
+    for (role, backend) in roles {
+        if backend.is_offline() {
+            continue;
+        }
+        let ping = mb_llm::ops::Answer::new(vec![mb_llm::Message::user("Reply with the word OK.")]);
+        backend
+            .run(&ping, Lang::En)
+            .await
+            .map_err(|e| HarnessError::Usage(format!("the {role} model is not usable: {e}")))?;
+    }
+    // The check is not part of any case's cost.
+    llm.ledger.take();
+    Ok(())
+}
+
+/// The run's date: a resumed run's recorded one (runs recorded before dates were have none),
+/// else `--date`.
+fn run_date(args: &RunArgs) -> Result<String, HarnessError> {
+    if let Some(dir) = &args.resume {
+        let files = RunFiles::new(dir);
+        if files.path(RUN_CONFIG).is_file() {
+            let recorded: Value = files.read(RUN_CONFIG)?;
+            if let Some(date) = recorded["date"].as_str() {
+                return Ok(date.to_string());
+            }
+        }
+    }
+    Ok(args.date.clone())
+}
+
+/// Test cases of the set (at least one, to divide by).
+pub fn test_cases(setup: &RunSetup) -> f64 {
+    setup
+        .datasets
+        .iter()
+        .map(|d| d.test.len())
+        .sum::<usize>()
+        .max(1) as f64
+}
