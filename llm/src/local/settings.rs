@@ -62,7 +62,7 @@ pub(crate) fn locate(path: &Path) -> Option<PathBuf> {
     if path.is_absolute() {
         return path.exists().then(|| path.to_path_buf());
     }
-    search_roots()
+    mb_core::search_roots()
         .iter()
         .flat_map(|root| root.ancestors().map(|dir| dir.join(path)))
         .find(|candidate| candidate.exists())
@@ -73,25 +73,9 @@ pub(crate) fn searched(path: &Path) -> String {
     if path.is_absolute() {
         return path.display().to_string();
     }
-    let roots: Vec<String> = search_roots()
+    let roots: Vec<String> = mb_core::search_roots()
         .iter()
         .map(|root| format!("{} or a parent", root.display()))
         .collect();
     format!("{} (looked in {})", path.display(), roots.join(", "))
-}
-
-fn search_roots() -> Vec<PathBuf> {
-    let mut roots = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        roots.push(cwd);
-    }
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(Path::to_path_buf))
-    {
-        if !roots.contains(&dir) {
-            roots.push(dir);
-        }
-    }
-    roots
 }
