@@ -2,44 +2,41 @@
 //! and operation in `timing.json`, per run in `summary.json` and the printed table), and each
 //! case's LLM calls are measured (re-asks and the memory's own calls included), not assumed.
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
 use serde_json::{json, Value};
 
 use crate::common::{assert_ok, chat_server, harness, harness_in, json as read, only_run};
 
-#[test]
-fn a_model_returning_garbage_is_visible_as_fallbacks() {
+/// `off-policy --baseline SYSTEM FLAGS` on the sample in `dir` with a memory model that
+/// answers "garbage" to everything, its settings starting with `head`; the command's output
+/// and its run directory.
+fn garbage_run(dir: &Path, head: &str, system: &str, flags: &[&str]) -> (Output, PathBuf) {
     let port = chat_server(
         |_| json!({"choices": [{"message": {"role": "assistant", "content": "garbage"}, "finish_reason": "stop"}]}),
     );
-    let dir = tempfile::tempdir().unwrap();
-    let settings = dir.path().join("llm.toml");
+    let settings = dir.join("llm.toml");
     std::fs::write(
         &settings,
         format!(
-            "[memory]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"garbage\"\n\
-             [answer]\nprovider = \"offline\"\n[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n"
+            "{head}[memory]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"garbage\"\n"
         ),
     )
     .unwrap();
-    let out = harness_in(
-        dir.path(),
-        &[
-            "off-policy",
-            "--baseline",
-            "a_mem",
-            "--embedder",
-            "hashing",
-            "--llm",
-            settings.to_str().unwrap(),
-            "--llm-cache",
-            "off",
-        ],
-    );
+    let mut args = vec!["off-policy", "--baseline", system];
+    args.extend_from_slice(flags);
+    args.extend(["--llm", settings.to_str().unwrap(), "--llm-cache", "off"]);
+    let out = harness_in(dir, &args);
     assert_ok(&out);
-    let run = only_run(
-        dir.path()
-            .join("runs/off-policy/results/domain/Sample/a_mem"),
-    );
+    let run = only_run(dir.join(format!("runs/off-policy/results/domain/Sample/{system}")));
+    (out, run)
+}
+
+#[test]
+fn a_model_returning_garbage_is_visible_as_fallbacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run) = garbage_run(dir.path(), "", "a_mem", &["--embedder", "hashing"]);
     let timing = read(run.join("timing.json"));
     let cases = timing.as_array().unwrap();
     assert!(!cases.is_empty());
@@ -126,38 +123,9 @@ fn the_run_records_the_date_mem0_is_given() {
 
 #[test]
 fn tolerant_output_handling_re_asks_as_configured_and_is_recorded() {
-    let port = chat_server(
-        |_| json!({"choices": [{"message": {"role": "assistant", "content": "garbage"}, "finish_reason": "stop"}]}),
-    );
     let dir = tempfile::tempdir().unwrap();
-    let settings = dir.path().join("llm.toml");
-    std::fs::write(
-        &settings,
-        format!(
-            "output_handling = \"tolerant\"\nreasks = 1\n\
-             [memory]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"garbage\"\n"
-        ),
-    )
-    .unwrap();
-    let out = harness_in(
-        dir.path(),
-        &[
-            "off-policy",
-            "--baseline",
-            "mem0",
-            "--limit",
-            "2",
-            "--llm",
-            settings.to_str().unwrap(),
-            "--llm-cache",
-            "off",
-        ],
-    );
-    assert_ok(&out);
-    let run = only_run(
-        dir.path()
-            .join("runs/off-policy/results/domain/Sample/mem0"),
-    );
+    let head = "output_handling = \"tolerant\"\nreasks = 1\n";
+    let (_, run) = garbage_run(dir.path(), head, "mem0", &["--limit", "2"]);
     let config = read(run.join("run_config.json"));
     assert_eq!(
         (
