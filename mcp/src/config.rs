@@ -1,0 +1,116 @@
+//! The command line: where the store is, which transport, which memory system.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::error::McpError;
+use crate::memory::service::MemoryConfig;
+use crate::server::DEFAULT_GRAPH_NAMESPACE;
+
+/// `memorybench-mcp`: an MCP server for agent memory on the embedded memorybench engine: a
+/// drop-in for `@modelcontextprotocol/server-memory` (knowledge-graph tools) and memory tools
+/// over any memory system of the registry.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "memorybench-mcp", version)]
+pub struct Cli {
+    /// The engine store (a directory, created when missing). Default: $MEMORYBENCH_MCP_STORE,
+    /// else $XDG_DATA_HOME/memorybench/mcp-store (~/.local/share/memorybench/mcp-store).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT or a PORT
+    /// (bound to 127.0.0.1); port 0 picks a free one.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Allow --http to bind an address other than loopback (then also name the accepted Host
+    /// headers with --allowed-host).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// A Host header the HTTP transport accepts (repeatable; default: loopback names only).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+    /// The memory system of the memory tools (a registry name).
+    #[arg(long, default_value = "hybrid", value_name = "NAME")]
+    pub memory_system: String,
+    /// The embedder of systems that embed: onnx (in-process all-MiniLM-L6-v2, from
+    /// scripts/setup.sh) or hashing (no model). Default: the system's settings.
+    #[arg(long, value_name = "NAME")]
+    pub embedder: Option<String>,
+    /// The model behind memory operations: offline (no model), local (the llama.cpp server of
+    /// configs/llm/local.toml) or a role-settings file.
+    #[arg(long, default_value = "offline", value_name = "LLM")]
+    pub llm: String,
+    /// The namespace holding the knowledge graph.
+    #[arg(long, default_value = DEFAULT_GRAPH_NAMESPACE, value_name = "NAME")]
+    pub graph_namespace: String,
+}
+
+impl Cli {
+    /// The store directory to open.
+    pub fn store_dir(&self) -> Result<PathBuf, McpError> {
+        if let Some(dir) = &self.store {
+            return Ok(dir.clone());
+        }
+        if let Some(dir) = std::env::var_os("MEMORYBENCH_MCP_STORE").filter(|v| !v.is_empty()) {
+            return Ok(PathBuf::from(dir));
+        }
+        mb_embed::user_data_dir()
+            .map(|dir| dir.join("mcp-store"))
+            .ok_or_else(|| {
+                McpError::Config(
+                    "no --store given and neither HOME nor XDG_DATA_HOME is set".into(),
+                )
+            })
+    }
+
+    /// The HTTP address to bind, when serving HTTP.
+    pub fn http_addr(&self) -> Result<Option<SocketAddr>, McpError> {
+        let Some(text) = &self.http else {
+            return Ok(None);
+        };
+        let addr = match text.parse::<u16>() {
+            Ok(port) => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+            Err(_) => text.parse::<SocketAddr>().map_err(|e| {
+                McpError::invalid("--http", format!("{text:?} is not HOST:PORT or PORT: {e}"))
+            })?,
+        };
+        if !addr.ip().is_loopback() && !self.allow_remote {
+            return Err(McpError::invalid(
+                "--http",
+                format!("{addr} is not a loopback address; pass --allow-remote to bind it"),
+            ));
+        }
+        Ok(Some(addr))
+    }
+
+    /// The memory tools' settings.
+    pub fn memory(&self) -> MemoryConfig {
+        MemoryConfig {
+            system: self.memory_system.clone(),
+            embedder: self.embedder.clone(),
+            llm: self.llm.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_binds_loopback_unless_allowed() {
+        let cli = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("memorybench-mcp").chain(args.iter().copied()))
+                .unwrap()
+        };
+        let addr = cli(&["--http", "8080"]).http_addr().unwrap().unwrap();
+        assert_eq!(addr.to_string(), "127.0.0.1:8080");
+        assert!(cli(&["--http", "0.0.0.0:8080"]).http_addr().is_err());
+        assert!(cli(&["--http", "0.0.0.0:8080", "--allow-remote"])
+            .http_addr()
+            .is_ok());
+        assert!(cli(&["--http", "nope"]).http_addr().is_err());
+        assert_eq!(cli(&[]).memory().system, "hybrid");
+    }
+}

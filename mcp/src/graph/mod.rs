@@ -1,0 +1,7 @@
+//! The knowledge-graph memory of `@modelcontextprotocol/server-memory`, stored in the engine:
+//! the data model, the operations with the reference's semantics, and the storage.
+
+pub mod model;
+pub mod ops;
+pub mod store;
+pub mod tools;

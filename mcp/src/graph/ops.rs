@@ -1,0 +1,309 @@
+//! The nine operations of the reference server on an in-memory copy of the graph, with the
+//! reference's exact semantics (`dist/index.js` of `@modelcontextprotocol/server-memory`):
+//! a duplicate is judged against the graph as it was before the call (so two equal new items in
+//! one call are both kept, as the reference keeps them), a delete of something missing is a
+//! no-op, and `add_observations` on a missing entity fails the whole call, changing nothing.
+//!
+//! Each node remembers its engine record (none yet for a new one) and whether it changed, so
+//! [`crate::graph::store`] writes only what an operation touched.
+
+use mb_engine::RecordId;
+
+use crate::error::McpError;
+use crate::graph::model::{
+    AddedObservations, Entity, KnowledgeGraph, ObservationAddition, ObservationDeletion, Relation,
+};
+use crate::limits;
+
+/// A graph item with its engine record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node<T> {
+    /// The record holding it; `None` until first written.
+    pub id: Option<RecordId>,
+    /// The item.
+    pub value: T,
+    /// Whether it changed since it was last written.
+    pub dirty: bool,
+}
+
+impl<T> Node<T> {
+    /// A node loaded from record `id`.
+    pub fn stored(id: RecordId, value: T) -> Node<T> {
+        Node {
+            id: Some(id),
+            value,
+            dirty: false,
+        }
+    }
+
+    fn new(value: T) -> Node<T> {
+        Node {
+            id: None,
+            value,
+            dirty: true,
+        }
+    }
+}
+
+/// The graph as stored: entities and relations in creation order, with pending deletions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Graph {
+    /// Entities in creation order.
+    pub entities: Vec<Node<Entity>>,
+    /// Relations in creation order.
+    pub relations: Vec<Node<Relation>>,
+    /// Records to delete at the next write.
+    pub deleted: Vec<RecordId>,
+}
+
+impl Graph {
+    /// The plain graph.
+    pub fn snapshot(&self) -> KnowledgeGraph {
+        KnowledgeGraph {
+            entities: self.entities.iter().map(|n| n.value.clone()).collect(),
+            relations: self.relations.iter().map(|n| n.value.clone()).collect(),
+        }
+    }
+
+    /// Adds the entities whose name is not in the graph yet; returns them.
+    pub fn create_entities(&mut self, entities: Vec<Entity>) -> Result<Vec<Entity>, McpError> {
+        let new: Vec<Entity> = entities
+            .into_iter()
+            .filter(|e| !self.entities.iter().any(|n| n.value.name == e.name))
+            .collect();
+        limits::check_total(
+            "entities",
+            self.entities.len() + new.len(),
+            limits::MAX_ENTITIES,
+        )?;
+        self.entities.extend(new.iter().cloned().map(Node::new));
+        Ok(new)
+    }
+
+    /// Adds the relations not in the graph yet; returns them.
+    pub fn create_relations(
+        &mut self,
+        relations: Vec<Relation>,
+    ) -> Result<Vec<Relation>, McpError> {
+        let new: Vec<Relation> = relations
+            .into_iter()
+            .filter(|r| !self.relations.iter().any(|n| n.value.same_as(r)))
+            .collect();
+        limits::check_total(
+            "relations",
+            self.relations.len() + new.len(),
+            limits::MAX_RELATIONS,
+        )?;
+        self.relations.extend(new.iter().cloned().map(Node::new));
+        Ok(new)
+    }
+
+    /// Adds the new observations of each addition to its entity (the first of that name).
+    pub fn add_observations(
+        &mut self,
+        additions: Vec<ObservationAddition>,
+    ) -> Result<Vec<AddedObservations>, McpError> {
+        let mut results = Vec::with_capacity(additions.len());
+        for addition in additions {
+            let Some(node) = self
+                .entities
+                .iter_mut()
+                .find(|n| n.value.name == addition.entity_name)
+            else {
+                return Err(McpError::NotFound(format!(
+                    "Entity with name {} not found",
+                    addition.entity_name
+                )));
+            };
+            let new: Vec<String> = addition
+                .contents
+                .into_iter()
+                .filter(|c| !node.value.observations.contains(c))
+                .collect();
+            limits::check_total(
+                "observations of one entity",
+                node.value.observations.len() + new.len(),
+                limits::MAX_OBSERVATIONS_PER_ENTITY,
+            )?;
+            if !new.is_empty() {
+                node.value.observations.extend(new.iter().cloned());
+                node.dirty = true;
+            }
+            results.push(AddedObservations {
+                entity_name: addition.entity_name,
+                added_observations: new,
+            });
+        }
+        Ok(results)
+    }
+
+    /// Deletes the named entities (every one of each name) and the relations touching them.
+    pub fn delete_entities(&mut self, names: &[String]) {
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.entities)
+            .into_iter()
+            .partition(|n| names.contains(&n.value.name));
+        self.entities = kept;
+        self.deleted.extend(gone.into_iter().filter_map(|n| n.id));
+        self.retain_relations(|r| !names.contains(&r.from) && !names.contains(&r.to));
+    }
+
+    /// Deletes observations from entities (the first of each name); missing ones are ignored.
+    pub fn delete_observations(&mut self, deletions: &[ObservationDeletion]) {
+        for deletion in deletions {
+            if let Some(node) = self
+                .entities
+                .iter_mut()
+                .find(|n| n.value.name == deletion.entity_name)
+            {
+                let before = node.value.observations.len();
+                node.value
+                    .observations
+                    .retain(|o| !deletion.observations.contains(o));
+                node.dirty |= node.value.observations.len() != before;
+            }
+        }
+    }
+
+    /// Deletes the given relations; missing ones are ignored.
+    pub fn delete_relations(&mut self, relations: &[Relation]) {
+        self.retain_relations(|r| !relations.iter().any(|d| d.same_as(r)));
+    }
+
+    fn retain_relations(&mut self, keep: impl Fn(&Relation) -> bool) {
+        let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.relations)
+            .into_iter()
+            .partition(|n| keep(&n.value));
+        self.relations = kept;
+        self.deleted.extend(gone.into_iter().filter_map(|n| n.id));
+    }
+
+    /// Entities whose name, type or an observation contains `query` (case-insensitive), with
+    /// the relations touching them.
+    pub fn search_nodes(&self, query: &str) -> KnowledgeGraph {
+        let query = query.to_lowercase();
+        let hit = |e: &Entity| {
+            e.name.to_lowercase().contains(&query)
+                || e.entity_type.to_lowercase().contains(&query)
+                || e.observations
+                    .iter()
+                    .any(|o| o.to_lowercase().contains(&query))
+        };
+        self.subgraph(hit)
+    }
+
+    /// The named entities with the relations touching them.
+    pub fn open_nodes(&self, names: &[String]) -> KnowledgeGraph {
+        self.subgraph(|e| names.contains(&e.name))
+    }
+
+    fn subgraph(&self, keep: impl Fn(&Entity) -> bool) -> KnowledgeGraph {
+        let entities: Vec<Entity> = self
+            .entities
+            .iter()
+            .filter(|n| keep(&n.value))
+            .map(|n| n.value.clone())
+            .collect();
+        let names: std::collections::HashSet<&str> =
+            entities.iter().map(|e| e.name.as_str()).collect();
+        let relations = self
+            .relations
+            .iter()
+            .filter(|n| {
+                names.contains(n.value.from.as_str()) || names.contains(n.value.to.as_str())
+            })
+            .map(|n| n.value.clone())
+            .collect();
+        KnowledgeGraph {
+            entities,
+            relations,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entity(name: &str, observations: &[&str]) -> Entity {
+        Entity {
+            name: name.into(),
+            entity_type: "person".into(),
+            observations: observations.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn relation(from: &str, to: &str) -> Relation {
+        Relation {
+            from: from.into(),
+            to: to.into(),
+            relation_type: "knows".into(),
+        }
+    }
+
+    #[test]
+    fn duplicates_are_judged_against_the_graph_before_the_call() {
+        let mut graph = Graph::default();
+        let added = graph
+            .create_entities(vec![entity("a", &[]), entity("a", &["x"])])
+            .unwrap();
+        assert_eq!(added.len(), 2, "the reference keeps both");
+        assert!(graph
+            .create_entities(vec![entity("a", &[])])
+            .unwrap()
+            .is_empty());
+        let added = graph
+            .create_relations(vec![relation("a", "b"), relation("a", "b")])
+            .unwrap();
+        assert_eq!(added.len(), 2);
+        assert!(graph
+            .create_relations(vec![relation("a", "b")])
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn observations_go_to_the_first_entity_and_a_missing_one_fails() {
+        let mut graph = Graph::default();
+        graph
+            .create_entities(vec![entity("Zoë", &["likes tea"])])
+            .unwrap();
+        let added = graph
+            .add_observations(vec![ObservationAddition {
+                entity_name: "Zoë".into(),
+                contents: vec!["likes tea".into(), "plays go".into()],
+            }])
+            .unwrap();
+        assert_eq!(added[0].added_observations, vec!["plays go".to_string()]);
+        let error = graph
+            .add_observations(vec![ObservationAddition {
+                entity_name: "nobody".into(),
+                contents: vec![],
+            }])
+            .unwrap_err();
+        assert_eq!(error.to_string(), "Entity with name nobody not found");
+
+        graph.delete_observations(&[ObservationDeletion {
+            entity_name: "nobody".into(),
+            observations: vec!["x".into()],
+        }]);
+        assert_eq!(graph.search_nodes("PLAYS").entities.len(), 1);
+    }
+
+    #[test]
+    fn deleting_an_entity_deletes_its_relations() {
+        let mut graph = Graph::default();
+        graph
+            .create_entities(vec![entity("a", &[]), entity("b", &[]), entity("c", &[])])
+            .unwrap();
+        graph
+            .create_relations(vec![relation("a", "b"), relation("b", "c")])
+            .unwrap();
+        assert_eq!(graph.open_nodes(&["a".into()]).relations.len(), 1);
+        graph.delete_entities(&["a".into(), "missing".into()]);
+        let snapshot = graph.snapshot();
+        assert_eq!(snapshot.entities.len(), 2);
+        assert_eq!(snapshot.relations, vec![relation("b", "c")]);
+        graph.delete_relations(&[relation("b", "c"), relation("x", "y")]);
+        assert!(graph.snapshot().relations.is_empty());
+    }
+}

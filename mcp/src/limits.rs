@@ -1,0 +1,62 @@
+//! Every size the server accepts from outside, bounded here, and the checks that enforce them.
+
+use crate::error::McpError;
+
+/// Longest string argument (an entity name, an observation, a message), in bytes.
+pub const MAX_STRING_BYTES: usize = 16 * 1024;
+/// Most items in one array argument (entities, relations, names, messages, ...).
+pub const MAX_ITEMS_PER_CALL: usize = 1_000;
+/// Most entities a knowledge graph holds.
+pub const MAX_ENTITIES: usize = 100_000;
+/// Most relations a knowledge graph holds.
+pub const MAX_RELATIONS: usize = 200_000;
+/// Most observations one entity holds.
+pub const MAX_OBSERVATIONS_PER_ENTITY: usize = 1_000;
+/// Largest page `list_memories` returns, and the largest `limit` of `search_memories`.
+pub const MAX_PAGE: usize = 100;
+/// Page size when none is asked for.
+pub const DEFAULT_PAGE: usize = 20;
+/// Longest user or agent id, in bytes.
+pub const MAX_ID_BYTES: usize = 128;
+/// Largest HTTP request body, in bytes.
+pub const MAX_HTTP_BODY: usize = 4 * 1024 * 1024;
+/// Longest stdio message (one JSON-RPC line), in bytes.
+pub const MAX_STDIO_LINE: usize = 4 * 1024 * 1024;
+
+/// Fails when `count` exceeds `max` for `what`.
+pub fn check_total(what: &str, count: usize, max: usize) -> Result<(), McpError> {
+    if count > max {
+        return Err(McpError::Limit(format!(
+            "{what}: {count} would exceed the maximum of {max}"
+        )));
+    }
+    Ok(())
+}
+
+/// Fails when the array argument `field` has more than [`MAX_ITEMS_PER_CALL`] items.
+pub fn check_items<T>(field: &str, items: &[T]) -> Result<(), McpError> {
+    if items.len() > MAX_ITEMS_PER_CALL {
+        return Err(McpError::invalid(
+            field,
+            format!(
+                "{} items, more than the maximum of {MAX_ITEMS_PER_CALL}",
+                items.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Fails when the string argument `field` is longer than [`MAX_STRING_BYTES`].
+pub fn check_string(field: &str, value: &str) -> Result<(), McpError> {
+    if value.len() > MAX_STRING_BYTES {
+        return Err(McpError::invalid(
+            field,
+            format!(
+                "{} bytes, more than the maximum of {MAX_STRING_BYTES}",
+                value.len()
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! The knowledge-graph tools against the reference server: the same scripted calls, over stdio,
+//! to `@modelcontextprotocol/server-memory` (node, from `mcp/tests/node`: `npm install` there)
+//! and to `memorybench-mcp` give the same results: text, structured content and errors, and
+//! the same tool names, titles, descriptions, annotations and input fields.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use support::{is_error, text, StdioClient};
+
+fn reference_script() -> Option<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/node/node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    script.exists().then_some(script)
+}
+
+fn node_available() -> bool {
+    Command::new("node")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// The scripted calls: creation with duplicates (within a call and against the graph),
+/// unicode, observations on missing entities, deletes of missing things, searches.
+fn script() -> Vec<(&'static str, Value)> {
+    vec![
+        ("read_graph", json!({})),
+        (
+            "create_entities",
+            json!({"entities": [
+                {"name": "Alice", "entityType": "person", "observations": ["likes tea", "works at Acme"]},
+                {"name": "Acme", "entityType": "company", "observations": []},
+                {"name": "Zoë 🦊", "entityType": "人物", "observations": ["speaks 日本語", "naïve café"]},
+                {"name": "Alice", "entityType": "robot", "observations": ["duplicate in one call"]}
+            ]}),
+        ),
+        (
+            "create_entities",
+            json!({"entities": [
+                {"name": "Alice", "entityType": "person", "observations": []},
+                {"name": "Bob", "entityType": "person", "observations": ["plays go", "plays go"]}
+            ]}),
+        ),
+        (
+            "create_relations",
+            json!({"relations": [
+                {"from": "Alice", "to": "Acme", "relationType": "works_at"},
+                {"from": "Alice", "to": "Bob", "relationType": "knows"},
+                {"from": "Alice", "to": "Bob", "relationType": "knows"},
+                {"from": "Zoë 🦊", "to": "Ghost", "relationType": "haunts"}
+            ]}),
+        ),
+        (
+            "create_relations",
+            json!({"relations": [
+                {"from": "Alice", "to": "Acme", "relationType": "works_at"},
+                {"from": "Bob", "to": "Alice", "relationType": "knows"}
+            ]}),
+        ),
+        (
+            "add_observations",
+            json!({"observations": [
+                {"entityName": "Bob", "contents": ["plays go", "likes tea", "new", "new"]},
+                {"entityName": "Zoë 🦊", "contents": ["émoji ✓"]}
+            ]}),
+        ),
+        (
+            "add_observations",
+            json!({"observations": [
+                {"entityName": "Bob", "contents": ["should not be saved"]},
+                {"entityName": "Nobody", "contents": ["x"]}
+            ]}),
+        ),
+        ("read_graph", json!({})),
+        ("search_nodes", json!({"query": "TEA"})),
+        ("search_nodes", json!({"query": "日本"})),
+        ("search_nodes", json!({"query": "company"})),
+        ("search_nodes", json!({"query": "no such thing"})),
+        ("open_nodes", json!({"names": ["Bob", "Missing"]})),
+        ("open_nodes", json!({"names": []})),
+        (
+            "delete_observations",
+            json!({"deletions": [
+                {"entityName": "Alice", "observations": ["likes tea", "never there"]},
+                {"entityName": "Missing", "observations": ["x"]}
+            ]}),
+        ),
+        (
+            "delete_relations",
+            json!({"relations": [
+                {"from": "Alice", "to": "Bob", "relationType": "knows"},
+                {"from": "No", "to": "One", "relationType": "x"}
+            ]}),
+        ),
+        ("read_graph", json!({})),
+        (
+            "delete_entities",
+            json!({"entityNames": ["Alice", "Missing"]}),
+        ),
+        ("read_graph", json!({})),
+        ("delete_entities", json!({"entityNames": []})),
+        (
+            "create_entities",
+            json!({"entities": [
+                {"name": "Alice", "entityType": "person", "observations": ["back again"]}
+            ]}),
+        ),
+        ("open_nodes", json!({"names": ["Alice", "Zoë 🦊"]})),
+        ("read_graph", json!({})),
+    ]
+}
+
+/// What must agree: the error flag, the text (for errors, the message after any prefix the
+/// SDK adds), and the structured content.
+fn comparable(result: &Value) -> Value {
+    if is_error(result) {
+        let message = text(result);
+        let message = message.rsplit(": ").next().unwrap_or(message);
+        json!({"error": message})
+    } else {
+        json!({"text": text(result), "structured": result.get("structuredContent")})
+    }
+}
+
+/// What must agree in a tool's description: everything but the JSON Schema dialect (zod
+/// writes draft-07, schemars 2020-12, the same keywords here), the SDK's `execution` field and,
+/// for the output schema, property descriptions (the reference has none on `results`).
+fn summary(tool: &Value) -> Value {
+    let mut input = tool["inputSchema"].clone();
+    if let Some(schema) = input.as_object_mut() {
+        schema.remove("$schema");
+    }
+    let mut output_properties: Vec<String> = tool["outputSchema"]["properties"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    output_properties.sort();
+    json!({
+        "name": tool["name"],
+        "title": tool["title"],
+        "description": tool["description"],
+        "annotations": tool["annotations"],
+        "input_schema": input,
+        "output_properties": output_properties,
+        "output_required": tool["outputSchema"]["required"],
+    })
+}
+
+#[test]
+fn knowledge_graph_tools_match_the_reference_server() {
+    if !node_available() {
+        return mb_core::test_data::skip("node is not installed (apt-get install nodejs npm)");
+    }
+    let Some(reference_js) = reference_script() else {
+        return mb_core::test_data::skip(
+            "@modelcontextprotocol/server-memory is not installed (cd mcp/tests/node && npm install)",
+        );
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new("node");
+    command
+        .arg(&reference_js)
+        .env("MEMORY_FILE_PATH", dir.path().join("memory.jsonl"));
+    let mut reference = StdioClient::start(command);
+    let mut ours = StdioClient::ours(&dir.path().join("store"), &[]);
+
+    let reference_tools: Vec<Value> = reference.tools().iter().map(summary).collect();
+    let our_tools: Vec<Value> = ours.tools().iter().map(summary).collect();
+    for tool in &reference_tools {
+        let name = &tool["name"];
+        let found = our_tools.iter().find(|t| &t["name"] == name);
+        assert_eq!(found, Some(tool), "tool {name} differs");
+    }
+
+    for (step, (tool, arguments)) in script().into_iter().enumerate() {
+        let expected = reference.call(tool, arguments.clone());
+        let got = ours.call(tool, arguments.clone());
+        assert_eq!(
+            comparable(&got),
+            comparable(&expected),
+            "step {step}: {tool} {arguments}\nreference: {expected:#}\nours: {got:#}"
+        );
+    }
+
+    // The graph persists: a new process on the same store reads the same graph.
+    let final_graph = ours.call("read_graph", json!({}));
+    drop(ours);
+    let mut reopened = StdioClient::ours(&dir.path().join("store"), &[]);
+    assert_eq!(
+        comparable(&reopened.call("read_graph", json!({}))),
+        comparable(&final_graph)
+    );
+}
