@@ -9,6 +9,7 @@ tool error naming the field. Exits non-zero with a message on the first differen
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-EXTRA = ["--memory-system", "bm25_message"]
+EXTRA = ["--memory-system", os.environ.get("MCP_TEST_SYSTEM", "bm25_message")]
 
 
 def check(condition, message):

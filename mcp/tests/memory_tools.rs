@@ -1,0 +1,230 @@
+//! The memory tools over stdio with the default memory system (hybrid, with the model-free
+//! hashing embedder so no model files are needed): add, search, paged listing, get, update,
+//! delete, per-user isolation, status; and bad arguments answered with a tool error naming the
+//! field, after which the server still serves.
+
+mod support;
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+use support::{is_error, text, StdioClient};
+
+fn hybrid(store: &std::path::Path) -> StdioClient {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
+    command
+        .arg("--store")
+        .arg(store)
+        .args(["--embedder", "hashing"]);
+    StdioClient::start(command)
+}
+
+fn ok(result: Value) -> Value {
+    assert!(!is_error(&result), "tool error: {result}");
+    result["structuredContent"].clone()
+}
+
+fn dialog(user: &str, text: &str) -> Value {
+    json!({"user_id": user, "messages": [
+        {"role": "user", "content": text},
+        {"role": "assistant", "content": "I will remember that."}
+    ]})
+}
+
+#[test]
+fn memories_are_added_found_paged_edited_and_deleted_per_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = hybrid(&dir.path().join("store"));
+    for fact in [
+        "My sister Ines lives in Lisbon.",
+        "I am allergic to peanuts.",
+        "Our dog Pixel is a border collie.",
+    ] {
+        let added = ok(server.call("add_memory", dialog("u1", fact)));
+        assert!(!added["added"].as_array().unwrap().is_empty(), "{added}");
+    }
+    ok(server.call("add_memory", dialog("u2", "I live in Oslo.")));
+
+    let found = ok(server.call(
+        "search_memories",
+        json!({"user_id": "u1", "query": "is he allergic to peanuts?", "limit": 2}),
+    ));
+    let results = found["results"].as_array().unwrap();
+    assert!(results.len() <= 2 && !results.is_empty(), "{found}");
+    assert!(
+        results[0]["text"].as_str().unwrap().contains("peanuts"),
+        "{found}"
+    );
+    assert!(results[0]["id"].is_u64(), "{found}");
+
+    // Paging: every memory exactly once, in order.
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let page = ok(server.call(
+            "list_memories",
+            json!({"user_id": "u1", "limit": 1, "cursor": cursor}),
+        ));
+        for memory in page["memories"].as_array().unwrap() {
+            seen.push(memory["id"].as_u64().unwrap());
+        }
+        cursor = page["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    let all = ok(server.call("list_memories", json!({"user_id": "u1", "limit": 100})));
+    let ids: Vec<u64> = all["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seen, ids);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+
+    // Another user's memories are not this user's.
+    let other = ok(server.call("list_memories", json!({"user_id": "u2"})));
+    let other_id = other["memories"][0]["id"].as_u64().unwrap();
+    assert!(!ids.contains(&other_id));
+    let missing = server.call(
+        "get_memory",
+        json!({"user_id": "u1", "memory_id": other_id}),
+    );
+    assert!(
+        is_error(&missing) && text(&missing).contains("not found"),
+        "{missing}"
+    );
+
+    let first = ids[0];
+    let updated = ok(server.call(
+        "update_memory",
+        json!({"user_id": "u1", "memory_id": first, "text": "Ines moved to Porto."}),
+    ));
+    assert_eq!(updated["text"], "Ines moved to Porto.");
+    let found = ok(server.call(
+        "search_memories",
+        json!({"user_id": "u1", "query": "Porto", "limit": 1}),
+    ));
+    assert_eq!(found["results"][0]["id"], json!(first), "{found}");
+
+    let deleted = ok(server.call(
+        "delete_memory",
+        json!({"user_id": "u1", "memory_id": first}),
+    ));
+    assert_eq!(deleted["deleted"], json!(true));
+    let deleted = ok(server.call(
+        "delete_memory",
+        json!({"user_id": "u1", "memory_id": first}),
+    ));
+    assert_eq!(deleted["deleted"], json!(false));
+
+    let status = ok(server.call("memory_status", json!({})));
+    assert_eq!(status["memory_system"], "hybrid");
+    assert_eq!(status["queue_depth"], 0);
+    assert_eq!(
+        status["namespaces"].as_array().unwrap().len(),
+        2,
+        "{status}"
+    );
+
+    let history = server.call("memory_history", json!({"user_id": "u1"}));
+    assert!(
+        is_error(&history) && text(&history).contains("mem0"),
+        "{history}"
+    );
+
+    ok(server.call("delete_all_memories", json!({"user_id": "u1"})));
+    let after = ok(server.call("list_memories", json!({"user_id": "u1"})));
+    assert_eq!(after["memories"], json!([]));
+    let kept = ok(server.call("list_memories", json!({"user_id": "u2"})));
+    assert_eq!(kept["memories"], other["memories"]);
+}
+
+#[test]
+fn bad_arguments_are_tool_errors_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = hybrid(&dir.path().join("store"));
+    let long = "x".repeat(memorybench_mcp::limits::MAX_STRING_BYTES + 1);
+    let cases = [
+        ("add_memory", json!({"user_id": "u1"}), "messages"),
+        (
+            "add_memory",
+            json!({"user_id": "u1", "messages": []}),
+            "messages",
+        ),
+        (
+            "add_memory",
+            json!({"user_id": "u1", "messages": [{"role": "robot", "content": "hi"}]}),
+            "messages[0].role",
+        ),
+        (
+            "add_memory",
+            json!({"user_id": "a b", "messages": [{"role": "user", "content": "x"}]}),
+            "user_id",
+        ),
+        (
+            "search_memories",
+            json!({"user_id": "u1", "query": 7}),
+            "query",
+        ),
+        (
+            "search_memories",
+            json!({"user_id": "u1", "query": "x", "limit": 0}),
+            "limit",
+        ),
+        (
+            "search_memories",
+            json!({"user_id": "u1", "query": "x", "limit": 1000}),
+            "limit",
+        ),
+        (
+            "search_memories",
+            json!({"user_id": "u1", "query": long}),
+            "query",
+        ),
+        (
+            "get_memory",
+            json!({"user_id": "u1", "memory_id": "seven"}),
+            "memory_id",
+        ),
+        (
+            "list_memories",
+            json!({"user_id": "u1", "cursor": -1}),
+            "cursor",
+        ),
+        (
+            "update_memory",
+            json!({"user_id": "u1", "memory_id": 1, "text": " "}),
+            "text",
+        ),
+        ("delete_all_memories", json!({"user_id": ""}), "user_id"),
+        (
+            "create_entities",
+            json!({"entities": [{"name": "a"}]}),
+            "entities[0]",
+        ),
+        ("open_nodes", json!({"names": "a"}), "names"),
+        ("search_nodes", json!({}), "query"),
+    ];
+    for (tool, arguments, field) in cases {
+        let result = server.call(tool, arguments.clone());
+        assert!(is_error(&result), "{tool} {arguments}: accepted: {result}");
+        assert!(
+            text(&result).contains(field),
+            "{tool} {arguments}: the error does not name {field}: {}",
+            text(&result)
+        );
+    }
+    let too_many: Vec<Value> = (0..=memorybench_mcp::limits::MAX_ITEMS_PER_CALL)
+        .map(|i| json!(i.to_string()))
+        .collect();
+    let result = server.call("open_nodes", json!({"names": too_many}));
+    assert!(
+        is_error(&result) && text(&result).contains("names"),
+        "{result}"
+    );
+    // Still serving.
+    let graph = ok(server.call("read_graph", json!({})));
+    assert_eq!(graph, json!({"entities": [], "relations": []}));
+}
