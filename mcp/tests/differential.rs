@@ -5,25 +5,10 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
-use support::{is_error, text, StdioClient};
-
-fn reference_script() -> Option<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/node/node_modules/@modelcontextprotocol/server-memory/dist/index.js");
-    script.exists().then_some(script)
-}
-
-fn node_available() -> bool {
-    Command::new("node")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
+use support::{is_error, node, npm_file, text, StdioClient};
 
 /// The scripted calls: creation with duplicates (within a call and against the graph),
 /// unicode, observations on missing entities, deletes of missing things, searches.
@@ -153,16 +138,18 @@ fn summary(tool: &Value) -> Value {
 
 #[test]
 fn knowledge_graph_tools_match_the_reference_server() {
-    if !node_available() {
-        return mb_core::test_data::skip("node is not installed (apt-get install nodejs npm)");
-    }
-    let Some(reference_js) = reference_script() else {
+    let Some(node) = node() else {
         return mb_core::test_data::skip(
-            "@modelcontextprotocol/server-memory is not installed (cd mcp/tests/node && npm install)",
+            "node is not installed (apt-get install nodejs npm, then npm ci in mcp/tests/node)",
+        );
+    };
+    let Some(reference_js) = npm_file("@modelcontextprotocol/server-memory/dist/index.js") else {
+        return mb_core::test_data::skip(
+            "@modelcontextprotocol/server-memory is not installed (cd mcp/tests/node && npm ci)",
         );
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut command = Command::new("node");
+    let mut command = Command::new(node);
     command
         .arg(&reference_js)
         .env("MEMORY_FILE_PATH", dir.path().join("memory.jsonl"));

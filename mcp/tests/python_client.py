@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -93,6 +94,8 @@ async def over_http(binary, store):
                 url = match.group(1)
                 break
         check(url, "the HTTP server did not say where it listens")
+        # Keep reading what the server logs, so its writes never block or fail.
+        threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
         async with streamable_http_client(url) as streams:
             read, write = streams[0], streams[1]
             async with ClientSession(read, write) as session:

@@ -123,3 +123,59 @@ pub fn text(result: &Value) -> &str {
 pub fn is_error(result: &Value) -> bool {
     result.get("isError") == Some(&json!(true))
 }
+
+/// `mcp/tests/node`, where `npm ci` installs the test tools.
+pub fn node_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node")
+}
+
+/// The Node.js to run the npm tools with: the one `npm ci` installed in `mcp/tests/node`
+/// (Node 22, which the conformance suite needs), else the system's `node`; `None` when neither
+/// runs.
+pub fn node() -> Option<std::path::PathBuf> {
+    let local = node_dir().join("node_modules/node/bin/node");
+    [local, std::path::PathBuf::from("node")]
+        .into_iter()
+        .find(|candidate| {
+            Command::new(candidate)
+                .arg("--version")
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        })
+}
+
+/// An npm package's file under `mcp/tests/node/node_modules`, when installed.
+pub fn npm_file(relative: &str) -> Option<std::path::PathBuf> {
+    let path = node_dir().join("node_modules").join(relative);
+    path.exists().then_some(path)
+}
+
+/// Our server on Streamable HTTP at a free loopback port; returns it with its URL.
+pub fn ours_http(store: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"))
+        .arg("--store")
+        .arg(store)
+        .args(["--memory-system", "bm25_message", "--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("server starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(url) = line.split("listening on ").nth(1) {
+            let url = url.trim().to_string();
+            // Keep reading (and showing) what the server logs, so its writes never fail.
+            std::thread::spawn(move || {
+                for line in stderr.lines().map_while(Result::ok) {
+                    eprintln!("server: {line}");
+                }
+            });
+            return (child, url);
+        }
+        line.clear();
+    }
+    panic!("the HTTP server exited without listening");
+}
