@@ -177,5 +177,7 @@ pub fn ours_http(store: &Path) -> (Child, String) {
         }
         line.clear();
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the HTTP server exited without listening");
 }
