@@ -29,6 +29,9 @@ fi
 missing=()
 dpkg -s clang >/dev/null 2>&1 || missing+=(clang)
 dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+# The MCP server's tests run npm tools (mcp/tests/node): Debian's nodejs and npm fetch them.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   SUDO=""
@@ -141,13 +144,25 @@ fi
 #   langchain-tests       LangChain's standard suites, with pytest and pytest-asyncio
 #   langgraph,            the BaseStore memorybench.langgraph implements, the InMemoryStore
 #   langgraph-checkpoint  its tests compare against, and the graph of py/examples/langgraph_agent.py
-py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0 langgraph==1.2.22 langgraph-checkpoint==4.3.2"
+#   mcp                   the official Python MCP SDK, the client of mcp/tests/python_client.py
+py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0 langgraph==1.2.22 langgraph-checkpoint==4.3.2 mcp==2.3.0"
 py_stamp="$cache/python-tools.ok"
 if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_tools" ] || [ ! -x "$cache/venv/bin/maturin" ]; then
   say "fetching the Python package's build and test tools (maturin, langchain-tests) from PyPI"
   # shellcheck disable=SC2086
   "$cache/venv/bin/pip" install -q --disable-pip-version-check $py_tools
   printf '%s' "$py_tools" > "$py_stamp"
+fi
+# The MCP server's npm test tools, pinned by mcp/tests/node/package-lock.json, into its ignored
+# node_modules: the reference memory server, the conformance suite and Node.js 22 (the suite
+# needs it; the npm package fetches the binary from the npm registry).
+node_dir="$root/mcp/tests/node"
+node_stamp="$node_dir/node_modules/.setup.ok"
+node_stamp_text="$(sha256sum "$node_dir/package-lock.json" | cut -d' ' -f1)"
+if [ "$(cat "$node_stamp" 2>/dev/null)" != "$node_stamp_text" ] || [ ! -x "$node_dir/node_modules/.bin/node" ]; then
+  say "fetching the MCP test tools from npm into mcp/tests/node/node_modules"
+  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  printf '%s' "$node_stamp_text" > "$node_stamp"
 fi
 # A new test run starts its count of tests skipped for want of data (scripts/test-python.sh
 # prints it at the end of the README's test command); --user is an install, not a test run.
