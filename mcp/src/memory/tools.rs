@@ -40,6 +40,7 @@ pub struct MessageArg {
 
 /// Whose memory: a user, and optionally an agent whose memory of the user is kept apart.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OwnerArgs {
     /// The user (1 to 128 bytes: letters, digits, `_`, `-`, `.`, `@`).
     pub user_id: String,
