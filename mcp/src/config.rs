@@ -41,6 +41,10 @@ pub struct Cli {
     /// configs/llm/local.toml) or a role-settings file.
     #[arg(long, default_value = "offline", value_name = "LLM")]
     pub llm: String,
+    /// Import the reference server's graph file (its MEMORY_FILE_PATH, memory.jsonl) into the
+    /// knowledge graph when the graph is empty.
+    #[arg(long, value_name = "FILE")]
+    pub import_jsonl: Option<PathBuf>,
     /// The namespace holding the knowledge graph.
     #[arg(long, default_value = DEFAULT_GRAPH_NAMESPACE, value_name = "NAME")]
     pub graph_namespace: String,

@@ -36,6 +36,18 @@ fn run(cli: &Cli) -> Result<(), McpError> {
         .map_err(|e| McpError::Io(format!("cannot create {}: {e}", store.display())))?;
     let engine = Arc::new(Engine::open(&store, EngineOptions::default())?);
     let backends = Arc::new(Backends::open(engine, &cli.graph_namespace, &cli.memory())?);
+    if let Some(file) = &cli.import_jsonl {
+        match memorybench_mcp::graph::import::import_jsonl(backends.graph(), file)? {
+            Some((entities, relations)) => eprintln!(
+                "memorybench-mcp: imported {entities} entities and {relations} relations from {}",
+                file.display()
+            ),
+            None => eprintln!(
+                "memorybench-mcp: the graph is not empty; {} not imported",
+                file.display()
+            ),
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

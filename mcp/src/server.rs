@@ -38,6 +38,11 @@ impl Backends {
         }
         Ok(Backends { graph, memory })
     }
+
+    /// The knowledge graph.
+    pub fn graph(&self) -> &GraphStore {
+        &self.graph
+    }
 }
 
 /// One MCP session's handler (cheap to clone: the backends are shared).

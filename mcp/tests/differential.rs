@@ -182,4 +182,13 @@ fn knowledge_graph_tools_match_the_reference_server() {
         comparable(&reopened.call("read_graph", json!({}))),
         comparable(&final_graph)
     );
+
+    // The reference's file imported into a new store is the reference's graph.
+    let file = dir.path().join("memory.jsonl");
+    let file = file.to_str().unwrap();
+    let mut imported = StdioClient::ours(&dir.path().join("imported"), &["--import-jsonl", file]);
+    assert_eq!(
+        comparable(&imported.call("read_graph", json!({}))),
+        comparable(&reference.call("read_graph", json!({})))
+    );
 }

@@ -1,6 +1,7 @@
 //! The knowledge-graph memory of `@modelcontextprotocol/server-memory`, stored in the engine:
 //! the data model, the operations with the reference's semantics, and the storage.
 
+pub mod import;
 pub mod model;
 pub mod ops;
 pub mod store;

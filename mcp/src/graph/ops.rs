@@ -65,6 +65,12 @@ impl Graph {
         }
     }
 
+    /// Appends items as they are (an imported graph: no duplicate checks).
+    pub fn append(&mut self, entities: Vec<Entity>, relations: Vec<Relation>) {
+        self.entities.extend(entities.into_iter().map(Node::new));
+        self.relations.extend(relations.into_iter().map(Node::new));
+    }
+
     /// Adds the entities whose name is not in the graph yet; returns them.
     pub fn create_entities(&mut self, entities: Vec<Entity>) -> Result<Vec<Entity>, McpError> {
         let new: Vec<Entity> = entities
