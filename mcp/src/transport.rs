@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -68,8 +68,21 @@ pub async fn serve_http(
         .map_err(|e| McpError::Io(format!("HTTP server failed: {e}")))
 }
 
-/// Caps every request body at [`limits::MAX_HTTP_BODY`] bytes.
+/// Caps every request body at [`limits::MAX_HTTP_BODY`] bytes: a larger declared length is
+/// answered 413 at once; a longer body without one fails when the limit is reached.
 async fn limit_body(request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits::MAX_HTTP_BODY as u64) {
+        return (
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body larger than {} bytes", limits::MAX_HTTP_BODY),
+        )
+            .into_response();
+    }
     let (parts, body) = request.into_parts();
     let limited = http_body_util::Limited::new(body, limits::MAX_HTTP_BODY);
     next.run(Request::from_parts(parts, Body::new(limited)))
