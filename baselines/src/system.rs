@@ -169,6 +169,13 @@ pub trait MemorySystem: Send + Sync {
         false
     }
 
+    /// Loses what upstream keeps only in its process until the process exits, as a copy of the
+    /// memory's files taken by the process that built it does (upstream's off-policy answers
+    /// each corpus dataset on such a copy). Nothing for systems that write through.
+    fn lose_state_unsaved_before_exit(&self) -> Result<(), MemoryError> {
+        Ok(())
+    }
+
     /// Whether a failed answer is tried again with one memory fewer each time, as upstream
     /// does for the systems whose configuration has a `retrieve_k` (the BM25 and embedding
     /// baselines, A-Mem, Mem0); the others get one attempt.

@@ -263,6 +263,24 @@ impl MemorySystem for MemoryOs {
     }
 
     /// Retrieval visits sessions: their visit counts and recency make them hot.
+    /// Upstream's metadata file (short-term queue, sessions with their pages, profile) does
+    /// not exist until the process exits; the knowledge collections live in Chroma and stay.
+    fn lose_state_unsaved_before_exit(&self) -> Result<(), MemoryError> {
+        if !self.context.settings.metadata_at_exit {
+            return Ok(());
+        }
+        let old = self.tiers.lock().clone();
+        let mut tiers = old.clone();
+        tiers.short_term.clear();
+        tiers.last_page = None;
+        tiers.open_thread = None;
+        tiers.sessions.clear();
+        std::sync::Arc::make_mut(&mut tiers.long_term).profile = None;
+        self.persist(&old, &tiers)?;
+        *self.tiers.lock() = tiers;
+        Ok(())
+    }
+
     fn retrieval_changes_memory(&self) -> bool {
         true
     }

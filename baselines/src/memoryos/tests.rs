@@ -287,3 +287,51 @@ async fn a_page_shows_the_thread_summary_it_was_filed_with_as_memoryos_chromadb_
         "{same} chained pages show their successor's summary"
     );
 }
+
+#[tokio::test]
+async fn a_copy_taken_before_exit_keeps_only_what_upstream_keeps_in_chroma() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(Engine::open(dir.path().join("e"), EngineOptions::default()).unwrap());
+    let memory = offline_memory(engine.clone(), "built");
+    memorize(&memory, &conversation(80)).await;
+    let before = memory.tiers.lock().clone();
+    assert!(!before.sessions.is_empty() && !before.short_term.is_empty());
+    assert!(before.long_term.profile.is_some() && !before.long_term.user_knowledge.is_empty());
+    memory.lose_state_unsaved_before_exit().unwrap();
+    let after = memory.tiers.lock().clone();
+    assert!(after.sessions.is_empty() && after.short_term.is_empty() && after.last_page.is_none());
+    assert_eq!(after.long_term.profile, None);
+    assert_eq!(
+        after.long_term.user_knowledge,
+        before.long_term.user_knowledge
+    );
+    assert_eq!(
+        after.long_term.assistant_knowledge,
+        before.long_term.assistant_knowledge
+    );
+    // Written through: the memory reopened holds the same.
+    drop(memory);
+    let reopened = offline_memory(engine.clone(), "built");
+    assert_eq!(*reopened.tiers.lock(), after);
+
+    // With metadata_at_exit = false nothing is lost.
+    let stack = LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).unwrap();
+    let whole = MemoryOs::new(MemoryContext {
+        engine,
+        namespace: "whole".into(),
+        llm: Arc::new(stack),
+        embedder: Some(Arc::new(HashingEmbedder::new(64))),
+        lang: Lang::En,
+        settings: SystemSettings {
+            keep_one_sided: true,
+            metadata_at_exit: false,
+            ..SystemSettings::default()
+        },
+        date: "2023-05-08".into(),
+    })
+    .unwrap();
+    memorize(&whole, &conversation(80)).await;
+    let kept = whole.tiers.lock().clone();
+    whole.lose_state_unsaved_before_exit().unwrap();
+    assert_eq!(*whole.tiers.lock(), kept);
+}

@@ -58,6 +58,10 @@ pub struct SystemSettings {
     pub keep_one_sided: bool,
     /// MemoryOS: which summary of its conversation thread a page shows.
     pub thread_summaries: ThreadSummaries,
+    /// MemoryOS: its metadata (short-term queue, sessions and their pages, profile) is written
+    /// only when the process exits, as upstream's is, so a copy taken by the process that
+    /// built the memory holds only the knowledge kept in Chroma; `false` copies it whole.
+    pub metadata_at_exit: bool,
     /// Systems that embed: the embedder, `onnx` (all-MiniLM-L6-v2 in-process), `hashing`
     /// (model-free) or an OpenAI-compatible endpoint's settings file (a path relative to the
     /// working directory, e.g. `configs/embedder/paper.toml`). `--embedder` overrides it.
@@ -75,6 +79,7 @@ impl Default for SystemSettings {
             evolution: false,
             keep_one_sided: false,
             thread_summaries: ThreadSummaries::AsInserted,
+            metadata_at_exit: true,
             embedder: "onnx".into(),
             hybrid: HybridSettings::default(),
         }

@@ -63,6 +63,8 @@ impl Questions {
 }
 
 const CORPUS_TIMING: &str = "corpus_timing.json";
+/// Present when the run built its memory rather than reusing a cached one.
+const BUILT_BY_THIS_RUN: &str = "memory_built_by_this_run.json";
 
 /// Arguments of `off-policy`: the regime's, and those that run it on LongMemEval instead.
 #[derive(clap::Args, Debug)]
@@ -131,9 +133,13 @@ async fn run_system(
     let dialogs: Vec<_> = dialogs.iter().map(as_training).collect();
     let mut system = setup.system(spec, &namespace)?;
     let inputs = MemoryInputs::of(system.as_ref(), &run.llm.settings()?, &dialogs)?;
+    // Whether this process built the memory (upstream's copies of it then lack what it writes
+    // only at exit; see `MemorySystem::lose_state_unsaved_before_exit`).
+    let mut built_here = false;
     let built = match memory_cache::reusable(engine, &namespace, &inputs)? {
         Some(built) => built,
         None => {
+            built_here = true;
             // A memory built from other inputs, or interrupted: start it again, as upstream
             // does with an incomplete cache.
             memory_cache::forget(engine, &namespace)?;
@@ -151,6 +157,12 @@ async fn run_system(
         .unwrap_or(system.context().settings.retrieve_k);
 
     files.write(MEMORIZATION, &built.per_dialog)?;
+    // Recorded, so that a resumed run copies the memory as the run it continues did.
+    let built_marker = files.path(BUILT_BY_THIS_RUN);
+    if built_here {
+        write_json(&built_marker, &true)?;
+    }
+    let built_here = built_here || built_marker.exists();
     let (mut log, mut finished) = PartialLog::open(&files.path(PARTIAL))?;
     let corpus_timing = files.path(CORPUS_TIMING);
     let mut corpus_costs: BTreeMap<String, Cost> = if corpus_timing.exists() {
@@ -170,6 +182,9 @@ async fn run_system(
         let copy = match (&dataset.corpus, dataset.corpus_format()) {
             (Some(conversation), Some(format)) => {
                 let copy = MemoryCopy::open(setup, spec, &namespace)?;
+                if built_here {
+                    copy.system().lose_state_unsaved_before_exit()?;
+                }
                 let cost = copy.memorize_corpus(conversation, format).await?;
                 // A resumed run ingests the corpus again (its copy went with the stopped
                 // process) but reports the ingestion recorded first, as a clean run would.

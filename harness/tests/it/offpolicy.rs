@@ -244,3 +244,50 @@ fn limit_sizes_a_run_and_defines_it() {
         10
     );
 }
+
+/// MemoryOS writes its metadata at exit upstream: the corpus copy of a memory the run built
+/// starts without sessions (fewer model calls while ingesting), one of a cached memory whole.
+#[test]
+fn a_corpus_copy_of_a_memory_built_by_the_run_lacks_memoryos_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("store"), dir.path().join("runs"));
+    let run = |flags: &[&str]| {
+        let mut args = vec![
+            "off-policy",
+            "--baseline",
+            "memoryos",
+            "--embedder",
+            "hashing",
+        ];
+        args.extend_from_slice(flags);
+        args.extend([
+            "--store",
+            store.to_str().unwrap(),
+            "--output-dir",
+            output.to_str().unwrap(),
+        ]);
+        assert_ok(&harness(&args));
+        let runs = output.join("off-policy/results/domain/Sample/memoryos");
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(runs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        dirs.sort();
+        let newest = dirs.pop().unwrap();
+        let corpus: Value = json(newest.join("corpus_timing.json"));
+        let built = newest.join("memory_built_by_this_run.json").exists();
+        (
+            corpus["Sample-Locomo"]["llm_operations"].as_u64().unwrap(),
+            built,
+        )
+    };
+    let (built_here, marked) = run(&[]);
+    assert!(marked);
+    // The second run reuses the cached memory, as if its metadata had been written at exit.
+    let (cached, marked) = run(&[]);
+    assert!(!marked);
+    assert!(
+        built_here < cached,
+        "{built_here} vs {cached} corpus operations"
+    );
+}
