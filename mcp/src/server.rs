@@ -4,7 +4,12 @@ use std::sync::Arc;
 
 use mb_engine::Engine;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    ErrorData, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
 use rmcp::{tool_handler, ServerHandler};
 
 use crate::error::McpError;
@@ -76,16 +81,39 @@ impl Server {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "memorybench-mcp",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "Long-term memory. Knowledge-graph tools (create_entities, create_relations, \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "memorybench-mcp",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Long-term memory. Knowledge-graph tools (create_entities, create_relations, \
                  add_observations, search_nodes, open_nodes, read_graph and the deletes) keep \
                  entities and facts; memory tools (add_memory, search_memories, list_memories, \
                  ...) remember dialogs per user_id.",
-            )
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            crate::graph::resource::listed(),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        crate::graph::resource::read(&self.backends.graph, &request.uri).map(Into::into)
     }
 }

@@ -174,6 +174,18 @@ fn knowledge_graph_tools_match_the_reference_server() {
         );
     }
 
+    // The graph as a resource, as the reference lists and reads it.
+    let list = |client: &mut StdioClient| {
+        client.request("resources/list", json!({}))["result"]["resources"].clone()
+    };
+    assert_eq!(list(&mut ours), list(&mut reference));
+    let read = |client: &mut StdioClient| {
+        client.request("resources/read", json!({"uri": "memory://knowledge-graph"}))["result"]
+            ["contents"]
+            .clone()
+    };
+    assert_eq!(read(&mut ours), read(&mut reference));
+
     // The graph persists: a new process on the same store reads the same graph.
     let final_graph = ours.call("read_graph", json!({}));
     drop(ours);

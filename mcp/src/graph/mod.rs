@@ -4,5 +4,6 @@
 pub mod import;
 pub mod model;
 pub mod ops;
+pub mod resource;
 pub mod store;
 pub mod tools;
