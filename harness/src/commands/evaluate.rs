@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use mb_datasets::catalog::{Catalog, DatasetType};
+use mb_datasets::evaluate::EvaluateDetail;
 use mb_datasets::results::{RunFiles, RUN_CONFIG, SUMMARY};
 use mb_datasets::{load, Dataset};
 use serde_json::Value;
@@ -74,8 +75,20 @@ pub fn run(args: &RunDirArgs) -> Result<(), HarnessError> {
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
     let details = runtime.block_on(evaluate_run(&files, &datasets, &predictions, &llm.judge))?;
-    let timing = previous_timing(&files);
-    let summary = summarize(&files, kind, &set_name, &datasets, &details, timing)?;
+    rewrite_summary(&files, kind, &set_name, &datasets, &details)
+}
+
+/// Rewrites the run's summary from `details`, keeping its `timing`, and prints the scores
+/// (`evaluate` and `summarize` end alike).
+pub(crate) fn rewrite_summary(
+    files: &RunFiles,
+    kind: DatasetType,
+    set_name: &str,
+    datasets: &[Dataset],
+    details: &[EvaluateDetail],
+) -> Result<(), HarnessError> {
+    let timing = previous_timing(files);
+    let summary = summarize(files, kind, set_name, datasets, details, timing)?;
     println!(
         "{}",
         serde_json::to_string_pretty(&summary["summary"]).unwrap_or_default()
@@ -84,7 +97,7 @@ pub fn run(args: &RunDirArgs) -> Result<(), HarnessError> {
 }
 
 /// The `timing` of the run's current summary, kept when the summary is rewritten.
-pub(crate) fn previous_timing(files: &RunFiles) -> Option<Value> {
+fn previous_timing(files: &RunFiles) -> Option<Value> {
     files
         .read::<Value>(SUMMARY)
         .ok()
