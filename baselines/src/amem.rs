@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 use crate::prompt::rag_prompt;
-use crate::store::{delete_units, ensure_namespace, stats};
+use crate::store::{analyzer, delete_units, open_embedding_memory, stats};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
@@ -77,12 +77,7 @@ pub struct AMem {
 impl AMem {
     /// An A-Mem memory in the context's namespace; the context must carry an embedder.
     pub fn new(context: MemoryContext) -> Result<AMem, MemoryError> {
-        let embedder = context
-            .embedder
-            .clone()
-            .ok_or_else(|| MemoryError::Config("a_mem needs an embedder".into()))?;
-        ensure_namespace(&context, &context.namespace)?;
-        context.engine.create_space(embedder.space())?;
+        let embedder = open_embedding_memory(&context, "a_mem", analyzer(&context))?;
         let evolution = context.settings.evolution;
         Ok(AMem {
             context,

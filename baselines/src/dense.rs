@@ -15,7 +15,7 @@ use mb_embed::Embedder;
 
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
-use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
+use crate::store::{analyzer, delete_units, open_embedding_memory, retrieved, stats, unit_record};
 use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
@@ -31,15 +31,11 @@ pub struct DenseMemory {
 impl DenseMemory {
     /// An embedding memory in the context's namespace; the context must carry an embedder.
     pub fn new(context: MemoryContext, granularity: Granularity) -> Result<Self, MemoryError> {
-        let embedder = context.embedder.clone().ok_or_else(|| {
-            let name = match granularity {
-                Granularity::Message => "embedder_message",
-                Granularity::Session => "embedder_dialog",
-            };
-            MemoryError::Config(format!("{name} needs an embedder"))
-        })?;
-        ensure_namespace(&context, &context.namespace)?;
-        context.engine.create_space(embedder.space())?;
+        let name = match granularity {
+            Granularity::Message => "embedder_message",
+            Granularity::Session => "embedder_dialog",
+        };
+        let embedder = open_embedding_memory(&context, name, analyzer(&context))?;
         Ok(DenseMemory {
             context,
             granularity,

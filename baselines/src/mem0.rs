@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
-use crate::store::{ensure_namespace, retrieved, stats};
+use crate::store::{analyzer, open_embedding_memory, retrieved, stats};
 use crate::system::{
     last_user_text, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved,
     TrainingDialog,
@@ -60,12 +60,7 @@ pub struct Mem0 {
 impl Mem0 {
     /// A Mem0 memory in the context's namespace; the context must carry an embedder.
     pub fn new(context: MemoryContext) -> Result<Mem0, MemoryError> {
-        let embedder = context
-            .embedder
-            .clone()
-            .ok_or_else(|| MemoryError::Config("mem0 needs an embedder".into()))?;
-        ensure_namespace(&context, &context.namespace)?;
-        context.engine.create_space(embedder.space())?;
+        let embedder = open_embedding_memory(&context, "mem0", analyzer(&context))?;
         Ok(Mem0 { context, embedder })
     }
 

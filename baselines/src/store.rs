@@ -5,6 +5,9 @@
 //! A batch of units is one engine write, so a dialog or corpus is memorized entirely or not at
 //! all.
 
+use std::sync::Arc;
+
+use mb_embed::Embedder;
 use mb_engine::{Analyzer, Engine, Hit, NamespaceOptions, NewRecord, Record};
 
 use crate::error::MemoryError;
@@ -31,6 +34,34 @@ pub fn ensure_namespace(context: &MemoryContext, namespace: &str) -> Result<(), 
         NamespaceOptions::default().with_analyzer(analyzer(context)),
     )?;
     Ok(())
+}
+
+/// The context's embedder, or an error naming `system`, which cannot run without one.
+pub fn required_embedder(
+    context: &MemoryContext,
+    system: &str,
+) -> Result<Arc<dyn Embedder>, MemoryError> {
+    context
+        .embedder
+        .clone()
+        .ok_or_else(|| MemoryError::Config(format!("{system} needs an embedder")))
+}
+
+/// What the constructor of a memory that stores vectors in the engine opens first: the
+/// context's embedder (see [`required_embedder`]), the context's namespace indexed with
+/// `analyzer`, and the embedder's vector space.
+pub fn open_embedding_memory(
+    context: &MemoryContext,
+    system: &str,
+    analyzer: Analyzer,
+) -> Result<Arc<dyn Embedder>, MemoryError> {
+    let embedder = required_embedder(context, system)?;
+    context.engine.ensure_namespace(
+        &context.namespace,
+        NamespaceOptions::default().with_analyzer(analyzer),
+    )?;
+    context.engine.create_space(embedder.space())?;
+    Ok(embedder)
 }
 
 /// The record storing a unit (with its vector, when given).

@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use mb_core::retry::{check_wait, is_transient, retry_after, Backoff};
+use mb_core::retry::{
+    check_wait, is_transient, retry_after, retry_blocking, Attempt, Backoff, RetryPolicy, Transient,
+};
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -165,50 +167,71 @@ impl HttpEmbedder {
             model: &self.config.model,
             input: texts,
         };
-        let mut backoff = Backoff::new(self.config.initial_backoff, MAX_BACKOFF);
-        let mut attempt = 0;
-        loop {
-            let mut request = self.client.post(&self.url).json(&body);
-            if let Some(key) = &self.api_key {
-                request = request.bearer_auth(key);
-            }
-            let (detail, retry_after) = match request.send() {
-                Ok(response) if response.status().is_success() => {
-                    let text = response.text().map_err(|e| self.fatal(e.to_string()))?;
-                    return self.parse(&text, texts.len()).map_err(Failure::Fatal);
-                }
-                Ok(response) => {
-                    let status = response.status();
-                    let retry_after = response
-                        .headers()
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| retry_after(v, MAX_BACKOFF));
-                    let body = response.text().unwrap_or_default();
-                    let detail = format!("HTTP {status}: {}", excerpt(&body));
-                    if matches!(
-                        status,
-                        StatusCode::BAD_REQUEST
-                            | StatusCode::PAYLOAD_TOO_LARGE
-                            | StatusCode::UNPROCESSABLE_ENTITY
-                    ) {
-                        return Err(Failure::Rejected(detail));
-                    }
-                    if !is_transient(status.as_u16()) {
-                        return Err(self.fatal(detail));
-                    }
-                    (detail, retry_after)
-                }
-                Err(e) => (e.to_string(), None),
-            };
-            if attempt >= self.config.max_retries {
-                return Err(self.fatal(format!("gave up after {} attempts: {detail}", attempt + 1)));
-            }
-            attempt += 1;
-            let wait = backoff.next_wait(retry_after);
-            tracing::warn!(url = %self.url, attempt, ?wait, %detail, "embedding request failed; retrying");
-            std::thread::sleep(wait);
+        let policy = RetryPolicy {
+            backoff: Backoff::new(self.config.initial_backoff, MAX_BACKOFF),
+            max_retries: self.config.max_retries,
+        };
+        retry_blocking(
+            policy,
+            |_| self.attempt(&body, texts.len()),
+            |wait, attempt, failure| {
+                let detail = &failure.detail;
+                tracing::warn!(url = %self.url, attempt, ?wait, %detail, "embedding request failed; retrying");
+                std::thread::sleep(wait);
+            },
+            |last, attempts| {
+                self.fatal(format!("gave up after {attempts} attempts: {}", last.detail))
+            },
+        )
+        .map(|(vectors, _)| vectors)
+    }
+
+    /// One try at a batch.
+    fn attempt(&self, body: &Request<'_>, expected: usize) -> Attempt<Vec<Vec<f32>>, Failure, ()> {
+        let mut request = self.client.post(&self.url).json(body);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
         }
+        let transient = |detail: String, retry_after: Option<Duration>| {
+            Attempt::Transient(Transient {
+                detail,
+                retry_after,
+                context: (),
+            })
+        };
+        let response = match request.send() {
+            Ok(response) => response,
+            Err(e) => return transient(e.to_string(), None),
+        };
+        let status = response.status();
+        if status.is_success() {
+            return match response.text() {
+                Ok(text) => match self.parse(&text, expected) {
+                    Ok(vectors) => Attempt::Done(vectors),
+                    Err(e) => Attempt::Fatal(Failure::Fatal(e)),
+                },
+                Err(e) => Attempt::Fatal(self.fatal(e.to_string())),
+            };
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| retry_after(v, MAX_BACKOFF));
+        let body = response.text().unwrap_or_default();
+        let detail = format!("HTTP {status}: {}", excerpt(&body));
+        if matches!(
+            status,
+            StatusCode::BAD_REQUEST
+                | StatusCode::PAYLOAD_TOO_LARGE
+                | StatusCode::UNPROCESSABLE_ENTITY
+        ) {
+            return Attempt::Fatal(Failure::Rejected(detail));
+        }
+        if !is_transient(status.as_u16()) {
+            return Attempt::Fatal(self.fatal(detail));
+        }
+        transient(detail, retry_after)
     }
 
     fn parse(&self, body: &str, expected: usize) -> Result<Vec<Vec<f32>>> {

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mb_core::retry::{is_transient, retry_after, Backoff};
+use mb_core::retry::{is_transient, retry, retry_after, Attempt, Backoff, RetryPolicy, Transient};
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -150,42 +150,70 @@ impl Endpoint {
         headers: HeaderMap,
         body: &serde_json::Value,
     ) -> Result<Reply> {
-        let mut backoff = Backoff::new(
-            Duration::from_secs_f64(self.config.initial_backoff_secs),
-            Duration::from_secs_f64(self.config.max_backoff_secs),
+        let policy = RetryPolicy {
+            backoff: Backoff::new(
+                Duration::from_secs_f64(self.config.initial_backoff_secs),
+                Duration::from_secs_f64(self.config.max_backoff_secs),
+            )
+            .with_jitter(),
+            max_retries: self.config.max_retries,
+        };
+        let headers = &headers;
+        let (body, retries) = retry(
+            policy,
+            |previous: Option<&Transient<FailedAt>>| {
+                let failed = previous.map(|p| p.context.base_url.clone());
+                async move { self.attempt_once(failed, path, headers, body).await }
+            },
+            |wait, retries, failure| {
+                let (url, detail) = (&failure.context.url, &failure.detail);
+                tracing::warn!(%url, retries, ?wait, %detail, "LLM request failed; retrying");
+                tokio::time::sleep(wait)
+            },
+            |last, attempts| LlmError::Exhausted {
+                url: last.context.url,
+                attempts,
+                detail: last.detail,
+            },
         )
-        .with_jitter();
-        let mut retries = 0;
-        let mut failed: Option<String> = None;
-        loop {
-            let (server, permit) = self.servers.acquire(failed.as_deref()).await?;
-            let url = server.url(path);
-            let attempt = self.attempt(&url, &headers, body).await;
-            drop(permit);
-            let (detail, retry_after) = match attempt {
-                Attempt::Done(body) => return Ok(Reply { body, retries }),
-                Attempt::Fatal(error) => return Err(error),
-                Attempt::Transient(detail, retry_after) => (detail, retry_after),
-            };
-            if let Some(stopped) = crate::local::stopped_server(&server.base_url) {
-                return Err(LlmError::Server(stopped));
-            }
-            failed = Some(server.base_url.clone());
-            if retries >= self.config.max_retries {
-                return Err(LlmError::Exhausted {
-                    url,
-                    attempts: retries + 1,
-                    detail,
-                });
-            }
-            retries += 1;
-            let wait = backoff.next_wait(retry_after);
-            tracing::warn!(%url, retries, ?wait, %detail, "LLM request failed; retrying");
-            tokio::time::sleep(wait).await;
-        }
+        .await?;
+        Ok(Reply { body, retries })
     }
 
-    async fn attempt(&self, url: &str, headers: &HeaderMap, body: &serde_json::Value) -> Attempt {
+    /// One attempt, on the least loaded server (avoiding `failed`, the one that just failed).
+    async fn attempt_once(
+        &self,
+        failed: Option<String>,
+        path: &str,
+        headers: &HeaderMap,
+        body: &serde_json::Value,
+    ) -> Attempt<serde_json::Value, LlmError, FailedAt> {
+        let (server, permit) = match self.servers.acquire(failed.as_deref()).await {
+            Ok(acquired) => acquired,
+            Err(error) => return Attempt::Fatal(error),
+        };
+        let url = server.url(path);
+        let attempt = self.attempt(&url, headers, body).await;
+        drop(permit);
+        let (detail, retry_after) = match attempt {
+            Outcome::Done(body) => return Attempt::Done(body),
+            Outcome::Fatal(error) => return Attempt::Fatal(error),
+            Outcome::Transient(detail, retry_after) => (detail, retry_after),
+        };
+        if let Some(stopped) = crate::local::stopped_server(&server.base_url) {
+            return Attempt::Fatal(LlmError::Server(stopped));
+        }
+        Attempt::Transient(Transient {
+            detail,
+            retry_after,
+            context: FailedAt {
+                url,
+                base_url: server.base_url.clone(),
+            },
+        })
+    }
+
+    async fn attempt(&self, url: &str, headers: &HeaderMap, body: &serde_json::Value) -> Outcome {
         let response = match self
             .client
             .post(url)
@@ -195,7 +223,7 @@ impl Endpoint {
             .await
         {
             Ok(response) => response,
-            Err(e) => return Attempt::Transient(describe(&e), None),
+            Err(e) => return Outcome::Transient(describe(&e), None),
         };
         let status = response.status();
         let retry_after = response
@@ -205,12 +233,12 @@ impl Endpoint {
             .and_then(|v| retry_after(v, Duration::from_secs_f64(self.config.max_backoff_secs)));
         let text = match response.text().await {
             Ok(text) => text,
-            Err(e) => return Attempt::Transient(describe(&e), None),
+            Err(e) => return Outcome::Transient(describe(&e), None),
         };
         if status.is_success() {
             return match serde_json::from_str(&text) {
-                Ok(body) => Attempt::Done(body),
-                Err(e) => Attempt::Transient(
+                Ok(body) => Outcome::Done(body),
+                Err(e) => Outcome::Transient(
                     format!("unreadable response ({e}): {}", excerpt(&text)),
                     None,
                 ),
@@ -218,15 +246,15 @@ impl Endpoint {
         }
         let detail = format!("HTTP {status}: {}", excerpt(&text));
         if is_transient(status.as_u16()) {
-            return Attempt::Transient(detail, retry_after);
+            return Outcome::Transient(detail, retry_after);
         }
         if is_context_overflow(status, &text) {
-            return Attempt::Fatal(LlmError::ContextOverflow {
+            return Outcome::Fatal(LlmError::ContextOverflow {
                 url: url.to_string(),
                 detail: excerpt(&text),
             });
         }
-        Attempt::Fatal(LlmError::Rejected {
+        Outcome::Fatal(LlmError::Rejected {
             url: url.to_string(),
             status: status.as_u16(),
             detail: excerpt(&text),
@@ -234,7 +262,13 @@ impl Endpoint {
     }
 }
 
-enum Attempt {
+/// Where a failed attempt went: the URL (for messages) and its server (avoided next).
+struct FailedAt {
+    url: String,
+    base_url: String,
+}
+
+enum Outcome {
     Done(serde_json::Value),
     Transient(String, Option<Duration>),
     Fatal(LlmError),

@@ -31,13 +31,13 @@ use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
-use mb_engine::{Analyzer, Batch, Hit, NamespaceOptions};
+use mb_engine::{Analyzer, Batch, Hit};
 use mb_llm::ops::KeyFacts;
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 pub use crate::settings::hybrid::{Fusion, HybridSettings, UnitSize};
-use crate::store::{delete_units, retrieved, stats, unit_record};
+use crate::store::{delete_units, open_embedding_memory, retrieved, stats, unit_record};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
@@ -62,21 +62,13 @@ pub struct HybridMemory {
 impl HybridMemory {
     /// A hybrid memory in the context's namespace; the context must carry an embedder.
     pub fn new(context: MemoryContext) -> Result<Self, MemoryError> {
-        let embedder = context
-            .embedder
-            .clone()
-            .ok_or_else(|| MemoryError::Config("hybrid needs an embedder".into()))?;
         let settings = context.settings.hybrid.clone();
         let analyzer = match context.lang {
             Lang::Zh => crate::store::analyzer(&context),
             Lang::En if settings.stemming => Analyzer::Stemmed,
             Lang::En => Analyzer::Standard,
         };
-        context.engine.ensure_namespace(
-            &context.namespace,
-            NamespaceOptions::default().with_analyzer(analyzer),
-        )?;
-        context.engine.create_space(embedder.space())?;
+        let embedder = open_embedding_memory(&context, "hybrid", analyzer)?;
         Ok(HybridMemory {
             context,
             embedder,

@@ -44,7 +44,7 @@ use parking_lot::Mutex;
 
 use crate::error::MemoryError;
 use crate::settings::ThreadSummaries;
-use crate::store::ensure_namespace;
+use crate::store::{ensure_namespace, required_embedder};
 use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
     MemorySystem, Retrieved, TrainingDialog,
@@ -64,10 +64,7 @@ pub struct MemoryOs {
 impl MemoryOs {
     /// Opens the memory in the context's namespace (its tiers as last written).
     pub fn new(context: MemoryContext) -> Result<MemoryOs, MemoryError> {
-        let embedder = context
-            .embedder
-            .clone()
-            .ok_or_else(|| MemoryError::Config("memoryos needs an embedder".into()))?;
+        let embedder = required_embedder(&context, "memoryos")?;
         ensure_namespace(&context, &context.namespace)?;
         let tiers = stored::load(&context)?;
         let keep_one_sided = context.settings.keep_one_sided;

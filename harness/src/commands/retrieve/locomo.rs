@@ -2,14 +2,10 @@
 //! categories 1–4 (category 5 is adversarial, its evidence a trap) asked with its plain text and
 //! scored against the evidence turns the corpus holds.
 
-use std::collections::HashSet;
-use std::time::{Duration, Instant};
-
-use mb_core::Lang;
 use mb_datasets::corpus::locomo_conversation;
-use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::sample::SAMPLE_LOCOMO_JSON;
 use serde_json::Value;
+use std::collections::HashSet;
 
 use super::report::{print_table, report, Ingestion};
 use super::score::{score, TokenCounter};
@@ -56,16 +52,8 @@ pub(super) fn run(args: &RetrieveArgs, setup: &RetrieveSetup) -> Result<(), Harn
                 detail: e.to_string(),
             })?;
         let namespace = format!("retrieve/{}/{index}", setup.spec.name);
-        let (system, timer) = setup.memory(namespace, &args.date)?;
-        let started = Instant::now();
-        let memory = setup
-            .runtime
-            .block_on(system.memorize_corpus(&conversation, CorpusFormat::Locomo))?;
-        ingestion.total += started.elapsed();
-        ingestion.embedding += timer.as_ref().map_or(Duration::ZERO, |t| t.take());
-        ingestion.items += system.stats()?.items;
-        ingestion.turns += conversation.turn_count();
-        ingestion.corpora += 1;
+        let (system, memory) =
+            setup.memorize(namespace, &args.date, &conversation, &mut ingestion)?;
 
         let corpus_turns: HashSet<&str> = memory
             .units
@@ -94,11 +82,7 @@ pub(super) fn run(args: &RetrieveArgs, setup: &RetrieveSetup) -> Result<(), Harn
                 .filter(|u| u.turns.iter().any(|t| evidence.contains(t.as_str())))
                 .map(|u| u.doc_id.as_str())
                 .collect();
-            let started = Instant::now();
-            let retrieved = setup
-                .runtime
-                .block_on(system.retrieve(question, Lang::En, depth))?;
-            let latency = started.elapsed();
+            let (retrieved, latency) = setup.retrieve(system.as_ref(), question, depth)?;
             scored.extend(score(
                 category.to_string(),
                 &retrieved,

@@ -7,10 +7,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mb_core::Lang;
-use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::longmemeval::retrieval::{
     evaluate, evaluate_as_sessions, History, Scores, CUTOFFS,
 };
@@ -82,16 +80,12 @@ fn score(
         "retrieve-longmemeval/{}/{}",
         setup.spec.name, instance.index
     );
-    let (system, timer) = setup.memory(namespace.clone(), &instance.question_day.iso())?;
-    let started = Instant::now();
-    let memory = setup
-        .runtime
-        .block_on(system.memorize_corpus(&conversation, CorpusFormat::Locomo))?;
-    ingestion.total += started.elapsed();
-    ingestion.embedding += timer.as_ref().map_or(Duration::ZERO, |t| t.take());
-    ingestion.items += system.stats()?.items;
-    ingestion.turns += conversation.turn_count();
-    ingestion.corpora += 1;
+    let (system, memory) = setup.memorize(
+        namespace.clone(),
+        &instance.question_day.iso(),
+        &conversation,
+        ingestion,
+    )?;
 
     let corpus: Vec<&str> = conversation
         .sessions
@@ -99,11 +93,7 @@ fn score(
         .flat_map(|s| s.turns.iter().map(|t| t.dia_id.as_str()))
         .collect();
     let depth = memory.units.len().clamp(1, MAX_DEPTH);
-    let started = Instant::now();
-    let retrieved = setup
-        .runtime
-        .block_on(system.retrieve(&instance.question, Lang::En, depth))?;
-    let latency = started.elapsed();
+    let (retrieved, latency) = setup.retrieve(system.as_ref(), &instance.question, depth)?;
     let mut seen = HashSet::new();
     let ranked: Vec<&str> = retrieved
         .iter()

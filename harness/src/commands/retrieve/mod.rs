@@ -15,10 +15,13 @@ mod timing;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clap::Args;
-use mb_baselines::{MemorySystem, SystemSettings, SystemSpec};
+use mb_baselines::{CorpusMemory, MemorySystem, Retrieved, SystemSettings, SystemSpec};
 use mb_core::Lang;
+use mb_datasets::corpus::Conversation;
+use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_llm::LlmStack;
 use serde_json::{json, Value};
@@ -28,6 +31,7 @@ use crate::embedders::{EmbedderArgs, Embedders};
 use crate::error::HarnessError;
 use crate::llm_args::offline_llm;
 use crate::store::{drop_namespace_if_present, memory_context, Store};
+use report::Ingestion;
 use score::Cutoffs;
 use timing::TimedEmbedder;
 
@@ -130,6 +134,43 @@ impl RetrieveSetup {
                 budgets: clean(&args.budget),
             },
         })
+    }
+
+    /// A fresh memory of the system in `namespace` (emptied first), dated `date`, holding
+    /// `conversation`; what memorizing took (wall time, of which embedding, items, turns) is
+    /// added to `ingestion`.
+    fn memorize(
+        &self,
+        namespace: String,
+        date: &str,
+        conversation: &Conversation,
+        ingestion: &mut Ingestion,
+    ) -> Result<(Box<dyn MemorySystem>, CorpusMemory), HarnessError> {
+        let (system, timer) = self.memory(namespace, date)?;
+        let started = Instant::now();
+        let memory = self
+            .runtime
+            .block_on(system.memorize_corpus(conversation, CorpusFormat::Locomo))?;
+        ingestion.total += started.elapsed();
+        ingestion.embedding += timer.as_ref().map_or(Duration::ZERO, |t| t.take());
+        ingestion.items += system.stats()?.items;
+        ingestion.turns += conversation.turn_count();
+        ingestion.corpora += 1;
+        Ok((system, memory))
+    }
+
+    /// The `depth` best units `system` retrieves for `question`, and how long it took.
+    fn retrieve(
+        &self,
+        system: &dyn MemorySystem,
+        question: &str,
+        depth: usize,
+    ) -> Result<(Vec<Retrieved>, Duration), HarnessError> {
+        let started = Instant::now();
+        let retrieved = self
+            .runtime
+            .block_on(system.retrieve(question, Lang::En, depth))?;
+        Ok((retrieved, started.elapsed()))
     }
 
     /// A fresh memory of the system in `namespace` (emptied first), dated `date`, with its

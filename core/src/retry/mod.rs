@@ -5,9 +5,14 @@
 //! are one set: which statuses are worth another try ([`is_transient`]), how long to wait
 //! ([`Backoff`], bounded, optionally jittered, a server's `Retry-After` honoured up to the
 //! same bound), which wait settings are sane ([`check_wait`]), and how much of an error body
-//! a message quotes ([`excerpt`]).
+//! a message quotes ([`excerpt`]). Both clients also run one loop, [`retry`] (and
+//! [`retry_blocking`] for the blocking embeddings client), which applies those rules.
+
+mod run;
 
 use std::time::Duration;
+
+pub use run::{retry, retry_blocking, Attempt, RetryPolicy, Transient};
 
 use rand::Rng;
 
