@@ -19,6 +19,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use memorybench::baselines::memoryos::MemoryOsSettings;
 use memorybench::baselines::{registry, MemoryContext, SystemSettings};
 use memorybench::core::Lang;
 use memorybench::datasets::corpus::{parse_dialsim, Conversation};
@@ -88,8 +89,10 @@ fn main() {
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000, 5_000, whole.turn_count()]);
     let wanted = std::env::var("MB_BENCH_SYSTEMS").ok();
-    let mut settings = SystemSettings::default();
-    settings.keep_one_sided = std::env::var("MB_BENCH_KEEP_ONE_SIDED").is_ok_and(|v| v == "1");
+    let keep_one_sided = std::env::var("MB_BENCH_KEEP_ONE_SIDED").is_ok_and(|v| v == "1");
+    let memoryos_settings = SystemSettings::default()
+        .with_own(&MemoryOsSettings::default().keeping_one_sided(keep_one_sided))
+        .expect("MemoryOS settings");
     let llm = Arc::new(
         LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).expect("offline roles"),
     );
@@ -132,7 +135,12 @@ fn main() {
                     llm: llm.clone(),
                     embedder: Some(Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>),
                     lang: Lang::En,
-                    settings: settings.clone(),
+                    // MemoryOS's own settings; the other systems read the defaults.
+                    settings: if spec.name == "memoryos" {
+                        memoryos_settings.clone()
+                    } else {
+                        SystemSettings::default()
+                    },
                     date: "2023-05-08".to_string(),
                 };
                 let memory = spec.build(context).expect("memory");

@@ -11,27 +11,61 @@ use async_trait::async_trait;
 use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
+use mb_engine::QuerySyntax;
+use serde::{Deserialize, Serialize};
 
 use crate::error::MemoryError;
+use crate::settings::OwnSettings;
 use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
 use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
 use crate::units::{corpus_memory, corpus_units, dialog_units, Granularity, Unit};
 
+/// BM25-M/S's keys in their settings file (`configs/memory/bm25.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct LexicalSettings {
+    /// How a question is read. `whoosh` (upstream's default `QueryParser` with an OR group: a
+    /// word ending in `?` is a wildcard, quotes are phrases, `AND`/`OR`/`NOT` operators);
+    /// `plain` ORs the question's words.
+    pub query_syntax: QuerySyntax,
+}
+
+impl Default for LexicalSettings {
+    fn default() -> Self {
+        LexicalSettings {
+            query_syntax: QuerySyntax::Whoosh,
+        }
+    }
+}
+
+impl LexicalSettings {
+    /// Settings reading questions as `query_syntax` says.
+    pub fn new(query_syntax: QuerySyntax) -> LexicalSettings {
+        LexicalSettings { query_syntax }
+    }
+}
+
+impl OwnSettings for LexicalSettings {}
+
 /// A BM25 memory over message or session units.
 pub struct LexicalMemory {
     context: MemoryContext,
     granularity: Granularity,
+    query_syntax: QuerySyntax,
 }
 
 impl LexicalMemory {
     /// A BM25 memory in the context's namespace.
     pub fn new(context: MemoryContext, granularity: Granularity) -> Result<Self, MemoryError> {
         ensure_namespace(&context, &context.namespace)?;
+        let query_syntax = context.settings.own::<LexicalSettings>()?.query_syntax;
         Ok(LexicalMemory {
             context,
             granularity,
+            query_syntax,
         })
     }
 
@@ -72,7 +106,7 @@ impl MemorySystem for LexicalMemory {
         let hits = self.context.engine.search_query(
             &self.context.namespace,
             query,
-            self.context.settings.query_syntax,
+            self.query_syntax,
             k,
         )?;
         Ok(hits.into_iter().map(retrieved).collect())

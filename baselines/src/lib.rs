@@ -34,7 +34,10 @@ pub mod vanilla;
 pub use error::MemoryError;
 pub use mb_engine as engine;
 pub use registry::REGISTRY;
-pub use settings::{check_retrieve_k, SystemSettings, ThreadSummaries, MAX_RETRIEVE_K};
+pub use settings::{
+    check_retrieve_k, read_settings, NoOwnSettings, Overrides, OwnSettings, SettingsReader,
+    SystemSettings, MAX_RETRIEVE_K,
+};
 pub use spec::{Builder, SettingsFile, SystemSpec};
 pub use system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,

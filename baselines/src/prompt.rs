@@ -28,6 +28,14 @@ pub fn rag_text(context: &str, question: &str, lang: Lang) -> String {
     }
 }
 
+/// The sentence asking for output in the prompt's language.
+pub(crate) fn language_line(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "Write in English.",
+        Lang::Zh => "请用中文书写（JSON 键名保持英文）。",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

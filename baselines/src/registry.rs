@@ -4,13 +4,13 @@
 
 use mb_datasets::catalog::DatasetType;
 
-use crate::amem::AMem;
+use crate::amem::{AMem, AMemSettings};
 use crate::dense::DenseMemory;
 use crate::error::MemoryError;
-use crate::hybrid::HybridMemory;
-use crate::lexical::LexicalMemory;
+use crate::hybrid::{HybridFile, HybridMemory};
+use crate::lexical::{LexicalMemory, LexicalSettings};
 use crate::mem0::Mem0;
-use crate::memoryos::MemoryOs;
+use crate::memoryos::{MemoryOs, MemoryOsSettings};
 use crate::settings_file;
 use crate::spec::SystemSpec;
 use crate::units::Granularity;
@@ -25,10 +25,12 @@ pub static REGISTRY: &[SystemSpec] = &[
     SystemSpec::new("bm25_message", "BM25-M", settings_file!("bm25.toml"), |context| {
         Ok(Box::new(LexicalMemory::new(context, Granularity::Message)?))
     })
+    .with_own_settings::<LexicalSettings>()
     .dialog_stem("bm25"),
     SystemSpec::new("bm25_dialog", "BM25-S", settings_file!("bm25.toml"), |context| {
         Ok(Box::new(LexicalMemory::new(context, Granularity::Session)?))
-    }),
+    })
+    .with_own_settings::<LexicalSettings>(),
     SystemSpec::new("embedder_message", "Emb-M", settings_file!("embedder.toml"), |context| {
         Ok(Box::new(DenseMemory::new(context, Granularity::Message)?))
     })
@@ -41,6 +43,7 @@ pub static REGISTRY: &[SystemSpec] = &[
     SystemSpec::new("a_mem", "A-Mem", settings_file!("a_mem.toml"), |context| {
         Ok(Box::new(AMem::new(context)?))
     })
+    .with_own_settings::<AMemSettings>()
     .with_embedder(),
     SystemSpec::new("mem0", "Mem0", settings_file!("mem0.toml"), |context| {
         Ok(Box::new(Mem0::new(context)?))
@@ -53,10 +56,12 @@ pub static REGISTRY: &[SystemSpec] = &[
     SystemSpec::new("memoryos", "MemoryOS", settings_file!("memoryos.toml"), |context| {
         Ok(Box::new(MemoryOs::new(context)?))
     })
+    .with_own_settings::<MemoryOsSettings>()
     .with_embedder(),
     SystemSpec::new("hybrid", "Hybrid", settings_file!("hybrid.toml"), |context| {
         Ok(Box::new(HybridMemory::new(context)?))
     })
+    .with_own_settings::<HybridFile>()
     .with_embedder()
     .beyond_upstream(),
 ];
@@ -85,7 +90,6 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::SystemSettings;
 
     #[test]
     fn names_stems_and_files_follow_upstream() {
@@ -117,7 +121,7 @@ mod tests {
                 _ => 5,
             };
             assert_eq!(
-                spec.settings(None).unwrap().retrieve_k,
+                spec.settings(None).unwrap().retrieve_k(),
                 expected,
                 "{}",
                 spec.name
@@ -133,7 +137,12 @@ mod tests {
         assert!(!default_systems().any(|s| s.name == "hybrid"));
         assert_eq!(default_systems().count(), REGISTRY.len() - 1);
         assert_eq!(
-            hybrid.settings(None).unwrap().hybrid,
+            hybrid
+                .settings(None)
+                .unwrap()
+                .own::<HybridFile>()
+                .unwrap()
+                .hybrid,
             crate::hybrid::HybridSettings::default()
         );
     }
@@ -142,8 +151,11 @@ mod tests {
     fn shipped_settings_are_upstreams_and_a_file_replaces_them() {
         let bm25 = get("bm25_message").unwrap();
         let shipped = bm25.settings(None).unwrap();
-        assert_eq!(shipped.query_syntax, mb_engine::QuerySyntax::Whoosh);
-        assert!(!shipped.cjk_analyzer);
+        let syntax = |settings: &crate::SystemSettings| {
+            settings.own::<LexicalSettings>().unwrap().query_syntax
+        };
+        assert_eq!(syntax(&shipped), mb_engine::QuerySyntax::Whoosh);
+        assert!(!shipped.cjk_analyzer());
         assert!(bm25
             .settings_origin(None)
             .contains("configs/memory/bm25.toml"));
@@ -152,8 +164,8 @@ mod tests {
         let file = dir.path().join("plain.toml");
         std::fs::write(&file, "retrieve_k = 3\nquery_syntax = \"plain\"\n").unwrap();
         let replaced = bm25.settings(Some(&file)).unwrap();
-        assert_eq!(replaced.query_syntax, mb_engine::QuerySyntax::Plain);
-        assert_eq!(replaced.retrieve_k, 3);
+        assert_eq!(syntax(&replaced), mb_engine::QuerySyntax::Plain);
+        assert_eq!(replaced.retrieve_k(), 3);
         assert_eq!(
             bm25.settings_origin(Some(&file)),
             file.display().to_string()
@@ -179,7 +191,7 @@ mod tests {
                 .unwrap()
                 .settings(Some(custom.path()))
                 .unwrap()
-                .retrieve_k,
+                .retrieve_k(),
             2
         );
         assert_eq!(bm25.settings(Some(custom.path())).unwrap(), shipped);
@@ -198,11 +210,9 @@ mod tests {
             let (shipped, custom) = (spec.settings(None).unwrap(), spec.settings(Some(&plain)));
             let custom = custom.unwrap();
             if spec.name.starts_with("bm25") {
-                assert_eq!(custom.query_syntax, mb_engine::QuerySyntax::Plain);
-                let as_shipped = SystemSettings {
-                    query_syntax: shipped.query_syntax,
-                    ..custom
-                };
+                let own = |s: &crate::SystemSettings| s.own::<LexicalSettings>().unwrap();
+                assert_eq!(own(&custom).query_syntax, mb_engine::QuerySyntax::Plain);
+                let as_shipped = custom.with_own(&own(&shipped)).unwrap();
                 assert_eq!(as_shipped, shipped, "{}", spec.name);
             } else {
                 assert_eq!(custom, shipped, "{}", spec.name);
@@ -211,7 +221,7 @@ mod tests {
         let paper = configs.join("paper");
         for spec in REGISTRY {
             let custom = spec.settings(Some(&paper)).unwrap();
-            let embedder = custom.embedder.clone();
+            let embedder = custom.embedder().to_string();
             let paper_embedder =
                 ["embedder_message", "embedder_dialog", "mem0"].contains(&spec.name);
             assert_eq!(

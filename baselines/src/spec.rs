@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use mb_datasets::catalog::DatasetType;
 
 use crate::error::MemoryError;
-use crate::settings::{check_retrieve_k, SystemSettings};
+use crate::settings::{
+    read_settings, NoOwnSettings, Overrides, OwnSettings, SettingsReader, SystemSettings,
+};
 use crate::system::{MemoryContext, MemorySystem};
 
 /// Opens a system's memory in a context.
@@ -61,12 +63,14 @@ pub struct SystemSpec {
     /// Whether it needs an embedder.
     pub needs_embedder: bool,
     build: Builder,
+    read_settings: SettingsReader,
 }
 
 impl SystemSpec {
     /// An entry named `name` (and `paper_name` in the paper's tables) with its settings file
-    /// and builder; its dialog column stem is its name, it needs no embedder, every sweep
-    /// includes it and upstream runs it everywhere, until the methods below say otherwise.
+    /// and builder; its dialog column stem is its name, its file holds only the shared keys,
+    /// it needs no embedder, every sweep includes it and upstream runs it everywhere, until the
+    /// methods below say otherwise.
     pub const fn new(
         name: &'static str,
         paper_name: &'static str,
@@ -84,6 +88,16 @@ impl SystemSpec {
             available_by_default: true,
             needs_embedder: false,
             build,
+            read_settings: read_settings::<NoOwnSettings>,
+        }
+    }
+
+    /// The same entry, its settings file holding the system's own keys `T` beside the shared
+    /// ones.
+    pub const fn with_own_settings<T: OwnSettings>(self) -> SystemSpec {
+        SystemSpec {
+            read_settings: read_settings::<T>,
+            ..self
         }
     }
 
@@ -155,16 +169,27 @@ impl SystemSpec {
     /// ones (a system without a file there keeps its shipped settings).
     pub fn settings(&self, custom: Option<&Path>) -> Result<SystemSettings, MemoryError> {
         match self.custom_file(custom) {
-            None => parse_settings(
+            None => (self.read_settings)(
                 &format!("configs/memory/{}", self.settings_file.name),
                 self.settings_file.text,
             ),
             Some(path) => {
                 let text = mb_core::files::read_text(&path, mb_core::files::SETTINGS_LIMIT)
                     .map_err(|e| MemoryError::Config(format!("{}: {e}", path.display())))?;
-                parse_settings(&path.display().to_string(), &text)
+                (self.read_settings)(&path.display().to_string(), &text)
             }
         }
+    }
+
+    /// Its settings for a run: [`settings`](Self::settings) with the command line's
+    /// `overrides` (`--retrieve-k`, `--embedder`) over the file's values. The one place those
+    /// flags are applied.
+    pub fn run_settings(
+        &self,
+        custom: Option<&Path>,
+        overrides: &Overrides,
+    ) -> Result<SystemSettings, MemoryError> {
+        Ok(self.settings(custom)?.with_overrides(overrides.clone()))
     }
 
     /// Where [`settings`](Self::settings) reads them from, for run records.
@@ -184,19 +209,6 @@ impl SystemSpec {
             Some(path.to_path_buf())
         }
     }
-}
-
-/// Settings from TOML `text`; errors name `origin` and the line and field at fault.
-fn parse_settings(origin: &str, text: &str) -> Result<SystemSettings, MemoryError> {
-    let settings: SystemSettings =
-        mb_core::parse_toml(text).map_err(|e| MemoryError::Config(format!("{origin}: {e}")))?;
-    check_retrieve_k(settings.retrieve_k)
-        .map_err(|reason| MemoryError::Config(format!("{origin}: retrieve_k = {reason}")))?;
-    settings
-        .hybrid
-        .check()
-        .map_err(|reason| MemoryError::Config(format!("{origin}: {reason}")))?;
-    Ok(settings)
 }
 
 impl std::fmt::Debug for SystemSpec {

@@ -20,7 +20,7 @@ const TURNS: &str = "turns";
 /// The analyzer a memory's lexical index uses: Whoosh parity, or jieba for memories holding
 /// Chinese rows when the CJK analyzer is enabled.
 pub fn analyzer(context: &MemoryContext) -> Analyzer {
-    if context.settings.cjk_analyzer && context.lang == mb_core::Lang::Zh {
+    if context.settings.cjk_analyzer() && context.lang == mb_core::Lang::Zh {
         Analyzer::Cjk
     } else {
         Analyzer::Standard

@@ -45,26 +45,21 @@ impl EmbedderArgs {
 /// name it.
 pub struct Embedders {
     engine: Arc<Engine>,
-    forced: Option<String>,
     opened: Mutex<HashMap<String, Arc<dyn Embedder>>>,
 }
 
 impl Embedders {
-    /// Embedders backed by `engine`'s embedding cache; `args` may force one for all.
-    pub fn new(engine: Arc<Engine>, args: &EmbedderArgs) -> Embedders {
+    /// Embedders backed by `engine`'s embedding cache.
+    pub fn new(engine: Arc<Engine>) -> Embedders {
         Embedders {
             engine,
-            forced: args.embedder.clone(),
             opened: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The embedder choice a system with `settings` runs with.
-    pub fn choice<'a>(&'a self, settings: &'a SystemSettings) -> &'a str {
-        self.forced.as_deref().unwrap_or(&settings.embedder)
-    }
-
-    /// The embedder for `spec` with `settings` (none for systems that do not embed).
+    /// The embedder for `spec` with `settings` (none for systems that do not embed): the one
+    /// they name, `--embedder`'s when the flag was given (see
+    /// [`mb_baselines::SystemSpec::run_settings`]).
     pub fn for_system(
         &self,
         spec: &SystemSpec,
@@ -73,7 +68,7 @@ impl Embedders {
         if !spec.needs_embedder {
             return Ok(None);
         }
-        let choice = self.choice(settings);
+        let choice = settings.embedder();
         let mut opened = self.opened.lock();
         if let Some(embedder) = opened.get(choice) {
             return Ok(Some(embedder.clone()));
@@ -120,7 +115,7 @@ pub fn open_embedder(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mb_baselines::registry;
+    use mb_baselines::{registry, Overrides};
     use mb_engine::EngineOptions;
 
     #[test]
@@ -155,12 +150,8 @@ mod tests {
             .to_string();
         let emb = registry::get("embedder_message").unwrap();
         let bm25 = registry::get("bm25_message").unwrap();
-        let with = |embedder: &str| {
-            let mut built = SystemSettings::default();
-            built.embedder = embedder.into();
-            built
-        };
-        let per_system = Embedders::new(engine.clone(), &EmbedderArgs::default());
+        let with = |embedder: &str| SystemSettings::default().with_embedder(embedder);
+        let per_system = Embedders::new(engine.clone());
         let model = |e: Option<Arc<dyn Embedder>>| e.unwrap().model_id().to_string();
         assert_eq!(
             model(per_system.for_system(emb, &with(&paper)).unwrap()),
@@ -174,14 +165,17 @@ mod tests {
             .for_system(bm25, &with("hashing"))
             .unwrap()
             .is_none());
-        let forced = Embedders::new(
-            engine,
-            &EmbedderArgs {
-                embedder: Some("hashing".into()),
-            },
-        );
+        let forced = Embedders::new(engine);
+        let flag = Overrides {
+            embedder: Some("hashing".into()),
+            ..Overrides::default()
+        };
         assert_eq!(
-            model(forced.for_system(emb, &with(&paper)).unwrap()),
+            model(
+                forced
+                    .for_system(emb, &with(&paper).with_overrides(flag))
+                    .unwrap()
+            ),
             model(Some(Arc::new(HashingEmbedder::new(384))))
         );
     }

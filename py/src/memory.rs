@@ -208,7 +208,7 @@ impl PyMemory {
     fn search(&self, py: Python<'_>, query: String, k: Option<usize>) -> PyResult<Vec<Found>> {
         let found = self.run(py, |opened, runtime| {
             let context = opened.system.context();
-            let k = k.unwrap_or(context.settings.retrieve_k);
+            let k = k.unwrap_or(context.settings.retrieve_k());
             runtime.block_on(opened.system.retrieve(&query, context.lang, k))
         })?;
         Ok(found.into_iter().map(Found::from).collect())

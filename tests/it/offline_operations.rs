@@ -2,13 +2,17 @@
 //! deterministic results without a model. (Skipped when `../shared/data` is absent.)
 
 use crate::common::{ingest, locomo, questions, turns};
+use memorybench::baselines::amem::ops::{AnalyzeNote, EvolveNote, NoteView, QueryKeywords};
+use memorybench::baselines::mem0::ops::{
+    DecideMemoryUpdates, ExtractFacts, MemoryEventKind, StoredMemory,
+};
+use memorybench::baselines::memoryos::ops::{
+    Exchange, ExtractKnowledge, IsContinuous, MetaSummary, MultiTopicSummary, UpdateProfile,
+};
 use memorybench::core::Lang;
 use memorybench::engine::{Engine, EngineOptions};
 use memorybench::llm::ops::{
-    AnalyzeNote, Answer, Backend, DecideMemoryUpdates, EvolveNote, Exchange, ExtractFacts,
-    ExtractKnowledge, ImplicitAction, IsContinuous, MemoryEventKind, MetaSummary,
-    MultiTopicSummary, NoteView, Operation, QueryKeywords, SimulateFeedback, StoredMemory,
-    UpdateProfile, UserPersona,
+    Answer, Backend, ImplicitAction, Operation, SimulateFeedback, UserPersona,
 };
 use memorybench::llm::Message;
 

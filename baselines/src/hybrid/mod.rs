@@ -6,7 +6,7 @@
 //! - values at round level: every turn with the reply to it ([`rounds`]; rounds overlap, so a
 //!   turn is found with the context on either side), each carrying its date;
 //! - keys expanded with facts: the facts the memory role extracts from a round
-//!   ([`mb_llm::ops::KeyFacts`]; offline, its first-person statements in the third person)
+//!   ([`ops::KeyFacts`]; offline, its first-person statements in the third person)
 //!   merged into the indexed text, with the speakers' names and the date;
 //! - hybrid retrieval: BM25 over Porter stems (the question's interrogatives and auxiliaries
 //!   left out) and embedding similarity (a round's vector is the normalized sum of its turns',
@@ -19,7 +19,9 @@
 //! Settings are [`HybridSettings`] (`[hybrid]` in `configs/memory/hybrid.toml`).
 
 pub mod fusion;
+pub mod ops;
 pub mod rounds;
+mod settings;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,17 +34,17 @@ use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Analyzer, Batch, Hit};
-use mb_llm::ops::KeyFacts;
+use ops::KeyFacts;
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
-pub use crate::settings::hybrid::{Fusion, HybridSettings, UnitSize};
 use crate::store::{delete_units, open_embedding_memory, retrieved, stats, unit_record};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
 use crate::units::Unit;
 use rounds::{corpus_exchanges, dialog_exchanges, Exchange};
+pub use settings::{Fusion, HybridFile, HybridSettings, UnitSize};
 
 /// Key-fact operations of one write in flight at once.
 const KEY_FACTS_IN_FLIGHT: usize = 32;
@@ -62,7 +64,7 @@ pub struct HybridMemory {
 impl HybridMemory {
     /// A hybrid memory in the context's namespace; the context must carry an embedder.
     pub fn new(context: MemoryContext) -> Result<Self, MemoryError> {
-        let settings = context.settings.hybrid.clone();
+        let settings = context.settings.own::<HybridFile>()?.hybrid;
         let analyzer = match context.lang {
             Lang::Zh => crate::store::analyzer(&context),
             Lang::En if settings.stemming => Analyzer::Stemmed,

@@ -4,7 +4,7 @@
 use mb_core::dates::Day;
 use mb_datasets::corpus::Conversation;
 
-use crate::settings::hybrid::UnitSize;
+use super::settings::UnitSize;
 use crate::system::TrainingDialog;
 use crate::units::role_name;
 

@@ -4,18 +4,18 @@
 
 use std::sync::Arc;
 
-use futures::future::join_all;
-use mb_core::Lang;
-use mb_llm::ops::{
+use super::ops::{
     Exchange, ExtractKnowledge, IsContinuous, MetaSummary, MultiTopicSummary, Topic, UpdateProfile,
 };
+use futures::future::join_all;
+use mb_core::Lang;
 
 use super::select::session_to_join;
 use super::tiers::{number, remember, KnowledgeEntry, Page, Qa, Session, Tiers, HEAT_THRESHOLD};
+use super::ThreadSummaries;
 use super::{exchange, MemoryOs};
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
-use crate::settings::ThreadSummaries;
 
 /// The summary upstream files a batch under when the model found no topic in it.
 const GENERAL_SUMMARY: &str = "General conversation segment from short-term memory.";

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use super::ops::MultiTopicSummary;
 use mb_core::Lang;
-use mb_llm::ops::MultiTopicSummary;
 
 use super::select::sessions_to_read;
 use super::tiers::{cosine, KnowledgeEntry, Page, Qa};

@@ -21,8 +21,10 @@
 
 mod consolidate;
 mod gather;
+pub mod ops;
 mod prompt;
 mod select;
+mod settings;
 mod stored;
 #[cfg(test)]
 mod tests;
@@ -38,18 +40,19 @@ use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::Batch;
-use mb_llm::ops::{Answer, Exchange};
+use mb_llm::ops::Answer;
 use mb_llm::{Message, Role};
+use ops::Exchange;
 use parking_lot::Mutex;
 
 use crate::error::MemoryError;
-use crate::settings::ThreadSummaries;
 use crate::store::{ensure_namespace, required_embedder};
 use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
     MemorySystem, Retrieved, TrainingDialog,
 };
 use gather::Gathered;
+pub use settings::{MemoryOsSettings, ThreadSummaries};
 use tiers::{Qa, Tiers, SHORT_TERM_CAPACITY};
 
 /// The MemoryOS memory.
@@ -59,6 +62,7 @@ pub struct MemoryOs {
     tiers: Mutex<Tiers>,
     keep_one_sided: bool,
     thread_summaries: ThreadSummaries,
+    metadata_at_exit: bool,
 }
 
 impl MemoryOs {
@@ -67,14 +71,18 @@ impl MemoryOs {
         let embedder = required_embedder(&context, "memoryos")?;
         ensure_namespace(&context, &context.namespace)?;
         let tiers = stored::load(&context)?;
-        let keep_one_sided = context.settings.keep_one_sided;
-        let thread_summaries = context.settings.thread_summaries;
+        let MemoryOsSettings {
+            keep_one_sided,
+            thread_summaries,
+            metadata_at_exit,
+        } = context.settings.own()?;
         Ok(MemoryOs {
             context,
             embedder,
             tiers: Mutex::new(tiers),
             keep_one_sided,
             thread_summaries,
+            metadata_at_exit,
         })
     }
 
@@ -263,7 +271,7 @@ impl MemorySystem for MemoryOs {
     /// Upstream's metadata file (short-term queue, sessions with their pages, profile) does
     /// not exist until the process exits; the knowledge collections live in Chroma and stay.
     fn lose_state_unsaved_before_exit(&self) -> Result<(), MemoryError> {
-        if !self.context.settings.metadata_at_exit {
+        if !self.metadata_at_exit {
             return Ok(());
         }
         let old = self.tiers.lock().clone();

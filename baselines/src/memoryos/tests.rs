@@ -6,7 +6,9 @@ use mb_core::Lang;
 use mb_datasets::row::DialogMessage;
 use mb_embed::HashingEmbedder;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::{Backend, MetaSummary, Operation, OutputHandling};
+use mb_llm::ops::{Backend, Operation, OutputHandling};
+
+use super::ops::MetaSummary;
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{CacheMode, LlmSettings, LlmStack, Role};
 
@@ -14,7 +16,7 @@ use mb_engine::Batch;
 
 use super::tiers::{number, Page, Tiers};
 use super::{exchange, stored, MemoryOs};
-use crate::settings::ThreadSummaries;
+use super::{MemoryOsSettings, ThreadSummaries};
 use crate::system::{MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 
 fn message(role: Role, content: String) -> DialogMessage {
@@ -89,11 +91,13 @@ fn offline_memory_showing(
     summaries: ThreadSummaries,
 ) -> MemoryOs {
     let stack = LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).unwrap();
-    let settings = SystemSettings {
-        keep_one_sided: true,
-        thread_summaries: summaries,
-        ..SystemSettings::default()
-    };
+    let settings = SystemSettings::default()
+        .with_own(
+            &MemoryOsSettings::default()
+                .keeping_one_sided(true)
+                .showing(summaries),
+        )
+        .unwrap();
     MemoryOs::new(MemoryContext {
         engine,
         namespace: namespace.into(),
@@ -322,11 +326,13 @@ async fn a_copy_taken_before_exit_keeps_only_what_upstream_keeps_in_chroma() {
         llm: Arc::new(stack),
         embedder: Some(Arc::new(HashingEmbedder::new(64))),
         lang: Lang::En,
-        settings: SystemSettings {
-            keep_one_sided: true,
-            metadata_at_exit: false,
-            ..SystemSettings::default()
-        },
+        settings: SystemSettings::default()
+            .with_own(
+                &MemoryOsSettings::default()
+                    .keeping_one_sided(true)
+                    .metadata_at_exit(false),
+            )
+            .unwrap(),
         date: "2023-05-08".into(),
     })
     .unwrap();

@@ -1,12 +1,21 @@
-//! Settings of the memory systems (`configs/memory/*.toml`): one shape for all, defaulting to
-//! upstream's effective values, with the hybrid memory's own table.
+//! Settings of the memory systems (`configs/memory/*.toml`).
+//!
+//! A settings file holds the keys every system reads ([`SystemSettings`]: `retrieve_k`,
+//! `embedder`, `cjk_analyzer`) beside the system's own, which the system's module declares as
+//! an [`OwnSettings`] type (A-Mem's `evolution`, MemoryOS's `keep_one_sided`, BM25's
+//! `query_syntax`, the hybrid memory's `[hybrid]` table); its registry entry names that type,
+//! so a file is read against it and a key no one declares is refused with the file and line.
+//! The command line's `--retrieve-k` and `--embedder` are applied here too, once, as
+//! [`Overrides`].
 
-pub mod hybrid;
+mod file;
 
-use mb_engine::QuerySyntax;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
-use hybrid::HybridSettings;
+use crate::error::MemoryError;
+
+pub use file::{read_settings, NoOwnSettings, OwnSettings, SettingsReader};
 
 /// The most memories a question may retrieve: far above any prompt's room, and small enough
 /// that retrying with one memory fewer each time (upstream's backoff) ends.
@@ -21,67 +30,94 @@ pub fn check_retrieve_k(k: usize) -> Result<usize, String> {
     Ok(k)
 }
 
-/// Which summary of its conversation thread a MemoryOS page shows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ThreadSummaries {
-    /// The summary made when the page was filed: upstream MemoryBench's `memoryos_chromadb`,
-    /// whose update of the linked pages edits copies Chroma returned, so nothing stored
-    /// changes.
-    #[default]
-    AsInserted,
-    /// The thread's latest summary, on every page of the chain: the MemoryOS pip package,
-    /// which rewrites the linked pages in place.
-    Latest,
+/// What a command line puts over every system's settings file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `--retrieve-k`: memories retrieved per question, for every system.
+    pub retrieve_k: Option<usize>,
+    /// `--embedder`: the embedder of every system that embeds.
+    pub embedder: Option<String>,
 }
 
-/// Settings shared by the retrieval baselines, defaulting to upstream's effective values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-#[non_exhaustive]
+/// One system's settings: the keys every system reads, its own keys (read by the system as its
+/// [`OwnSettings`] type through [`own`](Self::own)), and the command line's [`Overrides`].
+///
+/// It serializes as the file says, without the overrides (run records and memory-cache keys
+/// record the flags beside it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SystemSettings {
     /// Memories retrieved per question (upstream's config value, 5; Mem0 10); at most
     /// [`MAX_RETRIEVE_K`].
-    pub retrieve_k: usize,
-    /// BM25-M/S: how a question is read. `whoosh` (upstream's default `QueryParser` with an
-    /// OR group: a word ending in `?` is a wildcard, quotes are phrases, `AND`/`OR`/`NOT`
-    /// operators); `plain` ORs the question's words.
-    pub query_syntax: QuerySyntax,
+    retrieve_k: usize,
     /// Index Chinese rows with the jieba analyzer; `false` (upstream) keeps whole CJK runs as
     /// single tokens, as Whoosh's analyzer does.
-    pub cjk_analyzer: bool,
-    /// A-Mem: analyze and evolve notes as the original A-Mem does (upstream's MemoryBench
-    /// wiring never runs either; `false` reproduces that).
-    pub evolution: bool,
-    /// MemoryOS: file evicted exchanges with an empty side (every LoCoMo/DialSim corpus turn)
-    /// instead of dropping them as upstream does.
-    pub keep_one_sided: bool,
-    /// MemoryOS: which summary of its conversation thread a page shows.
-    pub thread_summaries: ThreadSummaries,
-    /// MemoryOS: its metadata (short-term queue, sessions and their pages, profile) is written
-    /// only when the process exits, as upstream's is, so a copy taken by the process that
-    /// built the memory holds only the knowledge kept in Chroma; `false` copies it whole.
-    pub metadata_at_exit: bool,
-    /// Systems that embed: the embedder, `onnx` (all-MiniLM-L6-v2 in-process), `hashing`
-    /// (model-free) or an OpenAI-compatible endpoint's settings file (a path relative to the
-    /// working directory, e.g. `configs/embedder/paper.toml`). `--embedder` overrides it.
-    pub embedder: String,
-    /// The hybrid memory's settings (`[hybrid]`; other systems ignore them).
-    pub hybrid: HybridSettings,
+    cjk_analyzer: bool,
+    /// Systems that embed: `onnx` (all-MiniLM-L6-v2 in-process), `hashing` (model-free) or an
+    /// OpenAI-compatible endpoint's settings file (a path relative to the working directory).
+    embedder: String,
+    /// The system's own keys, as read against its [`OwnSettings`] type.
+    #[serde(flatten)]
+    own: Map<String, Value>,
+    #[serde(skip)]
+    overrides: Overrides,
 }
 
 impl Default for SystemSettings {
     fn default() -> Self {
         SystemSettings {
             retrieve_k: 5,
-            query_syntax: QuerySyntax::Whoosh,
             cjk_analyzer: false,
-            evolution: false,
-            keep_one_sided: false,
-            thread_summaries: ThreadSummaries::AsInserted,
-            metadata_at_exit: true,
             embedder: "onnx".into(),
-            hybrid: HybridSettings::default(),
+            own: Map::new(),
+            overrides: Overrides::default(),
         }
+    }
+}
+
+impl SystemSettings {
+    /// Memories retrieved per question: `--retrieve-k` if given, else the file's.
+    pub fn retrieve_k(&self) -> usize {
+        self.overrides.retrieve_k.unwrap_or(self.retrieve_k)
+    }
+
+    /// The embedder a system that embeds runs with: `--embedder` if given, else the file's.
+    pub fn embedder(&self) -> &str {
+        self.overrides.embedder.as_deref().unwrap_or(&self.embedder)
+    }
+
+    /// Whether memories holding Chinese rows are indexed with the jieba analyzer.
+    pub fn cjk_analyzer(&self) -> bool {
+        self.cjk_analyzer
+    }
+
+    /// The system's own settings, `T`'s defaults where the file is silent; an error when the
+    /// keys read are not `T`'s (settings read for another system).
+    pub fn own<T: OwnSettings>(&self) -> Result<T, MemoryError> {
+        serde_json::from_value(Value::Object(self.own.clone()))
+            .map_err(|e| MemoryError::Config(format!("settings of another system: {e}")))
+    }
+
+    /// The same settings with `own` as the system's own.
+    pub fn with_own<T: OwnSettings>(mut self, own: &T) -> Result<Self, MemoryError> {
+        self.own = file::to_map(own)?;
+        Ok(self)
+    }
+
+    /// The same settings, the file's `retrieve_k` replaced (at most [`MAX_RETRIEVE_K`]).
+    pub fn with_retrieve_k(mut self, k: usize) -> Result<Self, MemoryError> {
+        self.retrieve_k = check_retrieve_k(k).map_err(MemoryError::Config)?;
+        Ok(self)
+    }
+
+    /// The same settings, the file's `embedder` replaced.
+    pub fn with_embedder(mut self, embedder: impl Into<String>) -> Self {
+        self.embedder = embedder.into();
+        self
+    }
+
+    /// The same settings with the command line's `overrides` over the file's values.
+    pub fn with_overrides(mut self, overrides: Overrides) -> Self {
+        self.overrides = overrides;
+        self
     }
 }

@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
+use mb_baselines::amem::AMemSettings;
+use mb_baselines::mem0::ops::MemoryEventKind;
 use mb_baselines::mem0::Mem0;
+use mb_baselines::memoryos::MemoryOsSettings;
 use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
-use mb_llm::ops::{Backend, MemoryEventKind, OutputHandling};
+use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{LlmStack, Message, Role};
 
@@ -51,11 +54,7 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path());
     let mut ctx = context(engine.clone(), "mem0", scripted(script.clone()));
-    ctx.settings = {
-        let mut built = SystemSettings::default();
-        built.retrieve_k = 10;
-        built
-    };
+    ctx.settings = SystemSettings::default().with_retrieve_k(10).unwrap();
     let memory = mem0(ctx.clone());
     let first = [
         message(Role::User, "I live in Lisbon with my dog Pixel."),
@@ -201,7 +200,7 @@ async fn a_mem_parity_renders_notes_and_asks_for_keywords_only_at_answer_time() 
 async fn a_mem_full_mode_analyses_evolves_and_follows_links() {
     let dir = tempfile::tempdir().unwrap();
     let mut ctx = context(engine(dir.path()), "full", offline());
-    ctx.settings.evolution = true;
+    ctx.settings = ctx.settings.with_own(&AMemSettings::new(true)).unwrap();
     let system = registry::get("a_mem").unwrap().build(ctx).unwrap();
     let dialog = [
         message(
@@ -327,7 +326,10 @@ async fn agentic_systems_run_offline_on_real_locomo() {
     let engine = engine(dir.path());
     for name in ["a_mem", "mem0", "memoryos"] {
         let mut ctx = context(engine.clone(), name, offline());
-        ctx.settings.keep_one_sided = true;
+        if name == "memoryos" {
+            let keep = MemoryOsSettings::default().keeping_one_sided(true);
+            ctx.settings = ctx.settings.with_own(&keep).unwrap();
+        }
         let system = registry::get(name).unwrap().build(ctx).unwrap();
         let corpus = system
             .memorize_corpus(&conversation, CorpusFormat::Locomo)

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use mb_baselines::lexical::LexicalSettings;
 use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings};
 use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
@@ -36,11 +37,10 @@ pub fn context(engine: Arc<Engine>, namespace: &str, llm: Arc<LlmStack>) -> Memo
 /// `context` with questions read as plain text instead of Whoosh query syntax.
 pub fn plain(context: MemoryContext) -> MemoryContext {
     MemoryContext {
-        settings: {
-            let mut built = context.settings;
-            built.query_syntax = mb_engine::QuerySyntax::Plain;
-            built
-        },
+        settings: context
+            .settings
+            .with_own(&LexicalSettings::new(mb_engine::QuerySyntax::Plain))
+            .unwrap(),
         ..context
     }
 }

@@ -127,7 +127,7 @@ fn user(text: &str) -> DialogMessage {
 async fn a_new_system_runs_through_its_registry_entry() {
     let dir = tempfile::tempdir().unwrap();
     let settings = RECENT.settings(None).unwrap();
-    assert_eq!(settings.retrieve_k, 2);
+    assert_eq!(settings.retrieve_k(), 2);
     assert_eq!(RECENT.dialog_key(), "dialog_recent_messages");
     let memory = RECENT
         .build(context(engine(dir.path()), "recent", offline()))
@@ -150,7 +150,7 @@ async fn a_new_system_runs_through_its_registry_entry() {
     assert_eq!(memory.stats().unwrap().items, 3);
     let question = [Message::user("Where are my hives?")];
     let answered = memory
-        .answer(&question, Lang::En, settings.retrieve_k)
+        .answer(&question, Lang::En, settings.retrieve_k())
         .await
         .unwrap();
     let retrieved: Vec<&str> = answered.retrieved.iter().map(|r| r.text.as_str()).collect();

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use mb_baselines::hybrid::{HybridSettings, UnitSize};
+use mb_baselines::hybrid::{HybridFile, HybridSettings, UnitSize};
 use mb_baselines::{MemoryContext, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::corpus::{Conversation, Session, Turn};
@@ -16,10 +16,10 @@ use mb_llm::Role;
 use crate::common::{context, engine, offline, plain, sample, system};
 
 fn with_hybrid(context: MemoryContext, change: impl FnOnce(&mut HybridSettings)) -> MemoryContext {
-    let mut settings = context.settings.clone();
-    change(&mut settings.hybrid);
+    let mut own = context.settings.own::<HybridFile>().unwrap();
+    change(&mut own.hybrid);
     MemoryContext {
-        settings,
+        settings: context.settings.clone().with_own(&own).unwrap(),
         ..context
     }
 }

@@ -8,6 +8,7 @@ mod example_system;
 mod hybrid;
 mod mem0_inputs;
 mod memoryos;
+mod operations;
 mod retrieval;
 mod settings_fuzz;
 mod vanilla;

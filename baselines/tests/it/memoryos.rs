@@ -115,7 +115,7 @@ async fn one_sided_corpus_turns_are_dropped_unless_kept() {
     assert_eq!(parity.stats().unwrap().items, 6);
 
     let mut keep = context(engine, "keep", offline());
-    keep.settings.keep_one_sided = true;
+    keep.settings = keep_one_sided(keep.settings);
     let kept = spec.build(keep).unwrap();
     let corpus = kept
         .memorize_corpus(&conversation, CorpusFormat::Locomo)
@@ -171,7 +171,7 @@ async fn retrieve_k_sets_the_pages_a_question_keeps() {
     let (conversation, _) = sample();
     let dir = tempfile::tempdir().unwrap();
     let mut keep = context(engine(dir.path()), "keep", offline());
-    keep.settings.keep_one_sided = true;
+    keep.settings = keep_one_sided(keep.settings);
     let memory = registry::get("memoryos").unwrap().build(keep).unwrap();
     memory
         .memorize_corpus(&conversation, CorpusFormat::Locomo)
@@ -192,4 +192,10 @@ async fn retrieve_k_sets_the_pages_a_question_keeps() {
         .await
         .unwrap();
     assert_eq!(pages(&answered.retrieved), 3);
+}
+
+/// `settings` filing one-sided exchanges.
+fn keep_one_sided(settings: mb_baselines::SystemSettings) -> mb_baselines::SystemSettings {
+    let keep = mb_baselines::memoryos::MemoryOsSettings::default().keeping_one_sided(true);
+    settings.with_own(&keep).unwrap()
 }

@@ -1,6 +1,7 @@
 //! Mutated memory-system settings files (seeded, `MB_FUZZ_CASES` runs more) never panic, and
 //! every error names the file.
 
+use mb_baselines::hybrid::HybridFile;
 use mb_baselines::registry;
 use mb_llm::testing::{fuzz_cases, HostileText};
 
@@ -62,7 +63,8 @@ fn hybrid_numbers_that_are_not_finite_or_negative_are_refused_naming_the_key() {
                     std::fs::write(&path, &text).unwrap();
                     match spec.settings(Some(&path)) {
                         Ok(settings) => {
-                            let h = &settings.hybrid;
+                            let own = settings.own::<HybridFile>().unwrap();
+                            let h = &own.hybrid;
                             for value in [h.lexical_weight, h.dense_weight, h.rrf_k, h.time_weight]
                             {
                                 assert!(value.is_finite() && value >= 0.0, "{text}");

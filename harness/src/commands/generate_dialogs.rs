@@ -77,10 +77,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                     .services
                     .runtime
                     .block_on(system.memorize_corpus(conversation, format))?;
-                let k = args
-                    .run
-                    .retrieve_k
-                    .unwrap_or(system.context().settings.retrieve_k);
+                let k = system.context().settings.retrieve_k();
                 // Upstream reads sequentially: each dialog sees the same corpus memory.
                 let mut train = Vec::new();
                 let bar = progress(

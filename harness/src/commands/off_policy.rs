@@ -152,9 +152,7 @@ async fn run_system(
             built
         }
     };
-    let k = run
-        .retrieve_k
-        .unwrap_or(system.context().settings.retrieve_k);
+    let k = system.context().settings.retrieve_k();
 
     files.write(MEMORIZATION, &built.per_dialog)?;
     // Recorded, so that a resumed run copies the memory as the run it continues did.

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use mb_baselines::{MemoryError, Overrides, SystemSettings, SystemSpec};
 
 use crate::data::DataArgs;
 use crate::embedders::EmbedderArgs;
@@ -79,6 +80,22 @@ fn parse_threads(text: &str) -> Result<usize, String> {
         Ok(threads)
     } else {
         Err(format!("{threads} threads: give 1 to {MAX_THREADS}"))
+    }
+}
+
+impl RunArgs {
+    /// What `--retrieve-k` and `--embedder` put over every system's settings file (applied
+    /// where the settings are built, [`mb_baselines::SystemSpec::run_settings`]).
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            retrieve_k: self.retrieve_k,
+            embedder: self.embedder.embedder.clone(),
+        }
+    }
+
+    /// `spec`'s settings for this run: its file (or `--memory-config`'s) under the flags.
+    pub fn system_settings(&self, spec: &SystemSpec) -> Result<SystemSettings, MemoryError> {
+        spec.run_settings(self.memory_config.as_deref(), &self.overrides())
     }
 }
 

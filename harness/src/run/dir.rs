@@ -19,7 +19,7 @@ pub fn run_dir(
     spec: &SystemSpec,
     extra: Value,
 ) -> Result<RunFiles, HarnessError> {
-    let settings = spec.settings(args.memory_config.as_deref())?;
+    let settings = args.system_settings(spec)?;
     let llm = args.llm.settings()?;
     let mut config = json!({
         "regime": regime,
@@ -34,9 +34,7 @@ pub fn run_dir(
         "output_handling": llm.output_handling.name(),
         "reasks": llm.reasks,
         "embedder": args.embedder.embedder,
-        "memory_embedder": spec
-            .needs_embedder
-            .then(|| args.embedder.embedder.clone().unwrap_or_else(|| settings.embedder.clone())),
+        "memory_embedder": spec.needs_embedder.then(|| settings.embedder().to_string()),
         // Paths as text: JSON holds only UTF-8, and a path need not be.
         "store": args.store.display().to_string(),
         "output_dir": args.output_dir.display().to_string(),

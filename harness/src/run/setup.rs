@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use mb_baselines::{registry, MemorySystem, SystemSpec};
+use mb_baselines::{registry, MemorySystem, Overrides, SystemSettings, SystemSpec};
 use mb_core::Lang;
 use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
 use mb_datasets::results::{RunFiles, RUN_CONFIG};
@@ -155,6 +155,8 @@ pub struct Services {
     pub embedders: Embedders,
     /// `--memory-config`: settings replacing the systems' shipped ones.
     pub memory_config: Option<PathBuf>,
+    /// `--retrieve-k` and `--embedder`, over every system's settings.
+    pub overrides: Overrides,
     /// The model server `--llm local` started, stopped when the services are dropped (after
     /// everything above, which may still call it).
     pub _llm_server: Option<LocalServer>,
@@ -169,9 +171,9 @@ impl Services {
         let store = Store::open(Some(&args.store))?;
         let (llm_settings, llm_server) = args.llm.start()?;
         let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
-        let embedders = Embedders::new(store.engine.clone(), &args.embedder);
+        let embedders = Embedders::new(store.engine.clone());
         for spec in specs {
-            embedders.for_system(spec, &spec.settings(args.memory_config.as_deref())?)?;
+            embedders.for_system(spec, &args.system_settings(spec)?)?;
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(args.threads.max(1))
@@ -184,12 +186,19 @@ impl Services {
         }
         Ok(Services {
             memory_config: args.memory_config.clone(),
+            overrides: args.overrides(),
             store,
             llm,
             runtime,
             embedders,
             _llm_server: llm_server,
         })
+    }
+
+    /// `spec`'s settings for the run: its file (or `--memory-config`'s) under `--retrieve-k`
+    /// and `--embedder`.
+    pub fn settings(&self, spec: &SystemSpec) -> Result<SystemSettings, HarnessError> {
+        Ok(spec.run_settings(self.memory_config.as_deref(), &self.overrides)?)
     }
 
     /// Opens `spec`'s memory in `namespace`, indexing for `lang`, with `date` as today's.
@@ -200,7 +209,7 @@ impl Services {
         lang: Lang,
         date: &str,
     ) -> Result<Box<dyn MemorySystem>, HarnessError> {
-        let settings = spec.settings(self.memory_config.as_deref())?;
+        let settings = self.settings(spec)?;
         let embedder = self.embedders.for_system(spec, &settings)?;
         let context = memory_context(
             settings,

@@ -8,16 +8,11 @@
 //! system runs on a machine without a model. The offline answers are heuristics, not an LLM's quality: they make
 //! every path runnable, testable and timeable.
 
-mod amem;
 mod answer;
-mod facts;
 mod feedback;
 pub mod handling;
-mod key_facts;
-mod keywords;
-mod memoryos;
-mod shape;
-mod text;
+pub mod shape;
+pub mod text;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,19 +23,9 @@ use parking_lot::Mutex;
 use crate::error::Result;
 use crate::{ChatProvider, ChatRequest, Message, ResponseFormat, Sampling};
 
-pub use amem::{
-    AnalyzeNote, Evolution, EvolveNote, NeighbourUpdate, NoteAttributes, NoteView, Strengthen,
-};
 pub use answer::Answer;
-pub use facts::{DecideMemoryUpdates, ExtractFacts, MemoryEvent, MemoryEventKind, StoredMemory};
 pub use feedback::{Behaviour, Feedback, ImplicitAction, SimulateFeedback, UserPersona};
 pub use handling::{OutputHandling, Patience};
-pub use key_facts::KeyFacts;
-pub use keywords::QueryKeywords;
-pub use memoryos::{
-    Exchange, ExtractKnowledge, IsContinuous, Knowledge, MetaSummary, MultiTopicSummary, Topic,
-    UpdateProfile,
-};
 
 /// The name of every operation of the workspace (these and the LLM judges of `mb-datasets`):
 /// what output limits per operation may name.

@@ -6,7 +6,7 @@ use crate::extract_json;
 
 /// The value under `key` of the first JSON object in `text`, or the first JSON array itself
 /// when the model sent the list bare.
-pub(crate) fn list_field(text: &str, key: &str) -> Option<Value> {
+pub fn list_field(text: &str, key: &str) -> Option<Value> {
     match extract_json(text)? {
         list @ Value::Array(_) => Some(list),
         Value::Object(mut map) => map.remove(key),
@@ -15,7 +15,7 @@ pub(crate) fn list_field(text: &str, key: &str) -> Option<Value> {
 }
 
 /// The non-blank strings of a JSON array, trimmed; `None` if it is not an array of strings.
-pub(crate) fn strings(value: &Value) -> Option<Vec<String>> {
+pub fn strings(value: &Value) -> Option<Vec<String>> {
     let items: Option<Vec<String>> = value
         .as_array()?
         .iter()

@@ -6,7 +6,7 @@ use mb_core::Lang;
 use mb_text::Analyzer;
 
 /// The analyzer for a language: Whoosh-style English, jieba for Chinese.
-pub(crate) fn analyzer(lang: Lang) -> Analyzer {
+pub fn analyzer(lang: Lang) -> Analyzer {
     match lang {
         Lang::En => Analyzer::Standard,
         Lang::Zh => Analyzer::Cjk,
@@ -14,7 +14,7 @@ pub(crate) fn analyzer(lang: Lang) -> Analyzer {
 }
 
 /// Content terms of `text` (lowercased, stop words removed), in order, repeats kept.
-pub(crate) fn terms(text: &str, lang: Lang) -> Vec<String> {
+pub fn terms(text: &str, lang: Lang) -> Vec<String> {
     analyzer(lang)
         .analyze(text)
         .into_iter()
@@ -23,12 +23,12 @@ pub(crate) fn terms(text: &str, lang: Lang) -> Vec<String> {
 }
 
 /// Distinct content terms.
-pub(crate) fn term_set(text: &str, lang: Lang) -> HashSet<String> {
+pub fn term_set(text: &str, lang: Lang) -> HashSet<String> {
     terms(text, lang).into_iter().collect()
 }
 
 /// The `k` most frequent content terms of `text`, earlier ones first on ties.
-pub(crate) fn top_terms(text: &str, lang: Lang, k: usize) -> Vec<String> {
+pub fn top_terms(text: &str, lang: Lang, k: usize) -> Vec<String> {
     let terms = terms(text, lang);
     let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
     for (position, term) in terms.iter().enumerate() {
@@ -44,7 +44,7 @@ pub(crate) fn top_terms(text: &str, lang: Lang, k: usize) -> Vec<String> {
 }
 
 /// The first `n` sentences of `text`, joined by spaces.
-pub(crate) fn lead(text: &str, n: usize) -> String {
+pub fn lead(text: &str, n: usize) -> String {
     sentences(text)
         .into_iter()
         .take(n)
@@ -54,7 +54,7 @@ pub(crate) fn lead(text: &str, n: usize) -> String {
 
 /// Splits text into sentences at `.`, `!`, `?`, their CJK forms and line breaks; trims them and
 /// drops empty ones.
-pub(crate) fn sentences(text: &str) -> Vec<String> {
+pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut chars = text.chars().peekable();
@@ -83,12 +83,27 @@ fn push_sentence(out: &mut Vec<String>, current: &mut String) {
 }
 
 /// Jaccard similarity of two term sets (0 when both are empty).
-pub(crate) fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     let union = a.union(b).count();
     if union == 0 {
         0.0
     } else {
         a.intersection(b).count() as f64 / union as f64
+    }
+}
+
+const FIRST_PERSON_EN: &[&str] = &[
+    "i", "i'm", "i've", "i'd", "i'll", "my", "me", "mine", "we", "our", "us",
+];
+
+/// Whether `sentence` speaks in the first person (`I`, `my`, `we`…; `我` in Chinese): the
+/// offline operations keep such sentences as facts about the speaker.
+pub fn is_first_person(sentence: &str, lang: Lang) -> bool {
+    match lang {
+        Lang::En => sentence
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .any(|w| FIRST_PERSON_EN.contains(&w.to_lowercase().as_str())),
+        Lang::Zh => sentence.contains('我'),
     }
 }
 

@@ -2,11 +2,12 @@
 //! JSON extraction, every operation's reply parser and the settings files never panic, and a
 //! settings error names its file.
 
-use mb_llm::ops::{
-    AnalyzeNote, Answer, DecideMemoryUpdates, EvolveNote, Exchange, ExtractFacts, ExtractKnowledge,
-    IsContinuous, MetaSummary, MultiTopicSummary, NoteView, Operation, QueryKeywords,
-    SimulateFeedback, StoredMemory, UpdateProfile, UserPersona,
+use mb_baselines::amem::ops::{AnalyzeNote, EvolveNote, NoteView, QueryKeywords};
+use mb_baselines::mem0::ops::{DecideMemoryUpdates, ExtractFacts, StoredMemory};
+use mb_baselines::memoryos::ops::{
+    Exchange, ExtractKnowledge, IsContinuous, MetaSummary, MultiTopicSummary, UpdateProfile,
 };
+use mb_llm::ops::{Answer, Operation, SimulateFeedback, UserPersona};
 use mb_llm::testing::{fuzz_cases, HostileText};
 use mb_llm::{extract_json, AnthropicProvider, ChatProvider, LlmSettings, Message, OpenAiProvider};
 use serde_json::json;
@@ -30,7 +31,7 @@ fn note() -> NoteView {
     }
 }
 
-/// Every model operation of this crate parses `reply` (the result is not the point: no panic).
+/// Every model operation (this crate's and the memory systems') parses `reply` (the result is not the point: no panic).
 fn parse_everywhere(reply: &str) {
     let dialog = vec![
         Message::user("I moved to Lisbon."),

@@ -3,7 +3,6 @@
 
 mod fuzz;
 mod local_server;
-mod operations;
 mod providers;
 mod record_and_ledger;
 mod replicas;

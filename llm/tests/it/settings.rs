@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use mb_baselines::amem::ops::QueryKeywords;
+use mb_baselines::mem0::ops::ExtractFacts;
 use mb_core::Lang;
 use mb_engine::{Engine, EngineOptions};
-use mb_llm::ops::{Answer, ExtractFacts, QueryKeywords, OPERATION_NAMES};
+use mb_llm::ops::{Answer, OPERATION_NAMES};
 use mb_llm::{
     AnswerStore, CacheMode, EngineAnswers, LlmError, LlmSettings, LlmStack, Message, RoleSettings,
 };
@@ -287,7 +289,11 @@ fn the_operation_list_names_every_operation() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
     let mut files = Vec::new();
-    let mut dirs = vec![root.join("llm/src/ops"), root.join("datasets/src/evaluate")];
+    let mut dirs = vec![
+        root.join("llm/src/ops"),
+        root.join("baselines/src"),
+        root.join("datasets/src/evaluate"),
+    ];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use mb_baselines::mem0::{HistoryEvent, Mem0};
 use mb_baselines::{
-    MemoryContext, MemorySystem, Retrieved, SystemSettings, SystemSpec, TrainingDialog,
+    MemoryContext, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec, TrainingDialog,
 };
 use mb_core::Lang;
 use mb_datasets::row::DialogMessage;
@@ -66,7 +66,13 @@ impl MemoryService {
     /// knowledge-graph tools work without one.
     pub fn new(engine: Arc<Engine>, config: &MemoryConfig) -> Result<MemoryService, McpError> {
         let spec = mb_baselines::registry::get(&config.system)?;
-        let settings = spec.settings(None)?;
+        let settings = spec.run_settings(
+            None,
+            &Overrides {
+                retrieve_k: None,
+                embedder: config.embedder.clone(),
+            },
+        )?;
         let choice = LlmChoice {
             llm: config.llm.clone(),
             cache: CacheMode::Off,
@@ -74,10 +80,7 @@ impl MemoryService {
         let model = |e: mb_llm::LlmError| McpError::Config(format!("--llm {}: {e}", config.llm));
         let (llm_settings, server) = choice.start().map_err(model)?;
         let llm = LlmStack::build(&llm_settings, CacheMode::Off, None).map_err(model)?;
-        let embedder_choice = config
-            .embedder
-            .clone()
-            .unwrap_or_else(|| settings.embedder.clone());
+        let embedder_choice = settings.embedder().to_string();
         Ok(MemoryService {
             engine,
             spec,
@@ -98,7 +101,7 @@ impl MemoryService {
 
     /// How many memories a search returns when not told.
     pub fn retrieve_k(&self) -> usize {
-        self.settings.retrieve_k
+        self.settings.retrieve_k()
     }
 
     /// The namespace holding `owner`'s memory.

@@ -222,10 +222,7 @@ fn run_system(
             "judge_prompts": args.judge_prompts.as_ref().map(|p| p.display().to_string()),
         }),
     )?;
-    let k = match place.retrieve_k {
-        Some(k) => k,
-        None => spec.settings(place.memory_config.as_deref())?.retrieve_k,
-    };
+    let k = services.settings(spec)?.retrieve_k();
     let reading = Reading {
         style: args.reading.style(),
         history,

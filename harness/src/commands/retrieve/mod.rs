@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use mb_baselines::{CorpusMemory, MemorySystem, Retrieved, SystemSettings, SystemSpec};
+use mb_baselines::{CorpusMemory, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec};
 use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
@@ -88,7 +88,6 @@ pub(crate) struct RetrieveSetup {
     pub spec: &'static SystemSpec,
     pub settings: SystemSettings,
     pub llm: Arc<LlmStack>,
-    pub embedders: Embedders,
     pub embedder: Option<Arc<dyn Embedder>>,
     pub runtime: tokio::runtime::Runtime,
     pub cutoffs: Cutoffs,
@@ -108,9 +107,12 @@ impl RetrieveSetup {
         }
         args.embedder.warn_if_unused(&[spec]);
         let store = Store::open(args.store.as_deref())?;
-        let settings = spec.settings(args.memory_config.as_deref())?;
-        let embedders = Embedders::new(store.engine.clone(), &args.embedder);
-        let embedder = embedders.for_system(spec, &settings)?;
+        let overrides = Overrides {
+            retrieve_k: None,
+            embedder: args.embedder.embedder.clone(),
+        };
+        let settings = spec.run_settings(args.memory_config.as_deref(), &overrides)?;
+        let embedder = Embedders::new(store.engine.clone()).for_system(spec, &settings)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -126,7 +128,6 @@ impl RetrieveSetup {
             settings,
             store,
             llm: offline_llm()?,
-            embedders,
             embedder,
             runtime,
             cutoffs: Cutoffs {
@@ -208,7 +209,7 @@ impl RetrieveSetup {
         table: impl FnOnce(&mut dyn std::io::Write, &Value) -> std::io::Result<()>,
     ) -> Result<(), HarnessError> {
         if self.spec.needs_embedder {
-            report["embedder"] = json!(self.embedders.choice(&self.settings));
+            report["embedder"] = json!(self.settings.embedder());
         }
         report["settings_origin"] = json!(self.spec.settings_origin(args.memory_config.as_deref()));
         report["settings"] = serde_json::to_value(&self.settings).unwrap_or_default();

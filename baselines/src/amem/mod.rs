@@ -22,18 +22,21 @@ use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, Record};
-use mb_llm::ops::{AnalyzeNote, EvolveNote, NoteAttributes, NoteView, QueryKeywords};
 use mb_llm::Message;
 use serde::{Deserialize, Serialize};
+
+pub mod ops;
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 use crate::prompt::rag_prompt;
+use crate::settings::OwnSettings;
 use crate::store::{analyzer, delete_units, open_embedding_memory, stats};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
 use crate::units::role_name;
+use ops::{AnalyzeNote, EvolveNote, NoteAttributes, NoteView, QueryKeywords};
 
 const NOTE_ID: &str = "doc_id";
 const TIMESTAMP: &str = "timestamp";
@@ -67,6 +70,25 @@ impl Default for NoteMeta {
     }
 }
 
+/// A-Mem's keys in its settings file (`configs/memory/a_mem.toml`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AMemSettings {
+    /// Analyze and evolve notes as the original A-Mem does (upstream's MemoryBench wiring
+    /// never runs either; `false` reproduces that).
+    pub evolution: bool,
+}
+
+impl AMemSettings {
+    /// Settings analyzing and evolving notes (`evolution`) or not.
+    pub fn new(evolution: bool) -> AMemSettings {
+        AMemSettings { evolution }
+    }
+}
+
+impl OwnSettings for AMemSettings {}
+
 /// The A-Mem memory.
 pub struct AMem {
     context: MemoryContext,
@@ -78,7 +100,7 @@ impl AMem {
     /// An A-Mem memory in the context's namespace; the context must carry an embedder.
     pub fn new(context: MemoryContext) -> Result<AMem, MemoryError> {
         let embedder = open_embedding_memory(&context, "a_mem", analyzer(&context))?;
-        let evolution = context.settings.evolution;
+        let evolution = context.settings.own::<AMemSettings>()?.evolution;
         Ok(AMem {
             context,
             embedder,

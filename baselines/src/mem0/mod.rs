@@ -17,17 +17,19 @@ use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, RecordId};
-use mb_llm::ops::{DecideMemoryUpdates, ExtractFacts, MemoryEventKind, StoredMemory};
 use mb_llm::{Message, Role};
 use serde::{Deserialize, Serialize};
 
 use crate::embedding::{embed_text, embed_texts};
+pub mod ops;
+
 use crate::error::MemoryError;
 use crate::store::{analyzer, open_embedding_memory, retrieved, stats};
 use crate::system::{
     last_user_text, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved,
     TrainingDialog,
 };
+use ops::{DecideMemoryUpdates, ExtractFacts, MemoryEventKind, StoredMemory};
 
 const DOC_ID: &str = "doc_id";
 const TURNS: &str = "turns";

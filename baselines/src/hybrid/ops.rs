@@ -5,11 +5,11 @@ use std::collections::HashSet;
 
 use mb_core::Lang;
 
-use super::facts::is_first_person;
-use super::shape::{list_field, strings};
-use super::text::sentences;
-use super::Operation;
-use crate::Message;
+use mb_llm::ops::shape::{list_field, strings};
+use mb_llm::ops::text::is_first_person;
+use mb_llm::ops::text::sentences;
+use mb_llm::ops::Operation;
+use mb_llm::Message;
 
 /// Facts stated in one exchange (`{"facts": [...]}`), each a short third-person sentence that
 /// names the person it is about, to be merged into the exchange's indexed text.

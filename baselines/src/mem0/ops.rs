@@ -7,11 +7,11 @@ use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::handling::{read_json, JsonReading};
-use super::shape::{list_field, strings};
-use super::text::{jaccard, sentences, term_set};
-use super::Operation;
-use crate::{Message, Role};
+use mb_llm::ops::handling::{read_json, JsonReading};
+use mb_llm::ops::shape::{list_field, strings};
+use mb_llm::ops::text::{is_first_person, jaccard, sentences, term_set};
+use mb_llm::ops::Operation;
+use mb_llm::{Message, Role};
 
 /// Extracts short, self-contained facts from a dialog (`{"facts": [...]}`), taken from the
 /// user's and the assistant's messages alike, as upstream's prompt asks (a LoCoMo corpus turn of
@@ -36,10 +36,6 @@ impl ExtractFacts {
         }
     }
 }
-
-const FIRST_PERSON_EN: &[&str] = &[
-    "i", "i'm", "i've", "i'd", "i'll", "my", "me", "mine", "we", "our", "us",
-];
 
 impl Operation for ExtractFacts {
     type Output = Vec<String>;
@@ -106,15 +102,6 @@ impl Operation for ExtractFacts {
             .filter(|s| is_first_person(s, lang))
             .filter(|s| seen.insert(s.clone()))
             .collect()
-    }
-}
-
-pub(crate) fn is_first_person(sentence: &str, lang: Lang) -> bool {
-    match lang {
-        Lang::En => sentence
-            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-            .any(|w| FIRST_PERSON_EN.contains(&w.to_lowercase().as_str())),
-        Lang::Zh => sentence.contains('我'),
     }
 }
 

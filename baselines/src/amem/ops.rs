@@ -1,13 +1,19 @@
-//! A-Mem's note construction and memory evolution.
+//! A-Mem's model operations: note construction and memory evolution, and the keywords a
+//! question is searched by ([`QueryKeywords`]).
+
+mod keywords;
+
+pub use keywords::QueryKeywords;
 
 use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::shape::strings;
-use super::text::{jaccard, lead, term_set, top_terms};
-use super::Operation;
-use crate::{extract_json, Message, ResponseFormat, Sampling};
+use crate::prompt::language_line;
+use mb_llm::ops::shape::strings;
+use mb_llm::ops::text::{jaccard, lead, term_set, top_terms};
+use mb_llm::ops::Operation;
+use mb_llm::{extract_json, Message, ResponseFormat, Sampling};
 
 /// What A-Mem attaches to a note: keywords, a one-sentence context and broad tags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,11 +71,10 @@ impl Operation for AnalyzeNote {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 0.7,
-            max_tokens: 2000,
-            ..Sampling::default()
-        }
+        let mut sampling = Sampling::default();
+        sampling.temperature = 0.7;
+        sampling.max_tokens = 2000;
+        sampling
     }
 
     fn response_format(&self) -> Option<ResponseFormat> {
@@ -222,11 +227,10 @@ impl Operation for EvolveNote {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 0.7,
-            max_tokens: 2000,
-            ..Sampling::default()
-        }
+        let mut sampling = Sampling::default();
+        sampling.temperature = 0.7;
+        sampling.max_tokens = 2000;
+        sampling
     }
 
     fn parse(&self, text: &str) -> Option<Evolution> {
@@ -306,14 +310,6 @@ impl Operation for EvolveNote {
             }),
             update_neighbours: None,
         }
-    }
-}
-
-/// The sentence asking for output in the prompt's language.
-pub(crate) fn language_line(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => "Write in English.",
-        Lang::Zh => "请用中文书写（JSON 键名保持英文）。",
     }
 }
 

@@ -1,12 +1,12 @@
-//! Running typed operations on a model: unusable output handled as upstream does (resends,
+//! Running the memory systems' typed operations on a model: unusable output handled as upstream does (resends,
 //! strict readings) or tolerantly (re-asks), fallbacks, errors.
 
 use std::collections::BTreeMap;
 
+use mb_baselines::amem::ops::QueryKeywords;
+use mb_baselines::mem0::ops::{DecideMemoryUpdates, ExtractFacts, MemoryEventKind};
 use mb_core::Lang;
-use mb_llm::ops::{
-    Backend, DecideMemoryUpdates, ExtractFacts, MemoryEventKind, OutputHandling, QueryKeywords,
-};
+use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{usage_of, LlmError, Message, ResponseFormat, Role};
 

@@ -3,6 +3,30 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::settings::OwnSettings;
+
+/// The hybrid memory's own keys in its settings file: the `[hybrid]` table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct HybridFile {
+    /// How the hybrid memory cuts, indexes and ranks.
+    pub hybrid: HybridSettings,
+}
+
+impl HybridFile {
+    /// A file's own keys holding `hybrid`.
+    pub fn new(hybrid: HybridSettings) -> HybridFile {
+        HybridFile { hybrid }
+    }
+}
+
+impl OwnSettings for HybridFile {
+    fn check(&self) -> Result<(), String> {
+        self.hybrid.check()
+    }
+}
+
 /// What one memory unit holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

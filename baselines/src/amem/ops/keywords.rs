@@ -2,11 +2,11 @@
 
 use mb_core::Lang;
 
-use super::handling::{read_json, JsonReading};
-use super::shape::{list_field, strings};
-use super::text::top_terms;
-use super::{Operation, Patience};
-use crate::{Message, ResponseFormat};
+use mb_llm::ops::handling::{read_json, JsonReading};
+use mb_llm::ops::shape::{list_field, strings};
+use mb_llm::ops::text::top_terms;
+use mb_llm::ops::{Operation, Patience};
+use mb_llm::{Message, ResponseFormat};
 
 /// Longest keyword text kept from a reply, in characters (a model may ramble inside the JSON
 /// string; the keywords are embedded as one probe).

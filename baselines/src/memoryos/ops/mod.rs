@@ -3,12 +3,12 @@
 use mb_core::Lang;
 use serde::{Deserialize, Serialize};
 
-use super::amem::language_line;
-use super::handling::{read_json, JsonReading};
-use super::shape::{list_field, strings};
-use super::text::{jaccard, lead, sentences, term_set, top_terms};
-use super::Operation;
-use crate::{Message, Sampling};
+use crate::prompt::language_line;
+use mb_llm::ops::handling::{read_json, JsonReading};
+use mb_llm::ops::shape::{list_field, strings};
+use mb_llm::ops::text::{jaccard, lead, sentences, term_set, top_terms};
+use mb_llm::ops::Operation;
+use mb_llm::{Message, Sampling};
 
 /// One user/assistant exchange (a MemoryOS page).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,10 +61,9 @@ impl Operation for IsContinuous {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 0.0,
-            ..Sampling::default()
-        }
+        let mut sampling = Sampling::default();
+        sampling.temperature = 0.0;
+        sampling
     }
 
     fn parse(&self, text: &str) -> Option<bool> {
@@ -131,10 +130,9 @@ impl Operation for MetaSummary {
     }
 
     fn sampling(&self) -> Sampling {
-        Sampling {
-            temperature: 0.3,
-            ..Sampling::default()
-        }
+        let mut sampling = Sampling::default();
+        sampling.temperature = 0.3;
+        sampling
     }
 
     fn parse(&self, text: &str) -> Option<String> {
@@ -436,7 +434,7 @@ fn user_statements(exchanges: &[Exchange], lang: Lang) -> Vec<String> {
         .iter()
         .flat_map(|e| sentences(&e.user))
         .filter(|s| !s.ends_with('?') && !s.ends_with('？'))
-        .filter(|s| super::facts::is_first_person(s, lang))
+        .filter(|s| mb_llm::ops::text::is_first_person(s, lang))
         .filter(|s| seen.insert(s.clone()))
         .collect()
 }
