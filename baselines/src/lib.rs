@@ -3,8 +3,10 @@
 //! Every system implements [`MemorySystem`]: memorize training dialogs and conversation
 //! corpora, retrieve for a question, assemble upstream's prompt and answer through the LLM
 //! layer. State lives in an engine namespace, so a memory built once is reused by later runs.
-//! [`registry`] lists the systems, each a [`SystemSpec`]: upstream's names, settings file,
-//! dialog column, needs and skipped runs.
+//! [`registry`] lists the systems, each a [`SystemSpec`]: upstream's names, settings file and
+//! the system's own settings type ([`OwnSettings`], beside the keys every system reads in
+//! [`SystemSettings`]), dialog column, needs and skipped runs. A system that asks a model has
+//! its operations (prompts, reply parsers, offline answers) in its own `ops` module.
 //!
 //! Systems so far: Vanilla ([`vanilla`], with upstream's long-context fallback on corpus
 //! datasets), BM25-M and BM25-S ([`lexical`]), Emb-M and Emb-S ([`dense`]), A-Mem ([`amem`]),
@@ -34,10 +36,7 @@ pub mod vanilla;
 pub use error::MemoryError;
 pub use mb_engine as engine;
 pub use registry::REGISTRY;
-pub use settings::{
-    check_retrieve_k, read_settings, NoOwnSettings, Overrides, OwnSettings, SettingsReader,
-    SystemSettings, MAX_RETRIEVE_K,
-};
+pub use settings::{check_retrieve_k, Overrides, OwnSettings, SystemSettings, MAX_RETRIEVE_K};
 pub use spec::{Builder, SettingsFile, SystemSpec};
 pub use system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats,
