@@ -29,9 +29,9 @@ HARNESS = ROOT / "target" / "release" / "mb-harness"
 SWITCHES = {
     "keep_one_sided": ("MemoryOS one-sided exchanges", "off-policy", "memoryos",
                        ("setting", "memoryos", "keep_one_sided", "true")),
-    "thread_summaries": ("MemoryOS thread summaries", "off-policy", "memoryos",
+    "thread_summaries": ("MemoryOS thread summary", "off-policy", "memoryos",
                          ("setting", "memoryos", "thread_summaries", '"latest"')),
-    "metadata_at_exit": ("MemoryOS metadata written at exit", "off-policy", "memoryos",
+    "metadata_at_exit": ("MemoryOS corpus copies in the run that built the memory", "off-policy", "memoryos",
                          ("setting", "memoryos", "metadata_at_exit", "false")),
     "memoryos_pages": ("MemoryOS pages per question", "off-policy", "memoryos",
                        ("flag", ["--retrieve-k", "10"])),
