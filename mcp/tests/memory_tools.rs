@@ -24,8 +24,9 @@ fn ok(result: Value) -> Value {
     result["structuredContent"].clone()
 }
 
+/// A dialog to add, waiting for it to be memorized.
 fn dialog(user: &str, text: &str) -> Value {
-    json!({"user_id": user, "messages": [
+    json!({"user_id": user, "wait": true, "messages": [
         {"role": "user", "content": text},
         {"role": "assistant", "content": "I will remember that."}
     ]})
