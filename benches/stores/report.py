@@ -37,6 +37,18 @@ def best_default(r):
     return next((x for x in c if x.get("setting") == "ef 96"), c[0])
 
 
+def raw_mib(n):
+    """Bytes of the first n records' text plus their f32 vectors (the disk target's basis)."""
+    path = os.path.join(ROOT, "target", "stores", "data", "records.jsonl")
+    text = 0
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i >= n:
+                break
+            text += len(json.loads(line)["text"].encode("utf-8"))
+    return (text + n * 384 * 4) / 1048576.0
+
+
 def main():
     rows = {}
     with open(sys.argv[1], encoding="utf-8") as f:
@@ -48,9 +60,10 @@ def main():
     header = ("| store | n | bulk insert rec/s: written / all indexes built | durable insert p50 / p99 ms | vector top-10 p50 / p99 ms "
               "(default) | recall@10 | full-text top-10 p50 / p99 ms | hybrid p50 / p99 ms | "
               "delete by id p50 / p99 ms | delete by filter ms | reopen ms (+ first query) | disk MiB | "
-              "peak RSS MiB (data alone) |")
+              "disk / raw | peak RSS MiB (data alone) |")
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     for n in sizes:
+        raw = raw_mib(n)
         for key in ORDER:
             r = rows.get((key, n))
             if r is None:
@@ -66,7 +79,7 @@ def main():
                 f"{fmt(d.get('recall'), digits=3)} | {both(r, 'text')} | {both(r, 'hybrid')} | "
                 f"{both(r, 'delete_id')} | {fmt(r.get('delete_filter_ms'))} ({r.get('delete_filter_count')} rec) | "
                 f"{fmt(r.get('reopen_ms'))} (+{fmt(r['reopen_first_query_ms'] - r['reopen_ms'])}) | "
-                f"{fmt(r.get('disk_mib'))} | {fmt(r.get('peak_rss_mib'))} ({fmt(r.get('rss_after_data_mib'))}) |")
+                f"{fmt(r.get('disk_mib'))} | {fmt(r.get('disk_mib') / raw)}× | {fmt(r.get('peak_rss_mib'))} ({fmt(r.get('rss_after_data_mib'))}) |")
     lines.append("")
     lines.append("Vector search settings (latency against recall, the plot's points):")
     lines.append("")
