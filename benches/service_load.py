@@ -7,7 +7,7 @@
 
 Each client loops until the time is up: with probability `--write-share` it adds an entity
 (`create_entities`, one entity with one observation, a name of its own), else it searches
-(`search_nodes` for another client's entities). The reference server speaks stdio only, so
+(`search_nodes` for one entity of any client by its name). The reference server speaks stdio only, so
 its clients share one stdio session (concurrent JSON-RPC requests, as an agent host's tools
 would); memorybench-mcp is measured both that way and over Streamable HTTP with one session
 per client. Afterwards the server is stopped and started again on the same files, and the
@@ -49,14 +49,15 @@ class Tally:
         self.acknowledged = set()
 
 
-async def client_loop(session, client, deadline, share, tally, rng):
+async def client_loop(session, client, clients, deadline, share, tally, rng):
     """One client's calls until `deadline`."""
     made = 0
     while time.monotonic() < deadline:
         started = time.monotonic()
         try:
             if rng.random() < share:
-                name = f"c{client}-e{made}"
+                # The trailing dot keeps one name from being a prefix of another's.
+                name = f"c{client}-e{made}."
                 result = await session.call_tool("create_entities", {"entities": [
                     {"name": name, "entityType": "note",
                      "observations": [f"client {client} wrote note {made} about topic {made % 17}"]}]})
@@ -65,8 +66,11 @@ async def client_loop(session, client, deadline, share, tally, rng):
                     tally.acknowledged.add(name)
                 made += 1
             else:
-                other = rng.randrange(max(1, client + 1))
-                result = await session.call_tool("search_nodes", {"query": f"c{other}-e"})
+                # One entity by its name (or none yet): what a search costs, not how many
+                # entities the answer lists.
+                other = rng.randrange(clients)
+                wanted = rng.randrange(max(1, made))
+                result = await session.call_tool("search_nodes", {"query": f"c{other}-e{wanted}."})
                 tool = "search_nodes"
         except Exception as error:  # a transport failure is an error of the run, not a crash
             print(f"client {client}: {error!r}", file=sys.stderr)
@@ -84,7 +88,7 @@ async def shared_stdio(params, clients, seconds, share, tally):
         async with ClientSession(read, write) as session:
             await session.initialize()
             deadline = time.monotonic() + seconds
-            await asyncio.gather(*(client_loop(session, c, deadline, share, tally,
+            await asyncio.gather(*(client_loop(session, c, clients, deadline, share, tally,
                                                random.Random(c)) for c in range(clients)))
 
 
@@ -98,7 +102,7 @@ async def http_sessions(url, clients, seconds, share, tally):
                 await session.initialize()
                 while not deadline_box:
                     await asyncio.sleep(0.01)
-                await client_loop(session, client, deadline_box[0], share, tally,
+                await client_loop(session, client, clients, deadline_box[0], share, tally,
                                   random.Random(client))
 
     tasks = [asyncio.create_task(one(c)) for c in range(clients)]
