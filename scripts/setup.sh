@@ -32,6 +32,8 @@ dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
 # The MCP server's tests run npm tools (mcp/tests/node): Debian's nodejs and npm fetch them.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# The scale-out test puts Debian's nginx (consistent hashing of tenants) before three servers.
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   SUDO=""
