@@ -89,25 +89,6 @@ impl Postings for NamespacePostings<'_> {
         )
     }
 
-    fn scored_sum(&self, terms: &[String]) -> Result<Vec<(RecordId, f32)>> {
-        let known: Vec<String> = terms
-            .iter()
-            .filter(|t| self.stats.doc_freq(t) > 0)
-            .cloned()
-            .collect();
-        if known.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.inner.lexical.search(
-            self.ns.info.id,
-            self.ns.info.analyzer,
-            &known,
-            self.stats,
-            self.inner.options.bm25_idf,
-            usize::try_from(self.stats.num_docs()).unwrap_or(usize::MAX),
-        )
-    }
-
     fn all_docs(&self) -> Result<Vec<RecordId>> {
         self.inner
             .store
