@@ -127,3 +127,35 @@ fn kill_9_with_queued_dialogs_loses_nothing_and_duplicates_nothing() {
     }
     assert_eq!(memories.len(), acknowledged.len());
 }
+
+#[test]
+fn sigterm_stops_cleanly_and_the_queue_resumes_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let mut client = server(&store);
+    let tokens: Vec<String> = (0..200).map(|n| token(9, n)).collect();
+    for t in &tokens {
+        structured(client.call(
+            "add_memory",
+            json!({"user_id": "u", "messages": [
+                {"role": "user", "content": format!("note {t} for later")}]}),
+        ));
+    }
+    // SIGTERM: the dialog being memorized finishes, the rest stays queued, the store closes.
+    assert!(
+        client.terminate(),
+        "the server did not exit cleanly on SIGTERM"
+    );
+    let mut client = server(&store);
+    wait_drained(&mut client);
+    let memories = all_memories(&mut client, "u");
+    assert_eq!(memories.len(), tokens.len());
+    for t in &tokens {
+        let needle = format!("note {t} for later");
+        assert_eq!(
+            memories.iter().filter(|m| m.contains(&needle)).count(),
+            1,
+            "{t}"
+        );
+    }
+}
