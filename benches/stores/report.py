@@ -111,6 +111,7 @@ def plot(rows, sizes):
             curve = (r or {}).get("vector_curve")
             if not curve:
                 continue
+            curve = sorted(curve, key=lambda c: (c["recall"], c["p50_ms"]))
             ax.plot([c["recall"] for c in curve], [c["p50_ms"] for c in curve], marker="o", label=r["store"])
         ax.set_yscale("log")
         ax.set_xlabel("recall@10 (against exact search)")
