@@ -11,6 +11,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
+use std::future::IntoFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Tokens;
@@ -64,8 +65,24 @@ pub async fn serve_http(
         .local_addr()
         .map_err(|e| McpError::Io(format!("listening address: {e}")))?;
     eprintln!("memorybench-mcp: listening on http://{bound}/mcp");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
-        .await
-        .map_err(|e| McpError::Io(format!("HTTP server failed: {e}")))
+    let stop = shutdown.clone();
+    let serving = axum::serve(listener, router)
+        .with_graceful_shutdown(async move { stop.cancelled_owned().await })
+        .into_future();
+    // Requests in flight get a bounded time to finish: a client that never completes its
+    // request cannot hold the server up.
+    let drain_bound = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(limits::HTTP_SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        served = serving => served.map_err(|e| McpError::Io(format!("HTTP server failed: {e}"))),
+        () = drain_bound => {
+            eprintln!(
+                "memorybench-mcp: requests still open {:?} after the stop are dropped",
+                limits::HTTP_SHUTDOWN_GRACE
+            );
+            Ok(())
+        }
+    }
 }
