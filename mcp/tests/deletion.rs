@@ -14,6 +14,9 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use support::StdioClient;
 
+/// The deleted user: its id is a marker too (namespace names hold it).
+const USER: &str = "vctmQzXwKr";
+
 fn server(store: &Path) -> StdioClient {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
     command
@@ -79,7 +82,7 @@ fn delete_all_memories_leaves_no_byte_of_the_user() {
         };
         structured(client.call(
             "add_memory",
-            json!({"user_id": "victim", "agent_id": agent, "wait": i % 2 == 0, "messages": [
+            json!({"user_id": USER, "agent_id": agent, "wait": i % 2 == 0, "messages": [
                 {"role": "user", "content": format!("My code word is {mark}. I like hiking.")},
                 {"role": "assistant", "content": "Noted."}]}),
         ));
@@ -90,13 +93,13 @@ fn delete_all_memories_leaves_no_byte_of_the_user() {
         ));
     }
     // An edit, logged in Mem0's history with the marker as old text.
-    let listed = structured(client.call("list_memories", json!({"user_id": "victim"})));
+    let listed = structured(client.call("list_memories", json!({"user_id": USER})));
     let first = listed["memories"][0]["id"].as_u64().unwrap();
     structured(client.call(
         "update_memory",
-        json!({"user_id": "victim", "memory_id": first, "text": format!("Code word {} changed", marks[0])}),
+        json!({"user_id": USER, "memory_id": first, "text": format!("Code word {} changed", marks[0])}),
     ));
-    let history = structured(client.call("memory_history", json!({"user_id": "victim"})));
+    let history = structured(client.call("memory_history", json!({"user_id": USER})));
     assert!(
         history["events"]
             .as_array()
@@ -107,26 +110,26 @@ fn delete_all_memories_leaves_no_byte_of_the_user() {
     );
     let keeper_before = structured(client.call("list_memories", json!({"user_id": "keeper"})));
     // The test is real: the markers are on disk before the deletion.
-    for mark in &marks {
+    for mark in marks.iter().map(String::as_str).chain([USER]) {
         assert!(
             !files_with(&store, mark).is_empty(),
             "{mark} never reached the disk"
         );
     }
 
-    let deleted = structured(client.call("delete_all_memories", json!({"user_id": "victim"})));
+    let deleted = structured(client.call("delete_all_memories", json!({"user_id": USER})));
     assert_eq!(deleted["deleted_namespaces"], json!(2), "{deleted}");
     assert_eq!(deleted["compacted"], json!(true));
-    for mark in &marks {
+    for mark in marks.iter().map(String::as_str).chain([USER]) {
         let left = files_with(&store, mark);
         assert!(left.is_empty(), "{mark} left in {left:?}");
     }
-    let gone = structured(client.call("list_memories", json!({"user_id": "victim"})));
+    let gone = structured(client.call("list_memories", json!({"user_id": USER})));
     assert_eq!(gone["memories"], json!([]));
-    let history = structured(client.call("memory_history", json!({"user_id": "victim"})));
+    let history = structured(client.call("memory_history", json!({"user_id": USER})));
     assert_eq!(history["events"], json!([]));
     assert!(client.terminate(), "the server did not stop cleanly");
-    for mark in &marks {
+    for mark in marks.iter().map(String::as_str).chain([USER]) {
         let left = files_with(&store, mark);
         assert!(left.is_empty(), "{mark} left in {left:?} after closing");
     }
