@@ -261,17 +261,20 @@ impl Server {
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let memory = self.memory()?;
             let k = page_size("limit", args.limit, memory.retrieve_k())?;
+            // The queue first: a worker memorizes a dialog before it leaves the queue, so a
+            // dialog applied between the two searches is found by the second (searching the
+            // memories first could miss it in both).
+            let pending: Vec<Value> = memory
+                .search_queued(&owner, &args.query, k)?
+                .into_iter()
+                .map(|hit| json!({"job_id": hit.record.id.0, "score": hit.score, "text": hit.record.text}))
+                .collect();
             let found = memory.search(&owner, &args.query, k).await?;
             let results: Vec<Value> = found
                 .into_iter()
                 .map(|(id, r)| {
                     json!({"id": id.map(|id| id.0), "doc_id": r.doc_id, "score": r.score, "text": r.text})
                 })
-                .collect();
-            let pending: Vec<Value> = memory
-                .search_queued(&owner, &args.query, k)?
-                .into_iter()
-                .map(|hit| json!({"job_id": hit.record.id.0, "score": hit.score, "text": hit.record.text}))
                 .collect();
             Ok(json!({ "results": results, "pending": pending }))
         }
