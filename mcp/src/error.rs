@@ -30,6 +30,12 @@ pub enum McpError {
     /// The server is configured wrongly (unknown system, missing embedder, ...).
     #[error("configuration: {0}")]
     Config(String),
+    /// A request reached a tool without an authenticated tenant.
+    #[error("unauthenticated")]
+    Unauthenticated,
+    /// The ingest queue of the tenant is full; retry later.
+    #[error("busy: {0}")]
+    Busy(String),
     /// A transport or I/O failure.
     #[error("{0}")]
     Io(String),

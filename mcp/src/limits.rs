@@ -20,6 +20,17 @@ pub const DEFAULT_PAGE: usize = 20;
 pub const MAX_ID_BYTES: usize = 128;
 /// Largest HTTP request body, in bytes.
 pub const MAX_HTTP_BODY: usize = 4 * 1024 * 1024;
+/// Longest wait for a request body to arrive whole.
+pub const HTTP_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a stopping HTTP server waits for the requests in flight.
+pub const HTTP_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+/// Most HTTP sessions open at once (over all tenants).
+pub const MAX_SESSIONS: usize = 10_000;
+/// Most messages in one `add_memory` call.
+pub const MAX_MESSAGES_PER_ADD: usize = 200;
+/// Most jobs waiting in the ingest queue of one tenant; more `add_memory` calls are refused
+/// until it drains.
+pub const MAX_QUEUED_PER_TENANT: usize = 10_000;
 /// Longest stdio message (one JSON-RPC line), in bytes.
 pub const MAX_STDIO_LINE: usize = 4 * 1024 * 1024;
 

@@ -4,6 +4,7 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
 use mb_engine::{Engine, EngineOptions};
@@ -31,10 +32,14 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<(), McpError> {
     let http = cli.http_addr()?;
+    let tokens = cli.service_config()?.tokens()?;
     let store = cli.store_dir()?;
     std::fs::create_dir_all(&store)
         .map_err(|e| McpError::Io(format!("cannot create {}: {e}", store.display())))?;
-    let engine = Arc::new(Engine::open(&store, EngineOptions::default())?);
+    // Every write synced: an acknowledged add_memory survives power loss, not only kill -9.
+    let mut options = EngineOptions::default();
+    options.sync_writes = true;
+    let engine = Arc::new(Engine::open(&store, options)?);
     let backends = Arc::new(Backends::open(engine, &cli.graph_namespace, &cli.memory())?);
     if let Some(file) = &cli.import_jsonl {
         match memorybench_mcp::graph::import::import_jsonl(backends.graph(), file)? {
@@ -52,18 +57,87 @@ fn run(cli: &Cli) -> Result<(), McpError> {
         .enable_all()
         .build()
         .map_err(|e| McpError::Io(format!("cannot start the runtime: {e}")))?;
-    runtime.block_on(async move {
-        match http {
-            None => transport::serve_stdio(backends).await,
+    let served = runtime.block_on(async {
+        let workers = match backends.memory() {
+            Ok(memory) => {
+                let recovered = memory.recover_queue()?;
+                if recovered > 0 {
+                    eprintln!("memorybench-mcp: resuming {recovered} queued dialogs");
+                }
+                memory.start_workers()
+            }
+            Err(_) => Vec::new(),
+        };
+        let shutdown = CancellationToken::new();
+        tokio::spawn(on_signal(shutdown.clone()));
+        let served = match http {
+            None => {
+                tokio::select! {
+                    served = transport::serve_stdio(backends.clone()) => served,
+                    () = shutdown.cancelled() => Ok(()),
+                }
+            }
             Some(addr) => {
-                let shutdown = CancellationToken::new();
-                let on_signal = shutdown.clone();
-                tokio::spawn(async move {
-                    let _ = tokio::signal::ctrl_c().await;
-                    on_signal.cancel();
-                });
-                transport::serve_http(backends, addr, cli.allowed_hosts.clone(), shutdown).await
+                transport::serve_http(
+                    backends.clone(),
+                    addr,
+                    cli.allowed_hosts.clone(),
+                    tokens,
+                    shutdown,
+                )
+                .await
+            }
+        };
+        // Dialogs being memorized finish (within a bound); the rest stay queued on disk.
+        if let Ok(memory) = backends.memory() {
+            memory.stop_workers();
+        }
+        let drained = async {
+            for worker in workers {
+                let _ = worker.await;
+            }
+        };
+        if tokio::time::timeout(SHUTDOWN_GRACE, drained).await.is_err() {
+            eprintln!("memorybench-mcp: dialogs still being memorized after {SHUTDOWN_GRACE:?} are left queued");
+        }
+        served
+    });
+    // The runtime's tasks hold the backends; once it is gone the engine is the last owner.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    let closed = match Arc::try_unwrap(backends) {
+        Ok(backends) => backends.close(),
+        Err(_) => Ok(()),
+    };
+    served.and(closed)
+}
+
+/// How long a stop waits for dialogs being memorized.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Cancels `shutdown` on SIGTERM or SIGINT.
+async fn on_signal(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
             }
         }
-    })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    eprintln!("memorybench-mcp: stopping (finishing requests in flight)");
+    shutdown.cancel();
 }

@@ -1,6 +1,8 @@
-//! The MCP server: the knowledge-graph tools and the memory tools on one engine.
+//! The MCP server: the knowledge-graph tools and the memory tools on one engine, each call
+//! for one tenant (the local one on stdio; over HTTP the one the guard authenticated).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use mb_engine::Engine;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -15,14 +17,27 @@ use rmcp::{tool_handler, ServerHandler};
 use crate::error::McpError;
 use crate::graph::store::GraphStore;
 use crate::memory::service::{MemoryConfig, MemoryService};
+use crate::tenant::Tenant;
 
 /// Namespace holding the knowledge graph unless told otherwise.
 pub const DEFAULT_GRAPH_NAMESPACE: &str = "mcp/graph";
 
 /// What the server serves, shared by every connection.
 pub struct Backends {
-    graph: GraphStore,
-    memory: Result<MemoryService, String>,
+    engine: Arc<Engine>,
+    local_graph: Arc<GraphStore>,
+    graphs: Mutex<HashMap<String, Arc<GraphStore>>>,
+    memory: Result<Arc<MemoryService>, String>,
+}
+
+/// How a session reached the server, which decides whose calls it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Standard input and output: the local tenant.
+    Stdio,
+    /// Streamable HTTP: the tenant the HTTP guard attached to each request (a request
+    /// without one is refused).
+    Http,
 }
 
 impl Backends {
@@ -34,19 +49,72 @@ impl Backends {
         graph_namespace: &str,
         memory: &MemoryConfig,
     ) -> Result<Backends, McpError> {
-        let graph = GraphStore::open(engine.clone(), graph_namespace)?;
+        let local_graph = Arc::new(GraphStore::open(engine.clone(), graph_namespace)?);
         // The registry name is checked here, so a typo stops the server at once.
         mb_baselines::registry::get(&memory.system)?;
-        let memory = MemoryService::new(engine, memory).map_err(|e| e.to_string());
+        let memory = MemoryService::new(engine.clone(), memory)
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
         if let Err(e) = &memory {
             tracing::warn!("memory tools unavailable: {e}");
         }
-        Ok(Backends { graph, memory })
+        Ok(Backends {
+            engine,
+            local_graph,
+            graphs: Mutex::new(HashMap::new()),
+            memory,
+        })
     }
 
-    /// The knowledge graph.
+    /// The local tenant's knowledge graph (stdio, and HTTP without tenants).
     pub fn graph(&self) -> &GraphStore {
-        &self.graph
+        &self.local_graph
+    }
+
+    /// The knowledge graph of `tenant` (in `mcp/t/{tenant}/graph`, opened on first use).
+    pub fn graph_of(&self, tenant: &Tenant) -> Result<Arc<GraphStore>, McpError> {
+        if tenant.is_local() {
+            return Ok(self.local_graph.clone());
+        }
+        let mut graphs = self
+            .graphs
+            .lock()
+            .map_err(|_| McpError::Io("the graph table lock is poisoned".into()))?;
+        if let Some(found) = graphs.get(tenant.name()) {
+            return Ok(found.clone());
+        }
+        let namespace = format!("mcp/t/{}/graph", tenant.name());
+        let opened = Arc::new(GraphStore::open(self.engine.clone(), &namespace)?);
+        graphs.insert(tenant.name().to_string(), opened.clone());
+        Ok(opened)
+    }
+
+    /// The memory tools' backend, when it could be set up.
+    pub fn memory(&self) -> Result<&Arc<MemoryService>, McpError> {
+        self.memory
+            .as_ref()
+            .map_err(|e| McpError::Config(e.clone()))
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Closes the store (flushed and synced) when nothing else holds it.
+    pub fn close(self) -> Result<(), McpError> {
+        let Backends {
+            engine,
+            local_graph,
+            graphs,
+            memory,
+        } = self;
+        drop((local_graph, graphs, memory));
+        match Arc::try_unwrap(engine) {
+            Ok(engine) => Ok(engine.close()?),
+            // Still shared: dropping the last handle closes it (and logs any error).
+            Err(_) => Ok(()),
+        }
     }
 }
 
@@ -54,27 +122,43 @@ impl Backends {
 #[derive(Clone)]
 pub struct Server {
     backends: Arc<Backends>,
+    transport: Transport,
     tool_router: ToolRouter<Server>,
 }
 
 impl Server {
-    /// A handler over `backends`.
-    pub fn new(backends: Arc<Backends>) -> Server {
+    /// A handler over `backends` for sessions on `transport`.
+    pub fn new(backends: Arc<Backends>, transport: Transport) -> Server {
         Server {
             backends,
+            transport,
             tool_router: Self::graph_router() + Self::memory_router(),
         }
     }
 
-    pub(crate) fn graph(&self) -> Result<&GraphStore, McpError> {
-        Ok(&self.backends.graph)
+    /// The tenant a request is for: the local one on stdio; over HTTP the one the guard
+    /// attached (none: refused, never a default).
+    pub(crate) fn tenant(&self, context: &RequestContext<RoleServer>) -> Result<Tenant, McpError> {
+        match self.transport {
+            Transport::Stdio => Ok(Tenant::local()),
+            Transport::Http => context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Tenant>())
+                .cloned()
+                .ok_or(McpError::Unauthenticated),
+        }
     }
 
-    pub(crate) fn memory(&self) -> Result<&MemoryService, McpError> {
-        self.backends
-            .memory
-            .as_ref()
-            .map_err(|e| McpError::Config(e.clone()))
+    pub(crate) fn graph(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Arc<GraphStore>, McpError> {
+        self.backends.graph_of(&self.tenant(context)?)
+    }
+
+    pub(crate) fn memory(&self) -> Result<&Arc<MemoryService>, McpError> {
+        self.backends.memory()
     }
 }
 
@@ -112,8 +196,11 @@ impl ServerHandler for Server {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        crate::graph::resource::read(&self.backends.graph, &request.uri).map(Into::into)
+        let graph = self
+            .graph(&context)
+            .map_err(|e| ErrorData::invalid_request(e.to_string(), None))?;
+        crate::graph::resource::read(&graph, &request.uri).map(Into::into)
     }
 }

@@ -46,7 +46,7 @@ async def exercise(session: ClientSession, transport: str):
     found = structured(await session.call_tool("search_nodes", {"query": "rust"}))
     check(any(e["name"] == f"Ada-{transport}" for e in found["entities"]), f"search_nodes: {found}")
 
-    added = structured(await session.call_tool("add_memory", {"user_id": user, "messages": [
+    added = structured(await session.call_tool("add_memory", {"user_id": user, "wait": True, "messages": [
         {"role": "user", "content": "My cat is called Miso and she likes salmon."},
         {"role": "assistant", "content": "Noted: Miso likes salmon."}]}))
     check(len(added["added"]) >= 1, f"add_memory: {added}")

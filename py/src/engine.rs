@@ -151,6 +151,22 @@ impl PyEngine {
         run(py, self, |e| e.drop_namespace(name))
     }
 
+    /// Deletes the named namespaces that exist, then compacts the store so that no byte of
+    /// what they held remains in any file of the engine directory (copies made outside it,
+    /// such as backups, keep theirs). Returns how many were dropped.
+    fn forget(&self, py: Python<'_>, names: Vec<String>) -> PyResult<usize> {
+        run(py, self, |e| {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            e.forget(&names)
+        })
+    }
+
+    /// Rewrites the store so that deleted records and dropped namespaces are gone from disk
+    /// (lexical index merged, RocksDB flushed and compacted). Takes time with the store's size.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        run(py, self, |e| e.compact())
+    }
+
     /// The namespaces' names, sorted.
     fn namespaces(&self) -> PyResult<Vec<String>> {
         let mut names: Vec<String> = self

@@ -10,6 +10,7 @@ use mb_llm::ops::{Operation, Patience};
 use mb_llm::{Message, Sampling};
 
 use crate::metrics::judged::first_score_1_to_10;
+use crate::metrics::readability::{coleman_liau, readability};
 use crate::metrics::rouge::rouge_l_f1;
 
 /// Which dataset's rubric a merged judge applies.
@@ -28,10 +29,23 @@ pub enum MergedRubric {
 pub struct ShownMetric {
     /// The metric's name, as upstream's prompt names it.
     pub name: &'static str,
-    /// Its value, formatted; `Err` holds why it was not computed.
-    pub value: Result<String, &'static str>,
+    /// Its value; `Err` holds why it was not computed.
+    pub value: Result<f64, &'static str>,
     /// What it measures and how to read it.
     pub meaning: &'static str,
+}
+
+/// A metric shown to the judge.
+fn shown(
+    name: &'static str,
+    value: Result<f64, &'static str>,
+    meaning: &'static str,
+) -> ShownMetric {
+    ShownMetric {
+        name,
+        value,
+        meaning,
+    }
 }
 
 /// Why a metric needing BERTScore is missing.
@@ -51,13 +65,8 @@ impl MergedRubric {
     /// The metrics shown for `output` against `reference`: those computed here with their
     /// values, the others with the reason they are missing.
     pub fn metrics(self, output: &str, reference: &str) -> Vec<ShownMetric> {
-        let missing = |name, why, meaning| ShownMetric {
-            name,
-            value: Err(why),
-            meaning,
-        };
+        let missing = |name, why, meaning| shown(name, Err(why), meaning);
         const LEGAL: &str = "the legal extraction (charges, statutes, penalties) needs upstream's lexicons and parsers, not shipped here";
-        const READABILITY: &str = "readability formulas are not computed here";
         const RANKING: &str =
             "the ranking needs extra judge calls upstream makes outside the merged score";
         match self {
@@ -79,17 +88,20 @@ impl MergedRubric {
                 missing("llm_novelty_ranking_score", RANKING, "novelty against the reference idea: near 0.00 less novel, 0.50 comparable, near 1.00 more novel"),
                 missing("llm_feasibility_ranking_score", RANKING, "feasibility against the reference idea, read like the novelty score"),
             ],
-            MergedRubric::JreL => vec![
+            MergedRubric::JreL => {
+                let readable = readability(output);
+                vec![
                 ShownMetric {
                     name: "Rouge-L",
-                    value: Ok(format!("{:.4}", rouge_l_f1(output, reference))),
+                    value: Ok(rouge_l_f1(output, reference)),
                     meaning: "overlap of the longest common word sequence with the reference, 0.00 to 1.00; higher means the content is better preserved",
                 },
                 missing("BERTScore-F1", NO_BERTSCORE, "semantic similarity to the reference, 0.00 to 1.00"),
-                missing("CLI", READABILITY, "Coleman-Liau grade level; for popular science about 8 to 12 is desirable, lower reads more easily"),
-                missing("FKGL", READABILITY, "Flesch-Kincaid grade level; 8 to 12 is standard readability for a general audience"),
-                missing("DCRS", READABILITY, "Dale-Chall score; 4.9 or lower is very easy, 9.0 to 9.9 is college level"),
-            ],
+                shown("CLI", Ok(coleman_liau(output)), "Coleman-Liau grade level; for popular science about 8 to 12 is desirable, lower reads more easily"),
+                shown("FKGL", readable.map(|r| r.fkgl), "Flesch-Kincaid grade level; 8 to 12 is standard readability for a general audience"),
+                shown("DCRS", readable.map(|r| r.dcrs), "Dale-Chall score; 4.9 or lower is very easy, 9.0 to 9.9 is college level"),
+                ]
+            }
         }
     }
 
@@ -157,7 +169,7 @@ impl Operation for OverallJudge {
             .metrics
             .iter()
             .map(|m| match &m.value {
-                Ok(value) => format!("- {}: {value} ({})\n", m.name, m.meaning),
+                Ok(value) => format!("- {}: {value:.4} ({})\n", m.name, m.meaning),
                 Err(why) => format!("- {}: not computed, {why} ({})\n", m.name, m.meaning),
             })
             .collect();
@@ -230,7 +242,17 @@ mod tests {
         assert!(article.contains("science communication"));
         // ROUGE-L is computed: 5 of 6 words in the longest common subsequence.
         assert!(article.contains("- Rouge-L: 0.8333 ("), "{article}");
-        assert!(article.contains("- DCRS: not computed"));
+        let cli = coleman_liau("the cat sat on the mat");
+        assert!(article.contains(&format!("- CLI: {cli:.4} (")), "{article}");
+        // FKGL and DCRS need the word lists of `scripts/setup.sh`: shown when found, else
+        // marked missing with the reason.
+        match readability("the cat sat on the mat") {
+            Ok(r) => assert!(
+                article.contains(&format!("- DCRS: {:.4} (", r.dcrs)),
+                "{article}"
+            ),
+            Err(why) => assert!(article.contains(&format!("- DCRS: not computed, {why}"))),
+        }
         let idea = prompt(MergedRubric::IdeaBench);
         assert!(idea.contains("expert researcher") && idea.contains("llm_novelty_ranking_score"));
         for text in [legal, article, idea] {

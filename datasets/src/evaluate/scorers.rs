@@ -333,9 +333,9 @@ impl Evaluator for WritingBenchScorer {
 }
 
 /// JuDGE, IdeaBench, JRE-L: the merged 1–10 judge score their domain and task summaries use,
-/// under the dataset's rubric. Of their component metrics only JRE-L's ROUGE-L is computed
-/// here (BERTScore, readability and JuDGE's legal extraction need models and resources not
-/// shipped); the judge is told which are missing and why.
+/// under the dataset's rubric, beside the component metrics computed here (JRE-L's ROUGE-L and
+/// readability; BERTScore and JuDGE's legal extraction need models and resources not shipped,
+/// and the judge is told which are missing and why).
 pub struct MergedJudgeScorer(pub MergedRubric);
 
 #[async_trait]
@@ -351,15 +351,23 @@ impl Evaluator for MergedJudgeScorer {
             .find_map(|key| row.info.get(*key).and_then(Value::as_str))
             .unwrap_or_default()
             .to_string();
+        let shown = self.0.metrics(response, &reference);
+        let mut computed = Map::new();
+        for metric in &shown {
+            if let Ok(value) = metric.value {
+                computed.insert(metric.name.to_string(), json!(value));
+            }
+        }
         let operation = OverallJudge {
             rubric: self.0,
             input: row.input.query_text().to_string(),
             output: response.to_string(),
-            metrics: self.0.metrics(response, &reference),
+            metrics: shown,
             reference,
         };
         let score = judged(judge, row, MERGED_SCORE, &operation).await?;
-        Ok(metrics(json!({ MERGED_SCORE: score })))
+        computed.insert(MERGED_SCORE.to_string(), json!(score));
+        Ok(computed)
     }
 
     fn concurrency(&self) -> usize {

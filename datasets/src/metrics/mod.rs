@@ -6,6 +6,7 @@ pub mod locomo;
 pub mod meteor;
 pub mod punkt;
 mod pychars;
+pub mod readability;
 pub mod retrieval;
 pub mod rouge;
 pub mod tokenize;

@@ -207,3 +207,44 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         .unwrap_err();
     assert!(matches!(error, EvalError::NeedsJudge { .. }), "{error}");
 }
+
+#[tokio::test]
+async fn jre_l_records_its_computed_metrics_beside_the_merged_score() {
+    let catalog = Catalog::builtin().unwrap();
+    let jre = evaluator_for(catalog.dataset("JRE-L").unwrap()).unwrap();
+    let paper = row(json!({
+        "test_idx": 4, "dataset_name": "JRE-L", "lang": "en",
+        "input_prompt": "Write a popular-science article about this paper.",
+        "info": {"pr-abstract": "Bees dance to tell each other where the flowers are."},
+    }));
+    let article = "Honey bees dance. The dance tells other bees where the flowers are found.";
+    let scripted = ScriptedProvider::then_always(&["Overall: 7"], "Wrong");
+    let scored = jre
+        .evaluate(
+            &paper,
+            article,
+            &Backend::model(scripted.clone(), OutputHandling::Upstream, 0),
+        )
+        .await
+        .unwrap();
+    assert_eq!(scored["llm_as_judge_score"], json!(7));
+    let cli = mb_datasets::metrics::readability::coleman_liau(article);
+    assert_eq!(scored["CLI"], json!(cli));
+    assert!(scored["Rouge-L"].as_f64().unwrap() > 0.3, "{scored:?}");
+    assert!(
+        scored.get("BERTScore-F1").is_none(),
+        "not computed, so not recorded"
+    );
+    let prompt = &scripted.prompts()[0];
+    assert!(prompt.contains(&format!("- CLI: {cli:.4} (")), "{prompt}");
+    match mb_datasets::metrics::readability::readability(article) {
+        Ok(r) => {
+            assert_eq!(scored["FKGL"], json!(r.fkgl));
+            assert_eq!(scored["DCRS"], json!(r.dcrs));
+        }
+        Err(why) => {
+            mb_core::test_data::skip(why);
+            assert!(scored.get("FKGL").is_none());
+        }
+    }
+}

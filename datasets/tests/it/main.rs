@@ -13,4 +13,5 @@ mod meteor_parity;
 mod porter_parity;
 mod pyliteral_parity;
 mod pyrandom_parity;
+mod readability_parity;
 mod rouge_parity;

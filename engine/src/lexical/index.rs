@@ -15,6 +15,8 @@
 //! The index is derived data: each commit stores the last applied sequence number as its
 //! payload, and the engine replays the change log after it on open.
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -396,12 +398,18 @@ impl LexicalIndex {
         let top = view
             .searcher
             .search_with_statistics_provider(&query, &collector, stats)?;
+        // Each segment's record-id column is opened once, not once per hit.
+        let mut columns = HashMap::new();
         for (score, address) in top {
-            let rids = view
-                .searcher
-                .segment_reader(address.segment_ord)
-                .fast_fields()
-                .u64("rid")?;
+            let rids = match columns.entry(address.segment_ord) {
+                Entry::Occupied(column) => column.into_mut(),
+                Entry::Vacant(slot) => slot.insert(
+                    view.searcher
+                        .segment_reader(address.segment_ord)
+                        .fast_fields()
+                        .u64("rid")?,
+                ),
+            };
             let Some(rid) = rids.first(address.doc_id) else {
                 continue;
             };

@@ -3,9 +3,12 @@
 //! One tantivy index holds every namespace, but BM25 must score a namespace's documents as if
 //! the index held nothing else. These statistics (document count, token count, document
 //! frequency per term, all over live documents of one namespace) replace tantivy's index-wide
-//! ones through [`Bm25StatisticsProvider`].
+//! ones through [`Bm25StatisticsProvider`]. The live terms are also kept sorted, so a wildcard,
+//! prefix or range query visits only the terms in its range instead of the whole vocabulary.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
 
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::Field;
@@ -18,14 +21,18 @@ use super::analyzer::Term;
 pub struct LexicalStats {
     num_docs: u64,
     total_tokens: u64,
-    doc_freq: HashMap<String, u64>,
-    /// Estimated heap bytes of `doc_freq`, kept up to date by `add` and `remove`.
+    doc_freq: HashMap<Arc<str>, u64>,
+    /// The keys of `doc_freq` in order (the namespace's sorted term dictionary), sharing their
+    /// text with it. Only a new or vanished term touches it, so most writes never do.
+    sorted: BTreeSet<Arc<str>>,
+    /// Estimated heap bytes of `doc_freq` and `sorted`, kept up to date by `add` and `remove`.
     heap_bytes: usize,
 }
 
-/// Estimated heap cost of one `doc_freq` entry beyond its term's bytes (the `String` and the
-/// count, and the hash table's slot and control byte at its usual load).
-const ENTRY_BYTES: usize = 48;
+/// Estimated heap cost of one term beyond its bytes: the shared text's reference counts, the
+/// hash table's slot (pointer, length, count) and control byte at its usual load, and the
+/// sorted set's slot with its share of the tree's nodes.
+const ENTRY_BYTES: usize = 72;
 
 impl LexicalStats {
     /// Accounts for a document with these terms.
@@ -37,7 +44,9 @@ impl LexicalStats {
             match self.doc_freq.get_mut(term) {
                 Some(count) => *count += 1,
                 None => {
-                    self.doc_freq.insert(term.to_string(), 1);
+                    let key: Arc<str> = Arc::from(term);
+                    self.sorted.insert(Arc::clone(&key));
+                    self.doc_freq.insert(key, 1);
                     self.heap_bytes += term.len() + ENTRY_BYTES;
                 }
             }
@@ -53,6 +62,7 @@ impl LexicalStats {
                 *df -= 1;
                 if *df == 0 {
                     self.doc_freq.remove(term);
+                    self.sorted.remove(term);
                     self.heap_bytes = self.heap_bytes.saturating_sub(term.len() + ENTRY_BYTES);
                 }
             }
@@ -74,9 +84,23 @@ impl LexicalStats {
         self.doc_freq.get(term).copied().unwrap_or(0)
     }
 
-    /// Every term of a live document (the namespace's term dictionary), in no order.
+    /// Every term of a live document (the namespace's term dictionary), in order.
     pub fn terms(&self) -> impl Iterator<Item = &str> {
-        self.doc_freq.keys().map(String::as_str)
+        self.sorted.iter().map(|t| &**t)
+    }
+
+    /// The live terms from `lower` on, in order, for as long as `keep` accepts them: a walk of
+    /// the sorted dictionary that touches only the terms of a range (`Included("dri")` while
+    /// they start with `dri` is a prefix query's), not the whole vocabulary.
+    pub fn terms_from<'a>(
+        &'a self,
+        lower: Bound<&'a str>,
+        keep: impl Fn(&str) -> bool + 'a,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        self.sorted
+            .range::<str, _>((lower, Bound::Unbounded))
+            .map(|t| &**t)
+            .take_while(move |t| keep(t))
     }
 
     /// Average number of terms per document (BM25's average field length).
@@ -137,5 +161,31 @@ mod tests {
         let mut only_b = LexicalStats::default();
         only_b.add(&b);
         assert_eq!(s, only_b);
+    }
+
+    #[test]
+    fn sorted_dictionary_walks_a_range() {
+        let mut s = LexicalStats::default();
+        let a = Analyzer::Standard.analyze("drive driver drives drove dr zebra");
+        let b = Analyzer::Standard.analyze("driver cherry");
+        s.add(&a);
+        s.add(&b);
+        let from = |lower, prefix: &'static str| -> Vec<&str> {
+            s.terms_from(lower, move |t| t.starts_with(prefix))
+                .collect()
+        };
+        assert_eq!(
+            from(Bound::Included("dri"), "dri"),
+            ["drive", "driver", "drives"]
+        );
+        assert_eq!(from(Bound::Excluded("drive"), "dri"), ["driver", "drives"]);
+        assert_eq!(from(Bound::Included("x"), ""), ["zebra"]);
+        let all: Vec<&str> = s.terms().collect();
+        assert_eq!(
+            all,
+            ["cherry", "dr", "drive", "driver", "drives", "drove", "zebra"]
+        );
+        s.remove(&a);
+        assert_eq!(s.terms().collect::<Vec<_>>(), ["cherry", "driver"]);
     }
 }

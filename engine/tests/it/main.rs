@@ -7,6 +7,7 @@ mod copy;
 mod crash;
 mod damage;
 mod filters;
+mod forget;
 mod model_check;
 mod reopen;
 mod residency;

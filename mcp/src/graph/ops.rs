@@ -36,6 +36,11 @@ impl<T> Node<T> {
         }
     }
 
+    /// Whether the store lacks this item as it is (never written, or changed since).
+    pub fn unwritten(&self) -> bool {
+        self.id.is_none() || self.dirty
+    }
+
     fn new(value: T) -> Node<T> {
         Node {
             id: None,

@@ -108,11 +108,13 @@ impl GraphStore {
     }
 
     fn persist(&self, graph: &mut Graph) -> Result<(), McpError> {
+        // Only new and changed items are serialized: a call costs what it changes, not the
+        // size of the graph.
         let mut batch = Batch::new();
-        for node in &graph.entities {
+        for node in graph.entities.iter().filter(|n| n.unwritten()) {
             add(&mut batch, node, entity_record(&node.value)?);
         }
-        for node in &graph.relations {
+        for node in graph.relations.iter().filter(|n| n.unwritten()) {
             add(&mut batch, node, relation_record(&node.value)?);
         }
         for id in &graph.deleted {

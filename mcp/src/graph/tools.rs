@@ -6,6 +6,8 @@
 use rmcp::handler::server::common::{schema_for_empty_input, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -129,10 +131,16 @@ impl Server {
         output_schema = schema_for_output::<EntitiesArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn create_entities(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn create_entities(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: EntitiesArgs = args::parse(raw)?;
-            let new = self.graph()?.mutate(|g| g.create_entities(args.entities))?;
+            let new = self
+                .graph(&ctx)?
+                .mutate(|g| g.create_entities(args.entities))?;
             Ok(reply(&new, serde_json::json!({ "entities": new })))
         })())
     }
@@ -144,11 +152,15 @@ impl Server {
         output_schema = schema_for_output::<RelationsArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn create_relations(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn create_relations(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: RelationsArgs = args::parse(raw)?;
             let new = self
-                .graph()?
+                .graph(&ctx)?
                 .mutate(|g| g.create_relations(args.relations))?;
             Ok(reply(&new, serde_json::json!({ "relations": new })))
         })())
@@ -161,11 +173,15 @@ impl Server {
         output_schema = schema_for_output::<AddObservationsResult>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn add_observations(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn add_observations(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: AddObservationsArgs = args::parse(raw)?;
             let added = self
-                .graph()?
+                .graph(&ctx)?
                 .mutate(|g| g.add_observations(args.observations))?;
             Ok(reply(&added, serde_json::json!({ "results": added })))
         })())
@@ -178,10 +194,14 @@ impl Server {
         output_schema = schema_for_output::<Deleted>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn delete_entities(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn delete_entities(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: DeleteEntitiesArgs = args::parse(raw)?;
-            self.graph()?.mutate(|g| {
+            self.graph(&ctx)?.mutate(|g| {
                 g.delete_entities(&args.entity_names);
                 Ok(())
             })?;
@@ -196,10 +216,14 @@ impl Server {
         output_schema = schema_for_output::<Deleted>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn delete_observations(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn delete_observations(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: DeleteObservationsArgs = args::parse(raw)?;
-            self.graph()?.mutate(|g| {
+            self.graph(&ctx)?.mutate(|g| {
                 g.delete_observations(&args.deletions);
                 Ok(())
             })?;
@@ -214,10 +238,14 @@ impl Server {
         output_schema = schema_for_output::<Deleted>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn delete_relations(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn delete_relations(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: DeleteRelationsArgs = args::parse(raw)?;
-            self.graph()?.mutate(|g| {
+            self.graph(&ctx)?.mutate(|g| {
                 g.delete_relations(&args.relations);
                 Ok(())
             })?;
@@ -232,9 +260,9 @@ impl Server {
         output_schema = schema_for_output::<KnowledgeGraph>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn read_graph(&self) -> CallToolResult {
+    async fn read_graph(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
         finish((|| {
-            let graph = self.graph()?.read(Graph::snapshot)?;
+            let graph = self.graph(&ctx)?.read(Graph::snapshot)?;
             Ok(graph_reply(&graph))
         })())
     }
@@ -246,10 +274,14 @@ impl Server {
         output_schema = schema_for_output::<KnowledgeGraph>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn search_nodes(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn search_nodes(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: SearchNodesArgs = args::parse(raw)?;
-            let graph = self.graph()?.read(|g| g.search_nodes(&args.query))?;
+            let graph = self.graph(&ctx)?.read(|g| g.search_nodes(&args.query))?;
             Ok(graph_reply(&graph))
         })())
     }
@@ -261,10 +293,14 @@ impl Server {
         output_schema = schema_for_output::<KnowledgeGraph>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn open_nodes(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn open_nodes(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
             let args: OpenNodesArgs = args::parse(raw)?;
-            let graph = self.graph()?.read(|g| g.open_nodes(&args.names))?;
+            let graph = self.graph(&ctx)?.read(|g| g.open_nodes(&args.names))?;
             Ok(graph_reply(&graph))
         })())
     }

@@ -1,4 +1,8 @@
-//! Memory tools over a memory system of the registry (`mb_baselines::registry`).
+//! Memory tools over a memory system of the registry (`mb_baselines::registry`), per tenant,
+//! with ingest through a durable queue memorized in the background.
 
+pub mod edit;
+pub mod ingest;
+pub mod queue;
 pub mod service;
 pub mod tools;

@@ -1,27 +1,25 @@
-//! A memory system of the registry serving many users: one engine namespace per user (and per
-//! user and agent), opened on first use and kept open. Dialogs go through the system's own
-//! memorizing (units, embeddings, extracted facts); reading, listing, editing and deleting work
-//! on the engine records the system wrote.
+//! A memory system of the registry serving many tenants and users: one engine namespace per
+//! (tenant, user) and per (tenant, user, agent), opened on first use and kept open. Dialogs
+//! are queued durably and memorized by background workers ([`crate::memory::ingest`]);
+//! reading, listing, editing and deleting work on the engine records the system wrote.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mb_baselines::mem0::{HistoryEvent, Mem0};
-use mb_baselines::{
-    MemoryContext, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec, TrainingDialog,
-};
+use mb_baselines::mem0::Mem0;
+use mb_baselines::{MemoryContext, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec};
 use mb_core::Lang;
-use mb_datasets::row::DialogMessage;
-use mb_embed::{CachedEmbedder, Embedder, HashingEmbedder, OnnxEmbedder};
-use mb_engine::{Engine, NewRecord, Record, RecordId};
+use mb_embed::{Embedder, HashingEmbedder, OnnxEmbedder};
+use mb_engine::{Engine, Record, RecordId};
 use mb_llm::{CacheMode, LlmChoice, LlmStack, LocalServer};
 
 use crate::error::McpError;
+use crate::memory::queue::Scheduler;
+use crate::tenant::Tenant;
 
-/// State key numbering the dialogs added through the server, so each gets its own unit ids.
-const NEXT_DIALOG: &str = "mcp/next_dialog";
-/// Prefix of every memory namespace the server creates.
-pub const NAMESPACE_PREFIX: &str = "mcp/memory";
+/// Most namespaces whose doc-id maps are kept in memory; past it the maps are dropped (and
+/// rebuilt from the store when searched again).
+const MAX_MAPPED_NAMESPACES: usize = 1_000;
 
 /// How the memory tools are set up.
 #[derive(Debug, Clone)]
@@ -32,25 +30,37 @@ pub struct MemoryConfig {
     pub embedder: Option<String>,
     /// Model backend: `offline`, `local` or a role-settings file.
     pub llm: String,
+    /// Background workers memorizing queued dialogs.
+    pub workers: usize,
 }
 
 /// Whose memory a call is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Owner {
+    /// The tenant the call is for.
+    pub tenant: Tenant,
     /// The user.
     pub user_id: String,
     /// The agent, when its memory is kept apart from the user's.
     pub agent_id: Option<String>,
 }
 
-struct Opened {
-    system: Box<dyn MemorySystem>,
-    mem0: Option<Mem0>,
+pub(crate) struct Opened {
+    pub(crate) system: Box<dyn MemorySystem>,
+    pub(crate) mem0: Option<Mem0>,
+}
+
+/// A namespace's memories by the system's doc id (`conv_3_1`, `mem7`), for naming the record
+/// of each search result; `through` is the highest record id read.
+#[derive(Default)]
+pub(crate) struct DocIds {
+    pub(crate) by_doc: HashMap<String, RecordId>,
+    pub(crate) through: RecordId,
 }
 
 /// The memory tools' backend.
 pub struct MemoryService {
-    engine: Arc<Engine>,
+    pub(crate) engine: Arc<Engine>,
     spec: &'static SystemSpec,
     settings: SystemSettings,
     llm: Arc<LlmStack>,
@@ -58,7 +68,10 @@ pub struct MemoryService {
     embedder_choice: String,
     embedder: OnceLock<Result<Arc<dyn Embedder>, String>>,
     opened: Mutex<HashMap<String, Arc<Opened>>>,
-    writes: tokio::sync::Mutex<()>,
+    doc_ids: Mutex<HashMap<String, DocIds>>,
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    pub(crate) scheduler: Scheduler,
+    pub(crate) workers: usize,
 }
 
 impl MemoryService {
@@ -90,7 +103,10 @@ impl MemoryService {
             embedder_choice,
             embedder: OnceLock::new(),
             opened: Mutex::new(HashMap::new()),
-            writes: tokio::sync::Mutex::new(()),
+            doc_ids: Mutex::new(HashMap::new()),
+            locks: Mutex::new(HashMap::new()),
+            scheduler: Scheduler::default(),
+            workers: config.workers.max(1),
         })
     }
 
@@ -104,14 +120,17 @@ impl MemoryService {
         self.settings.retrieve_k()
     }
 
+    /// The prefix of every memory namespace of `tenant` under this system (with a final `/`).
+    pub fn tenant_prefix(&self, tenant: &Tenant) -> String {
+        format!("{}/{}/", tenant.memory_root(), self.spec.name)
+    }
+
     /// The namespace holding `owner`'s memory.
     pub fn namespace(&self, owner: &Owner) -> String {
+        let user = format!("{}{}", self.tenant_prefix(&owner.tenant), owner.user_id);
         match &owner.agent_id {
-            None => format!("{NAMESPACE_PREFIX}/{}/{}", self.spec.name, owner.user_id),
-            Some(agent) => format!(
-                "{NAMESPACE_PREFIX}/{}/{}/agent/{agent}",
-                self.spec.name, owner.user_id
-            ),
+            None => user,
+            Some(agent) => format!("{user}/agent/{agent}"),
         }
     }
 
@@ -119,32 +138,37 @@ impl MemoryService {
         if !self.spec.needs_embedder {
             return Ok(None);
         }
-        let opened = self.embedder.get_or_init(|| {
-            let engine = self.engine.clone();
-            match self.embedder_choice.as_str() {
+        // No vector cache shared between tenants: a cache keyed by text would tell one tenant
+        // what another embedded (by its speed) and keep vectors of forgotten memories.
+        let opened = self
+            .embedder
+            .get_or_init(|| match self.embedder_choice.as_str() {
                 "hashing" => Ok(Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>),
                 "onnx" => OnnxEmbedder::open_default()
-                    .and_then(|e| CachedEmbedder::new(e, engine))
                     .map(|e| Arc::new(e) as Arc<dyn Embedder>)
                     .map_err(|e| {
                         format!(
-                            "the in-process embedder did not open ({e}); run bash scripts/setup.sh, \
-                             or pass --embedder hashing or a system without embeddings \
-                             (--memory-system bm25_message)"
-                        )
+                        "the in-process embedder did not open ({e}); run bash scripts/setup.sh, \
+                         or pass --embedder hashing or a system without embeddings \
+                         (--memory-system bm25_message)"
+                    )
                     }),
                 other => Err(format!(
                     "embedder {other:?} is not supported by the MCP server (onnx or hashing)"
                 )),
-            }
-        });
+            });
         match opened {
             Ok(embedder) => Ok(Some(embedder.clone())),
             Err(e) => Err(McpError::Config(e.clone())),
         }
     }
 
-    fn open(&self, owner: &Owner) -> Result<Arc<Opened>, McpError> {
+    /// The embedder of systems that embed (for re-embedding an edited memory).
+    pub(crate) fn embedder_for_edit(&self) -> Result<Option<Arc<dyn Embedder>>, McpError> {
+        self.embedder()
+    }
+
+    pub(crate) fn open(&self, owner: &Owner) -> Result<Arc<Opened>, McpError> {
         let namespace = self.namespace(owner);
         let mut opened = self
             .opened
@@ -172,57 +196,61 @@ impl MemoryService {
         Ok(entry)
     }
 
-    fn exists(&self, namespace: &str) -> bool {
-        self.engine.namespaces().iter().any(|n| n.name == namespace)
+    /// Forgets the opened systems and doc-id maps of the namespaces `matches` selects.
+    pub(crate) fn close_namespaces(&self, matches: impl Fn(&str) -> bool) {
+        if let Ok(mut opened) = self.opened.lock() {
+            opened.retain(|ns, _| !matches(ns));
+        }
+        if let Ok(mut maps) = self.doc_ids.lock() {
+            maps.retain(|ns, _| !matches(ns));
+        }
+        if let Ok(mut locks) = self.locks.lock() {
+            locks.retain(|ns, _| !matches(ns));
+        }
     }
 
-    /// Memorizes one dialog for `owner`; returns the records it added.
-    pub async fn add(
-        &self,
-        owner: &Owner,
-        messages: Vec<DialogMessage>,
-    ) -> Result<Vec<Record>, McpError> {
-        let opened = self.open(owner)?;
-        let _write = self.writes.lock().await;
-        let context = opened.system.context();
-        let last = self.last_id(&context.namespace)?;
-        let number: u64 = self
+    /// The write lock of one namespace: memorizing a dialog and editing a memory of the same
+    /// owner never interleave.
+    pub(crate) fn lock_of(&self, namespace: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        locks.entry(namespace.to_string()).or_default().clone()
+    }
+
+    pub(crate) fn exists(&self, namespace: &str) -> bool {
+        self.engine.namespace(namespace).is_ok()
+    }
+
+    /// Reads the records of `namespace` written since the map last looked, adds their doc ids,
+    /// and returns them.
+    pub(crate) fn refresh_doc_ids(&self, namespace: &str) -> Result<Vec<Record>, McpError> {
+        let mut maps = self
+            .doc_ids
+            .lock()
+            .map_err(|_| McpError::Io("the doc-id table lock is poisoned".into()))?;
+        if !maps.contains_key(namespace) && maps.len() >= MAX_MAPPED_NAMESPACES {
+            maps.clear();
+        }
+        let map = maps.entry(namespace.to_string()).or_default();
+        let fresh: Vec<Record> = self
             .engine
-            .get_state(&context.namespace, NEXT_DIALOG)
-            .ok()
-            .flatten()
-            .unwrap_or(0);
-        let dialog = TrainingDialog {
-            test_idx: number,
-            dataset: "mcp",
-            lang: context.lang,
-            messages: &messages,
-        };
-        opened.system.memorize_dialog(dialog).await?;
-        self.engine
-            .put_state(&context.namespace, NEXT_DIALOG, &(number + 1))?;
-        let mut added: Vec<Record> = self
-            .engine
-            .records(&context.namespace)?
-            .filter(|r| r.as_ref().map(|r| Some(r.id) > last).unwrap_or(true))
+            .records_after(namespace, map.through)?
             .collect::<Result<_, _>>()?;
-        added.sort_by_key(|r| r.id);
-        Ok(added)
+        for record in &fresh {
+            if let Some(doc_id) = record.attribute("doc_id") {
+                map.by_doc.insert(doc_id.to_string(), record.id);
+            }
+            map.through = map.through.max(record.id);
+        }
+        Ok(fresh)
     }
 
-    fn last_id(&self, namespace: &str) -> Result<Option<RecordId>, McpError> {
-        if !self.exists(namespace) {
-            return Ok(None);
-        }
-        let mut last = None;
-        for record in self.engine.records(namespace)? {
-            last = last.max(Some(record?.id));
-        }
-        Ok(last)
+    fn doc_record(&self, namespace: &str, doc_id: &str) -> Option<RecordId> {
+        let maps = self.doc_ids.lock().ok()?;
+        maps.get(namespace)?.by_doc.get(doc_id).copied()
     }
 
-    /// The `k` memories of `owner` most relevant to `query`, with the record id of each when
-    /// it is found.
+    /// The `k` memories of `owner` most relevant to `query`, with the record id of each (from
+    /// the namespace's doc-id map: only records written since the last search are read).
     pub async fn search(
         &self,
         owner: &Owner,
@@ -235,16 +263,15 @@ impl MemoryService {
         }
         let opened = self.open(owner)?;
         let found = opened.system.retrieve(query, Lang::En, k).await?;
-        let mut ids = HashMap::new();
-        for record in self.engine.records(&namespace)? {
-            let record = record?;
-            if let Some(doc_id) = record.attribute("doc_id") {
-                ids.entry(doc_id.to_string()).or_insert(record.id);
-            }
+        if found
+            .iter()
+            .any(|r| self.doc_record(&namespace, &r.doc_id).is_none())
+        {
+            self.refresh_doc_ids(&namespace)?;
         }
         Ok(found
             .into_iter()
-            .map(|r| (ids.get(&r.doc_id).copied(), r))
+            .map(|r| (self.doc_record(&namespace, &r.doc_id), r))
             .collect())
     }
 
@@ -261,7 +288,7 @@ impl MemoryService {
     }
 
     /// Up to `limit` records of `owner` with ids above `after`, in id order, and whether more
-    /// follow.
+    /// follow (reads `limit + 1` records, whatever the namespace's size).
     pub fn list(
         &self,
         owner: &Owner,
@@ -272,84 +299,19 @@ impl MemoryService {
         if !self.exists(&namespace) {
             return Ok((Vec::new(), false));
         }
-        let after = after.map(RecordId);
         let mut records: Vec<Record> = self
             .engine
-            .records(&namespace)?
-            .filter(|r| r.as_ref().map(|r| Some(r.id) > after).unwrap_or(true))
+            .records_after(&namespace, RecordId(after.unwrap_or(0)))?
+            .take(limit + 1)
             .collect::<Result<_, _>>()?;
-        records.sort_by_key(|r| r.id);
         let more = records.len() > limit;
         records.truncate(limit);
         Ok((records, more))
     }
 
-    /// Replaces the text of one record (re-embedded when the system embeds), keeping its id
-    /// and attributes.
-    pub async fn update(&self, owner: &Owner, id: u64, text: &str) -> Result<Record, McpError> {
-        let old = self.get(owner, id)?;
-        let _write = self.writes.lock().await;
-        let mut record = NewRecord::new(text).with_created_at_ms(old.created_at_ms);
-        record.attributes = old.attributes;
-        if let Some(embedder) = self.embedder()? {
-            let vector = embedder
-                .embed_one(text)
-                .map_err(|e| McpError::Config(format!("embedding the new text: {e}")))?;
-            record = record.with_vector(embedder.model_id(), vector);
-        }
-        let namespace = self.namespace(owner);
-        self.engine.update(&namespace, RecordId(id), record)?;
-        self.get(owner, id)
-    }
-
-    /// Deletes one record; false when there was none.
-    pub async fn delete(&self, owner: &Owner, id: u64) -> Result<bool, McpError> {
-        let namespace = self.namespace(owner);
-        if !self.exists(&namespace) {
-            return Ok(false);
-        }
-        let _write = self.writes.lock().await;
-        Ok(self.engine.delete(&namespace, RecordId(id))?)
-    }
-
-    /// Drops every namespace of `user_id` (theirs and their agents'); returns how many.
-    pub async fn delete_user(&self, user_id: &str) -> Result<usize, McpError> {
-        let _write = self.writes.lock().await;
-        let own = self.namespace(&Owner {
-            user_id: user_id.to_string(),
-            agent_id: None,
-        });
-        let agents = format!("{own}/agent/");
-        let mut dropped = 0;
-        let mut opened = self
-            .opened
-            .lock()
-            .map_err(|_| McpError::Io("the memory table lock is poisoned".into()))?;
-        for info in self.engine.namespaces() {
-            if info.name == own || info.name.starts_with(&agents) {
-                opened.remove(&info.name);
-                self.engine.drop_namespace(&info.name)?;
-                dropped += 1;
-            }
-        }
-        Ok(dropped)
-    }
-
-    /// Mem0's log of memory changes for `owner`.
-    pub fn history(&self, owner: &Owner) -> Result<Vec<HistoryEvent>, McpError> {
-        let opened = self.open(owner)?;
-        match &opened.mem0 {
-            Some(mem0) => Ok(mem0.history()?),
-            None => Err(McpError::Config(format!(
-                "{} keeps no history (start the server with --memory-system mem0)",
-                self.spec.name
-            ))),
-        }
-    }
-
-    /// Every memory namespace of this system with its record count.
-    pub fn namespaces(&self) -> Result<Vec<(String, u64)>, McpError> {
-        let prefix = format!("{NAMESPACE_PREFIX}/{}/", self.spec.name);
+    /// Every memory namespace of `tenant` under this system with its record count.
+    pub fn namespaces(&self, tenant: &Tenant) -> Result<Vec<(String, u64)>, McpError> {
+        let prefix = self.tenant_prefix(tenant);
         let mut found = Vec::new();
         for info in self.engine.namespaces() {
             if info.name.starts_with(&prefix) {

@@ -5,7 +5,8 @@
 use rmcp::handler::server::common::schema_for_empty_input;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
-use rmcp::{tool, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, RoleServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -15,6 +16,7 @@ use crate::error::McpError;
 use crate::limits;
 use crate::memory::service::Owner;
 use crate::server::Server;
+use crate::tenant::{check_name, Tenant};
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -58,8 +60,12 @@ pub struct AddArgs {
     /// The agent, when its memory is kept apart from the user's shared one.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// The dialog to remember, in order (at least one message).
+    /// The dialog to remember, in order (1 to 200 messages).
     pub messages: Vec<MessageArg>,
+    /// Wait until the dialog is memorized and return the memories made of it (default: return
+    /// as soon as it is queued durably; it is searchable at once as `pending`).
+    #[serde(default)]
+    pub wait: bool,
 }
 
 /// Arguments of `search_memories`.
@@ -131,27 +137,13 @@ pub struct UserArgs {
     pub user_id: String,
 }
 
-/// Checks an id argument's length and characters.
-fn check_id(field: &str, id: &str) -> Result<(), McpError> {
-    let ok_char = |c: char| c.is_ascii_alphanumeric() || "_-.@".contains(c);
-    if id.is_empty() || id.len() > limits::MAX_ID_BYTES || !id.chars().all(ok_char) {
-        return Err(McpError::invalid(
-            field,
-            format!(
-                "{id:?} is not an id: 1 to {} bytes of letters, digits, `_`, `-`, `.`, `@`",
-                limits::MAX_ID_BYTES
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn owner(user_id: &str, agent_id: &Option<String>) -> Result<Owner, McpError> {
-    check_id("user_id", user_id)?;
+fn owner(tenant: Tenant, user_id: &str, agent_id: &Option<String>) -> Result<Owner, McpError> {
+    check_name("user_id", user_id)?;
     if let Some(agent) = agent_id {
-        check_id("agent_id", agent)?;
+        check_name("agent_id", agent)?;
     }
     Ok(Owner {
+        tenant,
         user_id: user_id.to_string(),
         agent_id: agent_id.clone(),
     })
@@ -195,20 +187,31 @@ fn reply(outcome: Result<Value, McpError>) -> CallToolResult {
 #[tool_router(router = memory_router, vis = "pub(crate)")]
 impl Server {
     #[tool(
-        description = "Remember a dialog for a user (and optionally an agent): the memory system stores it as memories. Returns the memories added.",
+        description = "Remember a dialog for a user (and optionally an agent). Returns once the dialog is queued durably; it is searchable at once (as pending) and the memory system memorizes it in the background. With wait: true, returns the memories made of it.",
         input_schema = args::schema::<AddArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn add_memory(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn add_memory(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply(
             async {
                 let args: AddArgs = args::parse(raw)?;
-                let owner = owner(&args.user_id, &args.agent_id)?;
+                let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
                 if args.messages.is_empty() {
                     return Err(McpError::invalid(
                         "messages",
                         "at least one message is needed",
                     ));
+                }
+                if args.messages.len() > limits::MAX_MESSAGES_PER_ADD {
+                    return Err(McpError::Limit(format!(
+                        "messages: {} in one call, more than the maximum of {}",
+                        args.messages.len(),
+                        limits::MAX_MESSAGES_PER_ADD
+                    )));
                 }
                 let messages = args
                     .messages
@@ -223,9 +226,21 @@ impl Server {
                         extra: Default::default(),
                     })
                     .collect();
-                let added = self.memory()?.add(&owner, messages).await?;
+                let memory = self.memory()?;
+                let queued = memory.enqueue(&owner, messages, args.wait)?;
+                let Some(outcome) = queued.outcome else {
+                    return Ok(json!({
+                        "queued": true,
+                        "job_id": queued.job_id,
+                        "queue_depth": queued.queue_depth,
+                    }));
+                };
+                let added = outcome
+                    .await
+                    .map_err(|_| McpError::Io("the server stopped before memorizing".into()))?
+                    .map_err(McpError::Io)?;
                 let added: Vec<Value> = added.iter().map(memory_json).collect();
-                Ok(json!({ "added": added }))
+                Ok(json!({ "queued": true, "job_id": queued.job_id, "added": added }))
             }
             .await,
         )
@@ -236,12 +251,24 @@ impl Server {
         input_schema = args::schema::<SearchArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn search_memories(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn search_memories(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply(async {
             let args: SearchArgs = args::parse(raw)?;
-            let owner = owner(&args.user_id, &args.agent_id)?;
+            let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let memory = self.memory()?;
             let k = page_size("limit", args.limit, memory.retrieve_k())?;
+            // The queue first: a worker memorizes a dialog before it leaves the queue, so a
+            // dialog applied between the two searches is found by the second (searching the
+            // memories first could miss it in both).
+            let pending: Vec<Value> = memory
+                .search_queued(&owner, &args.query, k)?
+                .into_iter()
+                .map(|hit| json!({"job_id": hit.record.id.0, "score": hit.score, "text": hit.record.text}))
+                .collect();
             let found = memory.search(&owner, &args.query, k).await?;
             let results: Vec<Value> = found
                 .into_iter()
@@ -249,7 +276,7 @@ impl Server {
                     json!({"id": id.map(|id| id.0), "doc_id": r.doc_id, "score": r.score, "text": r.text})
                 })
                 .collect();
-            Ok(json!({ "results": results }))
+            Ok(json!({ "results": results, "pending": pending }))
         }
         .await)
     }
@@ -259,10 +286,14 @@ impl Server {
         input_schema = args::schema::<MemoryIdArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn get_memory(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn get_memory(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply((|| {
             let args: MemoryIdArgs = args::parse(raw)?;
-            let owner = owner(&args.user_id, &args.agent_id)?;
+            let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             Ok(memory_json(&self.memory()?.get(&owner, args.memory_id)?))
         })())
     }
@@ -272,10 +303,14 @@ impl Server {
         input_schema = args::schema::<ListArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn list_memories(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn list_memories(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply((|| {
             let args: ListArgs = args::parse(raw)?;
-            let owner = owner(&args.user_id, &args.agent_id)?;
+            let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let limit = page_size("limit", args.limit, limits::DEFAULT_PAGE)?;
             let (records, more) = self.memory()?.list(&owner, args.cursor, limit)?;
             let next = if more {
@@ -293,11 +328,15 @@ impl Server {
         input_schema = args::schema::<UpdateArgs>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn update_memory(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn update_memory(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply(
             async {
                 let args: UpdateArgs = args::parse(raw)?;
-                let owner = owner(&args.user_id, &args.agent_id)?;
+                let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
                 if args.text.trim().is_empty() {
                     return Err(McpError::invalid("text", "must not be empty"));
                 }
@@ -316,11 +355,15 @@ impl Server {
         input_schema = args::schema::<MemoryIdArgs>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn delete_memory(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn delete_memory(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply(
             async {
                 let args: MemoryIdArgs = args::parse(raw)?;
-                let owner = owner(&args.user_id, &args.agent_id)?;
+                let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
                 let deleted = self.memory()?.delete(&owner, args.memory_id).await?;
                 Ok(json!({ "deleted": deleted }))
             }
@@ -333,13 +376,22 @@ impl Server {
         input_schema = args::schema::<UserArgs>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn delete_all_memories(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn delete_all_memories(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply(
             async {
                 let args: UserArgs = args::parse(raw)?;
-                check_id("user_id", &args.user_id)?;
-                let dropped = self.memory()?.delete_user(&args.user_id).await?;
-                Ok(json!({ "deleted_namespaces": dropped }))
+                check_name("user_id", &args.user_id)?;
+                let tenant = self.tenant(&ctx)?;
+                let forgotten = self.memory()?.delete_user(&tenant, &args.user_id).await?;
+                Ok(json!({
+                    "deleted_namespaces": forgotten.namespaces,
+                    "deleted_queued": forgotten.queued,
+                    "compacted": true,
+                }))
             }
             .await,
         )
@@ -350,10 +402,14 @@ impl Server {
         input_schema = args::schema::<OwnerArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn memory_history(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+    async fn memory_history(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         reply((|| {
             let args: OwnerArgs = args::parse(raw)?;
-            let owner = owner(&args.user_id, &args.agent_id)?;
+            let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let events = self.memory()?.history(&owner)?;
             let events = serde_json::to_value(events).map_err(|e| McpError::Io(e.to_string()))?;
             Ok(json!({ "events": events }))
@@ -361,25 +417,30 @@ impl Server {
     }
 
     #[tool(
-        description = "The server's state: the memory system, the memories stored per user, the knowledge graph's size, and the write queue (writes are applied before a call returns, so it is always 0).",
+        description = "The server's state for this tenant: the memory system, the memories stored per user, the knowledge graph's size, and the ingest queue (dialogs waiting to be memorized, being memorized, failed).",
         input_schema = schema_for_empty_input(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn memory_status(&self) -> CallToolResult {
+    async fn memory_status(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
         reply((|| {
+            let tenant = self.tenant(&ctx)?;
             let memory = self.memory()?;
-            let namespaces = memory.namespaces()?;
+            let namespaces = memory.namespaces(&tenant)?;
+            let (queued, running, failed) = memory
+                .scheduler
+                .depth(tenant.name(), &memory.tenant_prefix(&tenant));
             let total: u64 = namespaces.iter().map(|(_, n)| n).sum();
             let per_namespace: Vec<Value> = namespaces
                 .iter()
                 .map(|(name, count)| json!({"namespace": name, "memories": count}))
                 .collect();
             let (entities, relations) = self
-                .graph()?
+                .graph(&ctx)?
                 .read(|g| (g.entities.len(), g.relations.len()))?;
             Ok(json!({
                 "memory_system": memory.system(),
-                "queue_depth": 0,
+                "queue_depth": queued + running,
+                "queue": {"waiting": queued, "running": running, "failed": failed},
                 "memories": total,
                 "namespaces": per_namespace,
                 "graph": {"entities": entities, "relations": relations},

@@ -1,7 +1,9 @@
 //! A minimal MCP client over stdio for the tests: JSON-RPC lines to a child's standard input,
-//! responses read from its standard output.
+//! responses read from its standard output; and one over Streamable HTTP ([`http`]).
 
 #![allow(dead_code)]
+
+pub mod http;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -97,6 +99,20 @@ impl StdioClient {
         }
     }
 
+    /// Kills the server with SIGKILL (no chance to flush or finish anything) and reaps it.
+    pub fn kill_9(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// Sends SIGTERM and waits for the server to exit; returns whether it exited cleanly.
+    pub fn terminate(&mut self) -> bool {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        self.child.wait().unwrap().success()
+    }
+
     /// The tool list.
     pub fn tools(&mut self) -> Vec<Value> {
         let response = self.request("tools/list", json!({}));
@@ -153,10 +169,16 @@ pub fn npm_file(relative: &str) -> Option<std::path::PathBuf> {
 
 /// Our server on Streamable HTTP at a free loopback port; returns it with its URL.
 pub fn ours_http(store: &Path) -> (Child, String) {
+    ours_http_with(store, &[])
+}
+
+/// Our server on Streamable HTTP with extra arguments; returns it with its URL.
+pub fn ours_http_with(store: &Path, extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"))
         .arg("--store")
         .arg(store)
         .args(["--memory-system", "bm25_message", "--http", "127.0.0.1:0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -16,6 +16,7 @@
 //! against Whoosh itself.
 
 use std::collections::HashMap;
+use std::ops::Bound;
 
 use super::WhooshQuery;
 use crate::error::Result;
@@ -30,8 +31,9 @@ const TOO_MANY_CLAUSES: usize = 1_024;
 pub(crate) trait Postings {
     /// Live documents in the namespace.
     fn num_docs(&self) -> u64;
-    /// Every indexed term of the namespace.
-    fn terms(&self) -> Vec<String>;
+    /// The indexed terms of the namespace from `lower` on, in order, for as long as `keep`
+    /// accepts them (a range of the sorted term dictionary).
+    fn terms_from(&self, lower: Bound<&str>, keep: &dyn Fn(&str) -> bool) -> Vec<String>;
     /// Every document containing `term`, with the term's BM25 score there.
     fn scored(&self, term: &str) -> Result<Vec<(RecordId, f32)>>;
     /// Every live document of the namespace.
@@ -80,12 +82,28 @@ impl Evaluator<'_> {
                 field,
                 pattern,
                 boost,
-            } => self.expansion(field, |t| glob_match(pattern, t), *boost)?,
+            } => {
+                // Every match starts with the pattern's literal prefix: walk only those terms.
+                let prefix = literal_prefix(pattern);
+                self.expansion(
+                    field,
+                    Bound::Included(prefix),
+                    &|t| t.starts_with(prefix),
+                    |t| glob_match(pattern, t),
+                    *boost,
+                )?
+            }
             WhooshQuery::Prefix {
                 field,
                 prefix,
                 boost,
-            } => self.expansion(field, |t| t.starts_with(prefix.as_str()), *boost)?,
+            } => self.expansion(
+                field,
+                Bound::Included(prefix),
+                &|t| t.starts_with(prefix.as_str()),
+                |_| true,
+                *boost,
+            )?,
             WhooshQuery::Range {
                 field,
                 start,
@@ -93,20 +111,18 @@ impl Evaluator<'_> {
                 start_excl,
                 end_excl,
                 boost,
-            } => self.expansion(
-                field,
-                |t| {
-                    let above =
-                        start
-                            .as_deref()
-                            .is_none_or(|s| if *start_excl { t > s } else { t >= s });
-                    let below = end
-                        .as_deref()
-                        .is_none_or(|e| if *end_excl { t < e } else { t <= e });
-                    above && below
-                },
-                *boost,
-            )?,
+            } => {
+                let lower = match start.as_deref() {
+                    None => Bound::Unbounded,
+                    Some(s) if *start_excl => Bound::Excluded(s),
+                    Some(s) => Bound::Included(s),
+                };
+                let below = |t: &str| {
+                    end.as_deref()
+                        .is_none_or(|e| if *end_excl { t < e } else { t <= e })
+                };
+                self.expansion(field, lower, &below, |_| true, *boost)?
+            }
             WhooshQuery::Every { field, boost } => {
                 if field != self.field && field != "*" {
                     return Ok(Scores::new());
@@ -125,6 +141,10 @@ impl Evaluator<'_> {
                 boosted(self.phrase(words, *slop)?, *boost)
             }
             WhooshQuery::Or(subs, boost) => {
+                // Summed clause by clause, in the query's order, for every document alike: one
+                // search for all the plain terms would sum in tantivy's per-document order and
+                // break Whoosh's exact ties differently (measured: 0.990 -> 0.988 identical
+                // top-5 rankings on LoCoMo).
                 let mut sum = Scores::new();
                 for sub in subs {
                     for (id, score) in self.eval(sub)? {
@@ -190,18 +210,26 @@ impl Evaluator<'_> {
         ids.into_iter().map(|id| (id, boost)).collect()
     }
 
-    /// A multi-term query over the indexed terms `matches` accepts (see the module comment).
-    fn expansion(&self, field: &str, matches: impl Fn(&str) -> bool, boost: f32) -> Result<Scores> {
+    /// A multi-term query over the indexed terms `matches` accepts among those of the sorted
+    /// dictionary from `lower` on while `within` holds (see the module comment).
+    fn expansion(
+        &self,
+        field: &str,
+        lower: Bound<&str>,
+        within: &dyn Fn(&str) -> bool,
+        matches: impl Fn(&str) -> bool,
+        boost: f32,
+    ) -> Result<Scores> {
         if field != self.field {
             return Ok(Scores::new());
         }
-        let mut terms: Vec<String> = self
+        // In order already: the dictionary is walked sorted.
+        let terms: Vec<String> = self
             .postings
-            .terms()
+            .terms_from(lower, within)
             .into_iter()
             .filter(|t| matches(t))
             .collect();
-        terms.sort_unstable();
         let scored_terms = terms.len() == 1
             || (terms.len() < TOO_MANY_CLAUSES
                 && (terms.len() == 2 || self.postings.num_docs() > SCORED_EXPANSION_ABOVE_DOCS));
@@ -278,6 +306,14 @@ fn has_chain(terms: &[String], words: &[String], slop: usize) -> bool {
         }
     }
     !ends.is_empty()
+}
+
+/// The literal text a glob pattern's matches all start with: everything before its first `*`,
+/// `?` or `[` (an unclosed `[` is literal in `fnmatch`, so stopping there only widens the walk).
+pub(crate) fn literal_prefix(pattern: &str) -> &str {
+    pattern
+        .find(['*', '?', '['])
+        .map_or(pattern, |end| &pattern[..end])
 }
 
 /// Python's `fnmatch` glob semantics (what Whoosh's `Wildcard` compiles its text to): `*` any
@@ -386,6 +422,25 @@ mod tests {
         assert!(glob_match("x[y", "x[y"));
         assert!(glob_match("[]]", "]"));
         assert!(glob_match("café?", "cafés"));
+    }
+
+    #[test]
+    fn glob_matches_start_with_the_literal_prefix() {
+        assert_eq!(literal_prefix("drive?"), "drive");
+        assert_eq!(literal_prefix("dri*ng"), "dri");
+        assert_eq!(literal_prefix("*ing"), "");
+        assert_eq!(literal_prefix("x[y"), "x");
+        assert_eq!(literal_prefix("café?"), "café");
+        assert_eq!(literal_prefix("plain"), "plain");
+        for (pattern, text) in [
+            ("drive?", "drives"),
+            ("dri*", "dri"),
+            ("x[y", "x[y"),
+            ("[]]", "]"),
+        ] {
+            assert!(glob_match(pattern, text));
+            assert!(text.starts_with(literal_prefix(pattern)));
+        }
     }
 
     #[test]

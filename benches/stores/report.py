@@ -1,0 +1,129 @@
+"""The stores benchmark's table and plot from `target/stores/results.jsonl`.
+
+Usage: report.py RESULTS.jsonl — prints the markdown table (also written to
+`target/stores/report.md`) and draws latency against recall per store into `docs/img/stores.png`.
+For each (store, size) the newest run counts.
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+ORDER = ["memorybench-rust", "memorybench", "lancedb", "chroma", "qdrant"]
+
+
+def fmt(v, unit="", digits=2):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        if v >= 100:
+            return f"{v:,.0f}{unit}"
+        return f"{v:.{digits}f}{unit}"
+    return f"{v}{unit}"
+
+
+def both(r, key):
+    p50, p99 = r.get(f"{key}_p50_ms"), r.get(f"{key}_p99_ms")
+    if p50 is None:
+        return "not supported"
+    return f"{fmt(p50)} / {fmt(p99)}"
+
+
+def best_default(r):
+    """The store's default setting: the engine's default beam (ef 96), else the first."""
+    c = r.get("vector_curve") or [{}]
+    return next((x for x in c if x.get("setting") == "ef 96"), c[0])
+
+
+def raw_mib(n):
+    """Bytes of the first n records' text plus their f32 vectors (the disk target's basis)."""
+    path = os.path.join(ROOT, "target", "stores", "data", "records.jsonl")
+    text = 0
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i >= n:
+                break
+            text += len(json.loads(line)["text"].encode("utf-8"))
+    return (text + n * 384 * 4) / 1048576.0
+
+
+def main():
+    rows = {}
+    with open(sys.argv[1], encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            rows[(r["key"], r["n"])] = r
+    sizes = sorted({n for _, n in rows})
+    lines = []
+    header = ("| store | n | bulk insert rec/s: written / all indexes built | durable insert p50 / p99 ms | vector top-10 p50 / p99 ms "
+              "(default) | recall@10 | full-text top-10 p50 / p99 ms | hybrid p50 / p99 ms | "
+              "delete by id p50 / p99 ms | delete by filter ms | reopen ms (+ first query) | disk MiB | "
+              "disk / raw | peak RSS MiB (data alone) |")
+    lines += [header, "|" + "---|" * (header.count("|") - 1)]
+    for n in sizes:
+        raw = raw_mib(n)
+        for key in ORDER:
+            r = rows.get((key, n))
+            if r is None:
+                continue
+            if "error" in r:
+                lines.append(f"| {key} | {n} | failed: {' '.join(r['error'])} |")
+                continue
+            d = best_default(r)
+            lines.append(
+                f"| {r['store']} | {n:,} | {fmt((n - 200) / r['bulk_write_s'])} / {fmt(r['bulk_rate'])} | "
+                f"{both(r, 'insert')} | "
+                f"{fmt(d.get('p50_ms'))} / {fmt(d.get('p99_ms'))} ({d.get('setting')}) | "
+                f"{fmt(d.get('recall'), digits=3)} | {both(r, 'text')} | {both(r, 'hybrid')} | "
+                f"{both(r, 'delete_id')} | {fmt(r.get('delete_filter_ms'))} ({r.get('delete_filter_count')} rec) | "
+                f"{fmt(r.get('reopen_ms'))} (+{fmt(r['reopen_first_query_ms'] - r['reopen_ms'])}) | "
+                f"{fmt(r.get('disk_mib'))} | {fmt(r.get('disk_mib') / raw)}× | {fmt(r.get('peak_rss_mib'))} ({fmt(r.get('rss_after_data_mib'))}) |")
+    lines.append("")
+    lines.append("Vector search settings (latency against recall, the plot's points):")
+    lines.append("")
+    lines.append("| store | n | setting | p50 ms | p99 ms | recall@10 |")
+    lines.append("|---|---|---|---|---|---|")
+    for n in sizes:
+        for key in ORDER:
+            r = rows.get((key, n))
+            for c in (r or {}).get("vector_curve", []):
+                lines.append(f"| {r['store']} | {n:,} | {c['setting']} | {fmt(c['p50_ms'])} | "
+                             f"{fmt(c['p99_ms'])} | {fmt(c['recall'], digits=3)} |")
+    text = "\n".join(lines)
+    print(text)
+    with open(os.path.join(ROOT, "target", "stores", "report.md"), "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    plot(rows, sizes)
+
+
+def plot(rows, sizes):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4.5), squeeze=False)
+    for ax, n in zip(axes[0], sizes):
+        for key in ORDER:
+            r = rows.get((key, n))
+            curve = (r or {}).get("vector_curve")
+            if not curve:
+                continue
+            curve = sorted(curve, key=lambda c: (c["recall"], c["p50_ms"]))
+            ax.plot([c["recall"] for c in curve], [c["p50_ms"] for c in curve], marker="o", label=r["store"])
+        ax.set_yscale("log")
+        ax.set_xlabel("recall@10 (against exact search)")
+        ax.set_ylabel("top-10 vector search p50 (ms, log)")
+        ax.set_title(f"{n:,} records (DialSim + LoCoMo, MiniLM)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(ROOT, "docs", "img", "stores.png")
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
+if __name__ == "__main__":
+    main()

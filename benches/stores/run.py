@@ -1,0 +1,82 @@
+"""The stores benchmark, one command: `python3 benches/stores/run.py [--sizes 10000,100000] [--million]`.
+
+1. Prepares the data once (`prepare.py`: DialSim and LoCoMo turns, MiniLM vectors cached in
+   `target/stores/data/`), with the `memorybench` package of `.cache/venv` (scripts/setup.sh,
+   scripts/test-python.sh).
+2. Installs the peers (`requirements.txt`, pinned) into their own venv, `target/stores/venv`.
+3. Builds `stores_engine` (the engine from Rust) and runs every store at every size, each in a
+   process of its own (`worker.py` for Python stores), into `target/stores/results.jsonl`.
+4. Writes the table and the plot (`report.py`): `target/stores/report.md`, `docs/img/stores.png`.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+OUT = os.path.join(ROOT, "target", "stores")
+DATA = os.path.join(OUT, "data")
+VENV = os.path.join(OUT, "venv")
+MB_PYTHON = os.path.join(ROOT, ".cache", "venv", "bin", "python")
+PEER_PYTHON = os.path.join(VENV, "bin", "python")
+STORES = ["memorybench-rust", "memorybench", "lancedb", "chroma", "qdrant"]
+
+
+def sh(*cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--million", action="store_true", help="also 1 000 000 records")
+    ap.add_argument("--stores", default=",".join(STORES))
+    ap.add_argument("--no-build", action="store_true", help="use the stores_engine already built")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
+    stores = args.stores.split(",")
+    os.makedirs(OUT, exist_ok=True)
+
+    sh(MB_PYTHON, os.path.join(HERE, "prepare.py"), "--out", DATA, "--max", str(max(sizes)))
+    if not os.path.exists(PEER_PYTHON):
+        sh(sys.executable, "-m", "venv", VENV)
+    sh(PEER_PYTHON, "-m", "pip", "install", "-q", "-r", os.path.join(HERE, "requirements.txt"))
+    if not args.no_build:
+        sh("cargo", "build", "--release", "-p", "mb-stores-bench", "--bin", "stores_engine", cwd=ROOT)
+
+    results = os.path.join(OUT, "results.jsonl")
+    for n in sizes:
+        for store in stores:
+            path = os.path.join(OUT, "run", f"{store}-{n}")
+            shutil.rmtree(path, ignore_errors=True)
+            if store == "memorybench-rust":
+                cmd = [os.path.join(ROOT, "target", "release", "stores_engine"), DATA, str(n), path]
+            else:
+                python = MB_PYTHON if store == "memorybench" else PEER_PYTHON
+                cmd = [python, os.path.join(HERE, "worker.py"), store, DATA, str(n), path]
+            print("+", " ".join(cmd), flush=True)
+            started = time.time()
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            if run.returncode != 0:
+                print(run.stderr[-3000:], file=sys.stderr)
+                row = {"store": store, "n": n, "error": run.stderr.strip().splitlines()[-1:]}
+            else:
+                row = json.loads(run.stdout.strip().splitlines()[-1])
+            row["key"] = store
+            row["wall_s"] = time.time() - started
+            row["at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            with open(results, "a", encoding="utf-8") as f:
+                f.write(json.dumps(row) + "\n")
+            print(json.dumps(row), flush=True)
+            shutil.rmtree(path, ignore_errors=True)
+    sh(PEER_PYTHON, os.path.join(HERE, "report.py"), results)
+
+
+if __name__ == "__main__":
+    main()

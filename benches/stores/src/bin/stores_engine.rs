@@ -1,0 +1,204 @@
+//! The engine's side of the stores benchmark, driven from Rust: the same phases, data and
+//! queries as `benches/stores/worker.py` runs for every Python store, printed as one JSON object.
+//!
+//! Usage: `stores_engine DATA_DIR N STORE_DIR` (the data set `prepare.py` wrote; `STORE_DIR` must
+//! not exist). Durable mode: `EngineOptions::sync_writes = true` (every write's batch is synced
+//! to the write-ahead log before it returns).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mb_engine::{
+    Batch, Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, NewRecord, RecordId, Space,
+};
+use mb_stores_bench::{dir_bytes, peak_rss_mib, percentiles, Data, DIM};
+use serde_json::{json, Map, Value};
+
+const NS: &str = "bench";
+const SPACE: &str = "minilm";
+/// Records written one at a time (durably) after the bulk load.
+const SINGLES: usize = 200;
+/// Queries timed per search phase.
+const QUERIES: usize = 200;
+/// HNSW beam widths of the latency/recall curve.
+const EF_SWEEP: [usize; 5] = [32, 64, 96, 160, 256];
+/// The source whose records the delete-by-filter phase removes.
+const DELETE_SOURCE: &str = "locomo3";
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(data_dir), Some(n), Some(store)) = (args.get(1), args.get(2), args.get(3)) else {
+        return Err("usage: stores_engine DATA_DIR N STORE_DIR".into());
+    };
+    let n: usize = n.parse()?;
+    let data = Data::load(Path::new(data_dir), n)?;
+    let base_rss = peak_rss_mib().unwrap_or(f64::NAN);
+    let store = PathBuf::from(store);
+    let mut out = Map::new();
+    out.insert("store".into(), json!("memorybench (Rust)"));
+    out.insert("n".into(), json!(n));
+    out.insert("rss_after_data_mib".into(), json!(base_rss));
+    let ids = run(&data, &store, &mut out)?;
+    drop(ids);
+    out.insert("peak_rss_mib".into(), json!(peak_rss_mib()));
+    println!("{}", Value::Object(out));
+    Ok(())
+}
+
+fn options() -> EngineOptions {
+    let mut options = EngineOptions::default();
+    options.sync_writes = true;
+    options
+}
+
+fn record(data: &Data, i: usize) -> NewRecord {
+    let row = &data.rows[i];
+    NewRecord::new(row.text.as_str())
+        .with_attribute("source", row.source.as_str())
+        .with_attribute("speaker", row.speaker.as_str())
+        .with_vector(SPACE, data.vector(i).to_vec())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn run(data: &Data, store: &Path, out: &mut Map<String, Value>) -> Result<HashMap<RecordId, u64>> {
+    let n = data.rows.len();
+    let bulk = n - SINGLES;
+    let engine = Engine::open(store, options())?;
+    engine.create_namespace(NS, NamespaceOptions::default())?;
+    engine.create_space(Space::new(SPACE, DIM))?;
+    let mut row_of: HashMap<RecordId, u64> = HashMap::with_capacity(n);
+
+    // Bulk insert: batches of 1 000, then until every index is ready (flush waits for the
+    // HNSW graph that the first search starts building).
+    let start = Instant::now();
+    for chunk in (0..bulk).collect::<Vec<_>>().chunks(1000) {
+        let ids = engine.put_many(NS, chunk.iter().map(|&i| record(data, i)))?;
+        row_of.extend(ids.into_iter().zip(chunk.iter().map(|&i| i as u64)));
+    }
+    let written = start.elapsed();
+    engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
+    engine.search_text(NS, &data.queries[0].text, 10)?;
+    engine.merge_lexical_segments()?;
+    let indexed = start.elapsed();
+    out.insert("bulk_write_s".into(), json!(written.as_secs_f64()));
+    out.insert("bulk_indexed_s".into(), json!(indexed.as_secs_f64()));
+    out.insert(
+        "bulk_rate".into(),
+        json!(bulk as f64 / indexed.as_secs_f64()),
+    );
+
+    // Single durable inserts.
+    let mut times = Vec::with_capacity(SINGLES);
+    for i in bulk..n {
+        let start = Instant::now();
+        let id = engine.put(NS, record(data, i))?;
+        times.push(start.elapsed());
+        row_of.insert(id, i as u64);
+    }
+    let (p50, p99) = percentiles(&mut times);
+    out.insert("insert_p50_ms".into(), json!(p50));
+    out.insert("insert_p99_ms".into(), json!(p99));
+    engine.flush()?;
+
+    // Vector search over the ef sweep, recall against exact search over the same records.
+    let queries = QUERIES.min(data.queries.len());
+    let truth: Vec<Vec<u64>> = (0..queries).map(|q| data.exact_top(q, 10)).collect();
+    let mut curve = Vec::new();
+    for ef in EF_SWEEP {
+        engine.set_ef_search(ef);
+        let (mut times, mut found) = (Vec::with_capacity(queries), 0usize);
+        for (q, truth) in truth.iter().enumerate() {
+            let start = Instant::now();
+            let hits = engine.search_vector(NS, SPACE, data.query_vector(q), 10)?;
+            times.push(start.elapsed());
+            found += hits
+                .iter()
+                .filter(|h| row_of.get(&h.record.id).is_some_and(|r| truth.contains(r)))
+                .count();
+        }
+        let (p50, p99) = percentiles(&mut times);
+        let recall = found as f64 / (queries * 10) as f64;
+        curve.push(
+            json!({"setting": format!("ef {ef}"), "p50_ms": p50, "p99_ms": p99, "recall": recall}),
+        );
+    }
+    engine.set_ef_search(96);
+    out.insert("vector_curve".into(), json!(curve));
+
+    // Full-text (BM25, plain text queries) and hybrid (RRF of BM25 and vectors).
+    let timed = |f: &dyn Fn(usize) -> mb_engine::Result<usize>| -> Result<(f64, f64)> {
+        let mut times = Vec::with_capacity(queries);
+        for q in 0..queries {
+            let start = Instant::now();
+            std::hint::black_box(f(q)?);
+            times.push(start.elapsed());
+        }
+        Ok(percentiles(&mut times))
+    };
+    let (p50, p99) = timed(&|q| Ok(engine.search_text(NS, &data.queries[q].text, 10)?.len()))?;
+    out.insert("text_p50_ms".into(), json!(p50));
+    out.insert("text_p99_ms".into(), json!(p99));
+    let (p50, p99) = timed(&|q| {
+        let query = HybridQuery::new(
+            data.queries[q].text.as_str(),
+            SPACE,
+            data.query_vector(q).to_vec(),
+            10,
+        );
+        Ok(engine.search_hybrid(NS, &query)?.len())
+    })?;
+    out.insert("hybrid_p50_ms".into(), json!(p50));
+    out.insert("hybrid_p99_ms".into(), json!(p99));
+
+    // Deletes: 100 single ids (each durable), then every record of one source.
+    let by_row: HashMap<u64, RecordId> = row_of.iter().map(|(id, row)| (*row, *id)).collect();
+    let victims: Vec<RecordId> = (0..100u64)
+        .filter_map(|row| by_row.get(&row).copied())
+        .collect();
+    let mut times = Vec::with_capacity(victims.len());
+    for id in &victims {
+        let start = Instant::now();
+        engine.delete(NS, *id)?;
+        times.push(start.elapsed());
+    }
+    let (p50, p99) = percentiles(&mut times);
+    out.insert("delete_id_p50_ms".into(), json!(p50));
+    out.insert("delete_id_p99_ms".into(), json!(p99));
+    // The engine has no delete-by-filter call: scan the records, delete the matches in one batch.
+    let start = Instant::now();
+    let filter = Filter::new().attribute("source", DELETE_SOURCE);
+    let mut batch = Batch::new();
+    let mut deleted = 0usize;
+    for r in engine.records(NS)? {
+        let r = r?;
+        if filter.matches(&r) {
+            batch.delete(r.id);
+            deleted += 1;
+        }
+    }
+    engine.write(NS, batch)?;
+    out.insert("delete_filter_ms".into(), json!(ms(start.elapsed())));
+    out.insert("delete_filter_count".into(), json!(deleted));
+    engine.close()?;
+
+    // Reopen: open, then the first vector and text search (which load the derived state).
+    out.insert(
+        "disk_mib".into(),
+        json!(dir_bytes(store) as f64 / 1048576.0),
+    );
+    let start = Instant::now();
+    let engine = Engine::open(store, options())?;
+    let opened = start.elapsed();
+    engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
+    engine.search_text(NS, &data.queries[0].text, 10)?;
+    out.insert("reopen_ms".into(), json!(ms(opened)));
+    out.insert("reopen_first_query_ms".into(), json!(ms(start.elapsed())));
+    engine.close()?;
+    Ok(row_of)
+}

@@ -1,0 +1,149 @@
+"""Times one store at one size, each operation in its own phase; prints one JSON object.
+
+Usage: worker.py STORE DATA_DIR N STORE_DIR   (STORE: memorybench, lancedb, chroma, qdrant)
+
+Runs in its own process so that its peak RSS is the store's (plus the data it was given). The
+phases match `stores_engine` (the engine from Rust): bulk insert of N - 200 records until
+searchable, 200 single inserts in the store's durable mode, top-10 vector search (recall@10
+against exact search) for each setting, top-10 full-text and hybrid search, 100 deletes by id,
+a delete by filter, close, on-disk size, reopen and first query.
+"""
+
+import json
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import adapters  # noqa: E402
+
+SINGLES = 200
+QUERIES = 200
+DELETE_SOURCE = "locomo3"
+
+
+def load(data_dir, n):
+    rows = []
+    with open(os.path.join(data_dir, "records.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            if len(rows) >= n:
+                break
+            rows.append(json.loads(line))
+    vecs = np.fromfile(os.path.join(data_dir, "vectors.f32"), dtype=np.float32, count=n * 384)
+    vecs = vecs.reshape(n, 384)
+    with open(os.path.join(data_dir, "queries.jsonl"), encoding="utf-8") as f:
+        queries = [json.loads(line)["text"] for line in f]
+    qv = np.fromfile(os.path.join(data_dir, "query_vectors.f32"), dtype=np.float32)
+    qv = qv.reshape(-1, 384)[:QUERIES]
+    return rows, vecs, queries[:QUERIES], qv
+
+
+def pct(times):
+    a = np.asarray(times) * 1e3
+    return float(np.percentile(a, 50)), float(np.percentile(a, 99))
+
+
+def rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def dir_mib(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(root, name))
+            except OSError:
+                pass
+    return total / 1048576.0
+
+
+def main():
+    name, data_dir, n, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    rows, vecs, queries, qv = load(data_dir, n)
+    # Exact top 10 of every query over all n records (the truth for recall).
+    truth = [set(t.tolist()) for t in np.argsort(-(qv @ vecs.T), axis=1)[:, :10]]
+    vec_lists = vecs.tolist()
+    qv_lists = qv.tolist()
+    out = {"n": n, "rss_after_data_mib": rss_mib()}
+    s = adapters.make(name, path)
+    out["store"] = s.name
+    out["durable"] = s.durable
+    bulk = n - SINGLES
+
+    s.open(path, True)
+    t = time.perf_counter()
+    s.bulk(rows[:bulk], vec_lists[:bulk])
+    out["bulk_write_s"] = time.perf_counter() - t
+    s.finish_bulk(qv_lists[0], queries[0])
+    out["bulk_indexed_s"] = time.perf_counter() - t
+    out["bulk_rate"] = bulk / out["bulk_indexed_s"]
+
+    times = []
+    for i in range(bulk, n):
+        t = time.perf_counter()
+        s.insert(rows[i], vec_lists[i])
+        times.append(time.perf_counter() - t)
+    out["insert_p50_ms"], out["insert_p99_ms"] = pct(times)
+    if hasattr(s, "after_inserts"):
+        t = time.perf_counter()
+        s.after_inserts()
+        out["after_inserts_s"] = time.perf_counter() - t
+
+    curve = []
+    for setting in s.settings:
+        t = time.perf_counter()
+        s.tune(setting)
+        tune_s = time.perf_counter() - t
+        times, found = [], 0
+        for q, v in enumerate(qv_lists):
+            t = time.perf_counter()
+            got = s.vector(v)
+            times.append(time.perf_counter() - t)
+            found += len(truth[q] & set(got))
+        p50, p99 = pct(times)
+        curve.append({"setting": setting, "p50_ms": p50, "p99_ms": p99,
+                      "recall": found / (10 * len(qv_lists)), "tune_s": tune_s})
+    out["vector_curve"] = curve
+
+    for op, call in (("text", lambda q: s.text(queries[q])),
+                     ("hybrid", lambda q: s.hybrid(queries[q], qv_lists[q]))):
+        if getattr(s, op) is None:
+            continue
+        times = []
+        for q in range(len(queries)):
+            t = time.perf_counter()
+            call(q)
+            times.append(time.perf_counter() - t)
+        out[f"{op}_p50_ms"], out[f"{op}_p99_ms"] = pct(times)
+
+    times = []
+    for row in range(0, 100):
+        t = time.perf_counter()
+        s.delete_one(rows[row]["id"])
+        times.append(time.perf_counter() - t)
+    out["delete_id_p50_ms"], out["delete_id_p99_ms"] = pct(times)
+    t = time.perf_counter()
+    s.delete_filter(DELETE_SOURCE)
+    out["delete_filter_ms"] = (time.perf_counter() - t) * 1e3
+    out["delete_filter_count"] = sum(1 for r in rows[100:] if r["source"] == DELETE_SOURCE)
+    s.close()
+    del s
+
+    out["disk_mib"] = dir_mib(path)
+    s = adapters.make(name, path)
+    t = time.perf_counter()
+    s.open(path, False)
+    out["reopen_ms"] = (time.perf_counter() - t) * 1e3
+    s.first_query(qv_lists[0], queries[0])
+    out["reopen_first_query_ms"] = (time.perf_counter() - t) * 1e3
+    s.close()
+    out["peak_rss_mib"] = rss_mib()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

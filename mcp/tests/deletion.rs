@@ -1,0 +1,140 @@
+//! Deletion that deletes, through the MCP server: a user's dialogs carrying unique markers are
+//! memorized by Mem0 (records, vectors, BM25 postings, Mem0's history), edited and queued;
+//! `delete_all_memories` removes them and compacts; then no byte of any marker is left in any
+//! file of the store (write-ahead log, table files, lexical segments), while another user's
+//! memories are whole after a restart.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use support::StdioClient;
+
+/// The deleted user: its id is a marker too (namespace names hold it).
+const USER: &str = "vctmQzXwKr";
+
+fn server(store: &Path) -> StdioClient {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
+    command
+        .arg("--store")
+        .arg(store)
+        .args(["--memory-system", "mem0", "--embedder", "hashing"]);
+    StdioClient::start(command)
+}
+
+fn structured(result: Value) -> Value {
+    assert_ne!(result["isError"], json!(true), "tool error: {result}");
+    result["structuredContent"].clone()
+}
+
+/// Markers of random letters (LZ4 keeps a first occurrence whole, so a byte scan finds it).
+fn markers(count: usize) -> Vec<String> {
+    let mut rng = StdRng::seed_from_u64(3636);
+    let letters: Vec<char> = ('A'..='Z').chain('a'..='z').collect();
+    (0..count)
+        .map(|_| {
+            (0..20)
+                .map(|_| letters[rng.random_range(0..letters.len())])
+                .collect()
+        })
+        .collect()
+}
+
+/// The files under `dir` holding `mark`, as written or lowercased (as the index holds it).
+fn files_with(dir: &Path, mark: &str) -> Vec<String> {
+    let needles = [mark.as_bytes().to_vec(), mark.to_lowercase().into_bytes()];
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            if needles
+                .iter()
+                .any(|n| bytes.windows(n.len()).any(|w| w == n.as_slice()))
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn delete_all_memories_leaves_no_byte_of_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let marks = markers(12);
+    let mut client = server(&store);
+    for (i, mark) in marks.iter().enumerate() {
+        let agent = if i % 3 == 0 {
+            json!("helper")
+        } else {
+            json!(null)
+        };
+        structured(client.call(
+            "add_memory",
+            json!({"user_id": USER, "agent_id": agent, "wait": i % 2 == 0, "messages": [
+                {"role": "user", "content": format!("My code word is {mark}. I like hiking.")},
+                {"role": "assistant", "content": "Noted."}]}),
+        ));
+        structured(client.call(
+            "add_memory",
+            json!({"user_id": "keeper", "wait": true, "messages": [
+                {"role": "user", "content": format!("I have {i} cats and live in Oslo.")}]}),
+        ));
+    }
+    // An edit, logged in Mem0's history with the marker as old text.
+    let listed = structured(client.call("list_memories", json!({"user_id": USER})));
+    let first = listed["memories"][0]["id"].as_u64().unwrap();
+    structured(client.call(
+        "update_memory",
+        json!({"user_id": USER, "memory_id": first, "text": format!("Code word {} changed", marks[0])}),
+    ));
+    let history = structured(client.call("memory_history", json!({"user_id": USER})));
+    assert!(
+        history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["event"] == "UPDATE"),
+        "{history}"
+    );
+    let keeper_before = structured(client.call("list_memories", json!({"user_id": "keeper"})));
+    // The test is real: the markers are on disk before the deletion.
+    for mark in marks.iter().map(String::as_str).chain([USER]) {
+        assert!(
+            !files_with(&store, mark).is_empty(),
+            "{mark} never reached the disk"
+        );
+    }
+
+    let deleted = structured(client.call("delete_all_memories", json!({"user_id": USER})));
+    assert_eq!(deleted["deleted_namespaces"], json!(2), "{deleted}");
+    assert_eq!(deleted["compacted"], json!(true));
+    for mark in marks.iter().map(String::as_str).chain([USER]) {
+        let left = files_with(&store, mark);
+        assert!(left.is_empty(), "{mark} left in {left:?}");
+    }
+    let gone = structured(client.call("list_memories", json!({"user_id": USER})));
+    assert_eq!(gone["memories"], json!([]));
+    let history = structured(client.call("memory_history", json!({"user_id": USER})));
+    assert_eq!(history["events"], json!([]));
+    assert!(client.terminate(), "the server did not stop cleanly");
+    for mark in marks.iter().map(String::as_str).chain([USER]) {
+        let left = files_with(&store, mark);
+        assert!(left.is_empty(), "{mark} left in {left:?} after closing");
+    }
+
+    let mut client = server(&store);
+    let keeper_after = structured(client.call("list_memories", json!({"user_id": "keeper"})));
+    assert_eq!(keeper_after, keeper_before);
+}
