@@ -80,6 +80,14 @@ pub fn favour_days(
     sort(hits);
 }
 
+/// Adds `bonus(hit)` to every hit's score and ranks again.
+pub fn boost(hits: &mut [Hit], bonus: impl Fn(&Hit) -> f32) {
+    for hit in hits.iter_mut() {
+        hit.score += bonus(hit);
+    }
+    sort(hits);
+}
+
 /// Keeps the first of hits whose `text` is the same up to case, punctuation and spacing.
 pub fn dedupe(hits: Vec<Hit>, text: impl Fn(&Hit) -> &str) -> Vec<Hit> {
     let mut seen = HashSet::new();

@@ -21,6 +21,7 @@
 pub mod fusion;
 pub mod ops;
 pub mod rounds;
+pub mod sessions;
 mod settings;
 
 use std::collections::HashMap;
@@ -33,7 +34,7 @@ use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
-use mb_engine::{Analyzer, Batch, Hit};
+use mb_engine::{Analyzer, Batch, Hit, NamespaceOptions};
 use ops::KeyFacts;
 
 use crate::embedding::{embed_text, embed_texts};
@@ -51,6 +52,8 @@ const KEY_FACTS_IN_FLIGHT: usize = 32;
 
 /// The attribute holding a unit's day (days since 1970-01-01).
 const DAY: &str = "day";
+/// The attribute holding a unit's first speaker, lowercased.
+const SPEAKER: &str = "speaker";
 /// The state key counting the memory role's operations.
 const OPERATIONS: &str = "llm_operations";
 
@@ -71,6 +74,23 @@ impl HybridMemory {
             Lang::En => Analyzer::Standard,
         };
         let embedder = open_embedding_memory(&context, "hybrid", analyzer)?;
+        if settings.session_weight > 0.0 {
+            context.engine.ensure_namespace(
+                &sessions::namespace(&context.namespace),
+                NamespaceOptions::default().with_analyzer(analyzer),
+            )?;
+        }
+        // The engine builds a namespace's search state (BM25 statistics, vector collections)
+        // on its first search, from the store, re-analyzing every text; writes keep it up to
+        // date only once it is built. A search now, while a new namespace is empty, builds it
+        // for nothing, so a memory written and then asked once (a LongMemEval haystack) does
+        // not pay that rebuild in its first question.
+        context.engine.search_text(&context.namespace, "", 1)?;
+        if settings.session_weight > 0.0 {
+            context
+                .engine
+                .search_text(&sessions::namespace(&context.namespace), "", 1)?;
+        }
         Ok(HybridMemory {
             context,
             embedder,
@@ -113,18 +133,33 @@ impl HybridMemory {
         let vectors = self.vectors(exchanges).await?;
         let space = self.embedder.model_id();
         let mut batch = Batch::new();
-        for ((exchange, key), vector) in exchanges.iter().zip(keys).zip(vectors) {
+        for ((exchange, key), vector) in exchanges.iter().zip(&keys).zip(&vectors) {
             let unit = Unit {
                 doc_id: exchange.doc_id.clone(),
-                index_text: key,
+                index_text: key.clone(),
                 content: exchange.value(),
                 turns: exchange.turns.clone(),
             };
-            let mut record = unit_record(&unit, Some((space, vector)));
+            let mut record = unit_record(&unit, Some((space, vector.clone())))
+                .with_attribute(sessions::SESSION, exchange.session.clone());
             if let Some(day) = exchange.day {
                 record = record.with_attribute(DAY, day.0.to_string());
             }
+            if let Some((speaker, _)) = exchange.lines.first() {
+                record = record.with_attribute(SPEAKER, speaker.to_lowercase());
+            }
             batch.put(record);
+        }
+        if self.settings.session_weight > 0.0 && !exchanges.is_empty() {
+            let units: Vec<(&Exchange, &str, &[f32])> = exchanges
+                .iter()
+                .zip(&keys)
+                .zip(&vectors)
+                .map(|((e, k), v)| (e, k.as_str(), v.as_slice()))
+                .collect();
+            let namespace = sessions::namespace(&self.context.namespace);
+            let sessions = sessions::records(&units, space);
+            self.context.engine.write(&namespace, sessions)?;
         }
         if operations > 0 {
             batch.put_state(OPERATIONS, &(self.operations()? + operations))?;
@@ -188,33 +223,68 @@ impl HybridMemory {
         let s = &self.settings;
         let n = s.candidates.max(k);
         let ns = &self.context.namespace;
+        let words = content_words(query);
+        let space = self.embedder.model_id();
+        let vector = if s.dense_weight > 0.0 {
+            Some(embed_text(&self.embedder, query.to_string()).await?)
+        } else {
+            None
+        };
         let mut rankings = Vec::new();
         if s.lexical_weight > 0.0 {
-            let hits = self
-                .context
-                .engine
-                .search_text(ns, &content_words(query), n)?;
+            let hits = self.context.engine.search_text(ns, &words, n)?;
             rankings.push((s.lexical_weight, hits));
         }
-        if s.dense_weight > 0.0 {
-            let vector = embed_text(&self.embedder, query.to_string()).await?;
-            let space = self.embedder.model_id();
-            let hits = self.context.engine.search_vector(ns, space, &vector, n)?;
+        if let Some(vector) = &vector {
+            let hits = self.context.engine.search_vector(ns, space, vector, n)?;
             rankings.push((s.dense_weight, hits));
         }
         let mut hits = match s.fusion {
             Fusion::Rrf => fusion::fuse(rankings, s.rrf_k),
             Fusion::Scores => fusion::combine_scores(rankings),
         };
+        // A bonus of `weight` first-place shares.
+        let share = |weight: f32| match s.fusion {
+            Fusion::Rrf => weight / (s.rrf_k + 1.0),
+            Fusion::Scores => weight,
+        };
+        if s.session_weight > 0.0 {
+            let query = vector.as_deref().map(|v| (space, v));
+            let prior = sessions::scores(&self.context.engine, ns, &words, query, s)?;
+            let bonus = share(s.session_weight);
+            fusion::boost(&mut hits, |hit| {
+                let session = hit.record.attribute(sessions::SESSION);
+                bonus
+                    * session
+                        .and_then(|key| prior.get(key))
+                        .copied()
+                        .unwrap_or(0.0)
+            });
+        }
+        if s.speaker_weight > 0.0 {
+            let named: Vec<String> = query
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+                .map(str::to_lowercase)
+                .collect();
+            let bonus = share(s.speaker_weight);
+            fusion::boost(&mut hits, |hit| {
+                let first = hit
+                    .record
+                    .attribute(SPEAKER)
+                    .and_then(|speaker| speaker.split_whitespace().next());
+                match first {
+                    Some(name) if named.iter().any(|n| n == name) => bonus,
+                    _ => 0.0,
+                }
+            });
+        }
         let today = Day::find(&self.context.date);
         if let Some(range) = today
             .filter(|_| s.time_weight > 0.0)
             .and_then(|today| referenced_days(query, today))
         {
-            let bonus = match s.fusion {
-                Fusion::Rrf => s.time_weight / (s.rrf_k + 1.0),
-                Fusion::Scores => s.time_weight,
-            };
+            let bonus = share(s.time_weight);
             fusion::favour_days(&mut hits, range, bonus, |hit| {
                 hit.record.attribute(DAY)?.parse().ok().map(Day)
             });
@@ -295,7 +365,14 @@ impl MemorySystem for HybridMemory {
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {
-        delete_units(&self.context.engine, &corpus.namespace, &corpus.doc_ids())
+        let ids = corpus.doc_ids();
+        delete_units(&self.context.engine, &corpus.namespace, &ids)?;
+        let namespace = sessions::namespace(&corpus.namespace);
+        if self.context.engine.namespace(&namespace).is_ok() {
+            let ids: Vec<String> = ids.iter().map(|id| sessions::doc_id(id)).collect();
+            delete_units(&self.context.engine, &namespace, &ids)?;
+        }
+        Ok(())
     }
 
     fn stats(&self) -> Result<MemoryStats, MemoryError> {

@@ -21,6 +21,8 @@ pub struct Exchange {
     pub date_text: String,
     /// The day it happened, when the date names one.
     pub day: Option<Day>,
+    /// Its session's key: the id of the session's first unit.
+    pub session: String,
 }
 
 impl Exchange {
@@ -67,11 +69,15 @@ pub fn corpus_exchanges(conversation: &Conversation, size: UnitSize) -> Vec<Exch
     for session in &conversation.sessions {
         let day = Day::find(&session.date_time);
         let speakers: Vec<&str> = session.turns.iter().map(|t| t.speaker.as_str()).collect();
+        let mut key = None;
         for range in group(&speakers, size) {
             let turns = &session.turns[range];
             let ids: Vec<String> = turns.iter().map(|t| t.dia_id.clone()).collect();
+            let doc_id = format!("{} {}", session.date_time, ids.join("+"));
+            let key = key.get_or_insert_with(|| doc_id.clone()).clone();
             out.push(Exchange {
-                doc_id: format!("{} {}", session.date_time, ids.join("+")),
+                doc_id,
+                session: key,
                 lines: turns
                     .iter()
                     .map(|t| (t.speaker.clone(), t.text.clone()))
@@ -95,6 +101,11 @@ pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Excha
         .filter(|(_, m)| m.role != mb_llm::Role::System)
         .collect();
     let speakers: Vec<&str> = messages.iter().map(|(_, m)| role_name(m.role)).collect();
+    let key = format!(
+        "conv_{}_{}",
+        dialog.test_idx,
+        messages.first().map_or(0, |(i, _)| *i)
+    );
     group(&speakers, size)
         .into_iter()
         .map(|range| {
@@ -108,6 +119,7 @@ pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Excha
                 turns: Vec::new(),
                 date_text: String::new(),
                 day: None,
+                session: key.clone(),
             }
         })
         .collect()
@@ -144,5 +156,7 @@ mod tests {
         assert_eq!(rounds[0].value(), "[1 June 1995] Ross: Hi.\nRachel: Hello.");
         assert_eq!(rounds[1].transcript(), "Ross: Coffee?");
         assert_ne!(rounds[0].doc_id, rounds[1].doc_id);
+        // One session: both rounds carry the key of its first.
+        assert_eq!(rounds[1].session, rounds[0].doc_id);
     }
 }

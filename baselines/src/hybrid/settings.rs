@@ -76,6 +76,12 @@ pub struct HybridSettings {
     pub time_weight: f32,
     /// Return a unit whose text repeats a better-ranked one's only once.
     pub dedupe: bool,
+    /// Bonus, in first-place fusion shares, for units of the sessions that match the question
+    /// as a whole (whole sessions ranked as the units are, best scaled to 1); 0 indexes no
+    /// sessions.
+    pub session_weight: f32,
+    /// Bonus, in first-place fusion shares, for units whose first speaker the question names.
+    pub speaker_weight: f32,
 }
 
 /// Most candidates a ranking may contribute before fusion.
@@ -90,6 +96,8 @@ impl HybridSettings {
             ("lexical_weight", self.lexical_weight),
             ("dense_weight", self.dense_weight),
             ("time_weight", self.time_weight),
+            ("session_weight", self.session_weight),
+            ("speaker_weight", self.speaker_weight),
             ("rrf_k", self.rrf_k),
         ] {
             if !value.is_finite() || value < 0.0 {
@@ -121,6 +129,8 @@ impl Default for HybridSettings {
             candidates: 50,
             time_weight: 1.0,
             dedupe: true,
+            session_weight: 0.0,
+            speaker_weight: 0.0,
         }
     }
 }

@@ -15,7 +15,10 @@ use mb_llm::Role;
 
 use crate::common::{context, engine, offline, plain, sample, system};
 
-fn with_hybrid(context: MemoryContext, change: impl FnOnce(&mut HybridSettings)) -> MemoryContext {
+pub(crate) fn with_hybrid(
+    context: MemoryContext,
+    change: impl FnOnce(&mut HybridSettings),
+) -> MemoryContext {
     let mut own = context.settings.own::<HybridFile>().unwrap();
     change(&mut own.hybrid);
     MemoryContext {

@@ -1,0 +1,120 @@
+//! Whole sessions as a prior on the hybrid memory's units: every session is also indexed whole
+//! (its distinct lines, the dates and facts of its units; its vector the normalized sum of its
+//! units' vectors) in a namespace beside the units' ([`namespace`]); a question ranks the
+//! sessions as it ranks the units, and a unit gains `session_weight` times its session's score
+//! (the best session's scaled to 1). A turn that matches little alone ranks higher when the
+//! session around it matches the question as a whole.
+
+use std::collections::{HashMap, HashSet};
+
+use mb_engine::{Batch, Engine, Hit};
+
+use super::fusion;
+use super::rounds::Exchange;
+use super::{Fusion, HybridSettings};
+use crate::error::MemoryError;
+use crate::store::unit_record;
+use crate::units::Unit;
+
+/// The attribute holding a unit's session key ([`Exchange::session`]).
+pub const SESSION: &str = "session";
+
+/// The namespace holding the sessions of the memory in `units`.
+pub fn namespace(units: &str) -> String {
+    format!("{units}/hybrid-sessions")
+}
+
+/// The id of a session's record: derived from its first unit's, so that deleting a corpus's
+/// units by id (with `session ` in front) deletes its sessions too.
+pub fn doc_id(session: &str) -> String {
+    format!("session {session}")
+}
+
+/// One record per session of `exchanges` (consecutive units of a session together), each
+/// `(exchange, key, vector)` as the units were written.
+pub fn records(units: &[(&Exchange, &str, &[f32])], space: &str) -> Batch {
+    let mut batch = Batch::new();
+    let mut start = 0;
+    while start < units.len() {
+        let key = &units[start].0.session;
+        let end = units[start..]
+            .iter()
+            .position(|(e, _, _)| &e.session != key)
+            .map_or(units.len(), |n| start + n);
+        batch.put(record(&units[start..end], space));
+        start = end;
+    }
+    batch
+}
+
+fn record(units: &[(&Exchange, &str, &[f32])], space: &str) -> mb_engine::NewRecord {
+    let mut seen = HashSet::new();
+    let mut text: Vec<&str> = Vec::new();
+    let mut turns = Vec::new();
+    let mut sum: Vec<f32> = Vec::new();
+    for (exchange, key, vector) in units {
+        for line in key.lines() {
+            if seen.insert(line) {
+                text.push(line);
+            }
+        }
+        for turn in &exchange.turns {
+            if !turns.contains(turn) {
+                turns.push(turn.clone());
+            }
+        }
+        if sum.is_empty() {
+            sum = vec![0.0; vector.len()];
+        }
+        for (s, v) in sum.iter_mut().zip(vector.iter()) {
+            *s += v;
+        }
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        sum.iter_mut().for_each(|x| *x /= norm);
+    }
+    let key = units.first().map_or("", |(e, _, _)| e.session.as_str());
+    let text = text.join("\n");
+    let unit = Unit {
+        doc_id: doc_id(key),
+        index_text: text.clone(),
+        content: text,
+        turns,
+    };
+    unit_record(&unit, Some((space, sum))).with_attribute(SESSION, key.to_string())
+}
+
+/// The sessions' scores for a question (its content words for BM25, its vector for the
+/// embedding side), fused as the units' are and scaled so that the best is 1.
+pub fn scores(
+    engine: &Engine,
+    units: &str,
+    words: &str,
+    query: Option<(&str, &[f32])>,
+    settings: &HybridSettings,
+) -> Result<HashMap<String, f32>, MemoryError> {
+    let ns = namespace(units);
+    let n = settings.candidates;
+    let mut rankings = Vec::new();
+    if settings.lexical_weight > 0.0 {
+        rankings.push((settings.lexical_weight, engine.search_text(&ns, words, n)?));
+    }
+    if let Some((space, vector)) = query.filter(|_| settings.dense_weight > 0.0) {
+        let hits = engine.search_vector(&ns, space, vector, n)?;
+        rankings.push((settings.dense_weight, hits));
+    }
+    let fused: Vec<Hit> = match settings.fusion {
+        Fusion::Rrf => fusion::fuse(rankings, settings.rrf_k),
+        Fusion::Scores => fusion::combine_scores(rankings),
+    };
+    let best = fused.first().map_or(0.0, |h| h.score);
+    Ok(fused
+        .into_iter()
+        .filter(|_| best > 0.0)
+        .filter_map(|hit| {
+            let key = hit.record.attribute(SESSION)?.to_string();
+            Some((key, hit.score / best))
+        })
+        .collect())
+}

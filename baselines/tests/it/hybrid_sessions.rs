@@ -1,0 +1,117 @@
+//! The hybrid memory's session prior (issue 37): a turn that matches as well as another ranks
+//! first when its session matches the question as a whole; deleting a corpus deletes its
+//! sessions.
+
+use mb_baselines::hybrid::{HybridSettings, UnitSize};
+use mb_core::Lang;
+use mb_datasets::corpus::{Conversation, Session, Turn};
+use mb_datasets::dataset::CorpusFormat;
+
+use crate::common::{context, engine, offline, system};
+use crate::hybrid::with_hybrid;
+
+fn session(date: &str, number: usize, lines: &[(&str, &str)]) -> Session {
+    Session {
+        date_time: date.to_string(),
+        turns: lines
+            .iter()
+            .enumerate()
+            .map(|(i, (speaker, text))| Turn {
+                speaker: speaker.to_string(),
+                dia_id: format!("D{number}:{}", i + 1),
+                text: text.to_string(),
+            })
+            .collect(),
+    }
+}
+
+fn conversation(sessions: Vec<Session>) -> Conversation {
+    Conversation {
+        speaker_a: Some("Maya".into()),
+        speaker_b: Some("Jon".into()),
+        sessions,
+    }
+}
+
+/// The first turn of the best unit for `question` with each of `weights` set by `set`.
+async fn firsts(
+    corpus: &Conversation,
+    question: &str,
+    weights: &[f32],
+    set: impl Fn(&mut HybridSettings, f32),
+) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut out = Vec::new();
+    for (i, weight) in weights.iter().enumerate() {
+        let namespace = format!("n{i}");
+        let base = context(engine(&dir.path().join(&namespace)), &namespace, offline());
+        let memory = system(
+            "hybrid",
+            with_hybrid(base, |h| {
+                // BM25 alone: the hashing embedder's similarities would decide ties otherwise.
+                h.dense_weight = 0.0;
+                h.key_facts = false;
+                set(h, *weight);
+            }),
+        );
+        memory
+            .memorize_corpus(corpus, CorpusFormat::Locomo)
+            .await
+            .unwrap();
+        let retrieved = memory.retrieve(question, Lang::En, 3).await.unwrap();
+        out.push(retrieved[0].turns[0].clone());
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_turn_in_a_matching_session_ranks_first() {
+    let corpus = conversation(vec![
+        session(
+            "1:00 pm on 1 May, 2023",
+            1,
+            &[("Maya", "Class day is busy."), ("Jon", "I see.")],
+        ),
+        session(
+            "1:00 pm on 8 May, 2023",
+            2,
+            &[
+                ("Maya", "I joined a pottery course."),
+                ("Jon", "Pottery sounds fun!"),
+                ("Maya", "Class day was Saturday."),
+            ],
+        ),
+    ]);
+    let question = "Which day was the pottery class?";
+    let found = firsts(&corpus, question, &[0.0, 1.0], |h, w| {
+        h.unit = UnitSize::Turn;
+        h.session_weight = w;
+    })
+    .await;
+    // The two "class day" turns tie alone (the older first); the pottery session lifts its own.
+    assert_eq!(found, ["D1:1", "D2:3"]);
+}
+
+#[tokio::test]
+async fn deleting_a_corpus_deletes_its_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let memory = system(
+        "hybrid",
+        with_hybrid(context(engine.clone(), "s", offline()), |h| {
+            h.session_weight = 1.0;
+        }),
+    );
+    let corpus = conversation(vec![
+        session("1 May, 2023", 1, &[("Maya", "Hi."), ("Jon", "Hello.")]),
+        session("2 May, 2023", 2, &[("Maya", "Bye.")]),
+    ]);
+    let written = memory
+        .memorize_corpus(&corpus, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    assert_eq!(engine.count("s/hybrid-sessions").unwrap(), 2);
+    memory.delete_corpus(&written).unwrap();
+    assert_eq!(engine.count("s/hybrid-sessions").unwrap(), 0);
+    assert_eq!(memory.stats().unwrap().items, 0);
+}
