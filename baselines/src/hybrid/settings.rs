@@ -129,7 +129,7 @@ impl Default for HybridSettings {
             candidates: 50,
             time_weight: 1.0,
             dedupe: true,
-            session_weight: 0.0,
+            session_weight: 1.0,
             speaker_weight: 0.0,
         }
     }
