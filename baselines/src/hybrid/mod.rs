@@ -52,8 +52,6 @@ const KEY_FACTS_IN_FLIGHT: usize = 32;
 
 /// The attribute holding a unit's day (days since 1970-01-01).
 const DAY: &str = "day";
-/// The attribute holding a unit's first speaker, lowercased.
-const SPEAKER: &str = "speaker";
 /// The state key counting the memory role's operations.
 const OPERATIONS: &str = "llm_operations";
 
@@ -144,9 +142,6 @@ impl HybridMemory {
                 .with_attribute(sessions::SESSION, exchange.session.clone());
             if let Some(day) = exchange.day {
                 record = record.with_attribute(DAY, day.0.to_string());
-            }
-            if let Some((speaker, _)) = exchange.lines.first() {
-                record = record.with_attribute(SPEAKER, speaker.to_lowercase());
             }
             batch.put(record);
         }
@@ -259,24 +254,6 @@ impl HybridMemory {
                         .and_then(|key| prior.get(key))
                         .copied()
                         .unwrap_or(0.0)
-            });
-        }
-        if s.speaker_weight > 0.0 {
-            let named: Vec<String> = query
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-                .map(str::to_lowercase)
-                .collect();
-            let bonus = share(s.speaker_weight);
-            fusion::boost(&mut hits, |hit| {
-                let first = hit
-                    .record
-                    .attribute(SPEAKER)
-                    .and_then(|speaker| speaker.split_whitespace().next());
-                match first {
-                    Some(name) if named.iter().any(|n| n == name) => bonus,
-                    _ => 0.0,
-                }
             });
         }
         let today = Day::find(&self.context.date);

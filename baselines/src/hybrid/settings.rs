@@ -80,8 +80,6 @@ pub struct HybridSettings {
     /// as a whole (whole sessions ranked as the units are, best scaled to 1); 0 indexes no
     /// sessions.
     pub session_weight: f32,
-    /// Bonus, in first-place fusion shares, for units whose first speaker the question names.
-    pub speaker_weight: f32,
 }
 
 /// Most candidates a ranking may contribute before fusion.
@@ -97,7 +95,6 @@ impl HybridSettings {
             ("dense_weight", self.dense_weight),
             ("time_weight", self.time_weight),
             ("session_weight", self.session_weight),
-            ("speaker_weight", self.speaker_weight),
             ("rrf_k", self.rrf_k),
         ] {
             if !value.is_finite() || value < 0.0 {
@@ -130,7 +127,6 @@ impl Default for HybridSettings {
             time_weight: 1.0,
             dedupe: true,
             session_weight: 1.0,
-            speaker_weight: 0.0,
         }
     }
 }
