@@ -5,7 +5,8 @@
 //! client that retries a busy server ([`retry`]) and Python literals (upstream stores data as
 //! Python `repr` output and models write them: [`pyliteral`]) and the text of a panic
 //! ([`panic::panic_text`]), whole files read with a size limit ([`files::read_text`]) and the
-//! places a relative asset path is looked for ([`search_roots()`]). Each is defined once, here,
+//! places a relative asset path is looked for ([`search_roots()`]), and the byte scan that
+//! proves deleted text gone from a store ([`residue`]). Each is defined once, here,
 //! low in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
 //! client or model runtime.
 
@@ -20,6 +21,7 @@ mod lang;
 mod message;
 pub mod panic;
 pub mod pyliteral;
+pub mod residue;
 pub mod retry;
 mod search_roots;
 pub mod test_data;

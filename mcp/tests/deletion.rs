@@ -9,8 +9,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use mb_core::residue::{files_holding, markers};
 use serde_json::{json, Value};
 use support::StdioClient;
 
@@ -31,48 +30,16 @@ fn structured(result: Value) -> Value {
     result["structuredContent"].clone()
 }
 
-/// Markers of random letters (LZ4 keeps a first occurrence whole, so a byte scan finds it).
-fn markers(count: usize) -> Vec<String> {
-    let mut rng = StdRng::seed_from_u64(3636);
-    let letters: Vec<char> = ('A'..='Z').chain('a'..='z').collect();
-    (0..count)
-        .map(|_| {
-            (0..20)
-                .map(|_| letters[rng.random_range(0..letters.len())])
-                .collect()
-        })
-        .collect()
-}
-
-/// The files under `dir` holding `mark`, as written or lowercased (as the index holds it).
-fn files_with(dir: &Path, mark: &str) -> Vec<String> {
-    let needles = [mark.as_bytes().to_vec(), mark.to_lowercase().into_bytes()];
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap();
-            if needles
-                .iter()
-                .any(|n| bytes.windows(n.len()).any(|w| w == n.as_slice()))
-            {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found
+/// The files under `dir` holding `mark`.
+fn files_with(dir: &Path, mark: &str) -> Vec<std::path::PathBuf> {
+    files_holding(dir, mark).unwrap()
 }
 
 #[test]
 fn delete_all_memories_leaves_no_byte_of_the_user() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let marks = markers(12);
+    let marks = markers(12, 3636);
     let mut client = server(&store);
     for (i, mark) in marks.iter().enumerate() {
         let agent = if i % 3 == 0 {

@@ -27,7 +27,7 @@ pub(crate) fn with_hybrid(
     }
 }
 
-fn session(date: &str, number: usize, lines: &[(&str, &str)]) -> Session {
+pub(crate) fn session(date: &str, number: usize, lines: &[(&str, &str)]) -> Session {
     Session {
         date_time: date.to_string(),
         turns: lines
@@ -42,7 +42,7 @@ fn session(date: &str, number: usize, lines: &[(&str, &str)]) -> Session {
     }
 }
 
-fn conversation(sessions: Vec<Session>) -> Conversation {
+pub(crate) fn conversation(sessions: Vec<Session>) -> Conversation {
     Conversation {
         speaker_a: Some("Maya".into()),
         speaker_b: Some("Jon".into()),

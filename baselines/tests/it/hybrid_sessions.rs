@@ -4,34 +4,11 @@
 
 use mb_baselines::hybrid::{HybridSettings, UnitSize};
 use mb_core::Lang;
-use mb_datasets::corpus::{Conversation, Session, Turn};
+use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 
 use crate::common::{context, engine, offline, system};
-use crate::hybrid::with_hybrid;
-
-fn session(date: &str, number: usize, lines: &[(&str, &str)]) -> Session {
-    Session {
-        date_time: date.to_string(),
-        turns: lines
-            .iter()
-            .enumerate()
-            .map(|(i, (speaker, text))| Turn {
-                speaker: speaker.to_string(),
-                dia_id: format!("D{number}:{}", i + 1),
-                text: text.to_string(),
-            })
-            .collect(),
-    }
-}
-
-fn conversation(sessions: Vec<Session>) -> Conversation {
-    Conversation {
-        speaker_a: Some("Maya".into()),
-        speaker_b: Some("Jon".into()),
-        sessions,
-    }
-}
+use crate::hybrid::{conversation, session, with_hybrid};
 
 /// The first turn of the best unit for `question` with each of `weights` set by `set`.
 async fn firsts(

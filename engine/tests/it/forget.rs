@@ -5,49 +5,12 @@
 
 use std::path::Path;
 
+use mb_core::residue::{files_holding, markers};
 use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, Space};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
-/// Unique markers of random letters (no 4-byte run shared with any other text, so the store's
-/// LZ4 compression keeps each first occurrence whole and a byte scan finds it).
-fn markers(count: usize) -> Vec<String> {
-    let mut rng = StdRng::seed_from_u64(36);
-    let letters: Vec<char> = ('A'..='Z').chain('a'..='z').collect();
-    (0..count)
-        .map(|_| {
-            (0..20)
-                .map(|_| letters[rng.random_range(0..letters.len())])
-                .collect()
-        })
-        .collect()
-}
-
-/// The files under `dir` holding `mark` (as written, or lowercased as the index holds it).
-fn files_with_mark(dir: &Path, mark: &str) -> Vec<String> {
-    let mut found = files_with(dir, mark.as_bytes());
-    found.extend(files_with(dir, mark.to_lowercase().as_bytes()));
-    found
-}
-
-/// The files under `dir` that contain `needle`.
-fn files_with(dir: &Path, needle: &[u8]) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                if bytes.windows(needle.len()).any(|w| w == needle) {
-                    found.push(path.display().to_string());
-                }
-            }
-        }
-    }
-    found
+/// The files under `dir` holding `mark`.
+fn files_with_mark(dir: &Path, mark: &str) -> Vec<std::path::PathBuf> {
+    files_holding(dir, mark).unwrap()
 }
 
 fn options() -> EngineOptions {
@@ -60,7 +23,7 @@ fn options() -> EngineOptions {
 fn forget_leaves_no_byte_of_a_namespace() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("engine");
-    let marks = markers(60);
+    let marks = markers(60, 36);
     {
         let engine = Engine::open(&path, options()).unwrap();
         engine.create_space(Space::new("toy", 4)).unwrap();
