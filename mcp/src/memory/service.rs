@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use mb_baselines::hybrid::HybridFile;
 use mb_baselines::mem0::Mem0;
 use mb_baselines::{MemoryContext, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec};
 use mb_core::Lang;
@@ -79,12 +80,15 @@ impl MemoryService {
     /// knowledge-graph tools work without one.
     pub fn new(engine: Arc<Engine>, config: &MemoryConfig) -> Result<MemoryService, McpError> {
         let spec = mb_baselines::registry::get(&config.system)?;
-        let settings = spec.run_settings(
-            None,
-            &Overrides {
-                retrieve_k: None,
-                embedder: config.embedder.clone(),
-            },
+        let settings = without_derived_sessions(
+            spec,
+            spec.run_settings(
+                None,
+                &Overrides {
+                    retrieve_k: None,
+                    embedder: config.embedder.clone(),
+                },
+            )?,
         )?;
         let choice = LlmChoice {
             llm: config.llm.clone(),
@@ -322,4 +326,20 @@ impl MemoryService {
         found.sort();
         Ok(found)
     }
+}
+
+/// The service updates and deletes single memories under the system, and a deleted memory
+/// must leave no text behind: the hybrid memory's session prior indexes every session whole
+/// beside its units, which a single edit does not rewrite, so the service runs the hybrid
+/// memory without it (`session_weight = 0`, docs/service.md).
+fn without_derived_sessions(
+    spec: &SystemSpec,
+    settings: SystemSettings,
+) -> Result<SystemSettings, McpError> {
+    if spec.name != "hybrid" {
+        return Ok(settings);
+    }
+    let mut own = settings.own::<HybridFile>()?;
+    own.hybrid.session_weight = 0.0;
+    Ok(settings.with_own(&own)?)
 }
