@@ -48,24 +48,30 @@ pub fn readability(text: &str) -> Result<Readability, &'static str> {
 /// The Coleman–Liau index of `text`.
 pub fn coleman_liau(text: &str) -> f64 {
     let words = text::words(text).len();
+    cli(text, words, text::sentence_count(text))
+}
+
+/// The Coleman–Liau index from `text`'s word and sentence counts.
+fn cli(text: &str, words: usize, sentences: usize) -> f64 {
     if words == 0 {
         return 0.0;
     }
     let letters = text::letter_count(text) as f64 / words as f64 * 100.0;
-    let sentences = text::sentence_count(text) as f64 / words as f64 * 100.0;
+    let sentences = sentences as f64 / words as f64 * 100.0;
     if letters == 0.0 || sentences == 0.0 {
         return 0.0;
     }
     0.058 * letters - 0.296 * sentences - 15.8
 }
 
-/// All three scores with the lists at hand.
+/// All three scores with the lists at hand; each count is made once.
 fn scores(lists: &Lists, text: &str) -> Readability {
     let words = text::words(text);
-    let per_sentence = words_per_sentence(words.len(), text::sentence_count(text));
+    let sentences = text::sentence_count(text);
+    let per_sentence = words_per_sentence(words.len(), sentences);
     Readability {
-        cli: coleman_liau(text),
-        fkgl: flesch_kincaid(lists, text, words.len(), per_sentence),
+        cli: cli(text, words.len(), sentences),
+        fkgl: flesch_kincaid(lists, &words, per_sentence),
         dcrs: dale_chall(lists, &words, per_sentence),
     }
 }
@@ -78,15 +84,15 @@ fn words_per_sentence(words: usize, sentences: usize) -> f64 {
     words as f64 / sentences as f64
 }
 
-fn flesch_kincaid(lists: &Lists, text: &str, words: usize, per_sentence: f64) -> f64 {
-    if words == 0 {
+fn flesch_kincaid(lists: &Lists, words: &[String], per_sentence: f64) -> f64 {
+    if words.is_empty() {
         return 0.0;
     }
-    let syllables: usize = text::words(text)
+    let syllables: usize = words
         .iter()
         .map(|word| syllables(lists, &word.to_lowercase()))
         .sum();
-    let per_word = syllables as f64 / words as f64;
+    let per_word = syllables as f64 / words.len() as f64;
     if per_sentence == 0.0 || per_word == 0.0 {
         return 0.0;
     }
