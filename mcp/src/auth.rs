@@ -9,6 +9,9 @@
 //! expires_unix = 1830297600   # optional: seconds since the epoch
 //! max_concurrent = 8          # optional: requests in flight at once (default 8)
 //! ```
+//!
+//! A top-level `local_max_concurrent = N` sets the same limit for the tokenless `local` tenant
+//! of a configuration without tenants (loopback only).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,6 +24,8 @@ use crate::tenant::{Tenant, LOCAL_TENANT};
 
 /// Requests of one tenant in flight at once, unless its entry says otherwise.
 pub const DEFAULT_MAX_CONCURRENT: usize = 8;
+/// Largest `max_concurrent` a configuration may give (each permit is a request in memory).
+pub const MAX_CONCURRENT_LIMIT: usize = 4096;
 /// Largest configuration file read, in bytes.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -31,6 +36,10 @@ pub struct ServiceConfig {
     /// The tenants allowed over HTTP; none: the HTTP server has one tenant and no tokens.
     #[serde(default)]
     pub tenants: Vec<TenantEntry>,
+    /// Requests in flight at once for the `local` tenant (no tenants configured); default
+    /// [`DEFAULT_MAX_CONCURRENT`].
+    #[serde(default)]
+    pub local_max_concurrent: Option<usize>,
 }
 
 /// One tenant of the configuration file.
@@ -71,9 +80,19 @@ pub struct Authorized {
 }
 
 /// The tokens of a configuration, by digest.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tokens {
     by_digest: HashMap<[u8; 32], (Authorized, Option<i64>)>,
+    local_max_concurrent: usize,
+}
+
+impl Default for Tokens {
+    fn default() -> Tokens {
+        Tokens {
+            by_digest: HashMap::new(),
+            local_max_concurrent: DEFAULT_MAX_CONCURRENT,
+        }
+    }
 }
 
 impl ServiceConfig {
@@ -112,10 +131,10 @@ impl ServiceConfig {
             })?;
             let authorized = Authorized {
                 tenant,
-                max_concurrent: entry
-                    .max_concurrent
-                    .unwrap_or(DEFAULT_MAX_CONCURRENT)
-                    .max(1),
+                max_concurrent: checked_concurrency(
+                    &format!("tenant {}: max_concurrent", entry.name),
+                    entry.max_concurrent,
+                )?,
             };
             if by_digest
                 .insert(digest, (authorized, entry.expires_unix))
@@ -127,7 +146,25 @@ impl ServiceConfig {
                 )));
             }
         }
-        Ok(Tokens { by_digest })
+        Ok(Tokens {
+            by_digest,
+            local_max_concurrent: checked_concurrency(
+                "local_max_concurrent",
+                self.local_max_concurrent,
+            )?,
+        })
+    }
+}
+
+/// A configured concurrency limit, or the default; out of 1..=[`MAX_CONCURRENT_LIMIT`] is an
+/// error naming `field`.
+fn checked_concurrency(field: &str, value: Option<usize>) -> Result<usize, McpError> {
+    match value {
+        None => Ok(DEFAULT_MAX_CONCURRENT),
+        Some(n) if (1..=MAX_CONCURRENT_LIMIT).contains(&n) => Ok(n),
+        Some(n) => Err(McpError::Config(format!(
+            "{field} is {n}: it must be 1 to {MAX_CONCURRENT_LIMIT}"
+        ))),
     }
 }
 
@@ -135,6 +172,14 @@ impl Tokens {
     /// Whether any tenant is configured (else the HTTP server needs no token).
     pub fn is_empty(&self) -> bool {
         self.by_digest.is_empty()
+    }
+
+    /// The `local` tenant with its limit: who every request is when no tenant is configured.
+    pub fn local(&self) -> Authorized {
+        Authorized {
+            tenant: Tenant::local(),
+            max_concurrent: self.local_max_concurrent,
+        }
     }
 
     /// The tenant of an `Authorization` header value, at `now_unix` seconds.
@@ -240,8 +285,21 @@ mod tests {
                 "[[tenants]]\nname = \"a\"\ntoken_sha256 = \"{d}\"\n[[tenants]]\nname = \"b\"\ntoken_sha256 = \"{d}\""
             ),
             format!("[[tenants]]\nname = \"a\"\ntoken = \"{d}\""),
+            format!("[[tenants]]\nname = \"a\"\ntoken_sha256 = \"{d}\"\nmax_concurrent = 0"),
+            format!("[[tenants]]\nname = \"a\"\ntoken_sha256 = \"{d}\"\nmax_concurrent = 5000"),
+            "local_max_concurrent = 0".to_string(),
         ] {
             assert!(config(&bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_local_tenant_takes_its_limit_from_the_file() {
+        assert_eq!(
+            config("").unwrap().local().max_concurrent,
+            DEFAULT_MAX_CONCURRENT
+        );
+        let local = config("local_max_concurrent = 64").unwrap().local();
+        assert_eq!((local.tenant.name(), local.max_concurrent), ("local", 64));
     }
 }

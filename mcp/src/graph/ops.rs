@@ -4,8 +4,10 @@
 //! one call are both kept, as the reference keeps them), a delete of something missing is a
 //! no-op, and `add_observations` on a missing entity fails the whole call, changing nothing.
 //!
-//! Each node remembers its engine record (none yet for a new one) and whether it changed, so
-//! [`crate::graph::store`] writes only what an operation touched.
+//! Every operation changes nothing when it fails, so the store can apply operations to its one
+//! in-memory graph without copying it. Each node remembers its engine record (none yet for a
+//! new one) and whether it changed, so [`crate::graph::store`] writes only what operations
+//! touched.
 
 use mb_engine::RecordId;
 
@@ -15,6 +17,30 @@ use crate::graph::model::{
 };
 use crate::limits;
 
+/// What `search_nodes` matches an item against, prepared once per change rather than per search.
+pub trait Searchable {
+    /// The item's searched strings, each lowercased, joined by NUL.
+    fn folded(&self) -> String;
+}
+
+impl Searchable for Entity {
+    fn folded(&self) -> String {
+        let fields = [&self.name, &self.entity_type]
+            .into_iter()
+            .chain(&self.observations);
+        fields
+            .map(|f| f.to_lowercase())
+            .collect::<Vec<_>>()
+            .join("\0")
+    }
+}
+
+impl Searchable for Relation {
+    fn folded(&self) -> String {
+        String::new() // searches match entities only
+    }
+}
+
 /// A graph item with its engine record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node<T> {
@@ -22,30 +48,47 @@ pub struct Node<T> {
     pub id: Option<RecordId>,
     /// The item.
     pub value: T,
-    /// Whether it changed since it was last written.
+    /// Whether it changed since it was last handed to a write.
     pub dirty: bool,
+    /// Its position among the new records of the write in flight, whose receipt gives its id.
+    pub pending: Option<usize>,
+    /// [`Searchable::folded`] of the value as it is.
+    folded: String,
 }
 
-impl<T> Node<T> {
+impl<T: Searchable> Node<T> {
     /// A node loaded from record `id`.
     pub fn stored(id: RecordId, value: T) -> Node<T> {
         Node {
             id: Some(id),
+            folded: value.folded(),
             value,
             dirty: false,
+            pending: None,
         }
     }
 
-    /// Whether the store lacks this item as it is (never written, or changed since).
+    /// Whether the next write must carry this item (changed since it was last handed to one).
     pub fn unwritten(&self) -> bool {
-        self.id.is_none() || self.dirty
+        self.dirty
     }
 
     fn new(value: T) -> Node<T> {
         Node {
             id: None,
+            folded: value.folded(),
             value,
             dirty: true,
+            pending: None,
+        }
+    }
+
+    /// Notes, for a node leaving the graph, what the store must delete.
+    fn forget(self, deleted: &mut Vec<RecordId>, orphaned: &mut Vec<usize>) {
+        match (self.id, self.pending) {
+            (Some(id), _) => deleted.push(id),
+            (None, Some(position)) => orphaned.push(position),
+            (None, None) => {}
         }
     }
 }
@@ -59,6 +102,9 @@ pub struct Graph {
     pub relations: Vec<Node<Relation>>,
     /// Records to delete at the next write.
     pub deleted: Vec<RecordId>,
+    /// New records of the write in flight (by position) whose items were deleted since: once
+    /// their ids are known they are deleted too.
+    pub orphaned: Vec<usize>,
 }
 
 impl Graph {
@@ -114,38 +160,63 @@ impl Graph {
         &mut self,
         additions: Vec<ObservationAddition>,
     ) -> Result<Vec<AddedObservations>, McpError> {
+        // What each changed entity was before the call: (position, observations, dirty).
+        let mut undo: Vec<(usize, usize, bool)> = Vec::new();
         let mut results = Vec::with_capacity(additions.len());
         for addition in additions {
-            let Some(node) = self
-                .entities
-                .iter_mut()
-                .find(|n| n.value.name == addition.entity_name)
-            else {
-                return Err(McpError::NotFound(format!(
-                    "Entity with name {} not found",
-                    addition.entity_name
-                )));
-            };
-            let new: Vec<String> = addition
-                .contents
-                .into_iter()
-                .filter(|c| !node.value.observations.contains(c))
-                .collect();
-            limits::check_total(
-                "observations of one entity",
-                node.value.observations.len() + new.len(),
-                limits::MAX_OBSERVATIONS_PER_ENTITY,
-            )?;
-            if !new.is_empty() {
-                node.value.observations.extend(new.iter().cloned());
-                node.dirty = true;
+            match self.add_observation(addition, &mut undo) {
+                Ok(added) => results.push(added),
+                Err(error) => {
+                    // Observations are only appended: cutting them back restores the entity.
+                    for (at, len, dirty) in undo.into_iter().rev() {
+                        let node = &mut self.entities[at];
+                        node.value.observations.truncate(len);
+                        node.dirty = dirty;
+                        node.folded = node.value.folded();
+                    }
+                    return Err(error);
+                }
             }
-            results.push(AddedObservations {
-                entity_name: addition.entity_name,
-                added_observations: new,
-            });
         }
         Ok(results)
+    }
+
+    fn add_observation(
+        &mut self,
+        addition: ObservationAddition,
+        undo: &mut Vec<(usize, usize, bool)>,
+    ) -> Result<AddedObservations, McpError> {
+        let Some(at) = self
+            .entities
+            .iter()
+            .position(|n| n.value.name == addition.entity_name)
+        else {
+            return Err(McpError::NotFound(format!(
+                "Entity with name {} not found",
+                addition.entity_name
+            )));
+        };
+        let node = &mut self.entities[at];
+        let new: Vec<String> = addition
+            .contents
+            .into_iter()
+            .filter(|c| !node.value.observations.contains(c))
+            .collect();
+        limits::check_total(
+            "observations of one entity",
+            node.value.observations.len() + new.len(),
+            limits::MAX_OBSERVATIONS_PER_ENTITY,
+        )?;
+        if !new.is_empty() {
+            undo.push((at, node.value.observations.len(), node.dirty));
+            node.value.observations.extend(new.iter().cloned());
+            node.dirty = true;
+            node.folded = node.value.folded();
+        }
+        Ok(AddedObservations {
+            entity_name: addition.entity_name,
+            added_observations: new,
+        })
     }
 
     /// Deletes the named entities (every one of each name) and the relations touching them.
@@ -154,7 +225,9 @@ impl Graph {
             .into_iter()
             .partition(|n| names.contains(&n.value.name));
         self.entities = kept;
-        self.deleted.extend(gone.into_iter().filter_map(|n| n.id));
+        for node in gone {
+            node.forget(&mut self.deleted, &mut self.orphaned);
+        }
         self.retain_relations(|r| !names.contains(&r.from) && !names.contains(&r.to));
     }
 
@@ -170,7 +243,10 @@ impl Graph {
                 node.value
                     .observations
                     .retain(|o| !deletion.observations.contains(o));
-                node.dirty |= node.value.observations.len() != before;
+                if node.value.observations.len() != before {
+                    node.dirty = true;
+                    node.folded = node.value.folded();
+                }
             }
         }
     }
@@ -185,33 +261,39 @@ impl Graph {
             .into_iter()
             .partition(|n| keep(&n.value));
         self.relations = kept;
-        self.deleted.extend(gone.into_iter().filter_map(|n| n.id));
+        for node in gone {
+            node.forget(&mut self.deleted, &mut self.orphaned);
+        }
     }
 
     /// Entities whose name, type or an observation contains `query` (case-insensitive), with
     /// the relations touching them.
     pub fn search_nodes(&self, query: &str) -> KnowledgeGraph {
         let query = query.to_lowercase();
-        let hit = |e: &Entity| {
+        if !query.contains('\0') {
+            return self.subgraph(|n| n.folded.contains(&query));
+        }
+        // A NUL could match across two fields of the prepared text: match field by field.
+        self.subgraph(|n| {
+            let e = &n.value;
             e.name.to_lowercase().contains(&query)
                 || e.entity_type.to_lowercase().contains(&query)
                 || e.observations
                     .iter()
                     .any(|o| o.to_lowercase().contains(&query))
-        };
-        self.subgraph(hit)
+        })
     }
 
     /// The named entities with the relations touching them.
     pub fn open_nodes(&self, names: &[String]) -> KnowledgeGraph {
-        self.subgraph(|e| names.contains(&e.name))
+        self.subgraph(|n| names.contains(&n.value.name))
     }
 
-    fn subgraph(&self, keep: impl Fn(&Entity) -> bool) -> KnowledgeGraph {
+    fn subgraph(&self, keep: impl Fn(&Node<Entity>) -> bool) -> KnowledgeGraph {
         let entities: Vec<Entity> = self
             .entities
             .iter()
-            .filter(|n| keep(&n.value))
+            .filter(|n| keep(n))
             .map(|n| n.value.clone())
             .collect();
         let names: std::collections::HashSet<&str> =
@@ -292,12 +374,36 @@ mod tests {
             }])
             .unwrap_err();
         assert_eq!(error.to_string(), "Entity with name nobody not found");
+        // A call failing after a first addition changes nothing either.
+        let before = graph.clone();
+        assert!(graph
+            .add_observations(vec![
+                ObservationAddition {
+                    entity_name: "Zoë".into(),
+                    contents: vec!["sings".into()],
+                },
+                ObservationAddition {
+                    entity_name: "nobody".into(),
+                    contents: vec![],
+                },
+            ])
+            .is_err());
+        assert_eq!(graph, before);
 
         graph.delete_observations(&[ObservationDeletion {
             entity_name: "nobody".into(),
             observations: vec!["x".into()],
         }]);
         assert_eq!(graph.search_nodes("PLAYS").entities.len(), 1);
+        graph.delete_observations(&[ObservationDeletion {
+            entity_name: "Zoë".into(),
+            observations: vec!["plays go".into()],
+        }]);
+        assert!(graph.search_nodes("plays").entities.is_empty());
+        assert_eq!(graph.search_nodes("ZOË").entities.len(), 1);
+        // A query never matches across two fields, NUL or not.
+        assert!(graph.search_nodes("zoë\0person").entities.is_empty());
+        assert!(graph.search_nodes("zoëperson").entities.is_empty());
     }
 
     #[test]

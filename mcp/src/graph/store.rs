@@ -1,12 +1,21 @@
 //! The knowledge graph kept natively in an engine namespace: one record per entity and one per
 //! relation, in creation order (engine ids increase with insertion, and an update keeps the
 //! id). A record's text is what BM25 indexes (name, type and observations; or "from type to"),
-//! its body the item's JSON, its `kg` attribute the kind. Each tool call is one atomic engine
-//! batch; the graph is cached in memory after the first load and calls are serialized.
+//! its body the item's JSON, its `kg` attribute the kind.
+//!
+//! The graph lives in memory after the first load, behind a lock held only for in-memory work.
+//! Writes are **group-committed**: a call applies its operation to the graph, then waits until
+//! what it changed is durable. One caller at a time is the *leader*: it takes every change made
+//! so far into one engine batch (one synced log write), writes it without the lock, so that
+//! reads and further operations go on meanwhile, and then answers every caller whose changes
+//! the batch held. Callers that arrived during the write are answered by the next batch, led
+//! by one of them. A failed write drops the in-memory graph (it is loaded again from the
+//! store) and fails every caller whose change it lost; nothing unwritten is acknowledged.
 
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use mb_engine::{Batch, Engine, NamespaceOptions, NewRecord, Record};
+use mb_engine::{Batch, Engine, NamespaceOptions, NewRecord, Record, RecordId};
 
 use crate::error::McpError;
 use crate::graph::model::{Entity, Relation};
@@ -21,7 +30,26 @@ const RELATION: &str = "relation";
 pub struct GraphStore {
     engine: Arc<Engine>,
     namespace: String,
-    cache: Mutex<Option<Graph>>,
+    state: Mutex<State>,
+}
+
+/// What the lock guards.
+#[derive(Default)]
+struct State {
+    /// The graph, loaded at first use (and again after a failed write).
+    graph: Option<Graph>,
+    /// Callers whose changes are not durable yet, in arrival order.
+    waiting: Vec<SyncSender<Turn>>,
+    /// Whether a leader is writing (or has been handed the next batch).
+    leading: bool,
+}
+
+/// What a waiting caller is told.
+enum Turn {
+    /// Its change is durable, or was lost with the error.
+    Done(Result<(), String>),
+    /// It leads the next batch.
+    Lead,
 }
 
 impl GraphStore {
@@ -31,7 +59,7 @@ impl GraphStore {
         Ok(GraphStore {
             engine,
             namespace: namespace.to_string(),
-            cache: Mutex::new(None),
+            state: Mutex::new(State::default()),
         })
     }
 
@@ -40,39 +68,115 @@ impl GraphStore {
         &self.namespace
     }
 
-    /// Runs a read-only `op` on the graph.
+    /// Runs a read-only `op` on the graph (never waits for a write in flight).
     pub fn read<R>(&self, op: impl FnOnce(&Graph) -> R) -> Result<R, McpError> {
-        let mut cache = self.lock()?;
-        let graph = self.loaded(&mut cache)?;
+        let mut state = self.lock()?;
+        let graph = self.loaded(&mut state)?;
         Ok(op(graph))
     }
 
-    /// Runs `op` on a copy of the graph and, when it succeeds, writes what it changed in one
-    /// batch; on any error nothing changes.
+    /// Runs `op` on the graph and returns once what it changed is durable. An operation that
+    /// fails changes nothing (see [`crate::graph::ops`]); a failed write is returned too.
     pub fn mutate<R>(
         &self,
         op: impl FnOnce(&mut Graph) -> Result<R, McpError>,
     ) -> Result<R, McpError> {
-        let mut cache = self.lock()?;
-        let graph = self.loaded(&mut cache)?;
-        let mut work = graph.clone();
-        let out = op(&mut work)?;
-        self.persist(&mut work)?;
-        *graph = work;
+        let (sender, turns) = sync_channel(2);
+        let (out, lead) = {
+            let mut state = self.lock()?;
+            let graph = self.loaded(&mut state)?;
+            let out = op(graph)?;
+            let unchanged = !graph.entities.iter().any(Node::unwritten)
+                && !graph.relations.iter().any(Node::unwritten)
+                && graph.deleted.is_empty();
+            if unchanged && !state.leading {
+                return Ok(out);
+            }
+            state.waiting.push(sender);
+            let lead = !state.leading;
+            state.leading = true;
+            (out, lead)
+        };
+        if lead {
+            self.lead_batch()?;
+        }
+        self.wait(&turns)?;
         Ok(out)
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Option<Graph>>, McpError> {
-        self.cache
+    /// Waits for this caller's answer, leading a batch when handed one.
+    fn wait(&self, turns: &Receiver<Turn>) -> Result<(), McpError> {
+        loop {
+            match turns.recv() {
+                Ok(Turn::Done(result)) => return result.map_err(McpError::Io),
+                Ok(Turn::Lead) => self.lead_batch()?,
+                Err(_) => return Err(McpError::Io("the graph write was abandoned".into())),
+            }
+        }
+    }
+
+    /// Writes every change made so far in one batch and answers the callers who made them;
+    /// hands the next batch to a caller who arrived meanwhile.
+    fn lead_batch(&self) -> Result<(), McpError> {
+        let (batch, callers) = {
+            let mut state = self.lock()?;
+            let callers = std::mem::take(&mut state.waiting);
+            let batch = match state.graph.as_mut() {
+                Some(graph) => take_changes(graph)?,
+                None => Batch::new(),
+            };
+            (batch, callers)
+        };
+        let written = match batch.is_empty() {
+            true => Ok(Vec::new()),
+            false => self
+                .engine
+                .write(&self.namespace, batch)
+                .map(|receipt| receipt.ids)
+                .map_err(|e| e.to_string()),
+        };
+        let mut lost = Vec::new();
+        {
+            let mut state = self.lock()?;
+            match (&written, state.graph.as_mut()) {
+                (Ok(ids), Some(graph)) => settle(graph, ids),
+                _ => {
+                    // The graph holds changes the store lacks: load it again, and fail
+                    // whoever changed it since.
+                    state.graph = None;
+                    lost = std::mem::take(&mut state.waiting);
+                }
+            }
+            match state.waiting.first() {
+                Some(next) => {
+                    let _ = next.send(Turn::Lead);
+                }
+                None => state.leading = false,
+            }
+        }
+        let result = written.map(|_| ());
+        for caller in callers {
+            let _ = caller.send(Turn::Done(result.clone()));
+        }
+        let dropped = Err("an earlier graph write failed; nothing of this call was kept".into());
+        for caller in lost {
+            let _ = caller.send(Turn::Done(dropped.clone()));
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, State>, McpError> {
+        self.state
             .lock()
             .map_err(|_| McpError::Io("the graph lock is poisoned".into()))
     }
 
-    fn loaded<'a>(&self, cache: &'a mut Option<Graph>) -> Result<&'a mut Graph, McpError> {
-        if cache.is_none() {
-            *cache = Some(self.load()?);
+    fn loaded<'a>(&self, state: &'a mut State) -> Result<&'a mut Graph, McpError> {
+        if state.graph.is_none() {
+            state.graph = Some(self.load()?);
         }
-        cache
+        state
+            .graph
             .as_mut()
             .ok_or_else(|| McpError::Io("the graph did not load".into()))
     }
@@ -106,51 +210,64 @@ impl GraphStore {
         }
         Ok(graph)
     }
-
-    fn persist(&self, graph: &mut Graph) -> Result<(), McpError> {
-        // Only new and changed items are serialized: a call costs what it changes, not the
-        // size of the graph.
-        let mut batch = Batch::new();
-        for node in graph.entities.iter().filter(|n| n.unwritten()) {
-            add(&mut batch, node, entity_record(&node.value)?);
-        }
-        for node in graph.relations.iter().filter(|n| n.unwritten()) {
-            add(&mut batch, node, relation_record(&node.value)?);
-        }
-        for id in &graph.deleted {
-            batch.delete(*id);
-        }
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let receipt = self.engine.write(&self.namespace, batch)?;
-        let mut ids = receipt.ids.into_iter();
-        let entities = graph.entities.iter_mut().map(|n| (&mut n.id, &mut n.dirty));
-        let relations = graph
-            .relations
-            .iter_mut()
-            .map(|n| (&mut n.id, &mut n.dirty));
-        for (id, dirty) in entities.chain(relations) {
-            if id.is_none() {
-                *id = ids.next();
-            }
-            *dirty = false;
-        }
-        graph.deleted.clear();
-        Ok(())
-    }
 }
 
-fn add<T>(batch: &mut Batch, node: &Node<T>, record: NewRecord) {
+/// The batch writing every change of `graph` since the last one: new items (numbered by
+/// position, see [`Node::pending`]), changed items and deletions. Only what changed is
+/// serialized: a call costs what it changes, not the size of the graph.
+fn take_changes(graph: &mut Graph) -> Result<Batch, McpError> {
+    let mut batch = Batch::new();
+    let mut position = 0;
+    for node in graph.entities.iter_mut().filter(|n| n.unwritten()) {
+        let record = entity_record(&node.value)?;
+        add(&mut batch, node, record, &mut position);
+    }
+    for node in graph.relations.iter_mut().filter(|n| n.unwritten()) {
+        let record = relation_record(&node.value)?;
+        add(&mut batch, node, record, &mut position);
+    }
+    for id in graph.deleted.drain(..) {
+        batch.delete(id);
+    }
+    Ok(batch)
+}
+
+/// Gives the new items of the written batch their record ids (`ids`, by position); items
+/// deleted meanwhile are deleted by the next batch.
+fn settle(graph: &mut Graph, ids: &[RecordId]) {
+    let nodes = graph
+        .entities
+        .iter_mut()
+        .map(|n| (&mut n.id, &mut n.pending))
+        .chain(
+            graph
+                .relations
+                .iter_mut()
+                .map(|n| (&mut n.id, &mut n.pending)),
+        );
+    for (id, pending) in nodes {
+        if let Some(position) = pending.take() {
+            *id = ids.get(position).copied();
+        }
+    }
+    let orphaned = std::mem::take(&mut graph.orphaned);
+    graph
+        .deleted
+        .extend(orphaned.into_iter().filter_map(|p| ids.get(p).copied()));
+}
+
+fn add<T>(batch: &mut Batch, node: &mut Node<T>, record: NewRecord, position: &mut usize) {
     match node.id {
         None => {
             batch.put(record);
+            node.pending = Some(*position);
+            *position += 1;
         }
-        Some(id) if node.dirty => {
+        Some(id) => {
             batch.update(id, record);
         }
-        Some(_) => {}
     }
+    node.dirty = false;
 }
 
 fn entity_record(entity: &Entity) -> Result<NewRecord, McpError> {
@@ -240,5 +357,61 @@ mod tests {
         let store = GraphStore::open(engine, "kg").unwrap();
         assert_eq!(store.read(Graph::snapshot).unwrap(), expected);
         assert_eq!(expected.entities[0].observations, vec!["été".to_string()]);
+    }
+
+    #[test]
+    fn concurrent_changes_are_group_committed_and_reopen_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store");
+        let mut options = EngineOptions::default();
+        options.sync_writes = true;
+        let expected = {
+            let engine = Arc::new(Engine::open(&path, options.clone()).unwrap());
+            let store = Arc::new(GraphStore::open(engine.clone(), "kg").unwrap());
+            // Each thread creates entities and adds to them, and deletes the entity another
+            // thread is creating meanwhile: changes and deletions of items whose creation may
+            // still be in a write in flight.
+            let threads: Vec<_> = (0..8)
+                .map(|t| {
+                    let store = store.clone();
+                    std::thread::spawn(move || {
+                        for i in 0..60 {
+                            let name = format!("t{t}-{i}");
+                            store
+                                .mutate(|g| g.create_entities(vec![entity(&name)]))
+                                .unwrap();
+                            store
+                                .mutate(|g| {
+                                    g.delete_entities(&[format!("t{}-{i}", (t + 1) % 8)]);
+                                    g.add_observations(vec![ObservationAddition {
+                                        entity_name: name.clone(),
+                                        contents: vec![format!("seen {i}")],
+                                    }])
+                                })
+                                .ok();
+                        }
+                    })
+                })
+                .collect();
+            for thread in threads {
+                thread.join().unwrap();
+            }
+            let graph = store.read(Graph::snapshot).unwrap();
+            drop(store);
+            Arc::try_unwrap(engine).ok().unwrap().close().unwrap();
+            graph
+        };
+        let kept = expected.entities.len();
+        assert!(kept < 8 * 60, "some deletions found their entity");
+        let engine = Arc::new(Engine::open(&path, options).unwrap());
+        let store = GraphStore::open(engine.clone(), "kg").unwrap();
+        let mut reopened = store.read(Graph::snapshot).unwrap();
+        let mut sorted = expected.clone();
+        // Creation order across threads is the order of the writes; compare as sets.
+        reopened.entities.sort_by(|a, b| a.name.cmp(&b.name));
+        sorted.entities.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(reopened, sorted);
+        // No record is left of a deleted entity.
+        assert_eq!(engine.records("kg").unwrap().count(), kept);
     }
 }

@@ -122,6 +122,22 @@ fn finish(outcome: Result<CallToolResult, McpError>) -> CallToolResult {
     outcome.unwrap_or_else(McpError::into_tool_result)
 }
 
+impl Server {
+    /// Runs `op` on the caller's graph on the blocking pool: a change returns once it is
+    /// durable (a synced log write, its own or a group's), a wait that must not hold up the
+    /// async workers serving every other request.
+    async fn mutate_graph<R: Send + 'static>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        op: impl FnOnce(&mut Graph) -> Result<R, McpError> + Send + 'static,
+    ) -> Result<R, McpError> {
+        let store = self.graph(ctx)?;
+        tokio::task::spawn_blocking(move || store.mutate(op))
+            .await
+            .map_err(|e| McpError::Io(format!("the graph call stopped: {e}")))?
+    }
+}
+
 #[tool_router(router = graph_router, vis = "pub(crate)")]
 impl Server {
     #[tool(
@@ -136,13 +152,16 @@ impl Server {
         Parameters(raw): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        finish((|| {
-            let args: EntitiesArgs = args::parse(raw)?;
-            let new = self
-                .graph(&ctx)?
-                .mutate(|g| g.create_entities(args.entities))?;
-            Ok(reply(&new, serde_json::json!({ "entities": new })))
-        })())
+        finish(
+            async {
+                let args: EntitiesArgs = args::parse(raw)?;
+                let new = self
+                    .mutate_graph(&ctx, move |g| g.create_entities(args.entities))
+                    .await?;
+                Ok(reply(&new, serde_json::json!({ "entities": new })))
+            }
+            .await,
+        )
     }
 
     #[tool(
@@ -157,13 +176,16 @@ impl Server {
         Parameters(raw): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        finish((|| {
-            let args: RelationsArgs = args::parse(raw)?;
-            let new = self
-                .graph(&ctx)?
-                .mutate(|g| g.create_relations(args.relations))?;
-            Ok(reply(&new, serde_json::json!({ "relations": new })))
-        })())
+        finish(
+            async {
+                let args: RelationsArgs = args::parse(raw)?;
+                let new = self
+                    .mutate_graph(&ctx, move |g| g.create_relations(args.relations))
+                    .await?;
+                Ok(reply(&new, serde_json::json!({ "relations": new })))
+            }
+            .await,
+        )
     }
 
     #[tool(
@@ -178,13 +200,16 @@ impl Server {
         Parameters(raw): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        finish((|| {
-            let args: AddObservationsArgs = args::parse(raw)?;
-            let added = self
-                .graph(&ctx)?
-                .mutate(|g| g.add_observations(args.observations))?;
-            Ok(reply(&added, serde_json::json!({ "results": added })))
-        })())
+        finish(
+            async {
+                let args: AddObservationsArgs = args::parse(raw)?;
+                let added = self
+                    .mutate_graph(&ctx, move |g| g.add_observations(args.observations))
+                    .await?;
+                Ok(reply(&added, serde_json::json!({ "results": added })))
+            }
+            .await,
+        )
     }
 
     #[tool(
@@ -199,14 +224,18 @@ impl Server {
         Parameters(raw): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        finish((|| {
-            let args: DeleteEntitiesArgs = args::parse(raw)?;
-            self.graph(&ctx)?.mutate(|g| {
-                g.delete_entities(&args.entity_names);
-                Ok(())
-            })?;
-            Ok(deleted("Entities deleted successfully"))
-        })())
+        finish(
+            async {
+                let args: DeleteEntitiesArgs = args::parse(raw)?;
+                self.mutate_graph(&ctx, move |g| {
+                    g.delete_entities(&args.entity_names);
+                    Ok(())
+                })
+                .await?;
+                Ok(deleted("Entities deleted successfully"))
+            }
+            .await,
+        )
     }
 
     #[tool(
@@ -221,14 +250,18 @@ impl Server {
         Parameters(raw): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        finish((|| {
-            let args: DeleteObservationsArgs = args::parse(raw)?;
-            self.graph(&ctx)?.mutate(|g| {
-                g.delete_observations(&args.deletions);
-                Ok(())
-            })?;
-            Ok(deleted("Observations deleted successfully"))
-        })())
+        finish(
+            async {
+                let args: DeleteObservationsArgs = args::parse(raw)?;
+                self.mutate_graph(&ctx, move |g| {
+                    g.delete_observations(&args.deletions);
+                    Ok(())
+                })
+                .await?;
+                Ok(deleted("Observations deleted successfully"))
+            }
+            .await,
+        )
     }
 
     #[tool(
@@ -243,14 +276,18 @@ impl Server {
         Parameters(raw): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        finish((|| {
-            let args: DeleteRelationsArgs = args::parse(raw)?;
-            self.graph(&ctx)?.mutate(|g| {
-                g.delete_relations(&args.relations);
-                Ok(())
-            })?;
-            Ok(deleted("Relations deleted successfully"))
-        })())
+        finish(
+            async {
+                let args: DeleteRelationsArgs = args::parse(raw)?;
+                self.mutate_graph(&ctx, move |g| {
+                    g.delete_relations(&args.relations);
+                    Ok(())
+                })
+                .await?;
+                Ok(deleted("Relations deleted successfully"))
+            }
+            .await,
+        )
     }
 
     #[tool(

@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::auth::{Authorized, Tokens, DEFAULT_MAX_CONCURRENT};
+use crate::auth::{Authorized, Tokens};
 use crate::limits;
 use crate::tenant::Tenant;
 
@@ -47,10 +47,7 @@ impl Guard {
 
     fn authorize(&self, request: &Request) -> Option<Authorized> {
         if self.tokens.is_empty() {
-            return Some(Authorized {
-                tenant: Tenant::local(),
-                max_concurrent: DEFAULT_MAX_CONCURRENT,
-            });
+            return Some(self.tokens.local());
         }
         let header = request
             .headers()

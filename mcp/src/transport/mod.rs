@@ -4,6 +4,7 @@
 
 pub mod guard;
 
+use axum::serve::ListenerExt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -65,6 +66,14 @@ pub async fn serve_http(
         .local_addr()
         .map_err(|e| McpError::Io(format!("listening address: {e}")))?;
     eprintln!("memorybench-mcp: listening on http://{bound}/mcp");
+    // Replies go out as they are written: with Nagle's algorithm, a reply's last segment
+    // waits for the client's delayed acknowledgement (40 ms on Linux) on a kept-alive
+    // connection.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     let stop = shutdown.clone();
     let serving = axum::serve(listener, router)
         .with_graceful_shutdown(async move { stop.cancelled_owned().await })
