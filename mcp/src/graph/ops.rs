@@ -271,7 +271,9 @@ impl Graph {
     pub fn search_nodes(&self, query: &str) -> KnowledgeGraph {
         let query = query.to_lowercase();
         if !query.contains('\0') {
-            return self.subgraph(|n| n.folded.contains(&query));
+            // One searcher for the query, not one per entity as `str::contains` builds.
+            let finder = memchr::memmem::Finder::new(query.as_bytes());
+            return self.subgraph(|n| finder.find(n.folded.as_bytes()).is_some());
         }
         // A NUL could match across two fields of the prepared text: match field by field.
         self.subgraph(|n| {
