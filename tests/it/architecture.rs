@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The library and binary crates, by directory.
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 11] = [
     "core",
     "text",
     "engine",
     "embed",
     "llm",
     "datasets",
+    "eval",
     "baselines",
     "harness",
     "py",
@@ -401,6 +402,17 @@ fn datasets_and_clients_build_without_the_storage_engine() {
         !normal_dependencies("mb-llm").contains("clap"),
         "CLI argument types belong in the binary"
     );
+}
+
+#[test]
+fn datasets_build_without_the_model_client() {
+    let dependencies = normal_dependencies("mb-datasets");
+    for heavy in ["mb-llm", "reqwest", "tokio"] {
+        assert!(
+            !dependencies.contains(heavy),
+            "mb-datasets compiles {heavy}: what needs a model belongs in mb-eval"
+        );
+    }
 }
 
 /// JSON objects serialize with sorted keys in every workspace build: cache keys (recorded
