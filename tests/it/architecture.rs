@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The library and binary crates, by directory.
-const CRATES: [&str; 11] = [
+const CRATES: [&str; 12] = [
     "core",
     "text",
+    "whoosh-query",
     "engine",
     "embed",
     "llm",
@@ -388,8 +389,8 @@ fn normal_dependencies(package: &str) -> BTreeSet<String> {
 }
 
 #[test]
-fn datasets_and_clients_build_without_the_storage_engine() {
-    for package in ["mb-datasets", "mb-llm", "mb-embed"] {
+fn datasets_clients_and_the_query_language_build_without_the_storage_engine() {
+    for package in ["mb-datasets", "mb-llm", "mb-embed", "mb-whoosh-query"] {
         let dependencies = normal_dependencies(package);
         for heavy in ["mb-engine", "librocksdb-sys", "tantivy", "hnsw_rs"] {
             assert!(
