@@ -10,5 +10,7 @@ pub use mb_core as core;
 pub use mb_datasets as datasets;
 pub use mb_embed as embed;
 pub use mb_engine as engine;
+pub use mb_eval as eval;
 pub use mb_llm as llm;
 pub use mb_text as text;
+pub use mb_whoosh_query as whoosh_query;

@@ -1,4 +1,4 @@
-//! `mb-datasets`: MemoryBench's datasets as upstream reads, splits and scores them.
+//! `mb-datasets`: MemoryBench's datasets as upstream reads and splits them.
 //!
 //! [`catalog`] reads the dataset configurations (`configs/datasets/`). A [`source::DataSource`]
 //! hands out stored rows — a local copy of the Hugging Face repository
@@ -8,15 +8,17 @@
 //! written as JSON or as Python literals ([`mb_core::pyliteral`]) and the conversation corpora
 //! ([`corpus`]).
 //!
-//! [`longmemeval`] reads LongMemEval's files and scores retrieval and answers as its official
-//! scripts do.
+//! [`longmemeval`] reads LongMemEval's files and scores retrieval as its official scripts do.
 //!
 //! Upstream regenerates train/test splits from raw data with Python's `random` module, so a
 //! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
 //! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
-//! and [`split::test_ids`] applies upstream's `get_test_ids`. [`metrics`] scores predictions
-//! with upstream's per-dataset metrics, and [`summary`] computes upstream's normalized
-//! summaries.
+//! and [`split::test_ids`] applies upstream's `get_test_ids`. [`durable`] writes files so that a
+//! crash leaves the old one or the new one.
+//!
+//! Scoring predictions (upstream's metrics, the judges, summaries and result files) is
+//! `mb-eval`'s: its judges need the model client and its HTTP stack, which loading data does
+//! not.
 
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -26,17 +28,13 @@ pub mod corpus;
 pub mod dataset;
 pub mod durable;
 mod error;
-pub mod evaluate;
 pub mod import;
 pub mod longmemeval;
-pub mod metrics;
 mod pyrandom;
-pub mod results;
 pub mod row;
 pub mod sample;
 pub mod source;
 pub mod split;
-pub mod summary;
 pub mod table;
 
 pub use catalog::{Catalog, DatasetConfig, DatasetType};

@@ -99,7 +99,7 @@ mod tests {
             let assistant_turns = dialog
                 .messages
                 .iter()
-                .filter(|m| m.role == mb_llm::Role::Assistant)
+                .filter(|m| m.role == mb_core::Role::Assistant)
                 .count();
             assert_eq!(
                 dialog.feedback.len(),

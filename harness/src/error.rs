@@ -28,13 +28,13 @@ pub enum HarnessError {
     Import(#[from] mb_datasets::import::ImportError),
     /// Predictions could not be evaluated.
     #[error(transparent)]
-    Eval(#[from] mb_datasets::evaluate::EvalError),
+    Eval(#[from] mb_eval::EvalError),
     /// A summary could not be computed.
     #[error(transparent)]
-    Summary(#[from] mb_datasets::summary::SummaryError),
+    Summary(#[from] mb_eval::SummaryError),
     /// A result file could not be read or written.
     #[error(transparent)]
-    Results(#[from] mb_datasets::results::ResultsError),
+    Results(#[from] mb_eval::ResultsError),
     /// A catalog lookup failed.
     #[error(transparent)]
     Catalog(#[from] mb_datasets::catalog::CatalogError),

@@ -11,13 +11,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The library and binary crates, by directory.
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 12] = [
     "core",
     "text",
+    "whoosh-query",
     "engine",
     "embed",
     "llm",
     "datasets",
+    "eval",
     "baselines",
     "harness",
     "py",
@@ -387,8 +389,8 @@ fn normal_dependencies(package: &str) -> BTreeSet<String> {
 }
 
 #[test]
-fn datasets_and_clients_build_without_the_storage_engine() {
-    for package in ["mb-datasets", "mb-llm", "mb-embed"] {
+fn datasets_clients_and_the_query_language_build_without_the_storage_engine() {
+    for package in ["mb-datasets", "mb-llm", "mb-embed", "mb-whoosh-query"] {
         let dependencies = normal_dependencies(package);
         for heavy in ["mb-engine", "librocksdb-sys", "tantivy", "hnsw_rs"] {
             assert!(
@@ -401,6 +403,17 @@ fn datasets_and_clients_build_without_the_storage_engine() {
         !normal_dependencies("mb-llm").contains("clap"),
         "CLI argument types belong in the binary"
     );
+}
+
+#[test]
+fn datasets_build_without_the_model_client() {
+    let dependencies = normal_dependencies("mb-datasets");
+    for heavy in ["mb-llm", "reqwest", "tokio"] {
+        assert!(
+            !dependencies.contains(heavy),
+            "mb-datasets compiles {heavy}: what needs a model belongs in mb-eval"
+        );
+    }
 }
 
 /// JSON objects serialize with sorted keys in every workspace build: cache keys (recorded

@@ -9,8 +9,8 @@ use mb_baselines::{MemoryContext, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::corpus::{Conversation, Session, Turn};
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::metrics::retrieval::turn_recall_at_k;
 use mb_datasets::row::DialogMessage;
+use mb_eval::metrics::retrieval::turn_recall_at_k;
 use mb_llm::Role;
 
 use crate::common::{context, engine, offline, plain, sample, system};

@@ -1,32 +1,9 @@
-//! The engine's side of text analysis: [`mb_text::Analyzer`] as a tantivy tokenizer and as the
-//! analyzer of Whoosh query syntax.
+//! The engine's side of text analysis: [`mb_text::Analyzer`] as a tantivy tokenizer (its
+//! analysis of Whoosh query syntax is `mb-whoosh-query`'s).
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
-use super::whoosh::QueryAnalyzer;
 pub use mb_text::{Analyzer, Term};
-
-impl QueryAnalyzer for Analyzer {
-    fn terms(&self, text: &str, tokenize: bool, remove_stops: bool) -> Vec<String> {
-        if !tokenize {
-            // Whoosh's tokenizers yield the whole text as one token when not tokenizing, and the
-            // stop filter keeps it when not removing stops; only lowercasing applies.
-            let lower = text.to_lowercase();
-            return if remove_stops && !Analyzer::keeps_token(&lower) {
-                Vec::new()
-            } else {
-                vec![self.normalize(lower)]
-            };
-        }
-        if remove_stops {
-            return self.analyze(text).into_iter().map(|t| t.text).collect();
-        }
-        Analyzer::lowercase_tokens(text)
-            .into_iter()
-            .map(|t| self.normalize(t))
-            .collect()
-    }
-}
 
 /// An analyzer as a tantivy tokenizer: the engine indexes with it, and other tantivy indexes can
 /// register it to analyze text exactly as the engine does.

@@ -13,4 +13,3 @@ mod reopen;
 mod residency;
 mod single_writer;
 mod vector_recall;
-mod whoosh_syntax;

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 use mb_datasets::catalog::{Catalog, DatasetType};
-use mb_datasets::evaluate::EvaluateDetail;
-use mb_datasets::results::{RunFiles, RUN_CONFIG, SUMMARY};
 use mb_datasets::{load, Dataset};
+use mb_eval::EvaluateDetail;
+use mb_eval::{RunFiles, RUN_CONFIG, SUMMARY};
 use serde_json::Value;
 
 use crate::data::DataArgs;

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
-use mb_datasets::evaluate::evaluator_for;
 use mb_datasets::row::{Dialog, Row};
 use mb_datasets::source::StoredDataset;
 use mb_datasets::InMemorySource;
+use mb_eval::evaluator_for;
 
 use crate::error::HarnessError;
 use crate::run::converse::{converse, Opening, Rounds};

@@ -19,8 +19,8 @@
 use std::collections::BTreeMap;
 
 use mb_baselines::SystemSpec;
-use mb_datasets::results::{read_json, write_json, PREDICT};
 use mb_datasets::SplitName;
+use mb_eval::{read_json, write_json, PREDICT};
 use serde_json::json;
 
 use crate::commands::longmemeval::{self, LongMemEvalArgs};

@@ -18,10 +18,10 @@
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
 use mb_baselines::{MemorySystem, SystemSpec, TrainingDialog};
-use mb_datasets::evaluate::{evaluator_for, Evaluator};
-use mb_datasets::results::RunFiles;
 use mb_datasets::row::{DialogMessage, Feedback, Row};
 use mb_datasets::{Dataset, PyRandom};
+use mb_eval::RunFiles;
+use mb_eval::{evaluator_for, Evaluator};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

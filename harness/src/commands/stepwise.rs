@@ -10,7 +10,7 @@
 
 use clap::Args;
 use mb_baselines::SystemSpec;
-use mb_datasets::results::RunFiles;
+use mb_eval::RunFiles;
 use serde_json::json;
 
 use crate::error::HarnessError;

@@ -1,6 +1,6 @@
 //! `summarize`: recomputes an existing run's summary from its evaluation details.
 
-use mb_datasets::results::RunFiles;
+use mb_eval::RunFiles;
 
 use super::evaluate::{rewrite_summary, run_datasets, RunDirArgs};
 use crate::error::HarnessError;

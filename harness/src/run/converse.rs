@@ -7,9 +7,9 @@
 //! dialog as recorded.
 
 use mb_baselines::MemorySystem;
-use mb_datasets::evaluate::Evaluator;
 use mb_datasets::row::{Dialog, DialogMessage, Feedback, Row};
 use mb_datasets::Dataset;
+use mb_eval::Evaluator;
 use mb_llm::ops::Answer;
 use mb_llm::Message;
 use serde_json::{Map, Value};

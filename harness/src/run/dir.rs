@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use mb_baselines::SystemSpec;
-use mb_datasets::results::{RunFiles, RUN_CONFIG};
+use mb_eval::{RunFiles, RUN_CONFIG};
 use serde_json::{json, Value};
 
 use crate::error::{file_error, HarnessError};

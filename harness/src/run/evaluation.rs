@@ -2,10 +2,10 @@
 //! `evaluate` and `summarize` commands.
 
 use mb_datasets::catalog::DatasetType;
-use mb_datasets::evaluate::{evaluate, evaluator_for, EvaluateDetail, Prediction};
-use mb_datasets::results::{RunFiles, SUMMARY};
-use mb_datasets::summary::{builtin_statistics, summarize_run};
 use mb_datasets::Dataset;
+use mb_eval::{builtin_statistics, summarize_run};
+use mb_eval::{evaluate, evaluator_for, EvaluateDetail, Prediction};
+use mb_eval::{RunFiles, SUMMARY};
 use mb_llm::ops::Backend;
 use serde_json::Value;
 

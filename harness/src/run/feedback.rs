@@ -5,9 +5,9 @@
 //! other datasets get the LLM simulator (the `simulator` role's `SimulateFeedback` operation),
 //! told who the user is and given the row's ground truth as evaluation context.
 
-use mb_datasets::evaluate::{EvalError, Evaluator};
 use mb_datasets::row::{Action, Row};
 use mb_datasets::Dataset;
+use mb_eval::{EvalError, Evaluator};
 use mb_llm::ops::{Backend, ImplicitAction, SimulateFeedback, UserPersona};
 use mb_llm::{LlmStack, Message, Role};
 use serde_json::Value;

@@ -14,7 +14,7 @@
 //! asks the questions of the steps already done again, in order, discarding the answers.
 
 use mb_baselines::{MemorySystem, SystemSpec, TrainingDialog};
-use mb_datasets::results::RunFiles;
+use mb_eval::RunFiles;
 use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;

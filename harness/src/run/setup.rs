@@ -8,9 +8,9 @@ use std::sync::Arc;
 use mb_baselines::{registry, MemorySystem, Overrides, SystemSettings, SystemSpec};
 use mb_core::Lang;
 use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
-use mb_datasets::results::{RunFiles, RUN_CONFIG};
 use mb_datasets::{load, Dataset};
 use mb_engine::Engine;
+use mb_eval::{RunFiles, RUN_CONFIG};
 use mb_llm::{LlmStack, LocalServer};
 use serde_json::Value;
 

@@ -292,7 +292,8 @@ fn the_operation_list_names_every_operation() {
     let mut dirs = vec![
         root.join("llm/src/ops"),
         root.join("baselines/src"),
-        root.join("datasets/src/evaluate"),
+        root.join("eval/src/evaluate"),
+        root.join("eval/src/longmemeval"),
     ];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(dir).unwrap() {

@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use mb_baselines::SystemSpec;
-use mb_datasets::longmemeval::judge::JudgePrompts;
-use mb_datasets::longmemeval::reading::ReadingStyle;
 use mb_datasets::longmemeval::retrieval::History;
 use mb_datasets::longmemeval::{for_each_instance_in, Instance, LongMemEvalError};
+use mb_eval::longmemeval::judge::JudgePrompts;
+use mb_eval::longmemeval::reading::ReadingStyle;
 use mb_llm::RoleSettings;
 use serde_json::{json, Value};
 

@@ -7,9 +7,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use mb_baselines::SystemSpec;
-use mb_datasets::longmemeval::qa::accuracy;
 use mb_datasets::longmemeval::QuestionType;
-use mb_datasets::results::{RunFiles, SUMMARY};
+use mb_eval::longmemeval::qa::accuracy;
+use mb_eval::{RunFiles, SUMMARY};
 use mb_llm::LlmStack;
 use serde_json::{json, Value};
 

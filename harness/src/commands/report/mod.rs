@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use mb_datasets::results::read_json;
+use mb_eval::read_json;
 use serde_json::Value;
 
 use crate::error::HarnessError;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use mb_baselines::Retrieved;
-use mb_datasets::metrics::retrieval::{
+use mb_eval::metrics::retrieval::{
     budget_recall, ndcg_at_k, recall_at_k, reciprocal_rank, turn_recall_at_k,
 };
 

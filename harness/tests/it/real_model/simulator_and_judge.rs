@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use mb_datasets::metrics::judged::nfcats_score;
+use mb_eval::metrics::judged::nfcats_score;
 
 use super::off_policy::usage_calls;
 use super::serving::{counting_proxy, settings, shared_server, CAP};

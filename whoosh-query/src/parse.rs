@@ -42,7 +42,7 @@ pub fn parse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Analyzer;
+    use mb_text::Analyzer;
 
     fn parsed(text: &str) -> String {
         parse(text, "content", &["doc_id", "content"], &Analyzer::Standard).to_string()

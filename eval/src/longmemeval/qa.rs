@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::data::QuestionType;
+use mb_datasets::longmemeval::QuestionType;
 
 /// QA accuracy: overall, per question type, and averaged over the six types (each type weighs
 /// the same), from `(type, correct)` pairs.

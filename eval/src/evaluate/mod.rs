@@ -17,9 +17,7 @@ use mb_llm::ops::Backend;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::catalog::DatasetConfig;
-use crate::dataset::Dataset;
-use crate::row::Row;
+use mb_datasets::{Dataset, DatasetConfig, Row};
 
 pub use judges::{ChecklistJudge, CriticJudge, MatchJudge, RubricJudge};
 pub use limitgen::{limitations, LimitGenScorer};

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use mb_datasets::results::{read_json, write_json};
+use mb_eval::{read_json, write_json};
 use serde_json::{json, Value};
 
 const PATH_VAR: &str = "MB_ATOMIC_RESULTS_PATH";

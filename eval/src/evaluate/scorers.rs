@@ -13,7 +13,7 @@ use crate::metrics::locomo::{locomo_f1, Options};
 use crate::metrics::meteor::meteor_text;
 use crate::metrics::rouge::lexeval_rouge_l;
 use crate::metrics::tokenize::word_tokenize;
-use crate::row::Row;
+use mb_datasets::Row;
 
 /// Key of the merged judge score domain and task summaries use for multi-metric datasets.
 pub const MERGED_SCORE: &str = "llm_as_judge_score";

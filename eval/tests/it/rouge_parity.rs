@@ -3,7 +3,7 @@
 
 use crate::common::{root, venv_python};
 use jieba_rs::Jieba;
-use mb_datasets::metrics::rouge::{lexeval_rouge_l, normalize};
+use mb_eval::metrics::rouge::{lexeval_rouge_l, normalize};
 
 /// Upstream's scoring in Python: our normalization, then jieba and `rouge` as upstream calls
 /// them; any exception scores 0.0.

@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use mb_engine::lexical::whoosh::parse;
-use mb_engine::Analyzer;
+use mb_text::Analyzer;
+use mb_whoosh_query::parse;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

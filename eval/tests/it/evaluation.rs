@@ -2,11 +2,11 @@
 //! the refusal of an offline judge.
 
 use mb_datasets::catalog::{Catalog, DatasetType};
-use mb_datasets::evaluate::{evaluate, evaluator_for, EvalError, EvaluateDetail, Prediction};
 use mb_datasets::row::Row;
 use mb_datasets::sample::{sample_source, SAMPLE_SET};
-use mb_datasets::summary::{builtin_statistics, summarize_run};
 use mb_datasets::{load, Dataset};
+use mb_eval::{builtin_statistics, summarize_run};
+use mb_eval::{evaluate, evaluator_for, EvalError, EvaluateDetail, Prediction};
 use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use serde_json::{json, Value};
@@ -228,7 +228,7 @@ async fn jre_l_records_its_computed_metrics_beside_the_merged_score() {
         .await
         .unwrap();
     assert_eq!(scored["llm_as_judge_score"], json!(7));
-    let cli = mb_datasets::metrics::readability::coleman_liau(article);
+    let cli = mb_eval::metrics::readability::coleman_liau(article);
     assert_eq!(scored["CLI"], json!(cli));
     assert!(scored["Rouge-L"].as_f64().unwrap() > 0.3, "{scored:?}");
     assert!(
@@ -237,7 +237,7 @@ async fn jre_l_records_its_computed_metrics_beside_the_merged_score() {
     );
     let prompt = &scripted.prompts()[0];
     assert!(prompt.contains(&format!("- CLI: {cli:.4} (")), "{prompt}");
-    match mb_datasets::metrics::readability::readability(article) {
+    match mb_eval::metrics::readability::readability(article) {
         Ok(r) => {
             assert_eq!(scored["FKGL"], json!(r.fkgl));
             assert_eq!(scored["DCRS"], json!(r.dcrs));
