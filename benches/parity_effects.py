@@ -5,10 +5,11 @@ default) and ours, run both ways on the built-in sample, side by side.
     .cache/venv/bin/python benches/parity_effects.py [--out runs-parity] [--llm offline|local]
         [--only NAME,NAME] [-- FLAGS]
 
-Every pair runs `mb-harness` twice with its own store per run (nothing recorded is shared):
-once with the defaults (upstream) and once with the switch. A switch is a flag or one setting
-of a memory system's file (the shipped `configs/memory/<file>.toml` with that one line
-changed, given as `--memory-config`). Flags after `--` go to every command (`--limit 2`).
+Every switch runs `mb-harness` with its own store (nothing recorded is shared) beside one run
+with the defaults (upstream) per regime and system, which switches of one system share. A
+switch is a flag or one setting of a memory system's file (the shipped
+`configs/memory/<file>.toml` with that one line changed, given as `--memory-config`). Flags
+after `--` go to every command (`--limit 2`).
 Prints one Markdown table: score, model calls, fallbacks and memory seconds per case, before and
 after. Builds nothing: run `cargo build --release -p mb-harness` first.
 """
@@ -118,6 +119,8 @@ def main():
         sys.exit(f"unknown switch {unknown}; known: {', '.join(SWITCHES)}")
     out = args.out.resolve()
     rows = []
+    # The upstream side depends only on (regime, system): switches of one system share it.
+    upstream = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in chosen:
             label, regime, system, switch = SWITCHES[name]
@@ -132,7 +135,10 @@ def main():
                 continue
             else:
                 after_llm, extra = with_llm_setting(tmp, llm, *switch[1:]), []
-            before = measures(run(out, name, "upstream", regime, system, llm, [], args.flags))
+            if (regime, system) not in upstream:
+                upstream[(regime, system)] = measures(
+                    run(out, f"{regime}-{system}", "upstream", regime, system, llm, [], args.flags))
+            before = upstream[(regime, system)]
             after = measures(run(out, name, "switched", regime, system, after_llm, extra,
                                  args.flags))
             rows.append((name, label, system, before, after))
