@@ -105,6 +105,10 @@ pub struct Graph {
     /// New records of the write in flight (by position) whose items were deleted since: once
     /// their ids are known they are deleted too.
     pub orphaned: Vec<usize>,
+    /// How many entities bear each name: duplicate checks without scanning the graph.
+    names: std::collections::HashMap<String, usize>,
+    /// Whether anything changed since the last write took the changes.
+    changed: bool,
 }
 
 impl Graph {
@@ -118,22 +122,61 @@ impl Graph {
 
     /// Appends items as they are (an imported graph: no duplicate checks).
     pub fn append(&mut self, entities: Vec<Entity>, relations: Vec<Relation>) {
-        self.entities.extend(entities.into_iter().map(Node::new));
+        self.changed |= !entities.is_empty() || !relations.is_empty();
+        for entity in entities {
+            self.push_entity(Node::new(entity));
+        }
         self.relations.extend(relations.into_iter().map(Node::new));
+    }
+
+    /// Adds an entity read from record `id` of the store.
+    pub fn push_stored_entity(&mut self, id: RecordId, entity: Entity) {
+        self.push_entity(Node::stored(id, entity));
+    }
+
+    /// Adds a relation read from record `id` of the store.
+    pub fn push_stored_relation(&mut self, id: RecordId, relation: Relation) {
+        self.relations.push(Node::stored(id, relation));
+    }
+
+    fn push_entity(&mut self, node: Node<Entity>) {
+        *self.names.entry(node.value.name.clone()).or_default() += 1;
+        self.entities.push(node);
+    }
+
+    /// Deletes records of the store at the next write (new records of a write whose items were
+    /// deleted while it was in flight).
+    pub fn delete_records(&mut self, ids: impl IntoIterator<Item = RecordId>) {
+        let before = self.deleted.len();
+        self.deleted.extend(ids);
+        self.changed |= self.deleted.len() != before;
+    }
+
+    /// Whether anything changed since [`Graph::take_changed`] was last called.
+    pub fn has_changes(&self) -> bool {
+        self.changed
+    }
+
+    /// Whether anything changed, clearing the mark (a write is taking the changes).
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
     }
 
     /// Adds the entities whose name is not in the graph yet; returns them.
     pub fn create_entities(&mut self, entities: Vec<Entity>) -> Result<Vec<Entity>, McpError> {
         let new: Vec<Entity> = entities
             .into_iter()
-            .filter(|e| !self.entities.iter().any(|n| n.value.name == e.name))
+            .filter(|e| !self.names.contains_key(&e.name))
             .collect();
         limits::check_total(
             "entities",
             self.entities.len() + new.len(),
             limits::MAX_ENTITIES,
         )?;
-        self.entities.extend(new.iter().cloned().map(Node::new));
+        self.changed |= !new.is_empty();
+        for entity in &new {
+            self.push_entity(Node::new(entity.clone()));
+        }
         Ok(new)
     }
 
@@ -151,6 +194,7 @@ impl Graph {
             self.relations.len() + new.len(),
             limits::MAX_RELATIONS,
         )?;
+        self.changed |= !new.is_empty();
         self.relations.extend(new.iter().cloned().map(Node::new));
         Ok(new)
     }
@@ -162,6 +206,7 @@ impl Graph {
     ) -> Result<Vec<AddedObservations>, McpError> {
         // What each changed entity was before the call: (position, observations, dirty).
         let mut undo: Vec<(usize, usize, bool)> = Vec::new();
+        let was_changed = self.changed;
         let mut results = Vec::with_capacity(additions.len());
         for addition in additions {
             match self.add_observation(addition, &mut undo) {
@@ -174,6 +219,7 @@ impl Graph {
                         node.dirty = dirty;
                         node.folded = node.value.folded();
                     }
+                    self.changed = was_changed;
                     return Err(error);
                 }
             }
@@ -212,6 +258,7 @@ impl Graph {
             node.value.observations.extend(new.iter().cloned());
             node.dirty = true;
             node.folded = node.value.folded();
+            self.changed = true;
         }
         Ok(AddedObservations {
             entity_name: addition.entity_name,
@@ -225,7 +272,14 @@ impl Graph {
             .into_iter()
             .partition(|n| names.contains(&n.value.name));
         self.entities = kept;
+        self.changed |= !gone.is_empty();
         for node in gone {
+            if let Some(count) = self.names.get_mut(&node.value.name) {
+                *count -= 1;
+                if *count == 0 {
+                    self.names.remove(&node.value.name);
+                }
+            }
             node.forget(&mut self.deleted, &mut self.orphaned);
         }
         self.retain_relations(|r| !names.contains(&r.from) && !names.contains(&r.to));
@@ -246,6 +300,7 @@ impl Graph {
                 if node.value.observations.len() != before {
                     node.dirty = true;
                     node.folded = node.value.folded();
+                    self.changed = true;
                 }
             }
         }
@@ -261,6 +316,7 @@ impl Graph {
             .into_iter()
             .partition(|n| keep(&n.value));
         self.relations = kept;
+        self.changed |= !gone.is_empty();
         for node in gone {
             node.forget(&mut self.deleted, &mut self.orphaned);
         }
@@ -424,5 +480,10 @@ mod tests {
         assert_eq!(snapshot.relations, vec![relation("b", "c")]);
         graph.delete_relations(&[relation("b", "c"), relation("x", "y")]);
         assert!(graph.snapshot().relations.is_empty());
+        // A deleted name can be created again; a kept one cannot.
+        let again = graph
+            .create_entities(vec![entity("a", &[]), entity("b", &[])])
+            .unwrap();
+        assert_eq!(again, vec![entity("a", &[])]);
     }
 }

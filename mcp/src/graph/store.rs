@@ -86,10 +86,7 @@ impl GraphStore {
             let mut state = self.lock()?;
             let graph = self.loaded(&mut state)?;
             let out = op(graph)?;
-            let unchanged = !graph.entities.iter().any(Node::unwritten)
-                && !graph.relations.iter().any(Node::unwritten)
-                && graph.deleted.is_empty();
-            if unchanged && !state.leading {
+            if !graph.has_changes() && !state.leading {
                 return Ok(out);
             }
             state.waiting.push(sender);
@@ -198,12 +195,12 @@ impl GraphStore {
             match record.attribute(KIND) {
                 Some(ENTITY) => {
                     let entity: Entity = serde_json::from_str(record.content()).map_err(corrupt)?;
-                    graph.entities.push(Node::stored(record.id, entity));
+                    graph.push_stored_entity(record.id, entity);
                 }
                 Some(RELATION) => {
                     let relation: Relation =
                         serde_json::from_str(record.content()).map_err(corrupt)?;
-                    graph.relations.push(Node::stored(record.id, relation));
+                    graph.push_stored_relation(record.id, relation);
                 }
                 _ => {}
             }
@@ -217,6 +214,9 @@ impl GraphStore {
 /// serialized: a call costs what it changes, not the size of the graph.
 fn take_changes(graph: &mut Graph) -> Result<Batch, McpError> {
     let mut batch = Batch::new();
+    if !graph.take_changed() {
+        return Ok(batch);
+    }
     let mut position = 0;
     for node in graph.entities.iter_mut().filter(|n| n.unwritten()) {
         let record = entity_record(&node.value)?;
@@ -251,9 +251,7 @@ fn settle(graph: &mut Graph, ids: &[RecordId]) {
         }
     }
     let orphaned = std::mem::take(&mut graph.orphaned);
-    graph
-        .deleted
-        .extend(orphaned.into_iter().filter_map(|p| ids.get(p).copied()));
+    graph.delete_records(orphaned.into_iter().filter_map(|p| ids.get(p).copied()));
 }
 
 fn add<T>(batch: &mut Batch, node: &mut Node<T>, record: NewRecord, position: &mut usize) {
