@@ -118,7 +118,8 @@ impl MemoryService {
         }
     }
 
-    /// Deletes everything of `user_id` in `tenant`: their queued dialogs (waiting for any being
+    /// Deletes everything of `user_id` in `tenant` (adds of the user arriving meanwhile are
+    /// refused, see [`crate::memory::gate`]): their queued dialogs (waiting for any being
     /// memorized to finish), their namespaces and their agents' (records, vectors, postings,
     /// state such as Mem0's history), the opened systems and maps; then compacts the store so
     /// no byte of it is left on disk.
@@ -128,6 +129,9 @@ impl MemoryService {
             user_id: user_id.to_string(),
             agent_id: None,
         });
+        // Adds of this user already past the gate are queued before the purge below; later
+        // ones are refused until this deletion has answered.
+        let _pass = self.gate.begin_delete(&own).await?;
         let agents = format!("{own}/agent/");
         let matches = |ns: &str| ns == own || ns.starts_with(&agents);
         let purged = self.scheduler.purge(tenant.name(), matches);

@@ -81,6 +81,11 @@ impl MemoryService {
         messages: Vec<DialogMessage>,
         wait: bool,
     ) -> Result<Enqueued, McpError> {
+        // Held until the dialog is queued: a deletion of the user waits for it.
+        let _pass = self.gate.enter_add(&self.namespace(&Owner {
+            agent_id: None,
+            ..owner.clone()
+        }))?;
         let tenant = owner.tenant.name();
         let prefix = self.tenant_prefix(&owner.tenant);
         let (queued, _, _) = self.scheduler.depth(tenant, &prefix);

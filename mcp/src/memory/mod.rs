@@ -2,6 +2,7 @@
 //! with ingest through a durable queue memorized in the background.
 
 pub mod edit;
+pub mod gate;
 pub mod ingest;
 pub mod queue;
 pub mod service;

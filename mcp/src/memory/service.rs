@@ -15,6 +15,7 @@ use mb_engine::{Engine, Record, RecordId};
 use mb_llm::{CacheMode, LlmChoice, LlmStack, LocalServer};
 
 use crate::error::McpError;
+use crate::memory::gate::UserGate;
 use crate::memory::queue::Scheduler;
 use crate::tenant::Tenant;
 
@@ -72,6 +73,7 @@ pub struct MemoryService {
     doc_ids: Mutex<HashMap<String, DocIds>>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     pub(crate) scheduler: Scheduler,
+    pub(crate) gate: UserGate,
     pub(crate) workers: usize,
 }
 
@@ -110,6 +112,7 @@ impl MemoryService {
             doc_ids: Mutex::new(HashMap::new()),
             locks: Mutex::new(HashMap::new()),
             scheduler: Scheduler::default(),
+            gate: UserGate::default(),
             workers: config.workers.max(1),
         })
     }
