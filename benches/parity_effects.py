@@ -3,10 +3,14 @@
 default) and ours, run both ways on the built-in sample, side by side.
 
     .cache/venv/bin/python benches/parity_effects.py [--out runs-parity] [--llm offline|local]
-        [--only NAME,NAME] [-- FLAGS]
+        [--only NAME,NAME] [--share-answers] [-- FLAGS]
 
-Every switch runs `mb-harness` with its own store (nothing recorded is shared) beside one run
-with the defaults (upstream) per regime and system, which switches of one system share. A
+Every switch runs `mb-harness` with its own store beside one run with the defaults (upstream)
+per regime and system, which switches of one system share. Nothing recorded is shared unless
+`--share-answers`: then a switched side starts from a copy of its upstream side's store, so a
+request both sides send identically gets the same recorded answer (one sample of the model for
+both, which removes sampling noise from the difference and saves the slow model's time) and only
+requests the switch changes reach the model. A
 switch is a flag or one setting of a memory system's file (the shipped
 `configs/memory/<file>.toml` with that one line changed, given as `--memory-config`). Flags
 after `--` go to every command (`--limit 2`).
@@ -18,6 +22,7 @@ import argparse
 import json
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,9 +77,12 @@ def with_llm_setting(tmp, llm, key, value):
     return str(path)
 
 
-def run(out, name, side, regime, system, llm, extra, flags):
-    """Runs one side of a pair; returns its result directory."""
+def run(out, name, side, regime, system, llm, extra, flags, seed_store=None):
+    """Runs one side of a pair, its store first copied from `seed_store` when given; returns
+    its result directory."""
     output = out / name / side
+    if seed_store is not None and not (output / "store").exists():
+        shutil.copytree(seed_store, output / "store")
     command = [str(HARNESS), regime, "--baseline", system, "--llm", llm,
                "--store", str(output / "store"), "--output-dir", str(output), *flags, *extra]
     print("$", " ".join(command), file=sys.stderr, flush=True)
@@ -109,6 +117,8 @@ def main():
     parser.add_argument("--out", default="runs-parity", type=pathlib.Path)
     parser.add_argument("--llm", default="offline")
     parser.add_argument("--only", default="", help="comma-separated switch names")
+    parser.add_argument("--share-answers", action="store_true",
+                        help="start each switched side from a copy of its upstream side's store")
     parser.add_argument("flags", nargs="*", help="after --: flags for every command")
     args = parser.parse_args()
     if not HARNESS.exists():
@@ -139,8 +149,9 @@ def main():
                 upstream[(regime, system)] = measures(
                     run(out, f"{regime}-{system}", "upstream", regime, system, llm, [], args.flags))
             before = upstream[(regime, system)]
+            seed = out / f"{regime}-{system}" / "upstream" / "store" if args.share_answers else None
             after = measures(run(out, name, "switched", regime, system, after_llm, extra,
-                                 args.flags))
+                                 args.flags, seed))
             rows.append((name, label, system, before, after))
     print(f"With `--llm {args.llm}`, upstream's default → the switch:\n")
     print("| switch | parity row | system | score | model calls/case | fallbacks/case | "

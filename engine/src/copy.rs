@@ -23,21 +23,23 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::*;
 use crate::lexical::index::LexicalOp;
-use crate::namespace::{validate_name, NamespaceInfo};
+use crate::namespace::{validate_name, Analyzer, NamespaceInfo};
 use crate::record::{Record, RecordId};
 use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry, Store};
 
 /// Entries (records, vectors or state values) written per staging batch.
-const COPY_CHUNK: usize = 1024;
+pub(crate) const COPY_CHUNK: usize = 1024;
 
 /// The families holding a namespace's data, keyed by the namespace id first.
 const NAMESPACE_FAMILIES: [&str; 3] = [CF_RECORDS, CF_VECTORS, CF_STATE];
 
-/// What staging wrote: the copied records' ids and their lexical index entries.
-struct Staged {
-    ids: Vec<RecordId>,
-    lexical: Vec<LexicalOp>,
+/// What staging wrote: the records' ids and their lexical index entries (a copy's, or an
+/// import's).
+#[derive(Default)]
+pub(crate) struct Staged {
+    pub(crate) ids: Vec<RecordId>,
+    pub(crate) lexical: Vec<LexicalOp>,
 }
 
 impl Inner {
@@ -53,10 +55,10 @@ impl Inner {
         if source.dropped.load(Ordering::SeqCst) {
             return Err(Error::UnknownNamespace(from.to_string()));
         }
-        let info = self.reserve_copy(to, &source.info)?;
+        let info = self.reserve_staged(to, source.info.analyzer)?;
         let copied = self
             .stage_copy(&source.info, &info)
-            .and_then(|staged| self.publish_copy(&info, staged));
+            .and_then(|staged| self.publish_staged(&info, staged, None));
         if copied.is_err() {
             if let Err(e) = discard_staged(&self.store, info.id) {
                 tracing::warn!("discarding the unfinished copy {to:?}: {e} (removed on reopen)");
@@ -65,13 +67,13 @@ impl Inner {
         copied.map(|()| info)
     }
 
-    /// Assigns the copy its namespace id and marks it as staged.
-    fn reserve_copy(&self, to: &str, source: &NamespaceInfo) -> Result<NamespaceInfo> {
+    /// Assigns a namespace being staged (a copy or an import) its id and marks it as staged.
+    pub(crate) fn reserve_staged(&self, name: &str, analyzer: Analyzer) -> Result<NamespaceInfo> {
         let (id, counters) = self.sequencer.reserve_namespace();
         let info = NamespaceInfo {
-            name: to.to_string(),
+            name: name.to_string(),
             id,
-            analyzer: source.analyzer,
+            analyzer,
         };
         let mut batch = rocksdb::WriteBatch::default();
         batch.put_cf(
@@ -119,11 +121,21 @@ impl Inner {
         Ok(staged)
     }
 
-    /// Makes the staged copy a namespace, in one atomic write, and indexes it.
-    fn publish_copy(&self, info: &NamespaceInfo, staged: Staged) -> Result<()> {
+    /// Makes a staged namespace a namespace, in one atomic write, and indexes it. An import
+    /// passes the first record id past its records (`next_record`), which the engine-wide
+    /// counter is raised to, so that later writes never reuse an imported id.
+    pub(crate) fn publish_staged(
+        &self,
+        info: &NamespaceInfo,
+        staged: Staged,
+        next_record: Option<u64>,
+    ) -> Result<()> {
         let mut catalog = self.catalog.write();
         if catalog.namespaces.contains_key(&info.name) {
             return Err(Error::NamespaceExists(info.name.clone()));
+        }
+        if let Some(next) = next_record {
+            self.sequencer.raise_next_record(next);
         }
         let ticket = self.sequencer.reserve(0);
         let count = staged.ids.len() as u64;
@@ -189,7 +201,7 @@ pub(crate) fn discard_staged_copies(store: &Store) -> Result<()> {
 }
 
 /// Deletes the data staged under namespace id `id` and its staged mark, atomically.
-fn discard_staged(store: &Store, id: u32) -> Result<()> {
+pub(crate) fn discard_staged(store: &Store, id: u32) -> Result<()> {
     let mut batch = rocksdb::WriteBatch::default();
     for family in NAMESPACE_FAMILIES {
         batch.delete_range_cf(store.cf(family)?, ns_prefix(id).to_vec(), ns_end(id));

@@ -21,7 +21,7 @@ use crate::codec;
 use crate::committer::Committer;
 use crate::copy::discard_staged_copies;
 use crate::error::{Error, Result};
-use crate::keys::{count_key, encode_u64, namespace_key, space_key, CF_META};
+use crate::keys::{count_key, encode_u64, namespace_key, CF_META};
 use crate::lexical::index::LexicalIndex;
 use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
 use crate::options::EngineOptions;
@@ -31,6 +31,7 @@ use crate::sequencer::Sequencer;
 use crate::space::Space;
 use crate::state::{Catalog, Inner, NamespaceState};
 use crate::store::{prepare_directory, Store};
+use crate::transfer::{ExportEntry, TransferCounts};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
 
 const LEXICAL_DIR: &str = "lexical";
@@ -252,42 +253,37 @@ impl Engine {
         self.inner.digest(&ns)
     }
 
+    /// Gives every entry of a namespace to `sink` in export order (header, spaces, records,
+    /// vectors, state; see [`ExportEntry`]), as one consistent moment: writes to the namespace
+    /// wait until the export is done. [`Engine::import_namespace`] stores the entries in
+    /// another engine, which is how a tenant's memory moves between machines. A failing sink
+    /// stops the export with [`Error::ExportSink`].
+    pub fn export_namespace(
+        &self,
+        namespace: &str,
+        mut sink: impl FnMut(ExportEntry) -> std::io::Result<()>,
+    ) -> Result<TransferCounts> {
+        self.inner.export_namespace(namespace, &mut sink)
+    }
+
+    /// Stores an exported namespace under the name its header gives, with the same record
+    /// ids, creation times, vectors and state, so that the memory systems' state still names
+    /// its records and [`Engine::digest`] equals the exporter's. Crash-safe and all or
+    /// nothing: a bad entry ([`Error::InvalidImport`], numbered from 1 for the header) or a
+    /// crash leaves no namespace. Errors with [`Error::NamespaceExists`] if the name is taken.
+    pub fn import_namespace(
+        &self,
+        entries: impl IntoIterator<Item = Result<ExportEntry>>,
+    ) -> Result<(NamespaceInfo, TransferCounts)> {
+        self.inner.import_namespace(&mut entries.into_iter())
+    }
+
     // ----- embedding spaces -------------------------------------------------------------
 
     /// Declares an embedding space. Idempotent for the same dimension; a different dimension
     /// is [`Error::SpaceConflict`].
     pub fn create_space(&self, space: Space) -> Result<Space> {
-        let invalid = |reason| Error::InvalidSpace {
-            space: space.name.clone(),
-            reason,
-        };
-        if space.name.is_empty() {
-            return Err(invalid("empty name"));
-        }
-        if space.dim == 0 {
-            return Err(invalid("dimension 0"));
-        }
-        let mut catalog = self.inner.catalog.write();
-        if let Some(existing) = catalog.spaces.get(&space.name) {
-            if existing.dim != space.dim {
-                return Err(Error::SpaceConflict {
-                    space: space.name,
-                    existing: existing.dim,
-                    requested: space.dim,
-                });
-            }
-            return Ok(existing.clone());
-        }
-        let store = &self.inner.store;
-        let mut batch = rocksdb::WriteBatch::default();
-        batch.put_cf(
-            store.cf(CF_META)?,
-            space_key(&space.name),
-            codec::encode("space", &space)?,
-        );
-        store.write(batch)?;
-        catalog.spaces.insert(space.name.clone(), space.clone());
-        Ok(space)
+        self.inner.create_space(space)
     }
 
     /// Every embedding space, sorted by name.

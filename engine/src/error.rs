@@ -124,6 +124,17 @@ pub enum Error {
         /// The missing record id.
         id: u64,
     },
+    /// An entry of a namespace import that cannot be stored; nothing of the import is kept.
+    #[error("import entry {entry}: {reason}")]
+    InvalidImport {
+        /// The entry's position in the import, from 1 (the namespace header).
+        entry: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The caller's sink of a namespace export failed (a full disk, a closed pipe).
+    #[error("writing the export: {0}")]
+    ExportSink(std::io::Error),
     /// Stored bytes that do not decode as the expected structure.
     #[error("corrupt {what}: {detail}")]
     Corrupt {

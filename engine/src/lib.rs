@@ -57,6 +57,7 @@ mod space;
 mod state;
 mod store;
 mod syntax;
+mod transfer;
 pub mod vector;
 mod write;
 
@@ -72,4 +73,5 @@ pub use search::{Hit, HybridQuery};
 pub use space::Space;
 pub use store::ENGINE_FORMAT;
 pub use syntax::{QuerySyntax, WHOOSH_TEXT_FIELD};
+pub use transfer::{ExportEntry, TransferCounts};
 pub use vector::HnswParams;

@@ -79,6 +79,13 @@ impl Sequencer {
         (id, *reserved)
     }
 
+    /// Makes every record id handed out from now on at least `next` (an import keeps the ids
+    /// of the records it brings).
+    pub(crate) fn raise_next_record(&self, next: u64) {
+        let mut reserved = self.reserved.lock();
+        reserved.next_record = reserved.next_record.max(next);
+    }
+
     /// The counters after the last reservation.
     pub(crate) fn reserved(&self) -> Counters {
         *self.reserved.lock()

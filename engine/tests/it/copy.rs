@@ -11,7 +11,7 @@ use mb_engine::{
     RecordId, Space,
 };
 
-fn vector(i: u64, dim: usize) -> Vec<f32> {
+pub(crate) fn vector(i: u64, dim: usize) -> Vec<f32> {
     (0..dim)
         .map(|d| ((i * 7 + d as u64) as f32).sin())
         .collect()
@@ -19,7 +19,7 @@ fn vector(i: u64, dim: usize) -> Vec<f32> {
 
 /// A namespace as memory systems leave one: records with bodies, attributes and vectors in two
 /// spaces, updates and deletes, and state naming record ids and a counter.
-fn populate(e: &Engine, ns: &str, analyzer: Analyzer, n: u64) {
+pub(crate) fn populate(e: &Engine, ns: &str, analyzer: Analyzer, n: u64) {
     e.create_namespace(ns, {
         let mut built = NamespaceOptions::default();
         built.analyzer = analyzer;
@@ -54,7 +54,7 @@ fn populate(e: &Engine, ns: &str, analyzer: Analyzer, n: u64) {
     e.write(ns, batch).unwrap();
 }
 
-fn records(e: &Engine, ns: &str) -> Vec<Record> {
+pub(crate) fn records(e: &Engine, ns: &str) -> Vec<Record> {
     e.records(ns).unwrap().map(Result::unwrap).collect()
 }
 
@@ -63,7 +63,7 @@ fn ranked(hits: Vec<Hit>) -> Vec<(RecordId, f32)> {
 }
 
 /// Everything a reader can see of a namespace, searches included.
-fn observed(e: &Engine, ns: &str) -> String {
+pub(crate) fn observed(e: &Engine, ns: &str) -> String {
     let state: Vec<(String, Option<u64>, Option<Vec<String>>)> = e
         .state_keys(ns, "")
         .unwrap()
@@ -88,7 +88,7 @@ fn observed(e: &Engine, ns: &str) -> String {
     )
 }
 
-fn open(path: &Path) -> Engine {
+pub(crate) fn open(path: &Path) -> Engine {
     Engine::open(path, EngineOptions::default()).unwrap()
 }
 

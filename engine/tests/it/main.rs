@@ -12,4 +12,5 @@ mod model_check;
 mod reopen;
 mod residency;
 mod single_writer;
+mod transfer;
 mod vector_recall;
