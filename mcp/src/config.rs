@@ -3,7 +3,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 use crate::error::McpError;
 use crate::memory::service::MemoryConfig;
@@ -15,9 +15,13 @@ use crate::server::DEFAULT_GRAPH_NAMESPACE;
 #[derive(Debug, Clone, Parser)]
 #[command(name = "memorybench-mcp", version)]
 pub struct Cli {
+    /// Without a command: serve. With one: move a tenant's data between stores (the store's
+    /// server must be stopped).
+    #[command(subcommand)]
+    pub command: Option<TenantCommand>,
     /// The engine store (a directory, created when missing). Default: $MEMORYBENCH_MCP_STORE,
     /// else $XDG_DATA_HOME/memorybench/mcp-store (~/.local/share/memorybench/mcp-store).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     pub store: Option<PathBuf>,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT or a PORT
     /// (bound to 127.0.0.1); port 0 picks a free one.
@@ -45,8 +49,8 @@ pub struct Cli {
     /// knowledge graph when the graph is empty.
     #[arg(long, value_name = "FILE")]
     pub import_jsonl: Option<PathBuf>,
-    /// The namespace holding the knowledge graph.
-    #[arg(long, default_value = DEFAULT_GRAPH_NAMESPACE, value_name = "NAME")]
+    /// The namespace holding the knowledge graph (of the local tenant).
+    #[arg(long, default_value = DEFAULT_GRAPH_NAMESPACE, value_name = "NAME", global = true)]
     pub graph_namespace: String,
     /// The configuration file: tenants and their hashed bearer tokens (docs/service.md).
     /// Default: none (one local tenant, no tokens over HTTP).
@@ -55,6 +59,36 @@ pub struct Cli {
     /// Background workers memorizing queued dialogs (LLM calls in flight at once).
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
+}
+
+/// Commands that move one tenant between stores (docs/scale-out.md, "Moving a tenant").
+#[derive(Debug, Clone, Subcommand)]
+pub enum TenantCommand {
+    /// Write every namespace of a tenant (memories, queue, graph) as JSON lines.
+    Export {
+        /// The tenant (`local` for the tenantless layout).
+        #[arg(long)]
+        tenant: String,
+        /// The file to write (replaced only once complete); default: standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Store a tenant's export in this store (same names and record ids).
+    Import {
+        /// The tenant the export must belong to.
+        #[arg(long)]
+        tenant: String,
+        /// The export to read; default: standard input.
+        #[arg(long = "in", value_name = "FILE")]
+        input: Option<PathBuf>,
+    },
+    /// Remove every namespace of a tenant from this store and compact it, so no byte of it is
+    /// left (after its export is imported elsewhere).
+    DropTenant {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+    },
 }
 
 impl Cli {

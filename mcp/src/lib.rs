@@ -8,7 +8,8 @@
 //!   status) over any memory system of `mb_baselines::registry`, one namespace per user.
 //! - [`transport`]: stdio and Streamable HTTP (behind a guard: tenants by bearer token,
 //!   per-tenant concurrency, bounded bodies); [`config`]: the command line; [`auth`]: the
-//!   configuration file of tenants; [`tenant`]: whose namespaces a call reaches.
+//!   configuration file of tenants; [`tenant`]: whose namespaces a call reaches; [`transfer`]:
+//!   moving a tenant between stores.
 //!
 //! Every argument is parsed from a typed struct (which also gives the tool's input schema) and
 //! bounded ([`limits`]); every failure is a tool error naming what is wrong ([`error`]).
@@ -25,6 +26,7 @@ pub mod limits;
 pub mod memory;
 pub mod server;
 pub mod tenant;
+pub mod transfer;
 pub mod transport;
 
 pub use config::Cli;

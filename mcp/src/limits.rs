@@ -31,6 +31,9 @@ pub const MAX_MESSAGES_PER_ADD: usize = 200;
 /// Most jobs waiting in the ingest queue of one tenant; more `add_memory` calls are refused
 /// until it drains.
 pub const MAX_QUEUED_PER_TENANT: usize = 10_000;
+/// Longest line of a tenant export read by `memorybench-mcp import`: a record of the engine's
+/// largest text (8 MiB) with its body, escaped.
+pub const MAX_EXPORT_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Longest stdio message (one JSON-RPC line), in bytes.
 pub const MAX_STDIO_LINE: usize = 4 * 1024 * 1024;
 

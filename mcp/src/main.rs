@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mb_engine::{Engine, EngineOptions};
-use memorybench_mcp::{transport, Backends, Cli, McpError};
+use memorybench_mcp::{transfer, transport, Backends, Cli, McpError};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
@@ -31,6 +31,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> Result<(), McpError> {
+    if let Some(command) = &cli.command {
+        let done = transfer::run(&cli.store_dir()?, &cli.graph_namespace, command)?;
+        eprintln!("memorybench-mcp: {done}");
+        return Ok(());
+    }
     let http = cli.http_addr()?;
     let tokens = cli.service_config()?.tokens()?;
     let store = cli.store_dir()?;

@@ -66,6 +66,21 @@ impl Tenant {
         }
     }
 
+    /// Whether `namespace` holds data of this tenant: its memories, ingest queue or knowledge
+    /// graph (`graph_namespace` is the local tenant's graph, `--graph-namespace`).
+    pub fn owns(&self, namespace: &str, graph_namespace: &str) -> bool {
+        if self.is_local() {
+            return namespace.starts_with("mcp/memory/")
+                || namespace == "mcp/queue"
+                || namespace == graph_namespace;
+        }
+        // Tenant names hold no `/`, so this prefix is no other tenant's.
+        namespace
+            .strip_prefix("mcp/t/")
+            .and_then(|rest| rest.strip_prefix(self.name.as_str()))
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
+
     /// The tenant of a queue namespace, when `namespace` is one.
     pub fn of_queue_namespace(namespace: &str) -> Option<Tenant> {
         if namespace == "mcp/queue" {
@@ -137,8 +152,20 @@ mod tests {
         let local = Tenant::local();
         assert_eq!(local.memory_root(), "mcp/memory");
         assert_eq!(a.memory_root(), "mcp/t/a/memory");
-        assert_eq!(Tenant::of_queue_namespace(&a.queue_namespace()), Some(a));
-        assert_eq!(Tenant::of_queue_namespace("mcp/queue"), Some(local));
+        assert_eq!(
+            Tenant::of_queue_namespace(&a.queue_namespace()),
+            Some(a.clone())
+        );
+        assert_eq!(Tenant::of_queue_namespace("mcp/queue"), Some(local.clone()));
         assert_eq!(Tenant::of_queue_namespace("mcp/t/../queue"), None);
+        assert!(a.owns("mcp/t/a/memory/hybrid/u", "mcp/graph"));
+        assert!(a.owns("mcp/t/a/graph", "mcp/graph"));
+        assert!(!a.owns("mcp/t/ab/graph", "mcp/graph"));
+        assert!(!a.owns("mcp/t/a", "mcp/graph"));
+        assert!(!a.owns("mcp/graph", "mcp/graph"));
+        assert!(local.owns("mcp/graph", "mcp/graph"));
+        assert!(local.owns("mcp/queue", "mcp/graph"));
+        assert!(local.owns("mcp/memory/hybrid/u", "mcp/graph"));
+        assert!(!local.owns("mcp/t/a/graph", "mcp/graph"));
     }
 }

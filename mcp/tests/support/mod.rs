@@ -174,10 +174,16 @@ pub fn ours_http(store: &Path) -> (Child, String) {
 
 /// Our server on Streamable HTTP with extra arguments; returns it with its URL.
 pub fn ours_http_with(store: &Path, extra: &[&str]) -> (Child, String) {
+    ours_http_system(store, "bm25_message", extra)
+}
+
+/// Our server on Streamable HTTP with memory system `system` and extra arguments; returns it
+/// with its URL.
+pub fn ours_http_system(store: &Path, system: &str, extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"))
         .arg("--store")
         .arg(store)
-        .args(["--memory-system", "bm25_message", "--http", "127.0.0.1:0"])
+        .args(["--memory-system", system, "--http", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

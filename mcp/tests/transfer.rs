@@ -1,0 +1,273 @@
+//! Moving a tenant between stores (docs/scale-out.md, "Moving a tenant"): a tenant's memories
+//! and graph, written through the HTTP server of store A, exported and imported into store B,
+//! are the same memory there (equal digests per namespace, equal answers through B's server),
+//! another tenant's data never travels; a second import, an export of another tenant and a
+//! damaged file are refused without changing anything; `drop-tenant` then leaves no byte of
+//! the tenant in store A while the other tenant is untouched.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Output};
+
+use mb_core::residue::{files_holding, markers};
+use mb_engine::{Engine, EngineOptions};
+use serde_json::{json, Value};
+use support::http::HttpClient;
+use support::ours_http_system;
+
+fn config(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("service.toml");
+    let digest = memorybench_mcp::auth::digest_hex;
+    let text = format!(
+        "[[tenants]]\nname = \"acme\"\ntoken_sha256 = \"{}\"\n\n\
+         [[tenants]]\nname = \"bravo\"\ntoken_sha256 = \"{}\"\n",
+        digest("token-acme"),
+        digest("token-bravo")
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn server(store: &Path, config: &Path) -> (Child, String) {
+    ours_http_system(
+        store,
+        "hybrid",
+        &[
+            "--embedder",
+            "hashing",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    )
+}
+
+fn stop(mut child: Child) {
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    assert!(
+        child.wait().unwrap().success(),
+        "the server did not stop cleanly"
+    );
+}
+
+fn client(url: &str, token: &str) -> HttpClient {
+    let mut client = HttpClient::new(url, Some(token));
+    assert_eq!(client.initialize(), 200);
+    client
+}
+
+fn structured(result: Value) -> Value {
+    assert_ne!(result["isError"], json!(true), "tool error: {result}");
+    result["structuredContent"].clone()
+}
+
+/// Runs `memorybench-mcp ARGS` (a tenant command).
+fn command(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Digest of every namespace of `store` whose name starts with `prefix`.
+fn digests(store: &Path, prefix: &str) -> BTreeMap<String, String> {
+    let engine = Engine::open(store, EngineOptions::default()).unwrap();
+    let found = engine
+        .namespaces()
+        .into_iter()
+        .filter(|ns| ns.name.starts_with(prefix))
+        .map(|ns| (ns.name.clone(), engine.digest(&ns.name).unwrap()))
+        .collect();
+    engine.close().unwrap();
+    found
+}
+
+/// What tenant `token` sees: searches of both users and the graph.
+fn seen(url: &str, token: &str, query: &str) -> Value {
+    let mut c = client(url, token);
+    let mut answers = Vec::new();
+    for user in ["ann", "ben"] {
+        let found = structured(c.call(
+            "search_memories",
+            json!({"user_id": user, "query": query, "limit": 10}),
+        ));
+        answers.push(found["results"].clone());
+    }
+    answers.push(structured(c.call("read_graph", json!({}))));
+    Value::Array(answers)
+}
+
+#[test]
+fn a_tenant_moves_whole_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let (a, b, fresh) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+    );
+    let marks = markers(8, 4242);
+    let (acme_marks, bravo_marks) = marks.split_at(4);
+
+    // Store A: both tenants write memories of two users and a graph.
+    let (child, url) = server(&a, &config);
+    for (token, tenant, marks) in [
+        ("token-acme", "acme", acme_marks),
+        ("token-bravo", "bravo", bravo_marks),
+    ] {
+        let mut c = client(&url, token);
+        for (i, mark) in marks.iter().enumerate() {
+            let user = if i % 2 == 0 { "ann" } else { "ben" };
+            let said = format!("{tenant} {user}: my code word is {mark} and I like sailing");
+            structured(c.call(
+                "add_memory",
+                json!({"user_id": user, "wait": true, "messages": [
+                    {"role": "user", "content": said},
+                    {"role": "assistant", "content": "Noted, sailing it is."}]}),
+            ));
+        }
+        structured(c.call(
+            "create_entities",
+            json!({"entities": [{"name": format!("{tenant} boat"), "entityType": "thing",
+                                 "observations": [format!("painted {}", marks[0])]}]}),
+        ));
+    }
+    let before = seen(&url, "token-acme", "code word sailing");
+    assert!(before[0].to_string().contains(&acme_marks[0]), "{before}");
+    stop(child);
+    let acme_a = digests(&a, "mcp/t/acme/");
+    let bravo_a = digests(&a, "mcp/t/bravo/");
+    assert!(acme_a.len() >= 3, "{acme_a:?}");
+
+    // Export acme, import it into B.
+    let file = dir.path().join("acme.jsonl");
+    let (a_arg, b_arg, c_arg, f_arg) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        fresh.to_str().unwrap(),
+        file.to_str().unwrap(),
+    );
+    let exported = command(&[
+        "export", "--store", a_arg, "--tenant", "acme", "--out", f_arg,
+    ]);
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    assert!(stderr(&exported).contains("exported tenant acme"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.contains("bravo"),
+        "another tenant's data in the export"
+    );
+    let imported = command(&[
+        "import", "--store", b_arg, "--tenant", "acme", "--in", f_arg,
+    ]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    assert_eq!(digests(&b, "mcp/t/acme/"), acme_a);
+    assert!(digests(&b, "mcp/t/bravo/").is_empty());
+
+    // B's server answers acme as A's did; bravo has nothing there.
+    let (child, url) = server(&b, &config);
+    assert_eq!(seen(&url, "token-acme", "code word sailing"), before);
+    let bravo = seen(&url, "token-bravo", "code word sailing");
+    assert_eq!(bravo[0], json!([]), "{bravo}");
+    // Moved memories keep working: a new one is found beside the old ones.
+    let mut c = client(&url, "token-acme");
+    structured(c.call(
+        "add_memory",
+        json!({"user_id": "ann", "wait": true, "messages": [
+            {"role": "user", "content": "after the move I bought a kayak"}]}),
+    ));
+    let found = structured(c.call(
+        "search_memories",
+        json!({"user_id": "ann", "query": "kayak", "limit": 1}),
+    ));
+    assert!(found["results"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("kayak"));
+    stop(child);
+    let acme_b = digests(&b, "mcp/t/acme/");
+
+    // Refused, nothing changed: a second import, another tenant's export, a missing store.
+    let again = command(&[
+        "import", "--store", b_arg, "--tenant", "acme", "--in", f_arg,
+    ]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("line 1") && stderr(&again).contains("already holds"),
+        "{}",
+        stderr(&again)
+    );
+    let wrong = command(&[
+        "import", "--store", b_arg, "--tenant", "bravo", "--in", f_arg,
+    ]);
+    assert!(!wrong.status.success());
+    assert!(
+        stderr(&wrong).contains("not tenant \"bravo\"'s"),
+        "{}",
+        stderr(&wrong)
+    );
+    assert_eq!(digests(&b, "mcp/t/acme/"), acme_b);
+    let missing = dir.path().join("nowhere");
+    let output = command(&[
+        "export",
+        "--store",
+        missing.to_str().unwrap(),
+        "--tenant",
+        "acme",
+    ]);
+    assert!(!output.status.success());
+    assert!(!missing.exists());
+
+    // A damaged line in the middle: the import stops there, naming it, and keeps nothing.
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let damaged_at = lines.len() * 2 / 3;
+    let half = lines[damaged_at].len() / 2;
+    lines[damaged_at].truncate(half);
+    let damaged = dir.path().join("damaged.jsonl");
+    std::fs::write(&damaged, lines.join("\n")).unwrap();
+    let output = command(&[
+        "import",
+        "--store",
+        c_arg,
+        "--tenant",
+        "acme",
+        "--in",
+        damaged.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains(&format!("line {}", damaged_at + 1)),
+        "{}",
+        stderr(&output)
+    );
+    assert!(digests(&fresh, "mcp/t/").is_empty());
+
+    // drop-tenant: no byte of acme left in A, bravo as it was.
+    let holding = |marks: &[String]| -> Vec<_> {
+        marks
+            .iter()
+            .flat_map(|mark| files_holding(&a, mark).unwrap())
+            .collect()
+    };
+    assert!(
+        !holding(acme_marks).is_empty(),
+        "the markers are not found even before"
+    );
+    let dropped = command(&["drop-tenant", "--store", a_arg, "--tenant", "acme"]);
+    assert!(dropped.status.success(), "{}", stderr(&dropped));
+    assert!(digests(&a, "mcp/t/acme/").is_empty());
+    assert_eq!(digests(&a, "mcp/t/bravo/"), bravo_a);
+    let left = holding(acme_marks);
+    assert!(left.is_empty(), "acme's markers are still in {left:?}");
+    assert!(!holding(bravo_marks).is_empty());
+}
