@@ -262,3 +262,64 @@ fn a_failed_addition_leaves_the_index_as_it_was() {
     assert_eq!(graph, before);
     assert!(graph.search_nodes("quite new").entities.is_empty());
 }
+
+/// Scan against index on the graph the service load test grows (32 clients' notes, 36k
+/// entities) with its query (one entity by name), plus a few broad queries. Timing only:
+/// `cargo test --release -p memorybench-mcp --lib -- --ignored --nocapture search_speed`.
+#[test]
+#[ignore]
+fn search_speed() {
+    use std::time::Instant;
+    let (clients, entities) = (32, 36_000);
+    let mut graph = Graph::default();
+    let started = Instant::now();
+    for made in 0..entities / clients {
+        for client in 0..clients {
+            let entity = Entity {
+                name: format!("c{client}-e{made}."),
+                entity_type: "note".into(),
+                observations: vec![format!(
+                    "client {client} wrote note {made} about topic {}",
+                    made % 17
+                )],
+            };
+            let _ = graph.create_entities(vec![entity]);
+        }
+    }
+    println!(
+        "{} entities created in {:?}; {} postings ({} KiB)",
+        graph.entities.len(),
+        started.elapsed(),
+        graph.trigrams.postings(),
+        graph.trigrams.postings() * 4 / 1024
+    );
+    let mut rng = Rng(1);
+    let by_name: Vec<String> = (0..1000)
+        .map(|_| {
+            format!(
+                "c{}-e{}.",
+                rng.below(clients),
+                rng.below(entities / clients)
+            )
+        })
+        .collect();
+    let broad: Vec<String> = ["note", "topic 3", "wrote note 1", "zzz", "E10."]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for (label, queries) in [("1000 by-name", &by_name), ("5 broad", &broad)] {
+        let started = Instant::now();
+        let scanned: Vec<KnowledgeGraph> = queries.iter().map(|q| scan(&graph, q)).collect();
+        let scan_time = started.elapsed();
+        let started = Instant::now();
+        let indexed: Vec<KnowledgeGraph> = queries.iter().map(|q| graph.search_nodes(q)).collect();
+        let index_time = started.elapsed();
+        assert_eq!(scanned, indexed);
+        let found: usize = indexed.iter().map(|g| g.entities.len()).sum();
+        println!(
+            "{label} queries ({found} entities found): scan {scan_time:?}, index {index_time:?}, \
+             {:.1}x",
+            scan_time.as_secs_f64() / index_time.as_secs_f64().max(1e-9)
+        );
+    }
+}
