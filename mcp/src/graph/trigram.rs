@@ -22,7 +22,7 @@ use std::collections::HashMap;
 /// Memory: 4 bytes per distinct NUL-free trigram of each entity's folded text (at most one
 /// per byte of that text, so at most about 4x the text itself, plus `Vec` growth slack), and
 /// one map entry (key, list header) per distinct trigram in the whole graph, which is bounded
-/// by the number of indexed bytes.
+/// by the number of indexed bytes. Each entity node also carries its 4-byte serial.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrigramIndex {
     postings: HashMap<u32, Vec<u32>>,
