@@ -7,3 +7,4 @@ pub mod ops;
 pub mod resource;
 pub mod store;
 pub mod tools;
+pub mod trigram;

@@ -8,6 +8,10 @@
 //! in-memory graph without copying it. Each node remembers its engine record (none yet for a
 //! new one) and whether it changed, so [`crate::graph::store`] writes only what operations
 //! touched.
+//!
+//! `search_nodes` answers from a [`TrigramIndex`] of the entities' folded text, kept up to date
+//! by every operation that changes an entity's text, and verifies each candidate with the
+//! scan's own substring test: the answer is the scan's, in the same order.
 
 use mb_engine::RecordId;
 
@@ -15,6 +19,7 @@ use crate::error::McpError;
 use crate::graph::model::{
     AddedObservations, Entity, KnowledgeGraph, ObservationAddition, ObservationDeletion, Relation,
 };
+use crate::graph::trigram::TrigramIndex;
 use crate::limits;
 
 /// What `search_nodes` matches an item against, prepared once per change rather than per search.
@@ -54,6 +59,9 @@ pub struct Node<T> {
     pub pending: Option<usize>,
     /// [`Searchable::folded`] of the value as it is.
     folded: String,
+    /// An entity's place in creation order in [`Graph::trigrams`] (increasing along
+    /// [`Graph::entities`]); unused for relations.
+    serial: u32,
 }
 
 impl<T: Searchable> Node<T> {
@@ -65,6 +73,7 @@ impl<T: Searchable> Node<T> {
             value,
             dirty: false,
             pending: None,
+            serial: 0,
         }
     }
 
@@ -80,6 +89,7 @@ impl<T: Searchable> Node<T> {
             value,
             dirty: true,
             pending: None,
+            serial: 0,
         }
     }
 
@@ -109,6 +119,10 @@ pub struct Graph {
     names: std::collections::HashMap<String, usize>,
     /// Whether anything changed since the last write took the changes.
     changed: bool,
+    /// The entities' folded text by trigram, for `search_nodes`.
+    trigrams: TrigramIndex,
+    /// The serial the next entity gets.
+    next_serial: u32,
 }
 
 impl Graph {
@@ -139,9 +153,28 @@ impl Graph {
         self.relations.push(Node::stored(id, relation));
     }
 
-    fn push_entity(&mut self, node: Node<Entity>) {
+    fn push_entity(&mut self, mut node: Node<Entity>) {
         *self.names.entry(node.value.name.clone()).or_default() += 1;
+        if self.next_serial == u32::MAX {
+            self.renumber();
+        }
+        node.serial = self.next_serial;
+        self.next_serial = self.next_serial.saturating_add(1);
+        self.trigrams.insert(node.serial, &node.folded);
         self.entities.push(node);
+    }
+
+    /// Gives the entities serials from 0 again and rebuilds the index (serials ran out: only
+    /// after billions of creations).
+    fn renumber(&mut self) {
+        self.trigrams.clear();
+        let mut serial = 0;
+        for node in &mut self.entities {
+            node.serial = serial;
+            self.trigrams.insert(serial, &node.folded);
+            serial = serial.saturating_add(1);
+        }
+        self.next_serial = serial;
     }
 
     /// Deletes records of the store at the next write (new records of a write whose items were
@@ -214,10 +247,11 @@ impl Graph {
                 Err(error) => {
                     // Observations are only appended: cutting them back restores the entity.
                     for (at, len, dirty) in undo.into_iter().rev() {
-                        let node = &mut self.entities[at];
-                        node.value.observations.truncate(len);
-                        node.dirty = dirty;
-                        node.folded = node.value.folded();
+                        if let Some(node) = self.entities.get_mut(at) {
+                            node.value.observations.truncate(len);
+                            node.dirty = dirty;
+                            refold(&mut self.trigrams, node);
+                        }
                     }
                     self.changed = was_changed;
                     return Err(error);
@@ -242,7 +276,11 @@ impl Graph {
                 addition.entity_name
             )));
         };
-        let node = &mut self.entities[at];
+        let Some(node) = self.entities.get_mut(at) else {
+            return Err(McpError::Io(
+                "an entity vanished during add_observations".into(),
+            ));
+        };
         let new: Vec<String> = addition
             .contents
             .into_iter()
@@ -257,7 +295,7 @@ impl Graph {
             undo.push((at, node.value.observations.len(), node.dirty));
             node.value.observations.extend(new.iter().cloned());
             node.dirty = true;
-            node.folded = node.value.folded();
+            refold(&mut self.trigrams, node);
             self.changed = true;
         }
         Ok(AddedObservations {
@@ -280,6 +318,7 @@ impl Graph {
                     self.names.remove(&node.value.name);
                 }
             }
+            self.trigrams.remove(node.serial, &node.folded);
             node.forget(&mut self.deleted, &mut self.orphaned);
         }
         self.retain_relations(|r| !names.contains(&r.from) && !names.contains(&r.to));
@@ -299,7 +338,7 @@ impl Graph {
                     .retain(|o| !deletion.observations.contains(o));
                 if node.value.observations.len() != before {
                     node.dirty = true;
-                    node.folded = node.value.folded();
+                    refold(&mut self.trigrams, node);
                     self.changed = true;
                 }
             }
@@ -323,13 +362,18 @@ impl Graph {
     }
 
     /// Entities whose name, type or an observation contains `query` (case-insensitive), with
-    /// the relations touching them.
+    /// the relations touching them. A query of 3 bytes or more is answered from the trigram
+    /// index (candidates verified as the scan would); a shorter one scans every entity.
     pub fn search_nodes(&self, query: &str) -> KnowledgeGraph {
         let query = query.to_lowercase();
         if !query.contains('\0') {
             // One searcher for the query, not one per entity as `str::contains` builds.
             let finder = memchr::memmem::Finder::new(query.as_bytes());
-            return self.subgraph(|n| finder.find(n.folded.as_bytes()).is_some());
+            let matches = |n: &&Node<Entity>| finder.find(n.folded.as_bytes()).is_some();
+            return match self.trigrams.candidates(&query) {
+                Some(candidates) => self.graph_of(self.candidates(&candidates).filter(matches)),
+                None => self.subgraph(matches),
+            };
         }
         // A NUL could match across two fields of the prepared text: match field by field.
         self.subgraph(|n| {
@@ -347,13 +391,40 @@ impl Graph {
         self.subgraph(|n| names.contains(&n.value.name))
     }
 
-    fn subgraph(&self, keep: impl Fn(&Node<Entity>) -> bool) -> KnowledgeGraph {
-        let entities: Vec<Entity> = self
-            .entities
-            .iter()
-            .filter(|n| keep(n))
-            .map(|n| n.value.clone())
-            .collect();
+    /// The entities of `serials` (sorted), in creation order.
+    fn candidates<'a>(&'a self, serials: &[u32]) -> impl Iterator<Item = &'a Node<Entity>> {
+        // Few candidates: look each one up; many: one walk along the entities.
+        let nodes: Vec<&Node<Entity>> = if serials.len().saturating_mul(16) < self.entities.len() {
+            serials
+                .iter()
+                .filter_map(|s| {
+                    let at = self.entities.binary_search_by_key(s, |n| n.serial).ok()?;
+                    self.entities.get(at)
+                })
+                .collect()
+        } else {
+            let mut wanted = serials.iter().copied().peekable();
+            self.entities
+                .iter()
+                .filter(|n| {
+                    while wanted.next_if(|&s| s < n.serial).is_some() {}
+                    wanted.peek() == Some(&n.serial)
+                })
+                .collect()
+        };
+        nodes.into_iter()
+    }
+
+    fn subgraph(&self, keep: impl Fn(&&Node<Entity>) -> bool) -> KnowledgeGraph {
+        self.graph_of(self.entities.iter().filter(keep))
+    }
+
+    /// The given entities with the relations touching them.
+    fn graph_of<'a>(&self, nodes: impl Iterator<Item = &'a Node<Entity>>) -> KnowledgeGraph {
+        let entities: Vec<Entity> = nodes.map(|n| n.value.clone()).collect();
+        if entities.is_empty() {
+            return KnowledgeGraph::default();
+        }
         let names: std::collections::HashSet<&str> =
             entities.iter().map(|e| e.name.as_str()).collect();
         let relations = self
@@ -371,119 +442,17 @@ impl Graph {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entity(name: &str, observations: &[&str]) -> Entity {
-        Entity {
-            name: name.into(),
-            entity_type: "person".into(),
-            observations: observations.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-
-    fn relation(from: &str, to: &str) -> Relation {
-        Relation {
-            from: from.into(),
-            to: to.into(),
-            relation_type: "knows".into(),
-        }
-    }
-
-    #[test]
-    fn duplicates_are_judged_against_the_graph_before_the_call() {
-        let mut graph = Graph::default();
-        let added = graph
-            .create_entities(vec![entity("a", &[]), entity("a", &["x"])])
-            .unwrap();
-        assert_eq!(added.len(), 2, "the reference keeps both");
-        assert!(graph
-            .create_entities(vec![entity("a", &[])])
-            .unwrap()
-            .is_empty());
-        let added = graph
-            .create_relations(vec![relation("a", "b"), relation("a", "b")])
-            .unwrap();
-        assert_eq!(added.len(), 2);
-        assert!(graph
-            .create_relations(vec![relation("a", "b")])
-            .unwrap()
-            .is_empty());
-    }
-
-    #[test]
-    fn observations_go_to_the_first_entity_and_a_missing_one_fails() {
-        let mut graph = Graph::default();
-        graph
-            .create_entities(vec![entity("Zoë", &["likes tea"])])
-            .unwrap();
-        let added = graph
-            .add_observations(vec![ObservationAddition {
-                entity_name: "Zoë".into(),
-                contents: vec!["likes tea".into(), "plays go".into()],
-            }])
-            .unwrap();
-        assert_eq!(added[0].added_observations, vec!["plays go".to_string()]);
-        let error = graph
-            .add_observations(vec![ObservationAddition {
-                entity_name: "nobody".into(),
-                contents: vec![],
-            }])
-            .unwrap_err();
-        assert_eq!(error.to_string(), "Entity with name nobody not found");
-        // A call failing after a first addition changes nothing either.
-        let before = graph.clone();
-        assert!(graph
-            .add_observations(vec![
-                ObservationAddition {
-                    entity_name: "Zoë".into(),
-                    contents: vec!["sings".into()],
-                },
-                ObservationAddition {
-                    entity_name: "nobody".into(),
-                    contents: vec![],
-                },
-            ])
-            .is_err());
-        assert_eq!(graph, before);
-
-        graph.delete_observations(&[ObservationDeletion {
-            entity_name: "nobody".into(),
-            observations: vec!["x".into()],
-        }]);
-        assert_eq!(graph.search_nodes("PLAYS").entities.len(), 1);
-        graph.delete_observations(&[ObservationDeletion {
-            entity_name: "Zoë".into(),
-            observations: vec!["plays go".into()],
-        }]);
-        assert!(graph.search_nodes("plays").entities.is_empty());
-        assert_eq!(graph.search_nodes("ZOË").entities.len(), 1);
-        // A query never matches across two fields, NUL or not.
-        assert!(graph.search_nodes("zoë\0person").entities.is_empty());
-        assert!(graph.search_nodes("zoëperson").entities.is_empty());
-    }
-
-    #[test]
-    fn deleting_an_entity_deletes_its_relations() {
-        let mut graph = Graph::default();
-        graph
-            .create_entities(vec![entity("a", &[]), entity("b", &[]), entity("c", &[])])
-            .unwrap();
-        graph
-            .create_relations(vec![relation("a", "b"), relation("b", "c")])
-            .unwrap();
-        assert_eq!(graph.open_nodes(&["a".into()]).relations.len(), 1);
-        graph.delete_entities(&["a".into(), "missing".into()]);
-        let snapshot = graph.snapshot();
-        assert_eq!(snapshot.entities.len(), 2);
-        assert_eq!(snapshot.relations, vec![relation("b", "c")]);
-        graph.delete_relations(&[relation("b", "c"), relation("x", "y")]);
-        assert!(graph.snapshot().relations.is_empty());
-        // A deleted name can be created again; a kept one cannot.
-        let again = graph
-            .create_entities(vec![entity("a", &[]), entity("b", &[])])
-            .unwrap();
-        assert_eq!(again, vec![entity("a", &[])]);
-    }
+/// Prepares `node`'s search text again after its value changed, and moves it in the index.
+fn refold(trigrams: &mut TrigramIndex, node: &mut Node<Entity>) {
+    let folded = node.value.folded();
+    trigrams.update(node.serial, &node.folded, &folded);
+    node.folded = folded;
 }
+
+#[cfg(test)]
+#[path = "search_tests.rs"]
+mod search_tests;
+
+#[cfg(test)]
+#[path = "ops_tests.rs"]
+mod tests;

@@ -7,18 +7,18 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use crate::error::McpError;
-
-/// How often a deletion looks again whether the adds in flight have finished (each is one
-/// synced write, so the wait is short).
-const DRAIN_POLL: Duration = Duration::from_millis(1);
 
 /// Adds in flight and deletions running, by user (the user's own namespace).
 #[derive(Default)]
 pub struct UserGate {
     users: Mutex<HashMap<String, Entry>>,
+    /// Woken whenever a user's last add in flight ends, so a waiting deletion looks again
+    /// instead of polling.
+    drained: Notify,
 }
 
 #[derive(Default)]
@@ -74,10 +74,16 @@ impl UserGate {
             gate: self,
             user: user.to_string(),
         };
-        while self.adding(user)? > 0 {
-            tokio::time::sleep(DRAIN_POLL).await;
+        loop {
+            // Registered before looking, so an add ending in between still wakes this one.
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.adding(user)? == 0 {
+                return Ok(pass);
+            }
+            drained.await;
         }
-        Ok(pass)
     }
 
     fn adding(&self, user: &str) -> Result<usize, McpError> {
@@ -95,8 +101,12 @@ impl UserGate {
         if let Ok(mut users) = self.users.lock() {
             if let Some(entry) = users.get_mut(user) {
                 change(entry);
-                if entry.adding == 0 && !entry.deleting {
-                    users.remove(user);
+                if entry.adding == 0 {
+                    if entry.deleting {
+                        self.drained.notify_waiters();
+                    } else {
+                        users.remove(user);
+                    }
                 }
             }
         }
@@ -119,6 +129,7 @@ impl Drop for DeletePass<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[tokio::test]
     async fn a_deletion_waits_for_adds_in_flight_and_refuses_new_ones() {

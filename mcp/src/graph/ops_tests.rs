@@ -1,0 +1,115 @@
+//! Unit tests of the operations' semantics.
+
+use super::*;
+
+fn entity(name: &str, observations: &[&str]) -> Entity {
+    Entity {
+        name: name.into(),
+        entity_type: "person".into(),
+        observations: observations.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn relation(from: &str, to: &str) -> Relation {
+    Relation {
+        from: from.into(),
+        to: to.into(),
+        relation_type: "knows".into(),
+    }
+}
+
+#[test]
+fn duplicates_are_judged_against_the_graph_before_the_call() {
+    let mut graph = Graph::default();
+    let added = graph
+        .create_entities(vec![entity("a", &[]), entity("a", &["x"])])
+        .unwrap();
+    assert_eq!(added.len(), 2, "the reference keeps both");
+    assert!(graph
+        .create_entities(vec![entity("a", &[])])
+        .unwrap()
+        .is_empty());
+    let added = graph
+        .create_relations(vec![relation("a", "b"), relation("a", "b")])
+        .unwrap();
+    assert_eq!(added.len(), 2);
+    assert!(graph
+        .create_relations(vec![relation("a", "b")])
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn observations_go_to_the_first_entity_and_a_missing_one_fails() {
+    let mut graph = Graph::default();
+    graph
+        .create_entities(vec![entity("Zoë", &["likes tea"])])
+        .unwrap();
+    let added = graph
+        .add_observations(vec![ObservationAddition {
+            entity_name: "Zoë".into(),
+            contents: vec!["likes tea".into(), "plays go".into()],
+        }])
+        .unwrap();
+    assert_eq!(added[0].added_observations, vec!["plays go".to_string()]);
+    let error = graph
+        .add_observations(vec![ObservationAddition {
+            entity_name: "nobody".into(),
+            contents: vec![],
+        }])
+        .unwrap_err();
+    assert_eq!(error.to_string(), "Entity with name nobody not found");
+    // A call failing after a first addition changes nothing either.
+    let before = graph.clone();
+    assert!(graph
+        .add_observations(vec![
+            ObservationAddition {
+                entity_name: "Zoë".into(),
+                contents: vec!["sings".into()],
+            },
+            ObservationAddition {
+                entity_name: "nobody".into(),
+                contents: vec![],
+            },
+        ])
+        .is_err());
+    assert_eq!(graph, before);
+
+    graph.delete_observations(&[ObservationDeletion {
+        entity_name: "nobody".into(),
+        observations: vec!["x".into()],
+    }]);
+    assert_eq!(graph.search_nodes("PLAYS").entities.len(), 1);
+    graph.delete_observations(&[ObservationDeletion {
+        entity_name: "Zoë".into(),
+        observations: vec!["plays go".into()],
+    }]);
+    assert!(graph.search_nodes("plays").entities.is_empty());
+    assert_eq!(graph.search_nodes("ZOË").entities.len(), 1);
+    // A query never matches across two fields, NUL or not.
+    assert!(graph.search_nodes("zoë\0person").entities.is_empty());
+    assert!(graph.search_nodes("zoëperson").entities.is_empty());
+}
+
+#[test]
+fn deleting_an_entity_deletes_its_relations() {
+    let mut graph = Graph::default();
+    graph
+        .create_entities(vec![entity("a", &[]), entity("b", &[]), entity("c", &[])])
+        .unwrap();
+    graph
+        .create_relations(vec![relation("a", "b"), relation("b", "c")])
+        .unwrap();
+    assert_eq!(graph.open_nodes(&["a".into()]).relations.len(), 1);
+    graph.delete_entities(&["a".into(), "missing".into()]);
+    let snapshot = graph.snapshot();
+    assert_eq!(snapshot.entities.len(), 2);
+    assert_eq!(snapshot.relations, vec![relation("b", "c")]);
+    graph.delete_relations(&[relation("b", "c"), relation("x", "y")]);
+    assert!(graph.snapshot().relations.is_empty());
+    // A deleted name can be created again; a kept one cannot.
+    let again = graph
+        .create_entities(vec![entity("a", &[]), entity("b", &[])])
+        .unwrap();
+    assert_eq!(again, vec![entity("a", &[])]);
+}
