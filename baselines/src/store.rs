@@ -86,11 +86,12 @@ pub fn retrieved(hit: Hit) -> Retrieved {
         doc_id: hit.record.attribute(DOC_ID).unwrap_or_default().to_string(),
         score: hit.score,
         text: hit.record.content().to_string(),
-        turns: turns(&hit.record),
+        turns: record_turns(&hit.record),
     }
 }
 
-fn turns(record: &Record) -> Vec<String> {
+/// The turns a unit's record covers (its `turns` attribute).
+pub fn record_turns(record: &Record) -> Vec<String> {
     record
         .attribute(TURNS)
         .map(|t| t.split(',').map(str::to_string).collect())

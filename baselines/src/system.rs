@@ -9,7 +9,7 @@ use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
 use mb_embed::Embedder;
-use mb_engine::Engine;
+use mb_engine::{Engine, Record};
 use mb_llm::ops::Answer;
 use mb_llm::{LlmStack, Message, Role};
 use serde::{Deserialize, Serialize};
@@ -173,6 +173,13 @@ pub trait MemorySystem: Send + Sync {
     /// memory's files taken by the process that built it does (upstream's off-policy answers
     /// each corpus dataset on such a copy). Nothing for systems that write through.
     fn lose_state_unsaved_before_exit(&self) -> Result<(), MemoryError> {
+        Ok(())
+    }
+
+    /// Brings what the system derives from its records in line after one record was updated
+    /// or deleted from outside it (the memory service's edit tools), given the record as it
+    /// was before. Nothing for systems that derive nothing from single records.
+    fn record_edited(&self, _before: &Record) -> Result<(), MemoryError> {
         Ok(())
     }
 

@@ -362,6 +362,14 @@ impl Engine {
         self.inner.store.record(ns.info.id, id)
     }
 
+    /// The vectors of one record, `(space, vector)` as stored (normalized), by space name; empty
+    /// when it has none or does not exist. For recomputing something derived from a record's
+    /// embedding without embedding its text again.
+    pub fn get_vectors(&self, namespace: &str, id: RecordId) -> Result<Vec<(String, Vec<f32>)>> {
+        let ns = self.inner.namespace(namespace)?;
+        self.inner.store.vectors_of(ns.info.id, id)
+    }
+
     /// Iterates a namespace's records in insertion order, reading them lazily from the store.
     pub fn records(&self, namespace: &str) -> Result<impl Iterator<Item = Result<Record>> + '_> {
         let ns = self.inner.namespace(namespace)?;

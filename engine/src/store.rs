@@ -375,6 +375,22 @@ impl Store {
         }))
     }
 
+    /// The vectors of one record, `(space, vector)`, in space-name order.
+    pub(crate) fn vectors_of(&self, ns: u32, id: RecordId) -> Result<Vec<(String, Vec<f32>)>> {
+        let (start, end) = vector_range(ns, id);
+        self.iter_range(CF_VECTORS, &start, &end)?
+            .map(|item| {
+                let (key, value) = item?;
+                let corrupt = || Error::Corrupt {
+                    what: "vector",
+                    detail: format!("key {key:?}"),
+                };
+                let space = vector_space_of(&key).ok_or_else(corrupt)?.to_string();
+                Ok((space, decode_vector(&value).ok_or_else(corrupt)?))
+            })
+            .collect()
+    }
+
     pub(crate) fn state(&self, ns: u32, key: &str) -> Result<Option<Vec<u8>>> {
         self.get(CF_STATE, &state_key(ns, key))
     }

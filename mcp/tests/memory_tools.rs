@@ -140,6 +140,21 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
     assert_eq!(after["memories"], json!([]));
     let kept = ok(server.call("list_memories", json!({"user_id": "u2"})));
     assert_eq!(kept["memories"], other["memories"]);
+
+    // Nothing of u1 is left, the sessions the hybrid memory derived included; u2's are whole.
+    assert!(server.terminate());
+    let engine = mb_engine::Engine::open(dir.path().join("store"), Default::default()).unwrap();
+    let names: Vec<String> = engine.namespaces().into_iter().map(|n| n.name).collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp/memory/hybrid/u1")),
+        "{names:?}"
+    );
+    assert_eq!(
+        engine
+            .count("mcp/memory/hybrid/u2/hybrid-sessions")
+            .unwrap(),
+        1
+    );
 }
 
 #[test]

@@ -34,7 +34,7 @@ use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
-use mb_engine::{Analyzer, Batch, Hit, NamespaceOptions};
+use mb_engine::{Analyzer, Batch, Hit, NamespaceOptions, Record};
 use ops::KeyFacts;
 
 use crate::embedding::{embed_text, embed_texts};
@@ -356,5 +356,27 @@ impl MemorySystem for HybridMemory {
         let mut stats = stats(&self.context.engine, &self.context.namespace)?;
         stats.llm_operations = self.operations()?;
         Ok(stats)
+    }
+
+    /// The edited unit's session record is rebuilt from the session's units as they are now
+    /// (removed with the last of them), so the session prior never finds text the units no
+    /// longer hold.
+    fn record_edited(&self, before: &Record) -> Result<(), MemoryError> {
+        let Some(session) = before.attribute(sessions::SESSION) else {
+            return Ok(());
+        };
+        let engine = &self.context.engine;
+        if engine
+            .namespace(&sessions::namespace(&self.context.namespace))
+            .is_err()
+        {
+            return Ok(());
+        }
+        sessions::rebuild(
+            engine,
+            &self.context.namespace,
+            session,
+            self.embedder.model_id(),
+        )
     }
 }

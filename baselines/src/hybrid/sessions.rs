@@ -7,13 +7,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use mb_engine::{Batch, Engine, Hit};
+use mb_engine::{Batch, Engine, Hit, Record};
 
 use super::fusion;
 use super::rounds::Exchange;
 use super::{Fusion, HybridSettings};
 use crate::error::MemoryError;
-use crate::store::unit_record;
+use crate::store::{record_turns, unit_record};
 use crate::units::Unit;
 
 /// The attribute holding a unit's session key ([`Exchange::session`]).
@@ -30,6 +30,10 @@ pub fn doc_id(session: &str) -> String {
     format!("session {session}")
 }
 
+/// One unit as its session's record is built from it: its key (indexed text), turns and
+/// vector.
+type Member<'a> = (&'a str, &'a [String], &'a [f32]);
+
 /// One record per session of `exchanges` (consecutive units of a session together), each
 /// `(exchange, key, vector)` as the units were written.
 pub fn records(units: &[(&Exchange, &str, &[f32])], space: &str) -> Batch {
@@ -41,24 +45,72 @@ pub fn records(units: &[(&Exchange, &str, &[f32])], space: &str) -> Batch {
             .iter()
             .position(|(e, _, _)| &e.session != key)
             .map_or(units.len(), |n| start + n);
-        batch.put(record(&units[start..end], space));
+        let members: Vec<Member<'_>> = units[start..end]
+            .iter()
+            .map(|(e, k, v)| (*k, e.turns.as_slice(), *v))
+            .collect();
+        batch.put(record(key, &members, space));
         start = end;
     }
     batch
 }
 
-fn record(units: &[(&Exchange, &str, &[f32])], space: &str) -> mb_engine::NewRecord {
+/// Rewrites the record of session `key` of the memory in `units` from the session's units as
+/// they are now (after one was edited or deleted from outside the memory), or removes it
+/// when none is left, so that no session record keeps text its units no longer hold. The
+/// units' stored vectors stand in for the embeddings they were written with (the same,
+/// normalized).
+pub fn rebuild(engine: &Engine, units: &str, key: &str, space: &str) -> Result<(), MemoryError> {
+    let mut kept: Vec<(Record, Vec<String>, Vec<f32>)> = Vec::new();
+    for record in engine.records(units)? {
+        let record = record?;
+        if record.attribute(SESSION) != Some(key) {
+            continue;
+        }
+        let vector = engine
+            .get_vectors(units, record.id)?
+            .into_iter()
+            .find(|(name, _)| name == space)
+            .map(|(_, vector)| vector)
+            .unwrap_or_default();
+        let turns = record_turns(&record);
+        kept.push((record, turns, vector));
+    }
+    let ns = namespace(units);
+    let mut batch = Batch::new();
+    for record in engine.records(&ns)? {
+        let record = record?;
+        if record.attribute(SESSION) == Some(key) {
+            batch.delete(record.id);
+        }
+    }
+    if !kept.is_empty() {
+        let members: Vec<Member<'_>> = kept
+            .iter()
+            .map(|(r, turns, v)| (r.text.as_str(), turns.as_slice(), v.as_slice()))
+            .collect();
+        batch.put(record(key, &members, space));
+    }
+    if !batch.is_empty() {
+        engine.write(&ns, batch)?;
+    }
+    Ok(())
+}
+
+/// The record of session `key` made of its units: their distinct key lines, their turns, the
+/// normalized sum of their vectors.
+fn record(key: &str, units: &[Member<'_>], space: &str) -> mb_engine::NewRecord {
     let mut seen = HashSet::new();
     let mut text: Vec<&str> = Vec::new();
-    let mut turns = Vec::new();
+    let mut turns: Vec<String> = Vec::new();
     let mut sum: Vec<f32> = Vec::new();
-    for (exchange, key, vector) in units {
-        for line in key.lines() {
+    for (index_text, unit_turns, vector) in units {
+        for line in index_text.lines() {
             if seen.insert(line) {
                 text.push(line);
             }
         }
-        for turn in &exchange.turns {
+        for turn in unit_turns.iter() {
             if !turns.contains(turn) {
                 turns.push(turn.clone());
             }
@@ -74,7 +126,6 @@ fn record(units: &[(&Exchange, &str, &[f32])], space: &str) -> mb_engine::NewRec
     if norm > 0.0 {
         sum.iter_mut().for_each(|x| *x /= norm);
     }
-    let key = units.first().map_or("", |(e, _, _)| e.session.as_str());
     let text = text.join("\n");
     let unit = Unit {
         doc_id: doc_id(key),

@@ -1,6 +1,6 @@
 //! The hybrid memory's session prior (issue 37): a turn that matches as well as another ranks
 //! first when its session matches the question as a whole; deleting a corpus deletes its
-//! sessions.
+//! sessions; editing or deleting a unit from outside rewrites or removes its session's record.
 
 use mb_baselines::hybrid::{HybridSettings, UnitSize};
 use mb_core::Lang;
@@ -91,4 +91,76 @@ async fn deleting_a_corpus_deletes_its_sessions() {
     memory.delete_corpus(&written).unwrap();
     assert_eq!(engine.count("s/hybrid-sessions").unwrap(), 0);
     assert_eq!(memory.stats().unwrap().items, 0);
+}
+
+/// Every session record's text, by session.
+fn session_texts(engine: &mb_engine::Engine) -> Vec<(String, String)> {
+    engine
+        .records("s/hybrid-sessions")
+        .unwrap()
+        .map(Result::unwrap)
+        .map(|r| (r.attribute("session").unwrap().to_string(), r.text))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_edited_unit_rewrites_its_session_and_the_last_deleted_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let memory = system(
+        "hybrid",
+        with_hybrid(context(engine.clone(), "s", offline()), |h| {
+            h.unit = UnitSize::Turn;
+            h.session_weight = 1.0;
+            h.key_facts = false;
+        }),
+    );
+    let corpus = conversation(vec![
+        session(
+            "1 May, 2023",
+            1,
+            &[("Maya", "My locker code is 7291."), ("Jon", "Noted.")],
+        ),
+        session("2 May, 2023", 2, &[("Maya", "Bye.")]),
+    ]);
+    memory
+        .memorize_corpus(&corpus, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    let before = session_texts(&engine);
+    assert!(before[0].1.contains("7291"), "{before:?}");
+    let units: Vec<mb_engine::Record> = engine.records("s").unwrap().map(Result::unwrap).collect();
+    let secret = units.iter().find(|r| r.text.contains("7291")).unwrap();
+
+    // Edited from outside: the session record holds the new text, not the old.
+    let (space, vector) = engine.get_vectors("s", secret.id).unwrap().remove(0);
+    let mut edited = mb_engine::NewRecord::new("My locker code changed.");
+    edited.attributes = secret.attributes.clone();
+    let reversed: Vec<f32> = vector.iter().rev().copied().collect();
+    engine
+        .update("s", secret.id, edited.with_vector(space, reversed))
+        .unwrap();
+    memory.record_edited(secret).unwrap();
+    let after = session_texts(&engine);
+    assert_eq!(after.len(), 2, "{after:?}");
+    let first = after.iter().find(|(s, _)| s == &before[0].0).unwrap();
+    assert!(
+        !first.1.contains("7291") && first.1.contains("changed"),
+        "{after:?}"
+    );
+    assert!(first.1.contains("Noted."), "{after:?}");
+    assert!(
+        after.contains(&before[1]),
+        "another session changed: {after:?}"
+    );
+
+    // Deleted from outside, every unit of the session: its record goes too.
+    for unit in units
+        .iter()
+        .filter(|r| r.attribute("session") == Some(&before[0].0))
+    {
+        engine.delete("s", unit.id).unwrap();
+        memory.record_edited(unit).unwrap();
+    }
+    assert_eq!(session_texts(&engine), vec![before[1].clone()]);
 }

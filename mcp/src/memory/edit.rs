@@ -1,5 +1,6 @@
 //! Editing memories: update and delete one (logged in Mem0's history when the system is Mem0,
-//! in the same engine batch as the change), Mem0's history, and deleting everything of a
+//! in the same engine batch as the change; then the system brings what it derives from the
+//! record in line, as the hybrid memory's session records), Mem0's history, and deleting everything of a
 //! user: their namespaces, queued dialogs, opened systems and maps, then a compaction that
 //! leaves no byte of it in the store.
 
@@ -80,6 +81,7 @@ impl MemoryService {
             Some(text),
         )?;
         self.engine.write(&namespace, batch)?;
+        self.open(owner)?.system.record_edited(&old)?;
         self.get(owner, id)
     }
 
@@ -97,7 +99,9 @@ impl MemoryService {
         let mut batch = Batch::new();
         batch.delete(RecordId(id));
         self.log_history(&namespace, &mut batch, &old, MemoryEventKind::Delete, None)?;
-        Ok(self.engine.write(&namespace, batch)?.deleted == 1)
+        let deleted = self.engine.write(&namespace, batch)?.deleted == 1;
+        self.open(owner)?.system.record_edited(&old)?;
+        Ok(deleted)
     }
 
     /// Mem0's log of memory changes for `owner` (empty before the first dialog).
@@ -132,8 +136,10 @@ impl MemoryService {
         // Adds of this user already past the gate are queued before the purge below; later
         // ones are refused until this deletion has answered.
         let _pass = self.gate.begin_delete(&own).await?;
-        let agents = format!("{own}/agent/");
-        let matches = |ns: &str| ns == own || ns.starts_with(&agents);
+        // Below the user's namespace: their agents' and what systems derive from either
+        // (user ids hold no `/`, so no other user's namespace starts so).
+        let below = format!("{own}/");
+        let matches = |ns: &str| ns == own || ns.starts_with(&below);
         let purged = self.scheduler.purge(tenant.name(), matches);
         self.scheduler.wait_idle(matches).await;
         // Queued records of this user that the schedule no longer held (a job that failed

@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mb_baselines::hybrid::HybridFile;
 use mb_baselines::mem0::Mem0;
 use mb_baselines::{MemoryContext, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec};
 use mb_core::Lang;
@@ -82,15 +81,12 @@ impl MemoryService {
     /// knowledge-graph tools work without one.
     pub fn new(engine: Arc<Engine>, config: &MemoryConfig) -> Result<MemoryService, McpError> {
         let spec = mb_baselines::registry::get(&config.system)?;
-        let settings = without_derived_sessions(
-            spec,
-            spec.run_settings(
-                None,
-                &Overrides {
-                    retrieve_k: None,
-                    embedder: config.embedder.clone(),
-                },
-            )?,
+        let settings = spec.run_settings(
+            None,
+            &Overrides {
+                retrieve_k: None,
+                embedder: config.embedder.clone(),
+            },
         )?;
         let choice = LlmChoice {
             llm: config.llm.clone(),
@@ -321,7 +317,8 @@ impl MemoryService {
         let prefix = self.tenant_prefix(tenant);
         let mut found = Vec::new();
         for info in self.engine.namespaces() {
-            if info.name.starts_with(&prefix) {
+            let memory = info.name.strip_prefix(&prefix).is_some_and(holds_memories);
+            if memory {
                 let count = self.engine.count(&info.name)?;
                 found.push((info.name, count));
             }
@@ -331,18 +328,10 @@ impl MemoryService {
     }
 }
 
-/// The service updates and deletes single memories under the system, and a deleted memory
-/// must leave no text behind: the hybrid memory's session prior indexes every session whole
-/// beside its units, which a single edit does not rewrite, so the service runs the hybrid
-/// memory without it (`session_weight = 0`, docs/service.md).
-fn without_derived_sessions(
-    spec: &SystemSpec,
-    settings: SystemSettings,
-) -> Result<SystemSettings, McpError> {
-    if spec.name != "hybrid" {
-        return Ok(settings);
-    }
-    let mut own = settings.own::<HybridFile>()?;
-    own.hybrid.session_weight = 0.0;
-    Ok(settings.with_own(&own)?)
+/// Whether a namespace under a tenant's prefix holds a user's or agent's memories (`user` or
+/// `user/agent/agent`; ids hold no `/`) rather than what a system derives from them (the
+/// hybrid memory's `user/hybrid-sessions`).
+fn holds_memories(rest: &str) -> bool {
+    let parts: Vec<&str> = rest.split('/').collect();
+    matches!(parts.as_slice(), [_] | [_, "agent", _])
 }
