@@ -1,5 +1,6 @@
 //! The HTTP transport's guards: an oversized body is refused with 413, a foreign Host header
-//! with 403 (DNS-rebinding protection), and the server keeps serving afterwards.
+//! with 403 (DNS-rebinding protection), and the server keeps serving afterwards; a session
+//! ended with DELETE answers 204, as clients (the Python SDK) count success, and is gone.
 
 mod support;
 
@@ -49,6 +50,27 @@ fn oversized_bodies_and_foreign_hosts_are_refused() {
     let ok = post(INITIALIZE.to_string()).send().unwrap();
     assert_eq!(ok.status().as_u16(), 200);
     assert!(ok.text().unwrap().contains("memorybench-mcp"));
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn a_deleted_session_answers_no_content_and_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, url) = ours_http(&dir.path().join("store"));
+    let mut client = support::http::HttpClient::new(&url, None);
+    assert_eq!(client.initialize(), 200);
+    let session = client.session().unwrap();
+    let http = reqwest::blocking::Client::new();
+    let ended = http
+        .delete(&url)
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .send()
+        .unwrap();
+    assert_eq!(ended.status().as_u16(), 204);
+    let (status, _) = client.call_raw("read_graph", serde_json::json!({}));
+    assert_eq!(status, 404, "the ended session still answers");
     let _ = server.kill();
     let _ = server.wait();
 }

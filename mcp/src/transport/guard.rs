@@ -194,6 +194,9 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         if let Some(session) = &session {
             guard.forget_session(session);
         }
+        // rmcp answers an ended session 202 (Accepted); clients such as the Python SDK count
+        // only 200 and 204 as success and warn otherwise. The session is gone: 204.
+        return StatusCode::NO_CONTENT.into_response();
     }
     match permit {
         None => response,
