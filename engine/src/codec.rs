@@ -55,6 +55,31 @@ pub(crate) fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> R
     Ok(value)
 }
 
+/// Decodes a value written by [`encode`] whose strings borrow from `bytes` (a view of a stored
+/// structure that copies nothing).
+pub(crate) fn decode_borrowed<'a, T: serde::Deserialize<'a>>(
+    what: &'static str,
+    bytes: &'a [u8],
+) -> Result<T> {
+    let (&tag, body) = bytes.split_first().ok_or_else(|| Error::Corrupt {
+        what,
+        detail: "empty value".into(),
+    })?;
+    if tag != VALUE_FORMAT {
+        return Err(Error::FormatVersion {
+            what,
+            found: tag,
+            expected: VALUE_FORMAT,
+        });
+    }
+    let (value, _) =
+        bincode::serde::borrow_decode_from_slice(body, config()).map_err(|e| Error::Corrupt {
+            what,
+            detail: e.to_string(),
+        })?;
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ use crate::codec;
 use crate::committer::Committer;
 use crate::copy::discard_staged_copies;
 use crate::error::{Error, Result};
+use crate::filter::Filter;
 use crate::keys::{count_key, encode_u64, namespace_key, CF_META};
 use crate::lexical::index::LexicalIndex;
 use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
@@ -338,6 +339,14 @@ impl Engine {
         let mut batch = Batch::new();
         batch.delete(id);
         Ok(self.write(namespace, batch)?.deleted == 1)
+    }
+
+    /// Deletes every record whose attributes `filter` matches (an empty filter matches every
+    /// record), in one atomic write; returns how many were deleted. Their vectors, postings
+    /// and statistics go with them, as with [`Engine::delete`].
+    pub fn delete_where(&self, namespace: &str, filter: &Filter) -> Result<usize> {
+        let ns = self.inner.namespace(namespace)?;
+        Ok(self.inner.delete_where(&ns, filter)?.deleted)
     }
 
     /// Stores a value in the namespace's free-form state (see [`Batch::put_state`]).

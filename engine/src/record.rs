@@ -48,6 +48,20 @@ impl Record {
     }
 }
 
+/// A stored record read in place: borrowed text and attributes, for scans that look at every
+/// record and keep few (the fields of [`Record`], in its order).
+#[derive(Deserialize)]
+pub(crate) struct RecordView<'a> {
+    pub(crate) id: RecordId,
+    pub(crate) text: &'a str,
+    #[serde(borrow)]
+    _body: Option<&'a str>,
+    #[serde(borrow)]
+    pub(crate) attributes: BTreeMap<&'a str, &'a str>,
+    _created_at_ms: i64,
+    _seq: u64,
+}
+
 /// A record to be written: text, optional body and attributes, and embeddings by space name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewRecord {

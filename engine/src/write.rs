@@ -14,10 +14,11 @@ use parking_lot::RwLock;
 use crate::batch::{Batch, Op, WriteReceipt};
 use crate::codec;
 use crate::error::{Error, Result};
+use crate::filter::Filter;
 use crate::keys::*;
 use crate::lexical::index::LexicalOp;
 use crate::lexical::Term;
-use crate::record::{NewRecord, Record, RecordId};
+use crate::record::{NewRecord, Record, RecordId, RecordView};
 use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, VectorCollection};
@@ -54,7 +55,43 @@ impl Inner {
         if ns.dropped.load(Ordering::SeqCst) {
             return Err(Error::UnknownNamespace(ns.info.name.clone()));
         }
-        let mut prepared = self.prepare(ns, batch)?;
+        let prepared = self.prepare(ns, batch)?;
+        self.apply(ns, prepared)
+    }
+
+    /// Deletes every record of the namespace that `filter` matches, in one write: one pass
+    /// over the stored records reading each in place (no copy of its text or attributes), then
+    /// one atomic batch. Writers of the namespace wait, so no matching record slips in
+    /// between the scan and the delete.
+    pub(crate) fn delete_where(
+        &self,
+        ns: &Arc<NamespaceState>,
+        filter: &Filter,
+    ) -> Result<WriteReceipt> {
+        let _serialized = ns.write_lock.lock();
+        if ns.dropped.load(Ordering::SeqCst) {
+            return Err(Error::UnknownNamespace(ns.info.name.clone()));
+        }
+        let mut prepared = Vec::new();
+        for item in self.store.iter_namespace_raw(CF_RECORDS, ns.info.id)? {
+            let (_, value) = item?;
+            let view: RecordView<'_> = codec::decode_borrowed("record", &value)?;
+            let matches = filter
+                .conditions()
+                .all(|(key, wanted)| view.attributes.get(key) == Some(&wanted));
+            if matches {
+                prepared.push(Prepared::Delete {
+                    id: view.id,
+                    old_terms: ns.info.analyzer.analyze(view.text),
+                });
+            }
+        }
+        self.apply(ns, prepared)
+    }
+
+    /// Commits prepared operations and brings the derived state up to date; the caller holds
+    /// the namespace's write lock.
+    fn apply(&self, ns: &NamespaceState, mut prepared: Vec<Prepared>) -> Result<WriteReceipt> {
         if prepared.is_empty() {
             return Ok(WriteReceipt {
                 seq: self.sequencer.finished_through(),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mb_engine::{
-    Batch, Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, NewRecord, RecordId, Space,
+    Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, NewRecord, RecordId, Space,
 };
 use mb_stores_bench::{dir_bytes, peak_rss_mib, percentiles, Data, DIM};
 use serde_json::{json, Map, Value};
@@ -170,19 +170,9 @@ fn run(data: &Data, store: &Path, out: &mut Map<String, Value>) -> Result<HashMa
     let (p50, p99) = percentiles(&mut times);
     out.insert("delete_id_p50_ms".into(), json!(p50));
     out.insert("delete_id_p99_ms".into(), json!(p99));
-    // The engine has no delete-by-filter call: scan the records, delete the matches in one batch.
     let start = Instant::now();
     let filter = Filter::new().attribute("source", DELETE_SOURCE);
-    let mut batch = Batch::new();
-    let mut deleted = 0usize;
-    for r in engine.records(NS)? {
-        let r = r?;
-        if filter.matches(&r) {
-            batch.delete(r.id);
-            deleted += 1;
-        }
-    }
-    engine.write(NS, batch)?;
+    let deleted = engine.delete_where(NS, &filter)?;
     out.insert("delete_filter_ms".into(), json!(ms(start.elapsed())));
     out.insert("delete_filter_count".into(), json!(deleted));
     engine.close()?;
