@@ -241,6 +241,18 @@ impl PyEngine {
         run(py, self, |e| e.delete(namespace, RecordId(id)))
     }
 
+    /// Deletes every record whose attributes equal all of `filter` (`{}` deletes every record)
+    /// in one atomic write; how many were deleted.
+    fn delete_where(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        filter: BTreeMap<String, String>,
+    ) -> PyResult<usize> {
+        let filter = crate::records::filter(Some(filter));
+        run(py, self, |e| e.delete_where(namespace, &filter))
+    }
+
     /// Applies a batch atomically and empties it.
     fn write(&self, py: Python<'_>, namespace: &str, batch: &PyBatch) -> PyResult<PyWriteReceipt> {
         let batch = batch.take()?;

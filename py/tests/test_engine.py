@@ -113,13 +113,20 @@ def test_searches_rank_and_filter(engine):
     # Tuning calls change no result here: one segment ranks as several did, and a collection
     # this small is searched exactly whatever the beam.
     engine.flush()
-    engine.put("n", "a cat on a sofa again")
+    again = engine.put("n", "a cat on a sofa again")
     engine.flush()
     ranked = [(h.record.id, h.score) for h in engine.search_text("n", "cat food sofa", 10)]
     engine.merge_lexical_segments()
     assert [(h.record.id, h.score) for h in engine.search_text("n", "cat food sofa", 10)] == ranked
     engine.set_ef_search(16)
     assert [h.record.id for h in engine.search_vector("n", "s", [1.0, 0.0], 2)] == ids[:2]
+
+    # Deleting by filter removes exactly the matching records from every index.
+    assert engine.delete_where("n", {"topic": "news"}) == 2
+    assert engine.delete_where("n", {"topic": "news"}) == 0
+    assert {h.record.id for h in engine.search_text("n", "cat", 10)} == {ids[0], ids[1], again}
+    assert engine.search_vector("n", "s", [0.0, 1.0], 5, filter={"topic": "news"}) == []
+    assert len(engine.records("n")) == 3
 
 
 def test_namespaces_spaces_and_analyzers(engine):
