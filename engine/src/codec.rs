@@ -30,17 +30,7 @@ pub(crate) fn encode<T: Serialize>(what: &'static str, value: &T) -> Result<Vec<
 
 /// Decodes a value written by [`encode`], checking its tag and that no bytes are left over.
 pub(crate) fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T> {
-    let (&tag, body) = bytes.split_first().ok_or_else(|| Error::Corrupt {
-        what,
-        detail: "empty value".into(),
-    })?;
-    if tag != VALUE_FORMAT {
-        return Err(Error::FormatVersion {
-            what,
-            found: tag,
-            expected: VALUE_FORMAT,
-        });
-    }
+    let body = tagged_body(what, bytes)?;
     let (value, used) =
         bincode::serde::decode_from_slice(body, config()).map_err(|e| Error::Corrupt {
             what,
@@ -55,12 +45,8 @@ pub(crate) fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> R
     Ok(value)
 }
 
-/// Decodes a value written by [`encode`] whose strings borrow from `bytes` (a view of a stored
-/// structure that copies nothing).
-pub(crate) fn decode_borrowed<'a, T: serde::Deserialize<'a>>(
-    what: &'static str,
-    bytes: &'a [u8],
-) -> Result<T> {
+/// The encoding behind the format tag, after checking the tag.
+fn tagged_body<'a>(what: &'static str, bytes: &'a [u8]) -> Result<&'a [u8]> {
     let (&tag, body) = bytes.split_first().ok_or_else(|| Error::Corrupt {
         what,
         detail: "empty value".into(),
@@ -72,6 +58,16 @@ pub(crate) fn decode_borrowed<'a, T: serde::Deserialize<'a>>(
             expected: VALUE_FORMAT,
         });
     }
+    Ok(body)
+}
+
+/// Decodes a value written by [`encode`] whose strings borrow from `bytes` (a view of a stored
+/// structure that copies nothing).
+pub(crate) fn decode_borrowed<'a, T: serde::Deserialize<'a>>(
+    what: &'static str,
+    bytes: &'a [u8],
+) -> Result<T> {
+    let body = tagged_body(what, bytes)?;
     let (value, _) =
         bincode::serde::borrow_decode_from_slice(body, config()).map_err(|e| Error::Corrupt {
             what,

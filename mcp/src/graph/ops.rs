@@ -376,14 +376,7 @@ impl Graph {
             };
         }
         // A NUL could match across two fields of the prepared text: match field by field.
-        self.subgraph(|n| {
-            let e = &n.value;
-            e.name.to_lowercase().contains(&query)
-                || e.entity_type.to_lowercase().contains(&query)
-                || e.observations
-                    .iter()
-                    .any(|o| o.to_lowercase().contains(&query))
-        })
+        self.subgraph(|n| fields_contain(&n.value, &query))
     }
 
     /// The named entities with the relations touching them.
@@ -447,6 +440,16 @@ fn refold(trigrams: &mut TrigramIndex, node: &mut Node<Entity>) {
     let folded = node.value.folded();
     trigrams.update(node.serial, &node.folded, &folded);
     node.folded = folded;
+}
+
+/// Whether one of an entity's fields, lowercased, holds `query` (already lowercase): the
+/// reference server's match, used for queries the prepared text cannot answer (a NUL).
+pub(crate) fn fields_contain(e: &Entity, query: &str) -> bool {
+    e.name.to_lowercase().contains(query)
+        || e.entity_type.to_lowercase().contains(query)
+        || e.observations
+            .iter()
+            .any(|o| o.to_lowercase().contains(query))
 }
 
 #[cfg(test)]

@@ -12,14 +12,7 @@ fn scan(graph: &Graph, query: &str) -> KnowledgeGraph {
         let finder = memchr::memmem::Finder::new(query.as_bytes());
         return graph.subgraph(|n| finder.find(n.folded.as_bytes()).is_some());
     }
-    graph.subgraph(|n| {
-        let e = &n.value;
-        e.name.to_lowercase().contains(&query)
-            || e.entity_type.to_lowercase().contains(&query)
-            || e.observations
-                .iter()
-                .any(|o| o.to_lowercase().contains(&query))
-    })
+    graph.subgraph(|n| super::fields_contain(&n.value, &query))
 }
 
 /// A small deterministic generator (splitmix64), so a failure reproduces.
