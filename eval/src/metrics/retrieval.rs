@@ -51,6 +51,23 @@ pub fn reciprocal_rank<T: Eq + Hash>(retrieved: &[T], relevant: &HashSet<T>) -> 
     )
 }
 
+/// 1 when one of the first `k` distinct groups of a ranking is relevant, else 0; `None` without
+/// relevant groups. Over sessions (each retrieved unit's session, in rank order), it is the
+/// session-level hit rate published retrievers report (engram-search's "R@5": any evidence
+/// session among the first five distinct sessions).
+pub fn hit_at_k<T: Eq + Hash>(ranked: &[T], relevant: &HashSet<T>, k: usize) -> Option<f64> {
+    if relevant.is_empty() {
+        return None;
+    }
+    let mut seen = HashSet::new();
+    let hit = ranked
+        .iter()
+        .filter(|g| seen.insert(*g))
+        .take(k)
+        .any(|g| relevant.contains(g));
+    Some(if hit { 1.0 } else { 0.0 })
+}
+
 /// Share of the relevant turns among the first `k` turns of a ranking of units, each unit
 /// expanded into the turns it covers, in order (a turn seen before is not counted again); `None`
 /// without relevant turns. Systems whose units are single turns get their unit recall; larger
@@ -143,6 +160,17 @@ mod tests {
             );
         }
         assert_eq!(turn_recall_at_k(&units, &HashSet::new(), 3), None);
+    }
+
+    #[test]
+    fn hit_counts_distinct_groups() {
+        let relevant: HashSet<&str> = ["D3"].into_iter().collect();
+        // Distinct sessions in order: D1, D2, D3 (repeats of D1 take no place).
+        let ranked = ["D1", "D1", "D2", "D1", "D3", "D4"];
+        assert_eq!(hit_at_k(&ranked, &relevant, 2), Some(0.0));
+        assert_eq!(hit_at_k(&ranked, &relevant, 3), Some(1.0));
+        assert_eq!(hit_at_k(&ranked, &relevant, 10), Some(1.0));
+        assert_eq!(hit_at_k(&ranked, &HashSet::new(), 3), None);
     }
 
     #[test]

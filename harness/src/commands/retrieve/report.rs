@@ -40,6 +40,7 @@ fn metrics_of(scored: &[&Scored], cutoffs: &Cutoffs) -> Value {
         out.insert(format!("recall@{k}"), avg(&|s| s.recall[i]));
         out.insert(format!("turn_recall@{k}"), avg(&|s| s.turn_recall[i]));
         out.insert(format!("ndcg@{k}"), avg(&|s| s.ndcg[i]));
+        out.insert(format!("session_hit@{k}"), avg(&|s| s.session_hit[i]));
     }
     for (i, budget) in cutoffs.budgets.iter().enumerate() {
         out.insert(
@@ -116,7 +117,7 @@ pub(crate) fn print_table(
     )?;
     let mut header = format!("{:<27}{:>6}", "category", "n");
     for k in &cutoffs.ks {
-        for name in ["R", "T", "NDCG"] {
+        for name in ["R", "T", "NDCG", "S"] {
             header.push_str(&format!("{:>9}", format!("{name}@{k}")));
         }
     }
@@ -128,7 +129,7 @@ pub(crate) fn print_table(
     let row = |out: &mut dyn Write, name: &str, m: &Value| -> std::io::Result<()> {
         let mut line = format!("{name:<27}{:>6}", m["questions"].as_u64().unwrap_or(0));
         for k in &cutoffs.ks {
-            for key in ["recall", "turn_recall", "ndcg"] {
+            for key in ["recall", "turn_recall", "ndcg", "session_hit"] {
                 line.push_str(&format!("{:>9.3}", number(&m[format!("{key}@{k}")])));
             }
         }

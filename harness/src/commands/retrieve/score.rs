@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mb_baselines::Retrieved;
 use mb_eval::metrics::retrieval::{
-    budget_recall, ndcg_at_k, recall_at_k, reciprocal_rank, turn_recall_at_k,
+    budget_recall, hit_at_k, ndcg_at_k, recall_at_k, reciprocal_rank, turn_recall_at_k,
 };
 
 use crate::error::HarnessError;
@@ -45,6 +45,9 @@ pub(crate) struct Scored {
     pub turn_recall: Vec<f64>,
     /// NDCG at each cut-off.
     pub ndcg: Vec<f64>,
+    /// Session hit at each cut-off: an evidence session among the first `k` distinct sessions
+    /// of the units retrieved (each unit's first turn's session).
+    pub session_hit: Vec<f64>,
     /// Recall within each budget.
     pub budget_recall: Vec<f64>,
     /// Reciprocal rank of the first relevant unit.
@@ -78,6 +81,11 @@ pub(crate) fn score(
         .zip(&turn_lists)
         .map(|(r, t)| (tokens.count(&r.text), *t))
         .collect();
+    let sessions: Vec<&str> = turns
+        .iter()
+        .filter_map(|t| t.first().map(|turn| session_of(turn)))
+        .collect();
+    let evidence_sessions: HashSet<&str> = evidence.iter().map(|t| session_of(t)).collect();
     let at = |f: &dyn Fn(usize) -> Option<f64>, cut: &[usize]| -> Vec<f64> {
         cut.iter().map(|&k| f(k).unwrap_or(0.0)).collect()
     };
@@ -86,8 +94,14 @@ pub(crate) fn score(
         recall: at(&|k| recall_at_k(&ranked, relevant_units, k), &cutoffs.ks),
         turn_recall: at(&|k| turn_recall_at_k(&turn_lists, evidence, k), &cutoffs.ks),
         ndcg: at(&|k| ndcg_at_k(&ranked, relevant_units, k), &cutoffs.ks),
+        session_hit: at(&|k| hit_at_k(&sessions, &evidence_sessions, k), &cutoffs.ks),
         budget_recall: at(&|b| budget_recall(&sized, evidence, b), &cutoffs.budgets),
         mrr: reciprocal_rank(&ranked, relevant_units).unwrap_or(0.0),
         latency,
     })
+}
+
+/// The session of a LoCoMo turn id (`D3:12` → `D3`).
+fn session_of(turn: &str) -> &str {
+    turn.split_once(':').map_or(turn, |(session, _)| session)
 }
