@@ -40,8 +40,15 @@ fn retrieve_reports_quality_and_cost_on_the_sample() {
     assert!(recall_3 > 0.5, "{report}");
     // With whole sessions as units, a question hits when any of its evidence sessions is
     // found: at least its share of them found, never less at a larger k.
-    let hit = |k: usize| report["overall"][format!("session_hit@{k}")].as_f64().unwrap();
-    assert!(hit(3) >= recall_3 && hit(1) <= hit(3) && hit(3) <= 1.0, "{report}");
+    let hit = |k: usize| {
+        report["overall"][format!("session_hit@{k}")]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        hit(3) >= recall_3 && hit(1) <= hit(3) && hit(3) <= 1.0,
+        "{report}"
+    );
     assert!(hit(1) >= recall_1, "{report}");
     // The store is reusable: a second run over the same directory gives the same numbers.
     let again = harness(&[
