@@ -124,6 +124,18 @@ pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
     )
 }
 
+/// The first byte string after every string starting with `prefix`.
+pub(crate) fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0xff; prefix.len() + 1]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

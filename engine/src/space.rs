@@ -2,10 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec;
 use crate::error::{Error, Result};
-use crate::keys::{space_key, CF_META};
-use crate::state::Inner;
 
 /// An embedding space: vectors produced by one model, all of one dimension. Vectors from
 /// different spaces are never compared with each other.
@@ -54,43 +51,6 @@ impl Space {
             .iter()
             .map(|x| (f64::from(*x) / norm) as f32)
             .collect())
-    }
-}
-
-impl Inner {
-    /// Declares an embedding space (see [`crate::Engine::create_space`]).
-    pub(crate) fn create_space(&self, space: Space) -> Result<Space> {
-        let invalid = |reason| Error::InvalidSpace {
-            space: space.name.clone(),
-            reason,
-        };
-        if space.name.is_empty() {
-            return Err(invalid("empty name"));
-        }
-        if space.dim == 0 {
-            return Err(invalid("dimension 0"));
-        }
-        let mut catalog = self.catalog.write();
-        if let Some(existing) = catalog.spaces.get(&space.name) {
-            if existing.dim != space.dim {
-                return Err(Error::SpaceConflict {
-                    space: space.name,
-                    existing: existing.dim,
-                    requested: space.dim,
-                });
-            }
-            return Ok(existing.clone());
-        }
-        let store = &self.store;
-        let mut batch = rocksdb::WriteBatch::default();
-        batch.put_cf(
-            store.cf(CF_META)?,
-            space_key(&space.name),
-            codec::encode("space", &space)?,
-        );
-        store.write(batch)?;
-        catalog.spaces.insert(space.name.clone(), space.clone());
-        Ok(space)
     }
 }
 

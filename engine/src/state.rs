@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::codec;
 use crate::error::{Error, Result};
+use crate::keys::{space_key, CF_META};
 use crate::lexical::index::LexicalIndex;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
@@ -138,5 +140,42 @@ impl Inner {
             self.store.trim_changes(seq)?;
         }
         Ok(())
+    }
+}
+
+impl Inner {
+    /// Declares an embedding space (see [`crate::Engine::create_space`]).
+    pub(crate) fn create_space(&self, space: Space) -> Result<Space> {
+        let invalid = |reason| Error::InvalidSpace {
+            space: space.name.clone(),
+            reason,
+        };
+        if space.name.is_empty() {
+            return Err(invalid("empty name"));
+        }
+        if space.dim == 0 {
+            return Err(invalid("dimension 0"));
+        }
+        let mut catalog = self.catalog.write();
+        if let Some(existing) = catalog.spaces.get(&space.name) {
+            if existing.dim != space.dim {
+                return Err(Error::SpaceConflict {
+                    space: space.name,
+                    existing: existing.dim,
+                    requested: space.dim,
+                });
+            }
+            return Ok(existing.clone());
+        }
+        let store = &self.store;
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put_cf(
+            store.cf(CF_META)?,
+            space_key(&space.name),
+            codec::encode("space", &space)?,
+        );
+        store.write(batch)?;
+        catalog.spaces.insert(space.name.clone(), space.clone());
+        Ok(space)
     }
 }

@@ -362,32 +362,14 @@ impl Store {
         ns: u32,
     ) -> Result<impl Iterator<Item = Result<(RecordId, String, Vec<f32>)>> + '_> {
         let it = self.iter_range(CF_VECTORS, &ns_prefix(ns), &ns_end(ns))?;
-        Ok(it.map(|item| {
-            let (key, value) = item?;
-            let corrupt = || Error::Corrupt {
-                what: "vector",
-                detail: format!("key {key:?}"),
-            };
-            let id = record_id_of(&key).ok_or_else(corrupt)?;
-            let space = vector_space_of(&key).ok_or_else(corrupt)?.to_string();
-            let vector = decode_vector(&value).ok_or_else(corrupt)?;
-            Ok((id, space, vector))
-        }))
+        Ok(it.map(|item| vector_entry(item?)))
     }
 
     /// The vectors of one record, `(space, vector)`, in space-name order.
     pub(crate) fn vectors_of(&self, ns: u32, id: RecordId) -> Result<Vec<(String, Vec<f32>)>> {
         let (start, end) = vector_range(ns, id);
         self.iter_range(CF_VECTORS, &start, &end)?
-            .map(|item| {
-                let (key, value) = item?;
-                let corrupt = || Error::Corrupt {
-                    what: "vector",
-                    detail: format!("key {key:?}"),
-                };
-                let space = vector_space_of(&key).ok_or_else(corrupt)?.to_string();
-                Ok((space, decode_vector(&value).ok_or_else(corrupt)?))
-            })
+            .map(|item| vector_entry(item?).map(|(_, space, vector)| (space, vector)))
             .collect()
     }
 
@@ -483,6 +465,18 @@ impl Store {
     }
 }
 
+/// A vectors-family entry as `(record, space, vector)`.
+fn vector_entry((key, value): KeyValue) -> Result<(RecordId, String, Vec<f32>)> {
+    let corrupt = || Error::Corrupt {
+        what: "vector",
+        detail: format!("key {key:?}"),
+    };
+    let id = record_id_of(&key).ok_or_else(corrupt)?;
+    let space = vector_space_of(&key).ok_or_else(corrupt)?.to_string();
+    let vector = decode_vector(&value).ok_or_else(corrupt)?;
+    Ok((id, space, vector))
+}
+
 /// RocksDB merge operator of the counters: the largest of the stored value and the operands
 /// (`None`, a corruption error, if none of them is a counter).
 fn max_u64(
@@ -496,16 +490,4 @@ fn max_u64(
         .filter_map(decode_u64)
         .max()
         .map(|v| encode_u64(v).to_vec())
-}
-
-/// The first byte string after every string starting with `prefix`.
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0xff; prefix.len() + 1]
 }
