@@ -35,9 +35,18 @@ impl Filter {
 
     /// Whether `record` satisfies every condition.
     pub fn matches(&self, record: &Record) -> bool {
+        self.matches_attributes(|key| record.attribute(key))
+    }
+
+    /// Whether the attributes `attribute` looks up satisfy every condition (for records read
+    /// in place rather than as a [`Record`]).
+    pub(crate) fn matches_attributes<'a>(
+        &self,
+        attribute: impl Fn(&str) -> Option<&'a str>,
+    ) -> bool {
         self.equals
             .iter()
-            .all(|(key, value)| record.attribute(key) == Some(value.as_str()))
+            .all(|(key, value)| attribute(key) == Some(value.as_str()))
     }
 
     /// True for the filter that matches everything.

@@ -141,9 +141,7 @@ impl Inner {
         }
         Ok(())
     }
-}
 
-impl Inner {
     /// Declares an embedding space (see [`crate::Engine::create_space`]).
     pub(crate) fn create_space(&self, space: Space) -> Result<Space> {
         let invalid = |reason| Error::InvalidSpace {

@@ -17,7 +17,7 @@
 //! write: a failed entry or a crash leaves nothing visible (a crash's staged data is removed
 //! on reopen).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
@@ -206,7 +206,8 @@ struct Stage<'a> {
     batch: rocksdb::WriteBatch,
     staged: Staged,
     imported: HashSet<RecordId>,
-    spaces: HashSet<String>,
+    /// The spaces declared so far, as this engine has them.
+    spaces: HashMap<String, Space>,
     max_id: u64,
     counts: TransferCounts,
 }
@@ -219,7 +220,7 @@ impl<'a> Stage<'a> {
             batch: rocksdb::WriteBatch::default(),
             staged: Staged::default(),
             imported: HashSet::new(),
-            spaces: HashSet::new(),
+            spaces: HashMap::new(),
             max_id: 0,
             counts: TransferCounts::default(),
         }
@@ -243,11 +244,11 @@ impl<'a> Stage<'a> {
                 return Err(invalid(at, "a second namespace header".into()));
             }
             ExportEntry::Space(space) => {
-                let name = space.name.clone();
-                self.inner
+                let declared = self
+                    .inner
                     .create_space(space)
                     .map_err(|e| invalid(at, e.to_string()))?;
-                self.spaces.insert(name);
+                self.spaces.insert(declared.name.clone(), declared);
             }
             ExportEntry::Record(record) => {
                 let id = record.id;
@@ -282,16 +283,15 @@ impl<'a> Stage<'a> {
                 self.counts.records += 1;
             }
             ExportEntry::Vector { id, space, vector } => {
-                if !self.spaces.contains(&space) {
+                let Some(declared) = self.spaces.get(&space) else {
                     return Err(invalid(at, format!("vector in undeclared space {space:?}")));
-                }
+                };
                 if !self.imported.contains(&id) {
                     return Err(invalid(
                         at,
                         format!("vector of record {id}, not imported before it"),
                     ));
                 }
-                let declared = self.inner.space(&space)?;
                 // Stored vectors are normalized already; checking (and normalizing again) only
                 // rejects a wrong dimension or a non-finite component.
                 declared

@@ -76,10 +76,7 @@ impl Inner {
         for item in self.store.iter_namespace_raw(CF_RECORDS, ns.info.id)? {
             let (_, value) = item?;
             let view: RecordView<'_> = codec::decode_borrowed("record", &value)?;
-            let matches = filter
-                .conditions()
-                .all(|(key, wanted)| view.attributes.get(key) == Some(&wanted));
-            if matches {
+            if filter.matches_attributes(|key| view.attributes.get(key).copied()) {
                 prepared.push(Prepared::Delete {
                     id: view.id,
                     old_terms: ns.info.analyzer.analyze(view.text),

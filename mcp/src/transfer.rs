@@ -243,18 +243,25 @@ fn import_all(
             engine.drop_namespace(name)?;
         }
         let name = name.clone();
-        let mut failed_at = None;
+        // A line that cannot be read stops the engine's import through an error item; the
+        // failure itself, with its line, is kept here and reported instead of that error.
+        let mut unreadable = None;
         let entries = std::iter::once(Ok(header)).chain(std::iter::from_fn(|| {
             match lines.next_in_namespace() {
                 Ok(entry) => entry.map(Ok),
-                Err(Failure::At { line, message }) => {
-                    failed_at = Some(line);
-                    Some(Err(mb_engine::Error::Background(message)))
+                Err(failure) => {
+                    unreadable = Some(failure);
+                    Some(Err(mb_engine::Error::Background(
+                        "the export stopped being readable".into(),
+                    )))
                 }
-                Err(Failure::Other(e)) => Some(Err(mb_engine::Error::Background(e.to_string()))),
             }
         }));
-        match engine.import_namespace(entries) {
+        let result = engine.import_namespace(entries);
+        if let Some(failure) = unreadable {
+            return Err(failure);
+        }
+        match result {
             Ok((_, counts)) => {
                 imported.push(name);
                 moved.add(counts);
@@ -263,12 +270,6 @@ fn import_all(
                 return Err(Failure::At {
                     line: line + entry - 1,
                     message: reason,
-                })
-            }
-            Err(mb_engine::Error::Background(message)) => {
-                return Err(match failed_at {
-                    Some(line) => Failure::At { line, message },
-                    None => Failure::Other(McpError::Io(message)),
                 })
             }
             Err(e) => return Err(at(format!("namespace {name:?}: {e}"))),

@@ -1,8 +1,8 @@
 //! Editing memories: update and delete one (logged in Mem0's history when the system is Mem0,
 //! in the same engine batch as the change; then the system brings what it derives from the
-//! record in line, as the hybrid memory's session records), Mem0's history, and deleting everything of a
-//! user: their namespaces, queued dialogs, opened systems and maps, then a compaction that
-//! leaves no byte of it in the store.
+//! record in line, as the hybrid memory's session records), Mem0's history, and deleting
+//! everything of a user: their namespaces, queued dialogs, opened systems and maps, then a
+//! compaction that leaves no byte of it in the store.
 
 use mb_baselines::mem0::ops::MemoryEventKind;
 use mb_baselines::mem0::HistoryEvent;
