@@ -42,6 +42,20 @@ pub(crate) struct Staged {
     pub(crate) lexical: Vec<LexicalOp>,
 }
 
+impl Staged {
+    /// Counts `record` as staged into `ns`, with the lexical entry publishing will apply.
+    pub(crate) fn add(&mut self, ns: &NamespaceInfo, record: &Record) {
+        self.ids.push(record.id);
+        self.lexical.push(LexicalOp::Upsert {
+            ns: ns.id,
+            id: record.id,
+            analyzer: ns.analyzer,
+            terms: ns.analyzer.analyze(&record.text),
+            replaces: false,
+        });
+    }
+}
+
 impl Inner {
     /// Copies namespace `from` into a new namespace `to` (see the module documentation).
     pub(crate) fn copy_namespace(&self, from: &str, to: &str) -> Result<NamespaceInfo> {
@@ -99,14 +113,7 @@ impl Inner {
                 let (key, value) = item?;
                 if family == CF_RECORDS {
                     let record: Record = codec::decode("record", &value)?;
-                    staged.ids.push(record.id);
-                    staged.lexical.push(LexicalOp::Upsert {
-                        ns: copy.id,
-                        id: record.id,
-                        analyzer: copy.analyzer,
-                        terms: copy.analyzer.analyze(&record.text),
-                        replaces: false,
-                    });
+                    staged.add(copy, &record);
                 }
                 let suffix = key.get(4..).unwrap_or_default();
                 batch.put_cf(cf, [&ns_prefix(copy.id)[..], suffix].concat(), value);

@@ -26,7 +26,6 @@ use crate::codec::{self, VALUE_FORMAT};
 use crate::copy::{discard_staged, Staged, COPY_CHUNK};
 use crate::error::{Error, Result};
 use crate::keys::*;
-use crate::lexical::index::LexicalOp;
 use crate::namespace::{validate_name, Analyzer, NamespaceInfo};
 use crate::record::{Record, RecordId};
 use crate::space::Space;
@@ -269,14 +268,7 @@ impl<'a> Stage<'a> {
                     ));
                 }
                 self.max_id = self.max_id.max(id.0);
-                self.staged.ids.push(id);
-                self.staged.lexical.push(LexicalOp::Upsert {
-                    ns,
-                    id,
-                    analyzer: self.info.analyzer,
-                    terms: self.info.analyzer.analyze(&record.text),
-                    replaces: false,
-                });
+                self.staged.add(self.info, &record);
                 let value = codec::encode("record", &record)?;
                 self.batch
                     .put_cf(self.inner.store.cf(CF_RECORDS)?, record_key(ns, id), value);
