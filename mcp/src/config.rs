@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::error::McpError;
+use crate::limits::{self, GraphBounds};
 use crate::memory::service::MemoryConfig;
 use crate::server::DEFAULT_GRAPH_NAMESPACE;
 
@@ -56,6 +57,12 @@ pub struct Cli {
     /// Default: none (one local tenant, no tokens over HTTP).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Most entities one knowledge graph holds (each tenant's; the graph lives in memory).
+    #[arg(long, default_value_t = limits::MAX_ENTITIES, value_name = "N", value_parser = graph_bound)]
+    pub max_entities: usize,
+    /// Most relations one knowledge graph holds (each tenant's).
+    #[arg(long, default_value_t = limits::MAX_RELATIONS, value_name = "N", value_parser = graph_bound)]
+    pub max_relations: usize,
     /// Background workers memorizing queued dialogs (LLM calls in flight at once).
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
@@ -91,7 +98,29 @@ pub enum TenantCommand {
     },
 }
 
+/// A graph bound from the command line: 1 to [`limits::MAX_GRAPH_BOUND`].
+fn graph_bound(text: &str) -> Result<usize, String> {
+    let value: usize = text
+        .parse()
+        .map_err(|e| format!("{text:?} is not a count: {e}"))?;
+    if !(1..=limits::MAX_GRAPH_BOUND).contains(&value) {
+        return Err(format!(
+            "{value} is outside 1..={}",
+            limits::MAX_GRAPH_BOUND
+        ));
+    }
+    Ok(value)
+}
+
 impl Cli {
+    /// How large each knowledge graph may grow.
+    pub fn graph_bounds(&self) -> GraphBounds {
+        GraphBounds {
+            max_entities: self.max_entities,
+            max_relations: self.max_relations,
+        }
+    }
+
     /// The store directory to open.
     pub fn store_dir(&self) -> Result<PathBuf, McpError> {
         if let Some(dir) = &self.store {
@@ -176,5 +205,15 @@ mod tests {
             .is_ok());
         assert!(cli(&["--http", "nope"]).http_addr().is_err());
         assert_eq!(cli(&[]).memory().system, "hybrid");
+        assert_eq!(cli(&[]).graph_bounds(), GraphBounds::default());
+        let raised = cli(&["--max-entities", "2000000"]).graph_bounds();
+        assert_eq!(raised.max_entities, 2_000_000);
+        let bad = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("memorybench-mcp").chain(args.iter().copied()))
+                .is_err()
+        };
+        assert!(bad(&["--max-entities", "0"]));
+        assert!(bad(&["--max-relations", "10000001"]));
+        assert!(bad(&["--max-entities", "-3"]));
     }
 }

@@ -6,10 +6,32 @@ use crate::error::McpError;
 pub const MAX_STRING_BYTES: usize = 16 * 1024;
 /// Most items in one array argument (entities, relations, names, messages, ...).
 pub const MAX_ITEMS_PER_CALL: usize = 1_000;
-/// Most entities a knowledge graph holds.
+/// Most entities a knowledge graph holds unless `--max-entities` says otherwise.
 pub const MAX_ENTITIES: usize = 100_000;
-/// Most relations a knowledge graph holds.
+/// Most relations a knowledge graph holds unless `--max-relations` says otherwise.
 pub const MAX_RELATIONS: usize = 200_000;
+/// The largest bound `--max-entities` and `--max-relations` accept: a graph lives in memory,
+/// and ten million small entities already take gigabytes with their search index.
+pub const MAX_GRAPH_BOUND: usize = 10_000_000;
+
+/// How large one knowledge graph may grow: a setting, so that a server with the memory for
+/// it (or a load benchmark) can hold more than the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphBounds {
+    /// Most entities.
+    pub max_entities: usize,
+    /// Most relations.
+    pub max_relations: usize,
+}
+
+impl Default for GraphBounds {
+    fn default() -> Self {
+        GraphBounds {
+            max_entities: MAX_ENTITIES,
+            max_relations: MAX_RELATIONS,
+        }
+    }
+}
 /// Most observations one entity holds.
 pub const MAX_OBSERVATIONS_PER_ENTITY: usize = 1_000;
 /// Largest page `list_memories` returns, and the largest `limit` of `search_memories`.

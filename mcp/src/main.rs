@@ -11,6 +11,12 @@ use mb_engine::{Engine, EngineOptions};
 use memorybench_mcp::{transfer, transport, Backends, Cli, McpError};
 use tokio_util::sync::CancellationToken;
 
+/// mimalloc instead of the system allocator: a server answering thousands of small JSON
+/// requests a second spent a fifth of its time in glibc's malloc and free (docs/benchmarks.md,
+/// "MCP load").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // Logs go to standard error: standard output carries the protocol on stdio.
     tracing_subscriber::fmt()
@@ -45,7 +51,12 @@ fn run(cli: &Cli) -> Result<(), McpError> {
     let mut options = EngineOptions::default();
     options.sync_writes = true;
     let engine = Arc::new(Engine::open(&store, options)?);
-    let backends = Arc::new(Backends::open(engine, &cli.graph_namespace, &cli.memory())?);
+    let backends = Arc::new(Backends::open(
+        engine,
+        &cli.graph_namespace,
+        cli.graph_bounds(),
+        &cli.memory(),
+    )?);
     if let Some(file) = &cli.import_jsonl {
         match memorybench_mcp::graph::import::import_jsonl(backends.graph(), file)? {
             Some((entities, relations)) => eprintln!(

@@ -16,6 +16,7 @@ use rmcp::{tool_handler, ServerHandler};
 
 use crate::error::McpError;
 use crate::graph::store::GraphStore;
+use crate::limits::GraphBounds;
 use crate::memory::service::{MemoryConfig, MemoryService};
 use crate::tenant::Tenant;
 
@@ -41,15 +42,21 @@ pub enum Transport {
 }
 
 impl Backends {
-    /// Opens the graph in `graph_namespace` of `engine` and sets up the memory system of
+    /// Opens the graph in `graph_namespace` of `engine` (every tenant's graph may grow to
+    /// `graph_bounds`) and sets up the memory system of
     /// `memory`. A memory system that cannot be set up (a model server that does not start)
     /// does not stop the server: the memory tools report why, the graph tools work.
     pub fn open(
         engine: Arc<Engine>,
         graph_namespace: &str,
+        graph_bounds: GraphBounds,
         memory: &MemoryConfig,
     ) -> Result<Backends, McpError> {
-        let local_graph = Arc::new(GraphStore::open(engine.clone(), graph_namespace)?);
+        let local_graph = Arc::new(GraphStore::open(
+            engine.clone(),
+            graph_namespace,
+            graph_bounds,
+        )?);
         // The registry name is checked here, so a typo stops the server at once.
         mb_baselines::registry::get(&memory.system)?;
         let memory = MemoryService::new(engine.clone(), memory)
@@ -84,7 +91,8 @@ impl Backends {
             return Ok(found.clone());
         }
         let namespace = format!("mcp/t/{}/graph", tenant.name());
-        let opened = Arc::new(GraphStore::open(self.engine.clone(), &namespace)?);
+        let bounds = self.local_graph.bounds();
+        let opened = Arc::new(GraphStore::open(self.engine.clone(), &namespace, bounds)?);
         graphs.insert(tenant.name().to_string(), opened.clone());
         Ok(opened)
     }

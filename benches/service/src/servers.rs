@@ -10,6 +10,11 @@ use tokio::process::{Child, Command};
 
 use crate::client::{Error, Session, StdioSession};
 
+/// The entity bound our server runs with (`--max-entities`): far above what 32 clients create
+/// in the longest run here, so the bound never turns a `create_entities` into a refusal (at the
+/// default 100 000 a quiet 60 s run reached it after half a minute). The reference has none.
+const OURS_MAX_ENTITIES: &str = "5000000";
+
 /// A server the benchmark drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Server {
@@ -93,6 +98,7 @@ impl Programs {
             Server::OursHttp | Server::OursStdio => {
                 let mut c = Command::new(&self.ours);
                 c.arg("--store").arg(work.join("store"));
+                c.args(["--max-entities", OURS_MAX_ENTITIES]);
                 c
             }
         };
@@ -128,6 +134,7 @@ impl Programs {
         let mut child = Command::new(&self.ours)
             .arg("--store")
             .arg(work.join("store"))
+            .args(["--max-entities", OURS_MAX_ENTITIES])
             .args(["--http", "127.0.0.1:0", "--config"])
             .arg(&config)
             .stdin(Stdio::null())

@@ -44,8 +44,9 @@ pub fn import_jsonl(store: &GraphStore, path: &Path) -> Result<Option<(usize, us
             Line::Other => {}
         }
     }
-    limits::check_total("entities", entities.len(), limits::MAX_ENTITIES)?;
-    limits::check_total("relations", relations.len(), limits::MAX_RELATIONS)?;
+    let bounds = store.bounds();
+    limits::check_total("entities", entities.len(), bounds.max_entities)?;
+    limits::check_total("relations", relations.len(), bounds.max_relations)?;
     let counts = (entities.len(), relations.len());
     store.mutate(|graph| {
         if !graph.entities.is_empty() || !graph.relations.is_empty() {
@@ -70,7 +71,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let engine =
             Arc::new(Engine::open(dir.path().join("s"), EngineOptions::default()).unwrap());
-        let store = GraphStore::open(engine, "kg").unwrap();
+        let store = GraphStore::open(engine, "kg", limits::GraphBounds::default()).unwrap();
         let file = dir.path().join("memory.jsonl");
         std::fs::write(
             &file,

@@ -2,8 +2,10 @@
 //! the data model, the operations with the reference's semantics, and the storage.
 
 pub mod import;
+pub mod index;
 pub mod model;
 pub mod ops;
+pub mod query;
 pub mod resource;
 pub mod store;
 pub mod tools;

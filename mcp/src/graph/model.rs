@@ -27,7 +27,7 @@ pub struct Entity {
 }
 
 /// A directed, typed edge between two entity names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(inline, transform = without_description)]
 pub struct Relation {
@@ -40,13 +40,6 @@ pub struct Relation {
     /// The relation's type, in active voice ("works_at").
     #[schemars(description = "The type of the relation")]
     pub relation_type: String,
-}
-
-impl Relation {
-    /// Whether `self` and `other` are the same relation (all three fields equal).
-    pub fn same_as(&self, other: &Relation) -> bool {
-        self.from == other.from && self.to == other.to && self.relation_type == other.relation_type
-    }
 }
 
 /// A whole graph or a part of it, as `read_graph`, `search_nodes` and `open_nodes` return it.

@@ -6,21 +6,23 @@
 //!
 //! Every operation changes nothing when it fails, so the store can apply operations to its one
 //! in-memory graph without copying it. Each node remembers its engine record (none yet for a
-//! new one) and whether it changed, so [`crate::graph::store`] writes only what operations
-//! touched.
-//!
-//! `search_nodes` answers from a [`TrigramIndex`] of the entities' folded text, kept up to date
-//! by every operation that changes an entity's text, and verifies each candidate with the
-//! scan's own substring test: the answer is the scan's, in the same order.
+//! new one) and whether it changed, and the graph lists the items changed since the last
+//! write, so [`crate::graph::store`] writes only what operations touched without visiting the
+//! rest. Names, relations and endpoints are looked up in [`Lookups`], never by a scan, so a
+//! call costs what it changes, not the size of the graph. The read operations are in
+//! [`crate::graph::query`].
+
+use std::collections::HashMap;
 
 use mb_engine::RecordId;
 
 use crate::error::McpError;
+use crate::graph::index::{union, Lookups};
 use crate::graph::model::{
     AddedObservations, Entity, KnowledgeGraph, ObservationAddition, ObservationDeletion, Relation,
 };
 use crate::graph::trigram::TrigramIndex;
-use crate::limits;
+use crate::limits::{self, GraphBounds};
 
 /// What `search_nodes` matches an item against, prepared once per change rather than per search.
 pub trait Searchable {
@@ -58,10 +60,10 @@ pub struct Node<T> {
     /// Its position among the new records of the write in flight, whose receipt gives its id.
     pub pending: Option<usize>,
     /// [`Searchable::folded`] of the value as it is.
-    folded: String,
-    /// An entity's place in creation order in [`Graph::trigrams`] (increasing along
-    /// [`Graph::entities`]); unused for relations.
-    serial: u32,
+    pub(super) folded: String,
+    /// The item's place in creation order among its kind (increasing along
+    /// [`Graph::entities`] or [`Graph::relations`]): how lookups and the trigram index name it.
+    pub(super) serial: u32,
 }
 
 impl<T: Searchable> Node<T> {
@@ -94,7 +96,7 @@ impl<T: Searchable> Node<T> {
     }
 
     /// Notes, for a node leaving the graph, what the store must delete.
-    fn forget(self, deleted: &mut Vec<RecordId>, orphaned: &mut Vec<usize>) {
+    fn forget(&self, deleted: &mut Vec<RecordId>, orphaned: &mut Vec<usize>) {
         match (self.id, self.pending) {
             (Some(id), _) => deleted.push(id),
             (None, Some(position)) => orphaned.push(position),
@@ -103,29 +105,71 @@ impl<T: Searchable> Node<T> {
     }
 }
 
+/// An item of the graph by kind and serial: what a write takes and settles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Item {
+    /// The entity of this serial.
+    Entity(u32),
+    /// The relation of this serial.
+    Relation(u32),
+}
+
 /// The graph as stored: entities and relations in creation order, with pending deletions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Graph {
-    /// Entities in creation order.
+    /// Entities in creation order (serials increasing).
     pub entities: Vec<Node<Entity>>,
-    /// Relations in creation order.
+    /// Relations in creation order (serials increasing).
     pub relations: Vec<Node<Relation>>,
     /// Records to delete at the next write.
     pub deleted: Vec<RecordId>,
     /// New records of the write in flight (by position) whose items were deleted since: once
     /// their ids are known they are deleted too.
     pub orphaned: Vec<usize>,
-    /// How many entities bear each name: duplicate checks without scanning the graph.
-    names: std::collections::HashMap<String, usize>,
+    /// How large the graph may grow.
+    bounds: GraphBounds,
+    /// Entities by name, relations by triple and by endpoint.
+    pub(super) lookups: Lookups,
     /// Whether anything changed since the last write took the changes.
     changed: bool,
     /// The entities' folded text by trigram, for `search_nodes`.
-    trigrams: TrigramIndex,
+    pub(super) trigrams: TrigramIndex,
     /// The serial the next entity gets.
-    next_serial: u32,
+    pub(super) next_serial: u32,
+    /// The serial the next relation gets.
+    next_relation_serial: u32,
+    /// Items changed since the last write took the changes (repeats, and items deleted
+    /// since, allowed): a write visits these, not the whole graph.
+    touched: Vec<Item>,
+    /// The new items of the write in flight, by position (`None` once renumbering forgot a
+    /// deleted one).
+    in_flight: Vec<Option<Item>>,
 }
 
 impl Graph {
+    /// An empty graph that may grow to `bounds`.
+    pub fn with_bounds(bounds: GraphBounds) -> Graph {
+        Graph {
+            bounds,
+            ..Graph::default()
+        }
+    }
+
+    /// An empty graph whose next serials are these (tests of renumbering).
+    #[cfg(test)]
+    pub(super) fn with_next_serials(entity: u32, relation: u32) -> Graph {
+        Graph {
+            next_serial: entity,
+            next_relation_serial: relation,
+            ..Graph::default()
+        }
+    }
+
+    /// How large the graph may grow.
+    pub fn bounds(&self) -> GraphBounds {
+        self.bounds
+    }
+
     /// The plain graph.
     pub fn snapshot(&self) -> KnowledgeGraph {
         KnowledgeGraph {
@@ -140,7 +184,9 @@ impl Graph {
         for entity in entities {
             self.push_entity(Node::new(entity));
         }
-        self.relations.extend(relations.into_iter().map(Node::new));
+        for relation in relations {
+            self.push_relation(Node::new(relation));
+        }
     }
 
     /// Adds an entity read from record `id` of the store.
@@ -150,31 +196,98 @@ impl Graph {
 
     /// Adds a relation read from record `id` of the store.
     pub fn push_stored_relation(&mut self, id: RecordId, relation: Relation) {
-        self.relations.push(Node::stored(id, relation));
+        self.push_relation(Node::stored(id, relation));
     }
 
     fn push_entity(&mut self, mut node: Node<Entity>) {
-        *self.names.entry(node.value.name.clone()).or_default() += 1;
         if self.next_serial == u32::MAX {
             self.renumber();
         }
         node.serial = self.next_serial;
         self.next_serial = self.next_serial.saturating_add(1);
+        self.lookups.add_entity(&node.value.name, node.serial);
         self.trigrams.insert(node.serial, &node.folded);
+        if node.dirty {
+            self.touched.push(Item::Entity(node.serial));
+        }
         self.entities.push(node);
     }
 
-    /// Gives the entities serials from 0 again and rebuilds the index (serials ran out: only
-    /// after billions of creations).
+    fn push_relation(&mut self, mut node: Node<Relation>) {
+        if self.next_relation_serial == u32::MAX {
+            self.renumber();
+        }
+        node.serial = self.next_relation_serial;
+        self.next_relation_serial = self.next_relation_serial.saturating_add(1);
+        self.lookups.add_relation(&node.value, node.serial);
+        if node.dirty {
+            self.touched.push(Item::Relation(node.serial));
+        }
+        self.relations.push(node);
+    }
+
+    /// Gives the items serials from 0 again and rebuilds every lookup (serials ran out: only
+    /// after billions of creations), carrying the items a write must still visit.
     fn renumber(&mut self) {
+        let mut moved: HashMap<Item, Item> = HashMap::new();
         self.trigrams.clear();
+        self.lookups = Lookups::default();
         let mut serial = 0;
         for node in &mut self.entities {
+            moved.insert(Item::Entity(node.serial), Item::Entity(serial));
             node.serial = serial;
             self.trigrams.insert(serial, &node.folded);
+            self.lookups.add_entity(&node.value.name, serial);
             serial = serial.saturating_add(1);
         }
         self.next_serial = serial;
+        serial = 0;
+        for node in &mut self.relations {
+            moved.insert(Item::Relation(node.serial), Item::Relation(serial));
+            node.serial = serial;
+            self.lookups.add_relation(&node.value, serial);
+            serial = serial.saturating_add(1);
+        }
+        self.next_relation_serial = serial;
+        let touched = std::mem::take(&mut self.touched);
+        self.touched = touched
+            .iter()
+            .filter_map(|i| moved.get(i).copied())
+            .collect();
+        for item in &mut self.in_flight {
+            *item = item.and_then(|i| moved.get(&i).copied());
+        }
+    }
+
+    /// The entity of `serial`, if it is still in the graph.
+    pub fn entity_mut(&mut self, serial: u32) -> Option<&mut Node<Entity>> {
+        let at = position(&self.entities, serial)?;
+        self.entities.get_mut(at)
+    }
+
+    /// The relation of `serial`, if it is still in the graph.
+    pub fn relation_mut(&mut self, serial: u32) -> Option<&mut Node<Relation>> {
+        let at = position(&self.relations, serial)?;
+        self.relations.get_mut(at)
+    }
+
+    /// The items changed since the last call, once each, entities first, in creation order
+    /// (some may be written already or deleted: check [`Node::unwritten`]).
+    pub fn take_touched(&mut self) -> Vec<Item> {
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        touched.dedup();
+        touched
+    }
+
+    /// Notes the new items of the write about to start, by position.
+    pub fn begin_write(&mut self, new: Vec<Item>) {
+        self.in_flight = new.into_iter().map(Some).collect();
+    }
+
+    /// The new items of the write that just ended, by position (`None` for one forgotten).
+    pub fn take_in_flight(&mut self) -> Vec<Option<Item>> {
+        std::mem::take(&mut self.in_flight)
     }
 
     /// Deletes records of the store at the next write (new records of a write whose items were
@@ -199,12 +312,12 @@ impl Graph {
     pub fn create_entities(&mut self, entities: Vec<Entity>) -> Result<Vec<Entity>, McpError> {
         let new: Vec<Entity> = entities
             .into_iter()
-            .filter(|e| !self.names.contains_key(&e.name))
+            .filter(|e| !self.lookups.has_name(&e.name))
             .collect();
         limits::check_total(
             "entities",
             self.entities.len() + new.len(),
-            limits::MAX_ENTITIES,
+            self.bounds.max_entities,
         )?;
         self.changed |= !new.is_empty();
         for entity in &new {
@@ -220,15 +333,17 @@ impl Graph {
     ) -> Result<Vec<Relation>, McpError> {
         let new: Vec<Relation> = relations
             .into_iter()
-            .filter(|r| !self.relations.iter().any(|n| n.value.same_as(r)))
+            .filter(|r| !self.lookups.has_relation(r))
             .collect();
         limits::check_total(
             "relations",
             self.relations.len() + new.len(),
-            limits::MAX_RELATIONS,
+            self.bounds.max_relations,
         )?;
         self.changed |= !new.is_empty();
-        self.relations.extend(new.iter().cloned().map(Node::new));
+        for relation in &new {
+            self.push_relation(Node::new(relation.clone()));
+        }
         Ok(new)
     }
 
@@ -239,7 +354,7 @@ impl Graph {
     ) -> Result<Vec<AddedObservations>, McpError> {
         // What each changed entity was before the call: (position, observations, dirty).
         let mut undo: Vec<(usize, usize, bool)> = Vec::new();
-        let was_changed = self.changed;
+        let (was_changed, touched) = (self.changed, self.touched.len());
         let mut results = Vec::with_capacity(additions.len());
         for addition in additions {
             match self.add_observation(addition, &mut undo) {
@@ -254,6 +369,7 @@ impl Graph {
                         }
                     }
                     self.changed = was_changed;
+                    self.touched.truncate(touched);
                     return Err(error);
                 }
             }
@@ -266,11 +382,7 @@ impl Graph {
         addition: ObservationAddition,
         undo: &mut Vec<(usize, usize, bool)>,
     ) -> Result<AddedObservations, McpError> {
-        let Some(at) = self
-            .entities
-            .iter()
-            .position(|n| n.value.name == addition.entity_name)
-        else {
+        let Some(at) = self.first_named(&addition.entity_name) else {
             return Err(McpError::NotFound(format!(
                 "Entity with name {} not found",
                 addition.entity_name
@@ -296,6 +408,7 @@ impl Graph {
             node.value.observations.extend(new.iter().cloned());
             node.dirty = true;
             refold(&mut self.trigrams, node);
+            self.touched.push(Item::Entity(node.serial));
             self.changed = true;
         }
         Ok(AddedObservations {
@@ -304,34 +417,40 @@ impl Graph {
         })
     }
 
+    /// The position of the first entity named `name`.
+    fn first_named(&self, name: &str) -> Option<usize> {
+        let serial = *self.lookups.named(name).first()?;
+        position(&self.entities, serial)
+    }
+
     /// Deletes the named entities (every one of each name) and the relations touching them.
     pub fn delete_entities(&mut self, names: &[String]) {
-        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.entities)
-            .into_iter()
-            .partition(|n| names.contains(&n.value.name));
-        self.entities = kept;
-        self.changed |= !gone.is_empty();
-        for node in gone {
-            if let Some(count) = self.names.get_mut(&node.value.name) {
-                *count -= 1;
-                if *count == 0 {
-                    self.names.remove(&node.value.name);
-                }
-            }
-            self.trigrams.remove(node.serial, &node.folded);
+        let gone = union(names.iter().map(|n| self.lookups.named(n)));
+        for &serial in &gone {
+            let Some(node) = position(&self.entities, serial).and_then(|at| self.entities.get(at))
+            else {
+                continue;
+            };
+            self.lookups.remove_entity(&node.value.name, serial);
+            self.trigrams.remove(serial, &node.folded);
             node.forget(&mut self.deleted, &mut self.orphaned);
         }
-        self.retain_relations(|r| !names.contains(&r.from) && !names.contains(&r.to));
+        if !gone.is_empty() {
+            self.entities
+                .retain(|n| gone.binary_search(&n.serial).is_err());
+            self.changed = true;
+        }
+        let relations = union(names.iter().map(|n| self.lookups.touching(n)));
+        self.remove_relations(&relations);
     }
 
     /// Deletes observations from entities (the first of each name); missing ones are ignored.
     pub fn delete_observations(&mut self, deletions: &[ObservationDeletion]) {
         for deletion in deletions {
-            if let Some(node) = self
-                .entities
-                .iter_mut()
-                .find(|n| n.value.name == deletion.entity_name)
-            {
+            let Some(at) = self.first_named(&deletion.entity_name) else {
+                continue;
+            };
+            if let Some(node) = self.entities.get_mut(at) {
                 let before = node.value.observations.len();
                 node.value
                     .observations
@@ -339,6 +458,7 @@ impl Graph {
                 if node.value.observations.len() != before {
                     node.dirty = true;
                     refold(&mut self.trigrams, node);
+                    self.touched.push(Item::Entity(node.serial));
                     self.changed = true;
                 }
             }
@@ -347,92 +467,32 @@ impl Graph {
 
     /// Deletes the given relations; missing ones are ignored.
     pub fn delete_relations(&mut self, relations: &[Relation]) {
-        self.retain_relations(|r| !relations.iter().any(|d| d.same_as(r)));
+        let gone = union(relations.iter().map(|r| self.lookups.relations_equal_to(r)));
+        self.remove_relations(&gone);
     }
 
-    fn retain_relations(&mut self, keep: impl Fn(&Relation) -> bool) {
-        let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.relations)
-            .into_iter()
-            .partition(|n| keep(&n.value));
-        self.relations = kept;
-        self.changed |= !gone.is_empty();
-        for node in gone {
+    /// Removes the relations of `serials` (sorted).
+    fn remove_relations(&mut self, serials: &[u32]) {
+        for &serial in serials {
+            let Some(node) =
+                position(&self.relations, serial).and_then(|at| self.relations.get(at))
+            else {
+                continue;
+            };
+            self.lookups.remove_relation(&node.value, serial);
             node.forget(&mut self.deleted, &mut self.orphaned);
         }
-    }
-
-    /// Entities whose name, type or an observation contains `query` (case-insensitive), with
-    /// the relations touching them. A query of 3 bytes or more is answered from the trigram
-    /// index (candidates verified as the scan would); a shorter one scans every entity.
-    pub fn search_nodes(&self, query: &str) -> KnowledgeGraph {
-        let query = query.to_lowercase();
-        if !query.contains('\0') {
-            // One searcher for the query, not one per entity as `str::contains` builds.
-            let finder = memchr::memmem::Finder::new(query.as_bytes());
-            let matches = |n: &&Node<Entity>| finder.find(n.folded.as_bytes()).is_some();
-            return match self.trigrams.candidates(&query) {
-                Some(candidates) => self.graph_of(self.candidates(&candidates).filter(matches)),
-                None => self.subgraph(matches),
-            };
-        }
-        // A NUL could match across two fields of the prepared text: match field by field.
-        self.subgraph(|n| fields_contain(&n.value, &query))
-    }
-
-    /// The named entities with the relations touching them.
-    pub fn open_nodes(&self, names: &[String]) -> KnowledgeGraph {
-        self.subgraph(|n| names.contains(&n.value.name))
-    }
-
-    /// The entities of `serials` (sorted), in creation order.
-    fn candidates<'a>(&'a self, serials: &[u32]) -> impl Iterator<Item = &'a Node<Entity>> {
-        // Few candidates: look each one up; many: one walk along the entities.
-        let nodes: Vec<&Node<Entity>> = if serials.len().saturating_mul(16) < self.entities.len() {
-            serials
-                .iter()
-                .filter_map(|s| {
-                    let at = self.entities.binary_search_by_key(s, |n| n.serial).ok()?;
-                    self.entities.get(at)
-                })
-                .collect()
-        } else {
-            let mut wanted = serials.iter().copied().peekable();
-            self.entities
-                .iter()
-                .filter(|n| {
-                    while wanted.next_if(|&s| s < n.serial).is_some() {}
-                    wanted.peek() == Some(&n.serial)
-                })
-                .collect()
-        };
-        nodes.into_iter()
-    }
-
-    fn subgraph(&self, keep: impl Fn(&&Node<Entity>) -> bool) -> KnowledgeGraph {
-        self.graph_of(self.entities.iter().filter(keep))
-    }
-
-    /// The given entities with the relations touching them.
-    fn graph_of<'a>(&self, nodes: impl Iterator<Item = &'a Node<Entity>>) -> KnowledgeGraph {
-        let entities: Vec<Entity> = nodes.map(|n| n.value.clone()).collect();
-        if entities.is_empty() {
-            return KnowledgeGraph::default();
-        }
-        let names: std::collections::HashSet<&str> =
-            entities.iter().map(|e| e.name.as_str()).collect();
-        let relations = self
-            .relations
-            .iter()
-            .filter(|n| {
-                names.contains(n.value.from.as_str()) || names.contains(n.value.to.as_str())
-            })
-            .map(|n| n.value.clone())
-            .collect();
-        KnowledgeGraph {
-            entities,
-            relations,
+        if !serials.is_empty() {
+            self.relations
+                .retain(|n| serials.binary_search(&n.serial).is_err());
+            self.changed = true;
         }
     }
+}
+
+/// Where the node of `serial` is in `nodes` (sorted by serial).
+pub(super) fn position<T>(nodes: &[Node<T>], serial: u32) -> Option<usize> {
+    nodes.binary_search_by_key(&serial, |n| n.serial).ok()
 }
 
 /// Prepares `node`'s search text again after its value changed, and moves it in the index.
@@ -441,20 +501,6 @@ fn refold(trigrams: &mut TrigramIndex, node: &mut Node<Entity>) {
     trigrams.update(node.serial, &node.folded, &folded);
     node.folded = folded;
 }
-
-/// Whether one of an entity's fields, lowercased, holds `query` (already lowercase): the
-/// reference server's match, used for queries the prepared text cannot answer (a NUL).
-pub(crate) fn fields_contain(e: &Entity, query: &str) -> bool {
-    e.name.to_lowercase().contains(query)
-        || e.entity_type.to_lowercase().contains(query)
-        || e.observations
-            .iter()
-            .any(|o| o.to_lowercase().contains(query))
-}
-
-#[cfg(test)]
-#[path = "search_tests.rs"]
-mod search_tests;
 
 #[cfg(test)]
 #[path = "ops_tests.rs"]

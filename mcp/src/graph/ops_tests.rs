@@ -113,3 +113,61 @@ fn deleting_an_entity_deletes_its_relations() {
         .unwrap();
     assert_eq!(again, vec![entity("a", &[])]);
 }
+
+#[test]
+fn renumbering_carries_the_items_a_write_must_visit() {
+    let mut graph = Graph::with_next_serials(u32::MAX - 2, u32::MAX - 1);
+    graph
+        .create_entities(vec![entity("a", &[]), entity("b", &[])])
+        .unwrap();
+    graph.create_relations(vec![relation("a", "b")]).unwrap();
+    let touched = graph.take_touched();
+    assert_eq!(
+        touched,
+        vec![
+            Item::Entity(u32::MAX - 2),
+            Item::Entity(u32::MAX - 1),
+            Item::Relation(u32::MAX - 1)
+        ]
+    );
+    graph.begin_write(touched);
+    // While the write is in flight: b and its relation go, and c's creation runs the entity
+    // serials out, renumbering everything.
+    graph.delete_entities(&["b".into()]);
+    graph.create_entities(vec![entity("c", &["x"])]).unwrap();
+    graph.create_relations(vec![relation("a", "c")]).unwrap();
+    assert_eq!(
+        graph.take_in_flight(),
+        vec![Some(Item::Entity(0)), None, None],
+        "a kept under its new serial, the deleted ones forgotten"
+    );
+    assert_eq!(
+        graph.take_touched(),
+        vec![Item::Entity(1), Item::Relation(0)]
+    );
+    assert_eq!(
+        graph.open_nodes(&["c".into()]).relations,
+        vec![relation("a", "c")]
+    );
+}
+
+#[test]
+fn the_bounds_are_the_graphs_own() {
+    let mut graph = Graph::with_bounds(GraphBounds {
+        max_entities: 2,
+        max_relations: 1,
+    });
+    graph
+        .create_entities(vec![entity("a", &[]), entity("b", &[])])
+        .unwrap();
+    let before = graph.clone();
+    let error = graph.create_entities(vec![entity("c", &[])]).unwrap_err();
+    assert!(error.to_string().contains("maximum of 2"), "{error}");
+    assert!(graph
+        .create_entities(vec![entity("a", &[])])
+        .unwrap()
+        .is_empty());
+    graph.create_relations(vec![relation("a", "b")]).unwrap();
+    assert!(graph.create_relations(vec![relation("b", "a")]).is_err());
+    assert_eq!(graph.entities, before.entities, "a refusal changes nothing");
+}

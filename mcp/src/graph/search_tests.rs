@@ -2,17 +2,44 @@
 //! graphs changed by every operation: the answers must be identical, order included.
 
 use super::*;
+use crate::graph::index::Lookups;
+use crate::graph::model::{Entity, ObservationAddition, ObservationDeletion, Relation};
+use crate::graph::ops::Node;
 use crate::graph::trigram::TrigramIndex;
 
-/// The scan `search_nodes` did before the index: every entity's folded text, or field by
-/// field for a query holding a NUL.
+/// The reference's scans: every entity's folded text (or field by field for a query holding a
+/// NUL), then every relation touching a found entity.
 fn scan(graph: &Graph, query: &str) -> KnowledgeGraph {
     let query = query.to_lowercase();
-    if !query.contains('\0') {
-        let finder = memchr::memmem::Finder::new(query.as_bytes());
-        return graph.subgraph(|n| finder.find(n.folded.as_bytes()).is_some());
+    let finder = memchr::memmem::Finder::new(query.as_bytes());
+    scanned(graph, |n| match query.contains('\0') {
+        false => finder.find(n.folded.as_bytes()).is_some(),
+        true => super::fields_contain(&n.value, &query),
+    })
+}
+
+/// The entities `keep` accepts and the relations touching them, found by visiting everything.
+fn scanned(graph: &Graph, keep: impl Fn(&Node<Entity>) -> bool) -> KnowledgeGraph {
+    let entities: Vec<Entity> = graph
+        .entities
+        .iter()
+        .filter(|n| keep(n))
+        .map(|n| n.value.clone())
+        .collect();
+    if entities.is_empty() {
+        return KnowledgeGraph::default();
     }
-    graph.subgraph(|n| super::fields_contain(&n.value, &query))
+    let names: std::collections::HashSet<&str> = entities.iter().map(|e| e.name.as_str()).collect();
+    let relations = graph
+        .relations
+        .iter()
+        .filter(|n| names.contains(n.value.from.as_str()) || names.contains(n.value.to.as_str()))
+        .map(|n| n.value.clone())
+        .collect();
+    KnowledgeGraph {
+        entities,
+        relations,
+    }
 }
 
 /// A small deterministic generator (splitmix64), so a failure reproduces.
@@ -163,6 +190,13 @@ fn change(rng: &mut Rng, graph: &mut Graph) {
             let names: Vec<String> = (0..1 + rng.below(2)).map(|_| known(rng, graph)).collect();
             graph.delete_entities(&names);
         }
+        5 if rng.below(3) == 0 => {
+            let relations: Vec<Relation> = (0..2)
+                .filter_map(|_| graph.relations.get(rng.below(graph.relations.len())))
+                .map(|n| n.value.clone())
+                .collect();
+            graph.delete_relations(&relations);
+        }
         5 => {
             let relations = (0..2)
                 .map(|_| Relation {
@@ -186,12 +220,32 @@ fn rebuilt(graph: &Graph) -> TrigramIndex {
     index
 }
 
+/// The lookups a graph would have if built from scratch.
+fn rebuilt_lookups(graph: &Graph) -> Lookups {
+    let mut lookups = Lookups::default();
+    for node in &graph.entities {
+        lookups.add_entity(&node.value.name, node.serial);
+    }
+    for node in &graph.relations {
+        lookups.add_relation(&node.value, node.serial);
+    }
+    lookups
+}
+
 fn check(rng: &mut Rng, graph: &Graph, matched: &mut usize) {
     assert_eq!(
         graph.trigrams,
         rebuilt(graph),
         "the index holds exactly the graph"
     );
+    assert_eq!(graph.lookups, rebuilt_lookups(graph), "the lookups too");
+    let mut names: Vec<String> = (0..3)
+        .filter_map(|_| graph.entities.get(rng.below(graph.entities.len() + 1)))
+        .map(|n| n.value.name.clone())
+        .collect();
+    names.push(name(rng));
+    let expected = scanned(graph, |n| names.contains(&n.value.name));
+    assert_eq!(graph.open_nodes(&names), expected, "open_nodes {names:?}");
     for query in queries(rng, graph) {
         let expected = scan(graph, &query);
         assert_eq!(graph.search_nodes(&query), expected, "query {query:?}");
@@ -216,10 +270,7 @@ fn the_index_answers_exactly_as_the_scan_on_random_graphs() {
 #[test]
 fn serials_running_out_renumber_the_entities() {
     let mut rng = Rng(99);
-    let mut graph = Graph {
-        next_serial: u32::MAX - 5,
-        ..Graph::default()
-    };
+    let mut graph = Graph::with_next_serials(u32::MAX - 5, u32::MAX - 3);
     let mut matched = 0;
     for _ in 0..60 {
         change(&mut rng, &mut graph);
@@ -229,6 +280,8 @@ fn serials_running_out_renumber_the_entities() {
             serials.windows(2).all(|w| w[0] < w[1]),
             "serials follow creation order"
         );
+        let serials: Vec<u32> = graph.relations.iter().map(|n| n.serial).collect();
+        assert!(serials.windows(2).all(|w| w[0] < w[1]), "relations too");
     }
     assert!(graph.next_serial < 1000, "renumbered");
 }

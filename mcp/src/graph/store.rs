@@ -19,7 +19,8 @@ use mb_engine::{Batch, Engine, NamespaceOptions, NewRecord, Record, RecordId};
 
 use crate::error::McpError;
 use crate::graph::model::{Entity, Relation};
-use crate::graph::ops::{Graph, Node};
+use crate::graph::ops::{Graph, Item, Node};
+use crate::limits::GraphBounds;
 
 /// Attribute naming a record's kind.
 const KIND: &str = "kg";
@@ -30,6 +31,7 @@ const RELATION: &str = "relation";
 pub struct GraphStore {
     engine: Arc<Engine>,
     namespace: String,
+    bounds: GraphBounds,
     state: Mutex<State>,
 }
 
@@ -53,14 +55,25 @@ enum Turn {
 }
 
 impl GraphStore {
-    /// The graph in `namespace` of `engine` (created when missing).
-    pub fn open(engine: Arc<Engine>, namespace: &str) -> Result<GraphStore, McpError> {
+    /// The graph in `namespace` of `engine` (created when missing), which may grow to
+    /// `bounds` (a stored graph already larger loads whole, but grows no further).
+    pub fn open(
+        engine: Arc<Engine>,
+        namespace: &str,
+        bounds: GraphBounds,
+    ) -> Result<GraphStore, McpError> {
         engine.ensure_namespace(namespace, NamespaceOptions::default())?;
         Ok(GraphStore {
             engine,
             namespace: namespace.to_string(),
+            bounds,
             state: Mutex::new(State::default()),
         })
+    }
+
+    /// How large the graph may grow.
+    pub fn bounds(&self) -> GraphBounds {
+        self.bounds
     }
 
     /// The namespace holding the graph.
@@ -184,7 +197,7 @@ impl GraphStore {
             .records(&self.namespace)?
             .collect::<Result<_, _>>()?;
         records.sort_by_key(|r| r.id);
-        let mut graph = Graph::default();
+        let mut graph = Graph::with_bounds(self.bounds);
         for record in records {
             let corrupt = |e: serde_json::Error| {
                 McpError::Io(format!(
@@ -210,22 +223,28 @@ impl GraphStore {
 }
 
 /// The batch writing every change of `graph` since the last one: new items (numbered by
-/// position, see [`Node::pending`]), changed items and deletions. Only what changed is
-/// serialized: a call costs what it changes, not the size of the graph.
+/// position, see [`Node::pending`]), changed items and deletions. Only the items the graph
+/// listed as touched are visited: a call costs what it changes, not the size of the graph.
 fn take_changes(graph: &mut Graph) -> Result<Batch, McpError> {
     let mut batch = Batch::new();
     if !graph.take_changed() {
         return Ok(batch);
     }
-    let mut position = 0;
-    for node in graph.entities.iter_mut().filter(|n| n.unwritten()) {
-        let record = entity_record(&node.value)?;
-        add(&mut batch, node, record, &mut position);
+    let mut new = Vec::new();
+    for item in graph.take_touched() {
+        let record = match item {
+            Item::Entity(serial) => match graph.entity_mut(serial).filter(|n| n.unwritten()) {
+                Some(node) => add(&mut batch, node, entity_record(&node.value)?, new.len()),
+                None => None,
+            },
+            Item::Relation(serial) => match graph.relation_mut(serial).filter(|n| n.unwritten()) {
+                Some(node) => add(&mut batch, node, relation_record(&node.value)?, new.len()),
+                None => None,
+            },
+        };
+        new.extend(record.map(|()| item));
     }
-    for node in graph.relations.iter_mut().filter(|n| n.unwritten()) {
-        let record = relation_record(&node.value)?;
-        add(&mut batch, node, record, &mut position);
-    }
+    graph.begin_write(new);
     for id in graph.deleted.drain(..) {
         batch.delete(id);
     }
@@ -235,37 +254,41 @@ fn take_changes(graph: &mut Graph) -> Result<Batch, McpError> {
 /// Gives the new items of the written batch their record ids (`ids`, by position); items
 /// deleted meanwhile are deleted by the next batch.
 fn settle(graph: &mut Graph, ids: &[RecordId]) {
-    let nodes = graph
-        .entities
-        .iter_mut()
-        .map(|n| (&mut n.id, &mut n.pending))
-        .chain(
-            graph
-                .relations
-                .iter_mut()
+    for (position, item) in graph.take_in_flight().into_iter().enumerate() {
+        let slots = match item {
+            Some(Item::Entity(serial)) => graph
+                .entity_mut(serial)
                 .map(|n| (&mut n.id, &mut n.pending)),
-        );
-    for (id, pending) in nodes {
-        if let Some(position) = pending.take() {
-            *id = ids.get(position).copied();
+            Some(Item::Relation(serial)) => graph
+                .relation_mut(serial)
+                .map(|n| (&mut n.id, &mut n.pending)),
+            None => None,
+        };
+        if let Some((id, pending)) = slots {
+            if pending.take() == Some(position) {
+                *id = ids.get(position).copied();
+            }
         }
     }
     let orphaned = std::mem::take(&mut graph.orphaned);
     graph.delete_records(orphaned.into_iter().filter_map(|p| ids.get(p).copied()));
 }
 
-fn add<T>(batch: &mut Batch, node: &mut Node<T>, record: NewRecord, position: &mut usize) {
+/// Puts `node`'s record in `batch`, marking it written; `Some` when the record is new (at
+/// position `next` among the batch's new records).
+fn add<T>(batch: &mut Batch, node: &mut Node<T>, record: NewRecord, next: usize) -> Option<()> {
+    node.dirty = false;
     match node.id {
         None => {
             batch.put(record);
-            node.pending = Some(*position);
-            *position += 1;
+            node.pending = Some(next);
+            Some(())
         }
         Some(id) => {
             batch.update(id, record);
+            None
         }
     }
-    node.dirty = false;
 }
 
 fn entity_record(entity: &Entity) -> Result<NewRecord, McpError> {
@@ -311,7 +334,7 @@ mod tests {
         let path = dir.path().join("store");
         let expected = {
             let engine = Arc::new(Engine::open(&path, EngineOptions::default()).unwrap());
-            let store = GraphStore::open(engine.clone(), "kg").unwrap();
+            let store = GraphStore::open(engine.clone(), "kg", GraphBounds::default()).unwrap();
             store
                 .mutate(|g| g.create_entities(vec![entity("b"), entity("a"), entity("c")]))
                 .unwrap();
@@ -352,7 +375,7 @@ mod tests {
         assert_eq!(expected.entities.len(), 2);
         assert!(expected.relations.is_empty());
         let engine = Arc::new(Engine::open(&path, EngineOptions::default()).unwrap());
-        let store = GraphStore::open(engine, "kg").unwrap();
+        let store = GraphStore::open(engine, "kg", GraphBounds::default()).unwrap();
         assert_eq!(store.read(Graph::snapshot).unwrap(), expected);
         assert_eq!(expected.entities[0].observations, vec!["été".to_string()]);
     }
@@ -365,7 +388,8 @@ mod tests {
         options.sync_writes = true;
         let expected = {
             let engine = Arc::new(Engine::open(&path, options.clone()).unwrap());
-            let store = Arc::new(GraphStore::open(engine.clone(), "kg").unwrap());
+            let store =
+                Arc::new(GraphStore::open(engine.clone(), "kg", GraphBounds::default()).unwrap());
             // Each thread creates entities and adds to them, and deletes the entity another
             // thread is creating meanwhile: changes and deletions of items whose creation may
             // still be in a write in flight.
@@ -402,7 +426,7 @@ mod tests {
         let kept = expected.entities.len();
         assert!(kept < 8 * 60, "some deletions found their entity");
         let engine = Arc::new(Engine::open(&path, options).unwrap());
-        let store = GraphStore::open(engine.clone(), "kg").unwrap();
+        let store = GraphStore::open(engine.clone(), "kg", GraphBounds::default()).unwrap();
         let mut reopened = store.read(Graph::snapshot).unwrap();
         let mut sorted = expected.clone();
         // Creation order across threads is the order of the writes; compare as sets.

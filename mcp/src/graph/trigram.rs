@@ -17,6 +17,10 @@
 
 use std::collections::HashMap;
 
+/// A candidate set this small is left to the caller's verification rather than intersected
+/// further: checking a few texts costs less than walking another posting list.
+const FEW_CANDIDATES: usize = 8;
+
 /// Serials of entities, sorted ascending, for each trigram of their folded text.
 ///
 /// Memory: 4 bytes per distinct NUL-free trigram of each entity's folded text (at most one
@@ -91,8 +95,9 @@ impl TrigramIndex {
         self.postings.clear();
     }
 
-    /// The serials, sorted, of the entities whose text holds every trigram of `query` (already
-    /// folded): a superset of the texts containing `query`. `None` when the index cannot
+    /// The serials, sorted, of the entities whose text may hold `query` (already folded): those
+    /// holding its trigrams, rarest first, intersected until at most [`FEW_CANDIDATES`] remain;
+    /// a superset of the texts containing `query`. `None` when the index cannot
     /// answer: a query shorter than 3 bytes, or one holding a NUL (matched field by field).
     pub fn candidates(&self, query: &str) -> Option<Vec<u32>> {
         let query = query.as_bytes();
@@ -110,7 +115,7 @@ impl TrigramIndex {
         let mut lists = lists.into_iter();
         let mut candidates = lists.next().map(<[u32]>::to_vec).unwrap_or_default();
         for list in lists {
-            if candidates.is_empty() {
+            if candidates.len() <= FEW_CANDIDATES {
                 break;
             }
             retain_in(&mut candidates, list);
@@ -148,13 +153,19 @@ impl TrigramIndex {
     }
 }
 
-/// Keeps the candidates found in `list` (both sorted): each is searched only in the part of
-/// `list` after the previous one, so a short candidate set costs little against a long list.
+/// Keeps the candidates found in `list` (both sorted). Each is looked for only after the
+/// previous one, galloping (steps 1, 2, 4, ...) before a binary search of the last step, so the
+/// cost follows the gaps between them: a few candidates against a long list cost a few short
+/// searches, and two lists of similar length are merged in about their length.
 fn retain_in(candidates: &mut Vec<u32>, list: &[u32]) {
     let mut rest = list;
     candidates.retain(|&serial| {
-        let at = rest.partition_point(|&s| s < serial);
-        rest = &rest[at..];
+        let mut step = 1;
+        while rest.get(step).is_some_and(|&s| s < serial) {
+            step *= 2;
+        }
+        let window = rest.get(..step + 1).unwrap_or(rest);
+        rest = &rest[window.partition_point(|&s| s < serial)..];
         rest.first() == Some(&serial)
     });
 }
@@ -205,6 +216,13 @@ mod tests {
         let mut candidates = vec![2, 7, 9, 40];
         retain_in(&mut candidates, &[1, 2, 3, 9, 10, 40]);
         assert_eq!(candidates, vec![2, 9, 40]);
+        let long: Vec<u32> = (0..1000).map(|i| i * 3).collect();
+        let mut candidates: Vec<u32> = (0..3000).collect();
+        retain_in(&mut candidates, &long);
+        assert_eq!(candidates, long, "a merge of similar lists");
+        let mut candidates = vec![0, 1, 2997, 2999, 5000];
+        retain_in(&mut candidates, &long);
+        assert_eq!(candidates, vec![0, 2997], "far jumps");
         retain_in(&mut candidates, &[]);
         assert!(candidates.is_empty());
     }
