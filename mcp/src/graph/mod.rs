@@ -4,6 +4,7 @@
 pub mod import;
 pub mod index;
 pub mod model;
+pub mod node;
 pub mod ops;
 pub mod query;
 pub mod resource;

@@ -9,7 +9,8 @@
 
 use crate::graph::index::union;
 use crate::graph::model::{Entity, KnowledgeGraph};
-use crate::graph::ops::{position, Graph, Node};
+use crate::graph::node::Node;
+use crate::graph::ops::{position, Graph};
 
 impl Graph {
     /// Entities whose name, type or an observation contains `query` (case-insensitive), with

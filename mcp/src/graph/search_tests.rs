@@ -4,7 +4,7 @@
 use super::*;
 use crate::graph::index::Lookups;
 use crate::graph::model::{Entity, ObservationAddition, ObservationDeletion, Relation};
-use crate::graph::ops::Node;
+use crate::graph::node::Node;
 use crate::graph::trigram::TrigramIndex;
 
 /// The reference's scans: every entity's folded text (or field by field for a query holding a

@@ -19,7 +19,8 @@ use mb_engine::{Batch, Engine, NamespaceOptions, NewRecord, Record, RecordId};
 
 use crate::error::McpError;
 use crate::graph::model::{Entity, Relation};
-use crate::graph::ops::{Graph, Item, Node};
+use crate::graph::node::Node;
+use crate::graph::ops::{Graph, Item};
 use crate::limits::GraphBounds;
 
 /// Attribute naming a record's kind.

@@ -2,7 +2,7 @@
 //! at entities that can match instead of scanning the whole graph (a load profile showed the
 //! scan taking 39% of the server's time once the graph held tens of thousands of entities).
 //!
-//! Every 3-byte window of an entity's folded text (see [`crate::graph::ops::Searchable`]) is a
+//! Every 3-byte window of an entity's folded text (see [`crate::graph::node::Searchable`]) is a
 //! trigram; each trigram lists the serials of the entities holding it, sorted. A query of 3
 //! bytes or more can only occur in a text holding every trigram of the query, so intersecting
 //! the query's lists gives a superset of the matches, which the caller then verifies with the
@@ -96,7 +96,7 @@ impl TrigramIndex {
     }
 
     /// The serials, sorted, of the entities whose text may hold `query` (already folded): those
-    /// holding its trigrams, rarest first, intersected until at most [`FEW_CANDIDATES`] remain;
+    /// holding its trigrams, rarest first, intersected until at most 8 remain;
     /// a superset of the texts containing `query`. `None` when the index cannot
     /// answer: a query shorter than 3 bytes, or one holding a NUL (matched field by field).
     pub fn candidates(&self, query: &str) -> Option<Vec<u32>> {
