@@ -29,6 +29,7 @@ use crate::options::EngineOptions;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::residency::{Residency, ResidentState};
 use crate::sequencer::Sequencer;
+use crate::snapshot::Snapshots;
 use crate::space::Space;
 use crate::state::{Catalog, Inner, NamespaceState};
 use crate::store::{prepare_directory, Store};
@@ -59,6 +60,7 @@ impl Engine {
         let store = Store::open(&path, options.sync_writes)?;
         discard_staged_copies(&store)?;
         let counters = store.counters()?;
+        let snapshots = Snapshots::open(&store, counters.seq)?;
         let mut catalog = Catalog::default();
         for (info, count) in store.namespaces()? {
             catalog.namespaces.insert(
@@ -88,6 +90,7 @@ impl Engine {
             catalog: RwLock::new(catalog),
             sequencer: Sequencer::new(counters),
             residency: Residency::new(options_budget),
+            snapshots,
         });
         inner.catch_up_lexical(opened.committed_seq)?;
         let committing = Arc::clone(&inner);
@@ -146,6 +149,7 @@ impl Engine {
         if let Some(committer) = self.committer.take() {
             committer.stop();
             self.flush()?;
+            self.inner.write_snapshots()?;
             self.inner.store.flush_memtables()?;
         }
         Ok(())

@@ -29,6 +29,10 @@ pub(crate) const META_CHANGELOG_TRIMMED: &[u8] = b"changelog_trimmed";
 pub(crate) const META_NAMESPACE_PREFIX: &[u8] = b"ns/";
 pub(crate) const META_SPACE_PREFIX: &[u8] = b"space/";
 pub(crate) const META_COUNT_PREFIX: &[u8] = b"count/";
+/// A namespace's BM25 statistics as of the last close (see `snapshot.rs`), by namespace id.
+pub(crate) const META_STATS_PREFIX: &[u8] = b"stats/";
+/// The store's sequence number when the statistics snapshots were written.
+pub(crate) const META_STATS_SEQ: &[u8] = b"stats-seq";
 /// Namespaces whose copy is being written and not yet published (see `copy.rs`).
 pub(crate) const META_STAGED_COPY_PREFIX: &[u8] = b"staged-copy/";
 
@@ -42,6 +46,10 @@ pub(crate) fn space_key(name: &str) -> Vec<u8> {
 
 pub(crate) fn count_key(ns: u32) -> Vec<u8> {
     [META_COUNT_PREFIX, &ns.to_be_bytes()[..]].concat()
+}
+
+pub(crate) fn stats_key(ns: u32) -> Vec<u8> {
+    [META_STATS_PREFIX, &ns.to_be_bytes()[..]].concat()
 }
 
 pub(crate) fn staged_copy_key(ns: u32) -> Vec<u8> {

@@ -53,6 +53,7 @@ mod residency;
 mod scan;
 mod search;
 mod sequencer;
+mod snapshot;
 mod space;
 mod state;
 mod store;

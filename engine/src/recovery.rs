@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::keys::{record_id_of, vector_space_of, CF_VECTORS};
 use crate::lexical::index::LexicalOp;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
@@ -122,6 +123,60 @@ impl Inner {
         Ok(derived)
     }
 
+    /// The vectors of namespace `ns` by space, read in place from the store (one decode
+    /// buffer, no allocation per vector: this is most of a reopened namespace's first search).
+    fn load_vectors(&self, ns: u32) -> Result<HashMap<String, VectorCollection>> {
+        let mut collections: HashMap<String, VectorCollection> = HashMap::new();
+        let mut vector: Vec<f32> = Vec::new();
+        for item in self.store.iter_namespace_raw(CF_VECTORS, ns)? {
+            let (key, value) = item?;
+            let corrupt = || Error::Corrupt {
+                what: "vector",
+                detail: format!("key {key:?}"),
+            };
+            let id = record_id_of(&key).ok_or_else(corrupt)?;
+            let space = vector_space_of(&key).ok_or_else(corrupt)?;
+            if !value.len().is_multiple_of(4) {
+                return Err(corrupt());
+            }
+            vector.clear();
+            vector.extend(
+                value
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+            let collection = match collections.get_mut(space) {
+                Some(collection) => collection,
+                None => collections
+                    .entry(space.to_string())
+                    .or_insert_with(|| VectorCollection::new(vector.len())),
+            };
+            if collection.dim() != vector.len() {
+                return Err(corrupt());
+            }
+            collection.upsert(id, &vector);
+        }
+        Ok(collections)
+    }
+
+    /// Writes the statistics of every namespace in memory as snapshots for the next open
+    /// (the engine is closing: no write is in flight).
+    pub(crate) fn write_snapshots(&self) -> Result<()> {
+        let namespaces: Vec<Arc<NamespaceState>> =
+            self.catalog.read().namespaces.values().cloned().collect();
+        let loaded: Vec<(u32, Arc<Derived>)> = namespaces
+            .iter()
+            .filter_map(|ns| Some((ns.info.id, ns.loaded()?)))
+            .collect();
+        let stats: Vec<_> = loaded
+            .iter()
+            .map(|(id, d)| (*id, d.lexical.read()))
+            .collect();
+        let seq = self.sequencer.reserved().seq;
+        self.snapshots
+            .write(&self.store, seq, stats.iter().map(|(id, s)| (*id, &**s)))
+    }
+
     /// Builds the derived state from the store, under the namespace's write lock so that no
     /// write lands between the scan and the installation.
     fn load_derived(&self, ns: &NamespaceState) -> Result<Arc<Derived>> {
@@ -129,18 +184,17 @@ impl Inner {
         if let Some(derived) = ns.loaded() {
             return Ok(derived);
         }
-        let mut stats = LexicalStats::default();
-        for record in self.store.iter_records(ns.info.id)? {
-            stats.add(&ns.info.analyzer.analyze(&record?.text));
-        }
-        let mut collections: HashMap<String, VectorCollection> = HashMap::new();
-        for item in self.store.iter_vectors(ns.info.id)? {
-            let (id, space, vector) = item?;
-            collections
-                .entry(space)
-                .or_insert_with(|| VectorCollection::new(vector.len()))
-                .upsert(id, &vector);
-        }
+        let stats = match self.snapshots.stats(&self.store, ns.info.id) {
+            Some(stats) => stats,
+            None => {
+                let mut stats = LexicalStats::default();
+                for record in self.store.iter_records(ns.info.id)? {
+                    stats.add(&ns.info.analyzer.analyze(&record?.text));
+                }
+                stats
+            }
+        };
+        let collections = self.load_vectors(ns.info.id)?;
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()
             .map(|(space, c)| (space, Arc::new(RwLock::new(c))))

@@ -18,6 +18,7 @@ use crate::namespace::NamespaceInfo;
 use crate::options::EngineOptions;
 use crate::residency::{Evictable, Residency};
 use crate::sequencer::Sequencer;
+use crate::snapshot::Snapshots;
 use crate::space::Space;
 use crate::store::Store;
 use crate::vector::collection::SharedCollection;
@@ -33,6 +34,8 @@ pub(crate) struct Inner {
     pub(crate) sequencer: Sequencer,
     /// Which namespaces keep their derived state in memory.
     pub(crate) residency: Residency,
+    /// The BM25 statistics written at the last close, while still exact.
+    pub(crate) snapshots: Snapshots,
     /// The HNSW beam width of vector searches: `options.hnsw.ef_search` until
     /// [`Engine::set_ef_search`](crate::Engine::set_ef_search) changes it.
     pub(crate) ef_search: AtomicUsize,

@@ -201,7 +201,7 @@ impl Store {
         })
     }
 
-    fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.db.get_cf(self.cf(cf)?, key)?)
     }
 

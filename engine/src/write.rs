@@ -285,7 +285,9 @@ impl Inner {
         let entry = ChangeEntry { ns: ns_id, changes };
         self.store
             .log_change(&mut batch, &ticket.counters, &entry)?;
+        self.snapshots.invalidate(&self.store, &mut batch)?;
         self.store.write(batch)?;
+        self.snapshots.invalidated();
         // Durable in the store, not yet in the lexical index.
         fail::fail_point!("engine::write::stored");
         ns.count.store(count, Ordering::SeqCst);
@@ -379,7 +381,9 @@ impl Inner {
         };
         self.store
             .log_change(&mut batch, &ticket.counters, &entry)?;
+        self.snapshots.invalidate(&self.store, &mut batch)?;
         self.store.write(batch)?;
+        self.snapshots.invalidated();
         ticket.finish(|| self.lexical.apply(&[LexicalOp::DropNamespace { ns: id }]));
         ns.dropped.store(true, Ordering::SeqCst);
         catalog.namespaces.remove(name);

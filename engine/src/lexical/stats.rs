@@ -103,6 +103,56 @@ impl LexicalStats {
             .take_while(move |t| keep(t))
     }
 
+    /// The statistics as bytes (see [`LexicalStats::from_bytes`]): document and token counts,
+    /// then each term in order with its document frequency.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(24 + self.heap_bytes / 4);
+        out.extend_from_slice(&self.num_docs.to_le_bytes());
+        out.extend_from_slice(&self.total_tokens.to_le_bytes());
+        out.extend_from_slice(&(self.sorted.len() as u64).to_le_bytes());
+        for term in &self.sorted {
+            out.extend_from_slice(&(term.len() as u32).to_le_bytes());
+            out.extend_from_slice(term.as_bytes());
+            out.extend_from_slice(&self.doc_freq(term).to_le_bytes());
+        }
+        out
+    }
+
+    /// Statistics from [`LexicalStats::to_bytes`]; `None` when the bytes are not such a
+    /// thing (cut short, a term that is not UTF-8, out of order or without documents, a count
+    /// larger than the bytes could hold).
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<LexicalStats> {
+        let mut reader = Reader(bytes);
+        let num_docs = reader.u64()?;
+        let total_tokens = reader.u64()?;
+        let terms = usize::try_from(reader.u64()?).ok()?;
+        // Each term takes at least 12 bytes: a longer claim is not these bytes' to make.
+        if terms > bytes.len() / 12 {
+            return None;
+        }
+        let mut stats = LexicalStats {
+            num_docs,
+            total_tokens,
+            ..LexicalStats::default()
+        };
+        stats.doc_freq.reserve(terms);
+        let mut previous: Option<Arc<str>> = None;
+        for _ in 0..terms {
+            let len = usize::try_from(reader.u32()?).ok()?;
+            let term = std::str::from_utf8(reader.take(len)?).ok()?;
+            let df = reader.u64()?;
+            if df == 0 || previous.as_deref().is_some_and(|p| p >= term) {
+                return None;
+            }
+            let key: Arc<str> = Arc::from(term);
+            stats.sorted.insert(Arc::clone(&key));
+            stats.doc_freq.insert(Arc::clone(&key), df);
+            stats.heap_bytes += term.len() + ENTRY_BYTES;
+            previous = Some(key);
+        }
+        reader.0.is_empty().then_some(stats)
+    }
+
     /// Average number of terms per document (BM25's average field length).
     pub fn average_length(&self) -> f32 {
         if self.num_docs == 0 {
@@ -110,6 +160,25 @@ impl LexicalStats {
         } else {
             self.total_tokens as f32 / self.num_docs as f32
         }
+    }
+}
+
+/// Bytes read from the front, each read failing when too few remain.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, tail) = self.0.split_at_checked(n)?;
+        self.0 = tail;
+        Some(head)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 }
 
@@ -161,6 +230,52 @@ mod tests {
         let mut only_b = LexicalStats::default();
         only_b.add(&b);
         assert_eq!(s, only_b);
+    }
+
+    #[test]
+    fn bytes_round_trip_and_bad_bytes_are_refused() {
+        let mut s = LexicalStats::default();
+        s.add(&Analyzer::Standard.analyze("apple banana apple, été"));
+        s.add(&Analyzer::Standard.analyze("banana cherry"));
+        let bytes = s.to_bytes();
+        assert_eq!(LexicalStats::from_bytes(&bytes), Some(s.clone()));
+        assert_eq!(
+            LexicalStats::from_bytes(&LexicalStats::default().to_bytes()),
+            Some(LexicalStats::default())
+        );
+        for cut in 0..bytes.len() {
+            assert_eq!(
+                LexicalStats::from_bytes(&bytes[..cut]),
+                None,
+                "cut at {cut}"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(LexicalStats::from_bytes(&longer), None);
+        let mut huge = bytes.clone();
+        huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(LexicalStats::from_bytes(&huge), None);
+        // Terms out of order, or without a document, are not a dictionary.
+        let dictionary = |terms: &[(&str, u64)]| {
+            let mut out = [1u64, 2, terms.len() as u64].map(u64::to_le_bytes).concat();
+            for (term, df) in terms {
+                out.extend_from_slice(&(term.len() as u32).to_le_bytes());
+                out.extend_from_slice(term.as_bytes());
+                out.extend_from_slice(&df.to_le_bytes());
+            }
+            out
+        };
+        assert!(LexicalStats::from_bytes(&dictionary(&[("a", 1), ("b", 1)])).is_some());
+        assert_eq!(
+            LexicalStats::from_bytes(&dictionary(&[("b", 1), ("a", 1)])),
+            None
+        );
+        assert_eq!(
+            LexicalStats::from_bytes(&dictionary(&[("a", 1), ("a", 1)])),
+            None
+        );
+        assert_eq!(LexicalStats::from_bytes(&dictionary(&[("a", 0)])), None);
     }
 
     #[test]

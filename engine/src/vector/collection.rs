@@ -56,6 +56,11 @@ impl VectorCollection {
         }
     }
 
+    /// The length of every vector of the collection.
+    pub(crate) fn dim(&self) -> usize {
+        self.dim
+    }
+
     /// Estimated heap bytes: the arena, the id maps and the graph.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.data.capacity() * 4

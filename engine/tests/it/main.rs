@@ -12,5 +12,6 @@ mod model_check;
 mod reopen;
 mod residency;
 mod single_writer;
+mod stats_snapshot;
 mod transfer;
 mod vector_recall;
