@@ -20,6 +20,7 @@ use crate::batch::{Batch, WriteReceipt};
 use crate::codec;
 use crate::committer::Committer;
 use crate::copy::discard_staged_copies;
+use crate::directory::prepare_directory;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::keys::{count_key, encode_u64, namespace_key, CF_META};
@@ -32,7 +33,7 @@ use crate::sequencer::Sequencer;
 use crate::snapshot::Snapshots;
 use crate::space::Space;
 use crate::state::{Catalog, Inner, NamespaceState};
-use crate::store::{prepare_directory, Store};
+use crate::store::Store;
 use crate::transfer::{ExportEntry, TransferCounts};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
 

@@ -128,34 +128,35 @@ impl Inner {
     fn load_vectors(&self, ns: u32) -> Result<HashMap<String, VectorCollection>> {
         let mut collections: HashMap<String, VectorCollection> = HashMap::new();
         let mut vector: Vec<f32> = Vec::new();
-        for item in self.store.iter_namespace_raw(CF_VECTORS, ns)? {
-            let (key, value) = item?;
-            let corrupt = || Error::Corrupt {
-                what: "vector",
-                detail: format!("key {key:?}"),
-            };
-            let id = record_id_of(&key).ok_or_else(corrupt)?;
-            let space = vector_space_of(&key).ok_or_else(corrupt)?;
-            if !value.len().is_multiple_of(4) {
-                return Err(corrupt());
-            }
-            vector.clear();
-            vector.extend(
-                value
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            );
-            let collection = match collections.get_mut(space) {
-                Some(collection) => collection,
-                None => collections
-                    .entry(space.to_string())
-                    .or_insert_with(|| VectorCollection::new(vector.len())),
-            };
-            if collection.dim() != vector.len() {
-                return Err(corrupt());
-            }
-            collection.upsert(id, &vector);
-        }
+        self.store
+            .for_each_in_namespace(CF_VECTORS, ns, |key, value| {
+                let corrupt = || Error::Corrupt {
+                    what: "vector",
+                    detail: format!("key {key:?}"),
+                };
+                let id = record_id_of(key).ok_or_else(corrupt)?;
+                let space = vector_space_of(key).ok_or_else(corrupt)?;
+                if !value.len().is_multiple_of(4) {
+                    return Err(corrupt());
+                }
+                vector.clear();
+                vector.extend(
+                    value
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                );
+                let collection = match collections.get_mut(space) {
+                    Some(collection) => collection,
+                    None => collections
+                        .entry(space.to_string())
+                        .or_insert_with(|| VectorCollection::new(vector.len())),
+                };
+                if collection.dim() != vector.len() {
+                    return Err(corrupt());
+                }
+                collection.upsert(id, &vector);
+                Ok(())
+            })?;
         Ok(collections)
     }
 

@@ -1,8 +1,6 @@
-//! RocksDB, the engine's source of truth: directory layout, format checks and typed access to
-//! every column family.
+//! RocksDB, the engine's source of truth: its format check and typed access to every column
+//! family.
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rocksdb::{
@@ -12,6 +10,7 @@ use rocksdb::{
 use serde::{Deserialize, Serialize};
 
 use crate::codec;
+use crate::directory::ENGINE_FORMAT;
 use crate::error::{Error, Result};
 use crate::holder::Holder;
 use crate::keys::*;
@@ -19,13 +18,6 @@ use crate::namespace::NamespaceInfo;
 use crate::record::{Record, RecordId};
 use crate::space::Space;
 
-/// On-disk format of the whole engine directory. Bump when the key layout or the meaning of
-/// stored values changes incompatibly.
-pub const ENGINE_FORMAT: u32 = 1;
-
-/// Marker file identifying an engine directory.
-const MARKER: &str = "MEMORY_ENGINE";
-const MARKER_TEXT: &str = "memorybench-rs memory engine\nformat ";
 const STORE_DIR: &str = "store";
 
 /// What one logical write changed, replayed by the derived indexes after a crash.
@@ -63,74 +55,6 @@ pub(crate) struct Store {
     write_options: WriteOptions,
     /// Declared after `db`, so the directory stays locked until RocksDB has closed.
     _holder: Holder,
-}
-
-/// Prepares `path` as an engine directory (creating it if allowed) and checks its marker.
-pub(crate) fn prepare_directory(path: &Path, create_if_missing: bool) -> Result<()> {
-    if path.to_str().is_none() {
-        return Err(Error::NonUtf8Path { path: path.into() });
-    }
-    let marker = path.join(MARKER);
-    if path.is_file() {
-        return Err(Error::NotAnEngine {
-            path: path.into(),
-            reason: "it is a file".into(),
-        });
-    }
-    if !path.exists() {
-        if !create_if_missing {
-            return Err(Error::Missing { path: path.into() });
-        }
-        fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
-    }
-    if marker.exists() {
-        let text = fs::read_to_string(&marker).map_err(|e| Error::io(&marker, e))?;
-        let found = text
-            .strip_prefix(MARKER_TEXT)
-            .and_then(|rest| rest.trim().parse::<u32>().ok())
-            .ok_or_else(|| Error::NotAnEngine {
-                path: path.into(),
-                reason: format!("{MARKER} does not hold an engine format line"),
-            })?;
-        if found != ENGINE_FORMAT {
-            return Err(Error::IncompatibleFormat {
-                path: path.into(),
-                found,
-                expected: ENGINE_FORMAT,
-            });
-        }
-        return Ok(());
-    }
-    let mut entries = fs::read_dir(path).map_err(|e| Error::io(path, e))?;
-    if entries.next().is_some() {
-        return Err(Error::NotAnEngine {
-            path: path.into(),
-            reason: format!("not empty and has no {MARKER} file"),
-        });
-    }
-    if !create_if_missing {
-        return Err(Error::Missing { path: path.into() });
-    }
-    write_marker(&marker)
-}
-
-/// Writes the marker so that a crash leaves none or all of it: a temporary file beside it,
-/// synced, renamed over it, and the directory synced so that the rename itself survives (as
-/// `mb_datasets::durable::write_atomic` does).
-fn write_marker(marker: &Path) -> Result<()> {
-    let tmp = marker.with_extension("tmp");
-    let mut file = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    file.write_all(format!("{MARKER_TEXT}{ENGINE_FORMAT}\n").as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io(&tmp, e))?;
-    fs::rename(&tmp, marker).map_err(|e| Error::io(marker, e))?;
-    let dir = match marker.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(dir, e))
 }
 
 impl Store {
@@ -396,6 +320,27 @@ impl Store {
         ns: u32,
     ) -> Result<impl Iterator<Item = Result<KeyValue>> + '_> {
         self.iter_range(cf, &ns_prefix(ns), &ns_end(ns))
+    }
+
+    /// Calls `visit` with every key and value of namespace `ns` in family `cf`, in key order,
+    /// borrowed from RocksDB's iterator: no copy per entry, for scans of a whole namespace.
+    pub(crate) fn for_each_in_namespace(
+        &self,
+        cf: &'static str,
+        ns: u32,
+        mut visit: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut read = ReadOptions::default();
+        read.set_iterate_upper_bound(ns_end(ns));
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf)?, read);
+        it.seek(ns_prefix(ns));
+        while it.valid() {
+            if let (Some(key), Some(value)) = (it.key(), it.value()) {
+                visit(key, value)?;
+            }
+            it.next();
+        }
+        Ok(it.status()?)
     }
 
     /// Every key and value of a family starting with `prefix`.

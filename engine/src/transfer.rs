@@ -24,13 +24,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::codec::{self, VALUE_FORMAT};
 use crate::copy::{discard_staged, Staged, COPY_CHUNK};
+use crate::directory::ENGINE_FORMAT;
 use crate::error::{Error, Result};
 use crate::keys::*;
 use crate::namespace::{validate_name, Analyzer, NamespaceInfo};
 use crate::record::{Record, RecordId};
 use crate::space::Space;
 use crate::state::Inner;
-use crate::store::ENGINE_FORMAT;
 
 /// One entry of a namespace export (one line of the JSON-lines form).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -73,16 +73,17 @@ impl Inner {
             return Err(Error::UnknownNamespace(ns.info.name.clone()));
         }
         let mut prepared = Vec::new();
-        for item in self.store.iter_namespace_raw(CF_RECORDS, ns.info.id)? {
-            let (_, value) = item?;
-            let view: RecordView<'_> = codec::decode_borrowed("record", &value)?;
-            if filter.matches_attributes(|key| view.attributes.get(key).copied()) {
-                prepared.push(Prepared::Delete {
-                    id: view.id,
-                    old_terms: ns.info.analyzer.analyze(view.text),
-                });
-            }
-        }
+        self.store
+            .for_each_in_namespace(CF_RECORDS, ns.info.id, |_, value| {
+                let view: RecordView<'_> = codec::decode_borrowed("record", value)?;
+                if filter.matches_attributes(|key| view.attributes.get(key).copied()) {
+                    prepared.push(Prepared::Delete {
+                        id: view.id,
+                        old_terms: ns.info.analyzer.analyze(view.text),
+                    });
+                }
+                Ok(())
+            })?;
         self.apply(ns, prepared)
     }
 
