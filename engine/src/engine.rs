@@ -149,6 +149,10 @@ impl Engine {
     fn shutdown(&mut self) -> Result<()> {
         if let Some(committer) = self.committer.take() {
             committer.stop();
+            // Graphs live in memory only: a build the engine would throw away is stopped.
+            for derived in self.inner.loaded_derived() {
+                derived.stop_graph_builds();
+            }
             self.flush()?;
             self.inner.write_snapshots()?;
             self.inner.store.flush_memtables()?;

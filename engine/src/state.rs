@@ -21,7 +21,7 @@ use crate::sequencer::Sequencer;
 use crate::snapshot::Snapshots;
 use crate::space::Space;
 use crate::store::Store;
-use crate::vector::collection::SharedCollection;
+use crate::vector::collection::{stop_graph_builds, SharedCollection};
 
 /// State shared by the engine, its write path and its background committer.
 pub(crate) struct Inner {
@@ -92,13 +92,24 @@ impl Evictable for NamespaceState {
         self.info.id
     }
 
-    /// Drops the derived state; the next search rebuilds it from the store.
+    /// Drops the derived state, stopping its graph builds; the next search rebuilds it from
+    /// the store.
     fn unload(&self) {
-        self.derived.write().take();
+        if let Some(derived) = self.derived.write().take() {
+            derived.stop_graph_builds();
+        }
     }
 }
 
 impl Derived {
+    /// Stops the background graph builds of every collection (it is being let go); returns at
+    /// once.
+    pub(crate) fn stop_graph_builds(&self) {
+        for collection in self.vectors.read().values() {
+            stop_graph_builds(collection);
+        }
+    }
+
     /// Estimated heap bytes of the statistics and vector collections.
     pub(crate) fn heap_bytes(&self) -> usize {
         let vectors: usize = self

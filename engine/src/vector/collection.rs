@@ -10,15 +10,16 @@
 //! inserted once), and rebuilds the graph from the arena once tombstones exceed
 //! [`HnswParams::rebuild_dead_fraction`].
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use parking_lot::RwLock;
 
-use super::distance::{dot, rank};
+use super::distance::dot;
 use super::graph::{Graph, HnswParams, Layout};
+use super::topk::TopK;
 use crate::record::RecordId;
 
 /// A collection shared between writers, searchers and its background graph builder.
@@ -32,6 +33,9 @@ pub(crate) struct VectorCollection {
     slot_of: HashMap<RecordId, usize>,
     graph: Option<Graph>,
     build: BuildState,
+    /// Raised when the collection is being let go (its engine closing, its namespace evicted):
+    /// a build in progress gives up and no new one starts.
+    stop: Arc<AtomicBool>,
 }
 
 enum BuildState {
@@ -53,6 +57,7 @@ impl VectorCollection {
             slot_of: HashMap::new(),
             graph: None,
             build: BuildState::Idle,
+            stop: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -164,7 +169,10 @@ impl VectorCollection {
 
     /// What a background build should do now, if anything.
     fn plan(&self, params: &HnswParams) -> Option<Plan> {
-        if !matches!(self.build, BuildState::Idle) || self.ids.len() < params.threshold {
+        if !matches!(self.build, BuildState::Idle)
+            || self.ids.len() < params.threshold
+            || self.stop.load(Ordering::SeqCst)
+        {
             return None;
         }
         let Some(graph) = &self.graph else {
@@ -223,7 +231,7 @@ enum Plan {
     Grow,
 }
 
-/// What a background build hands back to the collection.
+/// What a background build hands back to the collection (`None` from a build that stopped).
 enum Built {
     Whole(Graph),
     Grown { ids: Vec<RecordId>, layout: Layout },
@@ -233,7 +241,7 @@ enum Built {
 /// or its graph has too many fresh records or tombstones. Searches stay exact for what the
 /// graph lacks, and correct, until the result is installed.
 pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswParams) {
-    type Job = Box<dyn FnOnce() -> Built + Send>;
+    type Job = Box<dyn FnOnce() -> Option<Built> + Send>;
     let job: Job = {
         let mut c = collection.write();
         let Some(plan) = c.plan(&params) else {
@@ -243,7 +251,7 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
             dirty: HashSet::new(),
             handle: None,
         };
-        let dim = c.dim;
+        let (dim, stop) = (c.dim, Arc::clone(&c.stop));
         match (plan, &c.graph) {
             (Plan::Grow, Some(graph)) => {
                 let mut fresh: Vec<(RecordId, usize)> = graph
@@ -258,14 +266,14 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                     .copied()
                     .collect();
                 let (index, first) = (graph.index(), graph.points());
-                Box::new(move || Built::Grown {
-                    layout: Layout::grow(&index, first, &data, dim),
-                    ids,
+                Box::new(move || {
+                    let layout = Layout::grow(&index, first, &data, dim, &stop)?;
+                    Some(Built::Grown { layout, ids })
                 })
             }
             _ => {
                 let (ids, data) = (c.ids.clone(), c.data.clone());
-                Box::new(move || Built::Whole(Graph::build(&ids, &data, dim, &params)))
+                Box::new(move || Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole))
             }
         }
     };
@@ -273,8 +281,10 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
     let spawned = std::thread::Builder::new()
         .name("mb-hnsw-build".into())
         .spawn(move || {
-            let built = job();
-            shared.write().install(built);
+            match job() {
+                Some(built) => shared.write().install(built),
+                None => shared.write().build = BuildState::Idle,
+            }
             // Whatever changed meanwhile may call for the next build already.
             schedule_graph_build(&shared, params);
         });
@@ -290,6 +300,12 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
             c.build = BuildState::Idle;
         }
     }
+}
+
+/// Lets the collection go: a build in progress stops at its next chunk and none starts again.
+/// Returns at once; [`wait_for_graph_build`] then returns within a chunk's time.
+pub(crate) fn stop_graph_builds(collection: &SharedCollection) {
+    collection.read().stop.store(true, Ordering::SeqCst);
 }
 
 /// Blocks until no background build is running (a build may schedule a follow-up build).
@@ -309,58 +325,6 @@ pub(crate) fn wait_for_graph_build(collection: &SharedCollection) {
             // The builder is being spawned, or another waiter holds its handle.
             None => std::thread::sleep(std::time::Duration::from_millis(1)),
         }
-    }
-}
-
-/// Bounded selection of the best `k` (id, score) pairs.
-struct TopK {
-    k: usize,
-    heap: BinaryHeap<Ranked>,
-}
-
-/// Heap entry ordered so that the heap's top is the worst kept candidate.
-struct Ranked(RecordId, f32);
-
-impl PartialEq for Ranked {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Ranked {}
-impl PartialOrd for Ranked {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Ranked {
-    fn cmp(&self, other: &Self) -> Ordering {
-        rank(&(self.0, self.1), &(other.0, other.1))
-    }
-}
-
-impl TopK {
-    fn new(k: usize) -> Self {
-        TopK {
-            k,
-            heap: BinaryHeap::with_capacity(k + 1),
-        }
-    }
-
-    fn offer(&mut self, id: RecordId, score: f32) {
-        if self.heap.len() < self.k {
-            self.heap.push(Ranked(id, score));
-        } else if let Some(worst) = self.heap.peek() {
-            if rank(&(id, score), &(worst.0, worst.1)) == Ordering::Less {
-                self.heap.pop();
-                self.heap.push(Ranked(id, score));
-            }
-        }
-    }
-
-    fn into_sorted(self) -> Vec<(RecordId, f32)> {
-        let mut v: Vec<(RecordId, f32)> = self.heap.into_iter().map(|r| (r.0, r.1)).collect();
-        v.sort_by(rank);
-        v
     }
 }
 

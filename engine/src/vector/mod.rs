@@ -4,6 +4,7 @@ mod codes;
 pub(crate) mod collection;
 pub mod distance;
 mod graph;
+mod topk;
 
 pub use graph::HnswParams;
 
