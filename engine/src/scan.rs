@@ -1,8 +1,12 @@
-//! Reading part of a namespace by id range, without iterating it from the start.
+//! Reading part of a namespace: by id range, without iterating it from the start, or by
+//! attributes, decoding only the records that match.
 
+use crate::codec;
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::record::{Record, RecordId};
+use crate::filter::Filter;
+use crate::keys::CF_RECORDS;
+use crate::record::{Record, RecordId, RecordView};
 
 impl Engine {
     /// Iterates the records of a namespace whose ids are greater than `after`, in id order
@@ -16,5 +20,23 @@ impl Engine {
         let ns = self.inner.namespace(namespace)?;
         let from = RecordId(after.0.saturating_add(1));
         self.inner.store.iter_records_from(ns.info.id, from)
+    }
+
+    /// The records of a namespace whose attributes `filter` matches (an empty filter matches
+    /// every record), in id order. Each stored record is read in place and only the matches
+    /// are decoded, so a scan that keeps few costs little more than reading the namespace.
+    pub fn records_where(&self, namespace: &str, filter: &Filter) -> Result<Vec<Record>> {
+        let ns = self.inner.namespace(namespace)?;
+        let mut found = Vec::new();
+        self.inner
+            .store
+            .for_each_in_namespace(CF_RECORDS, ns.info.id, |_, value| {
+                let view: RecordView<'_> = codec::decode_borrowed("record", value)?;
+                if filter.matches_attributes(|key| view.attributes.get(key).copied()) {
+                    found.push(codec::decode("record", value)?);
+                }
+                Ok(())
+            })?;
+        Ok(found)
     }
 }

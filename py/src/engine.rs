@@ -253,6 +253,19 @@ impl PyEngine {
         run(py, self, |e| e.delete_where(namespace, &filter))
     }
 
+    /// The records whose attributes equal all of `filter` (`{}`: every record), in id order;
+    /// only the matches are decoded.
+    fn records_where(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        filter: BTreeMap<String, String>,
+    ) -> PyResult<Vec<PyRecord>> {
+        let filter = crate::records::filter(Some(filter));
+        run(py, self, |e| e.records_where(namespace, &filter))
+            .map(|records| records.into_iter().map(PyRecord::from).collect())
+    }
+
     /// Applies a batch atomically and empties it.
     fn write(&self, py: Python<'_>, namespace: &str, batch: &PyBatch) -> PyResult<PyWriteReceipt> {
         let batch = batch.take()?;

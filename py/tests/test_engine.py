@@ -121,6 +121,11 @@ def test_searches_rank_and_filter(engine):
     engine.set_ef_search(16)
     assert [h.record.id for h in engine.search_vector("n", "s", [1.0, 0.0], 2)] == ids[:2]
 
+    # Listing by filter finds exactly the matching records, in id order.
+    assert [r.id for r in engine.records_where("n", {"topic": "news"})] == [ids[2], ids[3]]
+    assert len(engine.records_where("n", {})) == len(engine.records("n"))
+    assert engine.records_where("n", {"topic": "nothing"}) == []
+
     # Deleting by filter removes exactly the matching records from every index.
     assert engine.delete_where("n", {"topic": "news"}) == 2
     assert engine.delete_where("n", {"topic": "news"}) == 0

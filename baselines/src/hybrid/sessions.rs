@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use mb_engine::{Batch, Engine, Hit, Record};
+use mb_engine::{Batch, Engine, Filter, Hit, Record};
 
 use super::fusion;
 use super::rounds::Exchange;
@@ -62,11 +62,8 @@ pub fn records(units: &[(&Exchange, &str, &[f32])], space: &str) -> Batch {
 /// normalized).
 pub fn rebuild(engine: &Engine, units: &str, key: &str, space: &str) -> Result<(), MemoryError> {
     let mut kept: Vec<(Record, Vec<String>, Vec<f32>)> = Vec::new();
-    for record in engine.records(units)? {
-        let record = record?;
-        if record.attribute(SESSION) != Some(key) {
-            continue;
-        }
+    let of_session = Filter::new().attribute(SESSION, key);
+    for record in engine.records_where(units, &of_session)? {
         let vector = engine
             .get_vectors(units, record.id)?
             .into_iter()
@@ -78,11 +75,8 @@ pub fn rebuild(engine: &Engine, units: &str, key: &str, space: &str) -> Result<(
     }
     let ns = namespace(units);
     let mut batch = Batch::new();
-    for record in engine.records(&ns)? {
-        let record = record?;
-        if record.attribute(SESSION) == Some(key) {
-            batch.delete(record.id);
-        }
+    for record in engine.records_where(&ns, &of_session)? {
+        batch.delete(record.id);
     }
     if !kept.is_empty() {
         let members: Vec<Member<'_>> = kept

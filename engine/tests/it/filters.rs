@@ -125,7 +125,7 @@ fn rankings(engine: &Engine) -> Vec<Vec<(u64, f32)>> {
 }
 
 #[test]
-fn delete_where_equals_deleting_the_matching_ids() {
+fn records_where_lists_and_delete_where_deletes_the_matching_ids() {
     for filter in [
         Filter::new().attribute("kind", "rare"),
         Filter::new()
@@ -148,6 +148,17 @@ fn delete_where_equals_deleting_the_matching_ids() {
             batch.delete(*id);
         }
         by_ids.write("ns", batch).unwrap();
+
+        // Listing by the filter finds exactly those records, whole.
+        let listed = by_filter.records_where("ns", &filter).unwrap();
+        let expected: Vec<mb_engine::Record> = by_filter
+            .records("ns")
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|r| filter.matches(r))
+            .collect();
+        assert_eq!(listed, expected, "{filter:?}");
+        assert_eq!(listed.len(), matching.len());
 
         let deleted = by_filter.delete_where("ns", &filter).unwrap();
         assert_eq!(deleted, matching.len(), "{filter:?}");
