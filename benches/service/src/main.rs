@@ -154,6 +154,7 @@ async fn measure(programs: &Programs, server: Server, args: &Args) -> Result<Row
         tally.merge(task.await.map_err(|e| format!("a client failed: {e}"))?);
     }
     let elapsed = started.elapsed().max(seconds);
+    let peak_rss_mib = child.id().and_then(servers::peak_rss_mib);
     servers::stop(child).await;
     let kept: HashSet<String> = programs
         .kept_names(server, work.path())
@@ -170,6 +171,7 @@ async fn measure(programs: &Programs, server: Server, args: &Args) -> Result<Row
         rate: (tally.create.len() + tally.search.len()) as f64 / elapsed.as_secs_f64(),
         tally,
         lost,
+        peak_rss_mib,
     })
 }
 
@@ -179,6 +181,8 @@ struct Row {
     rate: f64,
     tally: Tally,
     lost: usize,
+    /// The server process's peak resident memory over the run (Linux `VmHWM`).
+    peak_rss_mib: Option<f64>,
 }
 
 fn percentile_ms(values: &mut [Duration], q: f64) -> f64 {
@@ -199,13 +203,13 @@ fn print_table(args: &Args, rows: &mut [Row]) {
     );
     println!(
         "| server | calls/s | create_entities p50 / p99 ms | search_nodes p50 / p99 ms | \
-         errors | acknowledged | lost after SIGKILL |"
+         errors | acknowledged | lost after SIGKILL | peak RSS MiB |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for row in rows {
         let t = &mut row.tally;
         println!(
-            "| {} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} | {} | {} | {} |",
+            "| {} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} | {} | {} | {} | {} |",
             row.server.name(),
             row.rate,
             percentile_ms(&mut t.create, 0.5),
@@ -214,7 +218,9 @@ fn print_table(args: &Args, rows: &mut [Row]) {
             percentile_ms(&mut t.search, 0.99),
             t.errors,
             t.acknowledged.len(),
-            row.lost
+            row.lost,
+            row.peak_rss_mib
+                .map_or_else(|| "n/a".to_string(), |mib| format!("{mib:.0}"))
         );
     }
 }

@@ -10,6 +10,15 @@ use tokio::process::{Child, Command};
 
 use crate::client::{Error, Session, StdioSession};
 
+/// The peak resident memory of process `pid` in MiB (`VmHWM` of `/proc/PID/status`; `None`
+/// where there is no such file).
+pub fn peak_rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
 /// The entity bound our server runs with (`--max-entities`): far above what 32 clients create
 /// in the longest run here, so the bound never turns a `create_entities` into a refusal (at the
 /// default 100 000 a quiet 60 s run reached it after half a minute). The reference has none.
