@@ -120,7 +120,7 @@ impl Engine {
     pub fn flush(&self) -> Result<()> {
         self.inner.store.sync()?;
         self.inner.commit_lexical()?;
-        for derived in self.inner.loaded_derived() {
+        for (_, derived) in self.inner.loaded_derived() {
             let collections: Vec<SharedCollection> =
                 derived.vectors.read().values().cloned().collect();
             for c in &collections {
@@ -150,7 +150,7 @@ impl Engine {
         if let Some(committer) = self.committer.take() {
             committer.stop();
             // Graphs live in memory only: a build the engine would throw away is stopped.
-            for derived in self.inner.loaded_derived() {
+            for (_, derived) in self.inner.loaded_derived() {
                 derived.stop_graph_builds();
             }
             self.flush()?;
@@ -236,7 +236,7 @@ impl Engine {
         let loaded = self.inner.loaded_derived();
         ResidentState {
             namespaces: loaded.len(),
-            bytes: loaded.iter().map(|d| d.heap_bytes()).sum(),
+            bytes: loaded.iter().map(|(_, d)| d.heap_bytes()).sum(),
             evictions: self.inner.residency.evictions(),
         }
     }

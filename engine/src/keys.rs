@@ -121,15 +121,23 @@ pub(crate) fn encode_vector(v: &[f32]) -> Vec<u8> {
 }
 
 pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
+    let mut vector = Vec::with_capacity(bytes.len() / 4);
+    decode_vector_into(bytes, &mut vector).then_some(vector)
+}
+
+/// Decodes a stored vector into `out` (cleared first), reusing its allocation; `false` when
+/// the bytes are not whole floats.
+pub(crate) fn decode_vector_into(bytes: &[u8], out: &mut Vec<f32>) -> bool {
+    out.clear();
     if !bytes.len().is_multiple_of(4) {
-        return None;
+        return false;
     }
-    Some(
+    out.extend(
         bytes
             .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    )
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+    true
 }
 
 /// The first byte string after every string starting with `prefix`.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use crate::error::{Error, Result};
-use crate::keys::{record_id_of, vector_space_of, CF_VECTORS};
+use crate::keys::{decode_vector_into, record_id_of, vector_space_of, CF_VECTORS};
 use crate::lexical::index::LexicalOp;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
@@ -136,15 +136,9 @@ impl Inner {
                 };
                 let id = record_id_of(key).ok_or_else(corrupt)?;
                 let space = vector_space_of(key).ok_or_else(corrupt)?;
-                if !value.len().is_multiple_of(4) {
+                if !decode_vector_into(value, &mut vector) {
                     return Err(corrupt());
                 }
-                vector.clear();
-                vector.extend(
-                    value
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                );
                 let collection = match collections.get_mut(space) {
                     Some(collection) => collection,
                     None => collections
@@ -163,12 +157,7 @@ impl Inner {
     /// Writes the statistics of every namespace in memory as snapshots for the next open
     /// (the engine is closing: no write is in flight).
     pub(crate) fn write_snapshots(&self) -> Result<()> {
-        let namespaces: Vec<Arc<NamespaceState>> =
-            self.catalog.read().namespaces.values().cloned().collect();
-        let loaded: Vec<(u32, Arc<Derived>)> = namespaces
-            .iter()
-            .filter_map(|ns| Some((ns.info.id, ns.loaded()?)))
-            .collect();
+        let loaded = self.loaded_derived();
         let stats: Vec<_> = loaded
             .iter()
             .map(|(id, d)| (*id, d.lexical.read()))

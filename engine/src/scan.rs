@@ -5,8 +5,7 @@ use crate::codec;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::filter::Filter;
-use crate::keys::CF_RECORDS;
-use crate::record::{Record, RecordId, RecordView};
+use crate::record::{Record, RecordId};
 
 impl Engine {
     /// Iterates the records of a namespace whose ids are greater than `after`, in id order
@@ -30,11 +29,8 @@ impl Engine {
         let mut found = Vec::new();
         self.inner
             .store
-            .for_each_in_namespace(CF_RECORDS, ns.info.id, |_, value| {
-                let view: RecordView<'_> = codec::decode_borrowed("record", value)?;
-                if filter.matches_attributes(|key| view.attributes.get(key).copied()) {
-                    found.push(codec::decode("record", value)?);
-                }
+            .for_each_matching(ns.info.id, filter, |_, value| {
+                found.push(codec::decode("record", value)?);
                 Ok(())
             })?;
         Ok(found)

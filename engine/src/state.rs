@@ -141,11 +141,14 @@ impl Inner {
             .ok_or_else(|| Error::UnknownSpace(name.to_string()))
     }
 
-    /// The derived state of every namespace that has it in memory.
-    pub(crate) fn loaded_derived(&self) -> Vec<Arc<Derived>> {
+    /// The derived state of every namespace that has it in memory, with the namespace's id.
+    pub(crate) fn loaded_derived(&self) -> Vec<(u32, Arc<Derived>)> {
         let namespaces: Vec<Arc<NamespaceState>> =
             self.catalog.read().namespaces.values().cloned().collect();
-        namespaces.iter().filter_map(|ns| ns.loaded()).collect()
+        namespaces
+            .iter()
+            .filter_map(|ns| Some((ns.info.id, ns.loaded()?)))
+            .collect()
     }
 
     /// Commits the lexical index and forgets the change-log entries it now holds.

@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use crate::codec;
 use crate::directory::ENGINE_FORMAT;
 use crate::error::{Error, Result};
+use crate::filter::Filter;
 use crate::holder::Holder;
 use crate::keys::*;
 use crate::namespace::NamespaceInfo;
-use crate::record::{Record, RecordId};
+use crate::record::{Record, RecordId, RecordView};
 use crate::space::Space;
 
 const STORE_DIR: &str = "store";
@@ -341,6 +342,24 @@ impl Store {
             it.next();
         }
         Ok(it.status()?)
+    }
+
+    /// Calls `visit` with every record of namespace `ns` whose attributes `filter` matches,
+    /// read in place (see [`RecordView`]), with its stored bytes for a caller that wants the
+    /// whole record: the one scan behind `delete_where` and `records_where`.
+    pub(crate) fn for_each_matching(
+        &self,
+        ns: u32,
+        filter: &Filter,
+        mut visit: impl FnMut(&RecordView<'_>, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.for_each_in_namespace(CF_RECORDS, ns, |_, value| {
+            let view: RecordView<'_> = codec::decode_borrowed("record", value)?;
+            match filter.matches_attributes(|key| view.attributes.get(key).copied()) {
+                true => visit(&view, value),
+                false => Ok(()),
+            }
+        })
     }
 
     /// Every key and value of a family starting with `prefix`.

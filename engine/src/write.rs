@@ -18,7 +18,7 @@ use crate::filter::Filter;
 use crate::keys::*;
 use crate::lexical::index::LexicalOp;
 use crate::lexical::Term;
-use crate::record::{NewRecord, Record, RecordId, RecordView};
+use crate::record::{NewRecord, Record, RecordId};
 use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, VectorCollection};
@@ -74,14 +74,11 @@ impl Inner {
         }
         let mut prepared = Vec::new();
         self.store
-            .for_each_in_namespace(CF_RECORDS, ns.info.id, |_, value| {
-                let view: RecordView<'_> = codec::decode_borrowed("record", value)?;
-                if filter.matches_attributes(|key| view.attributes.get(key).copied()) {
-                    prepared.push(Prepared::Delete {
-                        id: view.id,
-                        old_terms: ns.info.analyzer.analyze(view.text),
-                    });
-                }
+            .for_each_matching(ns.info.id, filter, |view, _| {
+                prepared.push(Prepared::Delete {
+                    id: view.id,
+                    old_terms: ns.info.analyzer.analyze(view.text),
+                });
                 Ok(())
             })?;
         self.apply(ns, prepared)

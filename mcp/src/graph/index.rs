@@ -6,7 +6,9 @@
 //! graph's vectors, so a serial is found by binary search). Every list of serials here is kept
 //! sorted, which makes "in creation order" free for every answer built from it.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::Hash;
 
 use crate::graph::model::Relation;
 
@@ -75,14 +77,7 @@ impl Lookups {
 
     /// Forgets relation `serial`.
     pub fn remove_relation(&mut self, relation: &Relation, serial: u32) {
-        if let Some(serials) = self.triples.get_mut(relation) {
-            if let Ok(at) = serials.binary_search(&serial) {
-                serials.remove(at);
-            }
-            if serials.is_empty() {
-                self.triples.remove(relation);
-            }
-        }
+        remove_from(&mut self.triples, relation, serial);
         remove_from(&mut self.touching, &relation.from, serial);
         remove_from(&mut self.touching, &relation.to, serial);
     }
@@ -101,7 +96,11 @@ fn insert_sorted(serials: &mut Vec<u32>, serial: u32) {
 }
 
 /// Removes `serial` from the list of `key`, and the key with its last serial.
-fn remove_from(map: &mut HashMap<String, Vec<u32>>, key: &str, serial: u32) {
+fn remove_from<K, Q>(map: &mut HashMap<K, Vec<u32>>, key: &Q, serial: u32)
+where
+    K: Borrow<Q> + Eq + Hash,
+    Q: Eq + Hash + ?Sized,
+{
     if let Some(serials) = map.get_mut(key) {
         if let Ok(at) = serials.binary_search(&serial) {
             serials.remove(at);
