@@ -5,15 +5,19 @@
 //!
 //! The graph lives in memory after the first load, behind a lock held only for in-memory work.
 //! Writes are **group-committed**: a call applies its operation to the graph, then waits until
-//! what it changed is durable. One caller at a time is the *leader*: it takes every change made
-//! so far into one engine batch (one synced log write), writes it without the lock, so that
-//! reads and further operations go on meanwhile, and then answers every caller whose changes
-//! the batch held. Callers that arrived during the write are answered by the next batch, led
-//! by one of them. A failed write drops the in-memory graph (it is loaded again from the
-//! store) and fails every caller whose change it lost; nothing unwritten is acknowledged.
+//! what it changed is durable. One *committer* at a time takes every change made so far into
+//! one engine batch (one synced log write), writes it without the lock, so that reads and
+//! further operations go on meanwhile, answers every caller whose changes the batch held, and
+//! goes on with the next batch while callers are waiting. The first caller to find no
+//! committer running starts one: on the blocking pool for async callers
+//! ([`GraphStore::mutate_async`], which then await their answer without holding a thread), in
+//! its own thread for blocking ones ([`GraphStore::mutate`]), which return when it stops. A failed write drops the
+//! in-memory graph (it is loaded again from the store) and fails every caller whose change it
+//! lost; nothing unwritten is acknowledged.
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::oneshot;
 
 use mb_engine::{Batch, Engine, NamespaceOptions, NewRecord, Record, RecordId};
 
@@ -42,17 +46,24 @@ struct State {
     /// The graph, loaded at first use (and again after a failed write).
     graph: Option<Graph>,
     /// Callers whose changes are not durable yet, in arrival order.
-    waiting: Vec<SyncSender<Turn>>,
-    /// Whether a leader is writing (or has been handed the next batch).
-    leading: bool,
+    waiting: Vec<oneshot::Sender<Answer>>,
+    /// Whether a committer is running.
+    committing: bool,
 }
 
-/// What a waiting caller is told.
-enum Turn {
-    /// Its change is durable, or was lost with the error.
-    Done(Result<(), String>),
-    /// It leads the next batch.
-    Lead,
+/// What a waiting caller is told: its change is durable, or was lost with the error.
+type Answer = Result<(), String>;
+
+/// An applied operation's result, and how its caller learns that the change is durable.
+enum Applied<R> {
+    /// Nothing to wait for.
+    Ready(R),
+    /// The answer comes through `answer`; `start` says the caller must start the committer.
+    Commit {
+        out: R,
+        answer: oneshot::Receiver<Answer>,
+        start: bool,
+    },
 }
 
 impl GraphStore {
@@ -89,65 +100,91 @@ impl GraphStore {
         Ok(op(graph))
     }
 
-    /// Runs `op` on the graph and returns once what it changed is durable. An operation that
-    /// fails changes nothing (see [`crate::graph::ops`]); a failed write is returned too.
+    /// Runs `op` on the graph and returns once what it changed is durable, blocking the
+    /// thread meanwhile (for callers outside an async runtime: imports and tools; a caller
+    /// that starts the committer runs it until no one is waiting). An operation that fails
+    /// changes nothing (see [`crate::graph::ops`]); a failed write is returned too.
     pub fn mutate<R>(
         &self,
         op: impl FnOnce(&mut Graph) -> Result<R, McpError>,
     ) -> Result<R, McpError> {
-        let (sender, turns) = sync_channel(2);
-        let (out, lead) = {
-            let mut state = self.lock()?;
-            let graph = self.loaded(&mut state)?;
-            let out = op(graph)?;
-            if !graph.has_changes() && !state.leading {
-                return Ok(out);
+        match self.apply(op)? {
+            Applied::Ready(out) => Ok(out),
+            Applied::Commit { out, answer, start } => {
+                if start {
+                    self.commit_while_waiting();
+                }
+                settled(answer.blocking_recv())?;
+                Ok(out)
             }
-            state.waiting.push(sender);
-            let lead = !state.leading;
-            state.leading = true;
-            (out, lead)
-        };
-        if lead {
-            self.lead_batch()?;
         }
-        self.wait(&turns)?;
-        Ok(out)
     }
 
-    /// Waits for this caller's answer, leading a batch when handed one.
-    fn wait(&self, turns: &Receiver<Turn>) -> Result<(), McpError> {
-        loop {
-            match turns.recv() {
-                Ok(Turn::Done(result)) => return result.map_err(McpError::Io),
-                Ok(Turn::Lead) => self.lead_batch()?,
-                Err(_) => return Err(McpError::Io("the graph write was abandoned".into())),
+    /// [`GraphStore::mutate`] for async callers: `op` runs in place (in-memory work under the
+    /// lock), and the wait for durability holds no thread. Dropping the future drops only the
+    /// wait: a change already applied is written and kept all the same.
+    pub async fn mutate_async<R>(
+        self: &Arc<Self>,
+        op: impl FnOnce(&mut Graph) -> Result<R, McpError>,
+    ) -> Result<R, McpError> {
+        match self.apply(op)? {
+            Applied::Ready(out) => Ok(out),
+            Applied::Commit { out, answer, start } => {
+                if start {
+                    let store = self.clone();
+                    tokio::task::spawn_blocking(move || store.commit_while_waiting());
+                }
+                settled(answer.await)?;
+                Ok(out)
             }
         }
+    }
+
+    /// Applies `op` and, when the caller must wait for a write (its own change, or one it may
+    /// have seen that is not durable yet), queues it for the committer.
+    fn apply<R>(
+        &self,
+        op: impl FnOnce(&mut Graph) -> Result<R, McpError>,
+    ) -> Result<Applied<R>, McpError> {
+        let mut state = self.lock()?;
+        let graph = self.loaded(&mut state)?;
+        let out = op(graph)?;
+        if !graph.has_changes() && !state.committing {
+            return Ok(Applied::Ready(out));
+        }
+        let (sender, answer) = oneshot::channel();
+        state.waiting.push(sender);
+        let start = !state.committing;
+        state.committing = true;
+        Ok(Applied::Commit { out, answer, start })
+    }
+
+    /// The committer: writes batches while callers are waiting, then stops (under the lock, so
+    /// a caller arriving later starts the next one).
+    fn commit_while_waiting(&self) {
+        while let Ok(true) = self.commit_batch() {}
     }
 
     /// Writes every change made so far in one batch and answers the callers who made them;
-    /// hands the next batch to a caller who arrived meanwhile.
-    fn lead_batch(&self) -> Result<(), McpError> {
+    /// whether more callers are waiting (and the committer goes on).
+    fn commit_batch(&self) -> Result<bool, McpError> {
         let (batch, callers) = {
             let mut state = self.lock()?;
             let callers = std::mem::take(&mut state.waiting);
-            let batch = match state.graph.as_mut() {
-                Some(graph) => take_changes(graph)?,
-                None => Batch::new(),
-            };
+            let batch = state.graph.as_mut().map(take_changes).transpose();
             (batch, callers)
         };
-        let written = match batch.is_empty() {
-            true => Ok(Vec::new()),
-            false => self
+        let written = match batch {
+            Err(e) => Err(e.to_string()),
+            Ok(Some(batch)) if !batch.is_empty() => self
                 .engine
                 .write(&self.namespace, batch)
                 .map(|receipt| receipt.ids)
                 .map_err(|e| e.to_string()),
+            Ok(_) => Ok(Vec::new()),
         };
         let mut lost = Vec::new();
-        {
+        let more = {
             let mut state = self.lock()?;
             match (&written, state.graph.as_mut()) {
                 (Ok(ids), Some(graph)) => settle(graph, ids),
@@ -158,22 +195,18 @@ impl GraphStore {
                     lost = std::mem::take(&mut state.waiting);
                 }
             }
-            match state.waiting.first() {
-                Some(next) => {
-                    let _ = next.send(Turn::Lead);
-                }
-                None => state.leading = false,
-            }
-        }
+            state.committing = !state.waiting.is_empty();
+            state.committing
+        };
         let result = written.map(|_| ());
         for caller in callers {
-            let _ = caller.send(Turn::Done(result.clone()));
+            let _ = caller.send(result.clone());
         }
         let dropped = Err("an earlier graph write failed; nothing of this call was kept".into());
         for caller in lost {
-            let _ = caller.send(Turn::Done(dropped.clone()));
+            let _ = caller.send(dropped.clone());
         }
-        Ok(())
+        Ok(more)
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, State>, McpError> {
@@ -221,6 +254,13 @@ impl GraphStore {
         }
         Ok(graph)
     }
+}
+
+/// A caller's answer as a result: the committer's, or the error of a committer that stopped.
+fn settled(answer: Result<Answer, oneshot::error::RecvError>) -> Result<(), McpError> {
+    answer
+        .map_err(|_| McpError::Io("the graph write was abandoned".into()))?
+        .map_err(McpError::Io)
 }
 
 /// The batch writing every change of `graph` since the last one: new items (numbered by
@@ -316,125 +356,5 @@ fn relation_record(relation: &Relation) -> Result<NewRecord, McpError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::graph::model::ObservationAddition;
-    use mb_engine::EngineOptions;
-
-    fn entity(name: &str) -> Entity {
-        Entity {
-            name: name.into(),
-            entity_type: "thing".into(),
-            observations: vec![],
-        }
-    }
-
-    #[test]
-    fn the_graph_survives_a_reopen_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("store");
-        let expected = {
-            let engine = Arc::new(Engine::open(&path, EngineOptions::default()).unwrap());
-            let store = GraphStore::open(engine.clone(), "kg", GraphBounds::default()).unwrap();
-            store
-                .mutate(|g| g.create_entities(vec![entity("b"), entity("a"), entity("c")]))
-                .unwrap();
-            store
-                .mutate(|g| {
-                    g.create_relations(vec![Relation {
-                        from: "a".into(),
-                        to: "c".into(),
-                        relation_type: "likes".into(),
-                    }])
-                })
-                .unwrap();
-            store
-                .mutate(|g| {
-                    g.add_observations(vec![ObservationAddition {
-                        entity_name: "b".into(),
-                        contents: vec!["été".into()],
-                    }])
-                })
-                .unwrap();
-            store
-                .mutate(|g| {
-                    g.delete_entities(&["c".into()]);
-                    Ok(())
-                })
-                .unwrap();
-            assert!(store
-                .mutate(|g| g.add_observations(vec![ObservationAddition {
-                    entity_name: "zz".into(),
-                    contents: vec![],
-                }]))
-                .is_err());
-            let graph = store.read(Graph::snapshot).unwrap();
-            drop(store);
-            Arc::try_unwrap(engine).ok().unwrap().close().unwrap();
-            graph
-        };
-        assert_eq!(expected.entities.len(), 2);
-        assert!(expected.relations.is_empty());
-        let engine = Arc::new(Engine::open(&path, EngineOptions::default()).unwrap());
-        let store = GraphStore::open(engine, "kg", GraphBounds::default()).unwrap();
-        assert_eq!(store.read(Graph::snapshot).unwrap(), expected);
-        assert_eq!(expected.entities[0].observations, vec!["été".to_string()]);
-    }
-
-    #[test]
-    fn concurrent_changes_are_group_committed_and_reopen_as_they_were() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("store");
-        let mut options = EngineOptions::default();
-        options.sync_writes = true;
-        let expected = {
-            let engine = Arc::new(Engine::open(&path, options.clone()).unwrap());
-            let store =
-                Arc::new(GraphStore::open(engine.clone(), "kg", GraphBounds::default()).unwrap());
-            // Each thread creates entities and adds to them, and deletes the entity another
-            // thread is creating meanwhile: changes and deletions of items whose creation may
-            // still be in a write in flight.
-            let threads: Vec<_> = (0..8)
-                .map(|t| {
-                    let store = store.clone();
-                    std::thread::spawn(move || {
-                        for i in 0..60 {
-                            let name = format!("t{t}-{i}");
-                            store
-                                .mutate(|g| g.create_entities(vec![entity(&name)]))
-                                .unwrap();
-                            store
-                                .mutate(|g| {
-                                    g.delete_entities(&[format!("t{}-{i}", (t + 1) % 8)]);
-                                    g.add_observations(vec![ObservationAddition {
-                                        entity_name: name.clone(),
-                                        contents: vec![format!("seen {i}")],
-                                    }])
-                                })
-                                .ok();
-                        }
-                    })
-                })
-                .collect();
-            for thread in threads {
-                thread.join().unwrap();
-            }
-            let graph = store.read(Graph::snapshot).unwrap();
-            drop(store);
-            Arc::try_unwrap(engine).ok().unwrap().close().unwrap();
-            graph
-        };
-        let kept = expected.entities.len();
-        assert!(kept < 8 * 60, "some deletions found their entity");
-        let engine = Arc::new(Engine::open(&path, options).unwrap());
-        let store = GraphStore::open(engine.clone(), "kg", GraphBounds::default()).unwrap();
-        let mut reopened = store.read(Graph::snapshot).unwrap();
-        let mut sorted = expected.clone();
-        // Creation order across threads is the order of the writes; compare as sets.
-        reopened.entities.sort_by(|a, b| a.name.cmp(&b.name));
-        sorted.entities.sort_by(|a, b| a.name.cmp(&b.name));
-        assert_eq!(reopened, sorted);
-        // No record is left of a deleted entity.
-        assert_eq!(engine.records("kg").unwrap().count(), kept);
-    }
-}
+#[path = "store_tests.rs"]
+mod tests;

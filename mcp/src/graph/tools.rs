@@ -123,18 +123,14 @@ fn finish(outcome: Result<CallToolResult, McpError>) -> CallToolResult {
 }
 
 impl Server {
-    /// Runs `op` on the caller's graph on the blocking pool: a change returns once it is
-    /// durable (a synced log write, its own or a group's), a wait that must not hold up the
-    /// async workers serving every other request.
-    async fn mutate_graph<R: Send + 'static>(
+    /// Runs `op` on the caller's graph; a change returns once it is durable (a synced log
+    /// write, its own or a group's), awaited without holding a worker thread.
+    async fn mutate_graph<R>(
         &self,
         ctx: &RequestContext<RoleServer>,
-        op: impl FnOnce(&mut Graph) -> Result<R, McpError> + Send + 'static,
+        op: impl FnOnce(&mut Graph) -> Result<R, McpError>,
     ) -> Result<R, McpError> {
-        let store = self.graph(ctx)?;
-        tokio::task::spawn_blocking(move || store.mutate(op))
-            .await
-            .map_err(|e| McpError::Io(format!("the graph call stopped: {e}")))?
+        self.graph(ctx)?.mutate_async(op).await
     }
 }
 
