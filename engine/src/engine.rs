@@ -38,6 +38,8 @@ use crate::transfer::{ExportEntry, TransferCounts};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
 
 const LEXICAL_DIR: &str = "lexical";
+/// Directory of the vector files written at close (`crate::snapshot`).
+const VECTORS_DIR: &str = "vectors";
 
 /// An embedded memory store: records in namespaces, BM25 and vector search over them.
 ///
@@ -61,7 +63,12 @@ impl Engine {
         let store = Store::open(&path, options.sync_writes)?;
         discard_staged_copies(&store)?;
         let counters = store.counters()?;
-        let snapshots = Snapshots::open(&store, counters.seq)?;
+        let snapshots = Snapshots::open(
+            &store,
+            counters.seq,
+            path.join(VECTORS_DIR),
+            options.vector_snapshots,
+        )?;
         let mut catalog = Catalog::default();
         for (info, count) in store.namespaces()? {
             catalog.namespaces.insert(

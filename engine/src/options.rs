@@ -34,6 +34,12 @@ pub struct EngineOptions {
     /// is dropped beyond it and rebuilt from the store when next searched. `None` (the
     /// default): everything searched stays resident.
     pub derived_memory_budget: Option<usize>,
+    /// Write each searched namespace's vectors to one file at close (`vectors/` in the engine
+    /// directory), read at the next open while no write has happened since (default `true`).
+    /// A reopened 100k-vector namespace then answers its first search about twice as fast,
+    /// at the price of a second copy of the vectors on disk (the store's own stays the
+    /// source of truth). `false` deletes the files at open.
+    pub vector_snapshots: bool,
 }
 
 impl Default for EngineOptions {
@@ -48,6 +54,7 @@ impl Default for EngineOptions {
             bm25_idf: Idf::default(),
             hnsw: HnswParams::default(),
             derived_memory_budget: None,
+            vector_snapshots: true,
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::keys::{decode_vector_into, record_id_of, vector_space_of, CF_VECTORS}
 use crate::lexical::index::LexicalOp;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
+use crate::snapshot::NamespaceSnapshot;
 use crate::state::{Derived, Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, SharedCollection, VectorCollection};
@@ -123,9 +124,10 @@ impl Inner {
         Ok(derived)
     }
 
-    /// The vectors of namespace `ns` by space, read in place from the store (one decode
-    /// buffer, no allocation per vector: this is most of a reopened namespace's first search).
-    fn load_vectors(&self, ns: u32) -> Result<HashMap<String, VectorCollection>> {
+    /// The vectors of namespace `ns` (of `records` records) by space, read in place from the
+    /// store (one decode buffer, no allocation per vector, arenas sized once: this is most of
+    /// a reopened namespace's first search when no vector file is exact).
+    fn load_vectors(&self, ns: u32, records: usize) -> Result<HashMap<String, VectorCollection>> {
         let mut collections: HashMap<String, VectorCollection> = HashMap::new();
         let mut vector: Vec<f32> = Vec::new();
         self.store
@@ -143,7 +145,7 @@ impl Inner {
                     Some(collection) => collection,
                     None => collections
                         .entry(space.to_string())
-                        .or_insert_with(|| VectorCollection::new(vector.len())),
+                        .or_insert_with(|| VectorCollection::with_capacity(vector.len(), records)),
                 };
                 if collection.dim() != vector.len() {
                     return Err(corrupt());
@@ -154,17 +156,31 @@ impl Inner {
         Ok(collections)
     }
 
-    /// Writes the statistics of every namespace in memory as snapshots for the next open
-    /// (the engine is closing: no write is in flight).
+    /// Writes the statistics and vector collections of every namespace in memory as
+    /// snapshots for the next open (the engine is closing: no write is in flight).
     pub(crate) fn write_snapshots(&self) -> Result<()> {
         let loaded = self.loaded_derived();
         let stats: Vec<_> = loaded
             .iter()
-            .map(|(id, d)| (*id, d.lexical.read()))
+            .map(|(id, d)| (*id, d.lexical.read(), d.vectors.read()))
+            .collect();
+        let collections: Vec<Vec<(&str, _)>> = stats
+            .iter()
+            .map(|(_, _, spaces)| spaces.iter().map(|(s, c)| (s.as_str(), c.read())).collect())
             .collect();
         let seq = self.sequencer.reserved().seq;
-        self.snapshots
-            .write(&self.store, seq, stats.iter().map(|(id, s)| (*id, &**s)))
+        self.snapshots.write(
+            &self.store,
+            seq,
+            stats
+                .iter()
+                .zip(&collections)
+                .map(|((ns, stats, _), spaces)| NamespaceSnapshot {
+                    ns: *ns,
+                    stats,
+                    vectors: spaces.iter().map(|(s, c)| (*s, &**c)).collect(),
+                }),
+        )
     }
 
     /// Builds the derived state from the store, under the namespace's write lock so that no
@@ -184,7 +200,13 @@ impl Inner {
                 stats
             }
         };
-        let collections = self.load_vectors(ns.info.id)?;
+        let collections = match self.snapshots.vectors(ns.info.id) {
+            Some(collections) => collections,
+            None => self.load_vectors(
+                ns.info.id,
+                ns.count.load(std::sync::atomic::Ordering::SeqCst) as usize,
+            )?,
+        };
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()
             .map(|(space, c)| (space, Arc::new(RwLock::new(c))))

@@ -1,38 +1,67 @@
-//! Snapshots of the namespaces' BM25 statistics, written when the engine closes, so that the
-//! first search after a reopen reads one value instead of re-analysing every record's text
-//! (0.64 s of the 1.2 s a 100k-record namespace took to answer its first query).
+//! Snapshots of the namespaces' derived search state, written when the engine closes, so that
+//! the first search after a reopen reads them instead of rebuilding from every record: the
+//! BM25 statistics (one META value per namespace, instead of re-analysing every text) and the
+//! vector collections (one file per namespace in `vectors/`, see [`crate::vector::file`],
+//! instead of decoding every stored vector).
 //!
 //! A snapshot is exact or absent:
-//! - All are written in one batch at close, with the sequence number the store had then
-//!   ([`META_STATS_SEQ`]). At open they are kept only if the store's sequence number is still
-//!   that one; otherwise something wrote after them (a process that never closed) and they
-//!   are deleted.
-//! - During a session, the first write that changes records (in any namespace) deletes them
-//!   all in its own batch, atomically with its change. So no snapshot ever describes records
-//!   that have changed, and a deleted record's terms never outlive it in one (the deletion
-//!   guarantee of `docs/service.md`). Namespaces whose statistics are in memory at close are
+//! - All are written at close, with the sequence number the store had then: vector files
+//!   first (each names the number in its header), then the statistics and the number
+//!   ([`META_STATS_SEQ`]) in one batch. At open they are kept only if the store's sequence
+//!   number is still that one; otherwise something wrote after them (a process that never
+//!   closed) and they are deleted.
+//! - During a session, the first write that changes records (in any namespace) deletes the
+//!   statistics in its own batch, atomically with its change, and the vector files right
+//!   after (a file left by a crash in between names an older number than the store's, so it
+//!   is never read, and the next open deletes it). So no snapshot ever describes records that
+//!   have changed, and a deleted record's terms never outlive it in one (the deletion
+//!   guarantee of `docs/service.md`). Namespaces whose state is in memory at close are
 //!   written again then.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rocksdb::WriteBatch;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::keys::{
     decode_u64, encode_u64, prefix_end, stats_key, CF_META, META_STATS_PREFIX, META_STATS_SEQ,
 };
 use crate::lexical::LexicalStats;
 use crate::store::Store;
+use crate::vector::collection::VectorCollection;
+use crate::vector::file;
 
-/// Whether statistics snapshots are on disk, and their reading and writing.
+/// Whether snapshots are on disk, and their reading and writing.
 pub(crate) struct Snapshots {
     on_disk: AtomicBool,
+    /// The sequence number the snapshots on disk were written at.
+    seq: AtomicU64,
+    /// The directory of the vector files.
+    vectors_dir: PathBuf,
+    /// Whether vector files are written and read ([`crate::EngineOptions::vector_snapshots`]).
+    with_vectors: bool,
+}
+
+/// One namespace's derived state as [`Snapshots::write`] takes it.
+pub(crate) struct NamespaceSnapshot<'a> {
+    pub(crate) ns: u32,
+    pub(crate) stats: &'a LexicalStats,
+    /// The vector collections by space.
+    pub(crate) vectors: Vec<(&'a str, &'a VectorCollection)>,
 }
 
 impl Snapshots {
-    /// The snapshots of a store whose sequence number is `seq`: kept when they were written
-    /// at that number, deleted otherwise.
-    pub(crate) fn open(store: &Store, seq: u64) -> Result<Snapshots> {
+    /// The snapshots of a store whose sequence number is `seq`, with vector files in
+    /// `vectors_dir` (`with_vectors`): kept when they were written at that number, deleted
+    /// otherwise (vector files also when they are not wanted).
+    pub(crate) fn open(
+        store: &Store,
+        seq: u64,
+        vectors_dir: PathBuf,
+        with_vectors: bool,
+    ) -> Result<Snapshots> {
         let written_at = store.get(CF_META, META_STATS_SEQ)?;
         let exact = written_at.as_deref().and_then(decode_u64) == Some(seq);
         if written_at.is_some() && !exact {
@@ -40,8 +69,14 @@ impl Snapshots {
             delete_all(store, &mut batch)?;
             store.write(batch)?;
         }
+        if !exact || !with_vectors {
+            remove_vector_files(&vectors_dir)?;
+        }
         Ok(Snapshots {
             on_disk: AtomicBool::new(exact),
+            seq: AtomicU64::new(seq),
+            vectors_dir,
+            with_vectors,
         })
     }
 
@@ -65,8 +100,28 @@ impl Snapshots {
         stats
     }
 
-    /// Adds the deletion of every snapshot to a write's batch, while any may exist; call
-    /// [`Snapshots::invalidated`] once the batch is written.
+    /// Namespace `ns`'s vector collections by space as they were at the last close, if no
+    /// write has changed any record since. A file that is missing or damaged is ignored (the
+    /// caller reads the vectors from the store).
+    pub(crate) fn vectors(&self, ns: u32) -> Option<HashMap<String, VectorCollection>> {
+        if !self.with_vectors || !self.on_disk.load(Ordering::SeqCst) {
+            return None;
+        }
+        let path = self.vector_file(ns);
+        if !path.exists() {
+            return None;
+        }
+        match file::read(&path, self.seq.load(Ordering::SeqCst)) {
+            Ok(collections) => collections,
+            Err(e) => {
+                tracing::warn!("{e}; reading the vectors from the store");
+                None
+            }
+        }
+    }
+
+    /// Adds the deletion of every statistics snapshot to a write's batch, while any may
+    /// exist; call [`Snapshots::invalidated`] once the batch is written.
     pub(crate) fn invalidate(&self, store: &Store, batch: &mut WriteBatch) -> Result<()> {
         if self.on_disk.load(Ordering::SeqCst) {
             delete_all(store, batch)?;
@@ -74,35 +129,56 @@ impl Snapshots {
         Ok(())
     }
 
-    /// Notes that a batch from [`Snapshots::invalidate`] was written: none is left.
+    /// Notes that a batch from [`Snapshots::invalidate`] was written, and deletes the vector
+    /// files: none is left. (Its write is done, so a file that cannot be deleted is only
+    /// reported: it names an older sequence number than any later close, so it is never read,
+    /// and the next open deletes it.)
     pub(crate) fn invalidated(&self) {
-        self.on_disk.store(false, Ordering::SeqCst);
+        if self.on_disk.swap(false, Ordering::SeqCst) {
+            if let Err(e) = remove_vector_files(&self.vectors_dir) {
+                tracing::warn!("{e}; the stale vector files are deleted at the next open");
+            }
+        }
     }
 
-    /// Writes the statistics of the namespaces in memory (`(id, statistics)`) at the store's
-    /// sequence number `seq`, when the engine closes and nothing writes any more.
+    /// Writes `namespaces`' state at the store's sequence number `seq`, when the engine
+    /// closes and nothing writes any more.
     pub(crate) fn write<'a>(
         &self,
         store: &Store,
         seq: u64,
-        namespaces: impl IntoIterator<Item = (u32, &'a LexicalStats)>,
+        namespaces: impl IntoIterator<Item = NamespaceSnapshot<'a>>,
     ) -> Result<()> {
         let meta = store.cf(CF_META)?;
         let mut batch = WriteBatch::default();
-        for (ns, stats) in namespaces {
-            batch.put_cf(meta, stats_key(ns), stats.to_bytes());
+        let kept = self.on_disk.load(Ordering::SeqCst);
+        for snapshot in namespaces {
+            batch.put_cf(meta, stats_key(snapshot.ns), snapshot.stats.to_bytes());
+            let path = self.vector_file(snapshot.ns);
+            // A file still on disk is unchanged since it was read or written at this number.
+            if self.with_vectors && !(kept && path.exists()) {
+                std::fs::create_dir_all(&self.vectors_dir)
+                    .map_err(|e| Error::io(&self.vectors_dir, e))?;
+                file::write(&path, seq, &snapshot.vectors)?;
+            }
         }
-        if batch.is_empty() && !self.on_disk.load(Ordering::SeqCst) {
+        if batch.is_empty() && !kept {
             return Ok(());
         }
+        sync_dir(&self.vectors_dir)?;
         batch.put_cf(meta, META_STATS_SEQ, encode_u64(seq));
         store.write(batch)?;
+        self.seq.store(seq, Ordering::SeqCst);
         self.on_disk.store(true, Ordering::SeqCst);
         Ok(())
     }
+
+    fn vector_file(&self, ns: u32) -> PathBuf {
+        self.vectors_dir.join(format!("{ns}.vec"))
+    }
 }
 
-/// Adds the deletion of every snapshot and of their sequence number to `batch`.
+/// Adds the deletion of every statistics snapshot and of their sequence number to `batch`.
 fn delete_all(store: &Store, batch: &mut WriteBatch) -> Result<()> {
     let meta = store.cf(CF_META)?;
     batch.delete_range_cf(
@@ -114,9 +190,34 @@ fn delete_all(store: &Store, batch: &mut WriteBatch) -> Result<()> {
     Ok(())
 }
 
+/// Deletes the directory of vector files, if there is one.
+fn remove_vector_files(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(dir, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Makes the vector files' names durable before the statistics that vouch for them.
+fn sync_dir(dir: &Path) -> Result<()> {
+    match std::fs::File::open(dir) {
+        Ok(handle) => handle.sync_all().map_err(|e| Error::io(dir, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stats_only(ns: u32, stats: &LexicalStats) -> NamespaceSnapshot<'_> {
+        NamespaceSnapshot {
+            ns,
+            stats,
+            vectors: Vec::new(),
+        }
+    }
 
     fn stats(text: &str) -> LexicalStats {
         let mut stats = LexicalStats::default();
@@ -128,11 +229,13 @@ mod tests {
     fn snapshots_are_kept_only_at_their_sequence_number() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), false).unwrap();
-        let snapshots = Snapshots::open(&store, 5).unwrap();
+        let vectors = dir.path().join("vectors");
+        let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true).unwrap();
+        let snapshots = open(5);
         assert_eq!(snapshots.stats(&store, 1), None, "none yet");
         let one = stats("apple banana");
-        snapshots.write(&store, 5, [(1, &one)]).unwrap();
-        let reopened = Snapshots::open(&store, 5).unwrap();
+        snapshots.write(&store, 5, [stats_only(1, &one)]).unwrap();
+        let reopened = open(5);
         assert_eq!(reopened.stats(&store, 1), Some(one.clone()));
         assert_eq!(reopened.stats(&store, 2), None);
 
@@ -149,17 +252,62 @@ mod tests {
         );
 
         // Written at 7, opened at 8 (a process wrote and never closed): deleted.
-        snapshots.write(&store, 7, [(1, &one)]).unwrap();
-        let stale = Snapshots::open(&store, 8).unwrap();
+        snapshots.write(&store, 7, [stats_only(1, &one)]).unwrap();
+        let stale = open(8);
         assert_eq!(stale.stats(&store, 1), None);
         assert_eq!(store.get(CF_META, &stats_key(1)).unwrap(), None);
         assert_eq!(store.get(CF_META, META_STATS_SEQ).unwrap(), None);
 
         // A snapshot that does not decode is ignored.
-        snapshots.write(&store, 9, [(1, &one)]).unwrap();
+        snapshots.write(&store, 9, [stats_only(1, &one)]).unwrap();
         let mut batch = WriteBatch::default();
         batch.put_cf(store.cf(CF_META).unwrap(), stats_key(1), b"garbage");
         store.write(batch).unwrap();
-        assert_eq!(Snapshots::open(&store, 9).unwrap().stats(&store, 1), None);
+        assert_eq!(open(9).stats(&store, 1), None);
+    }
+
+    #[test]
+    fn vector_files_follow_the_statistics() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), false).unwrap();
+        let vectors = dir.path().join("vectors");
+        let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true).unwrap();
+        let mut collection = VectorCollection::new(4);
+        collection.upsert(
+            crate::record::RecordId(1),
+            &crate::vector::seeded_unit(1, 4),
+        );
+        let one = stats("apple");
+        let snapshot = |vectors| NamespaceSnapshot {
+            ns: 3,
+            stats: &one,
+            vectors,
+        };
+        open(5)
+            .write(&store, 5, [snapshot(vec![("s", &collection)])])
+            .unwrap();
+        let reopened = open(5);
+        let read = reopened.vectors(3).unwrap();
+        assert_eq!(read["s"].parts(), collection.parts());
+        assert!(reopened.vectors(4).is_none(), "no file, no snapshot");
+
+        // Kept at the next close when nothing wrote; deleted by the first write.
+        let modified = |path: &Path| std::fs::metadata(path).unwrap().modified().unwrap();
+        let before = modified(&vectors.join("3.vec"));
+        reopened
+            .write(&store, 5, [snapshot(vec![("s", &collection)])])
+            .unwrap();
+        assert_eq!(modified(&vectors.join("3.vec")), before, "not rewritten");
+        reopened.invalidated();
+        assert!(reopened.vectors(3).is_none());
+        assert!(!vectors.exists(), "deleted with the write");
+
+        // Written at 7, opened at 8: deleted at open.
+        reopened
+            .write(&store, 7, [snapshot(vec![("s", &collection)])])
+            .unwrap();
+        assert!(vectors.join("3.vec").exists());
+        assert!(open(8).vectors(3).is_none());
+        assert!(!vectors.exists());
     }
 }

@@ -58,6 +58,12 @@ pub(crate) struct Store {
     _holder: Holder,
 }
 
+/// Block size of the vectors' column family (RocksDB's default is 4 KiB, two or three vectors).
+const VECTOR_BLOCK_BYTES: usize = 64 << 10;
+
+/// Read-ahead of whole-namespace scans.
+const SCAN_READAHEAD: usize = 4 << 20;
+
 impl Store {
     /// Opens (creating if needed) the database below an engine directory.
     pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
@@ -72,6 +78,14 @@ impl Store {
             cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
             if *name == CF_META {
                 cf.set_merge_operator_associative("max_u64", max_u64);
+            }
+            if *name == CF_VECTORS {
+                // Vectors are read whole-namespace at a time and do not compress: large
+                // blocks, no compression (a 100k-vector load: about 300 ms down to 200).
+                let mut block = rocksdb::BlockBasedOptions::default();
+                block.set_block_size(VECTOR_BLOCK_BYTES);
+                cf.set_block_based_table_factory(&block);
+                cf.set_compression_type(rocksdb::DBCompressionType::None);
             }
             ColumnFamilyDescriptor::new(*name, cf)
         });
@@ -333,6 +347,9 @@ impl Store {
     ) -> Result<()> {
         let mut read = ReadOptions::default();
         read.set_iterate_upper_bound(ns_end(ns));
+        // A one-off pass over a namespace: keep it out of the block cache, read ahead.
+        read.fill_cache(false);
+        read.set_readahead_size(SCAN_READAHEAD);
         let mut it = self.db.raw_iterator_cf_opt(self.cf(cf)?, read);
         it.seek(ns_prefix(ns));
         while it.valid() {

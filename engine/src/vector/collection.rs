@@ -61,6 +61,42 @@ impl VectorCollection {
         }
     }
 
+    /// A collection of the vectors `data` (`dim` each, unit length) of `ids`, in that order,
+    /// as [`VectorCollection::parts`] gave them; `None` if the lengths disagree or an id repeats.
+    pub(crate) fn from_parts(dim: usize, ids: Vec<RecordId>, data: Vec<f32>) -> Option<Self> {
+        if dim == 0 || ids.len().checked_mul(dim) != Some(data.len()) {
+            return None;
+        }
+        let slot_of: HashMap<RecordId, usize> = ids
+            .iter()
+            .enumerate()
+            .map(|(slot, id)| (*id, slot))
+            .collect();
+        if slot_of.len() != ids.len() {
+            return None;
+        }
+        Some(VectorCollection {
+            ids,
+            data,
+            slot_of,
+            ..VectorCollection::new(dim)
+        })
+    }
+
+    /// The dimension, the ids and their vectors in slot order: what a vector file keeps.
+    pub(crate) fn parts(&self) -> (usize, &[RecordId], &[f32]) {
+        (self.dim, &self.ids, &self.data)
+    }
+
+    /// An empty collection of `dim`-dimensional unit vectors with room for `n` of them.
+    pub(crate) fn with_capacity(dim: usize, n: usize) -> Self {
+        let mut c = VectorCollection::new(dim);
+        c.ids.reserve(n);
+        c.data.reserve(n.saturating_mul(dim));
+        c.slot_of.reserve(n);
+        c
+    }
+
     /// The length of every vector of the collection.
     pub(crate) fn dim(&self) -> usize {
         self.dim
@@ -272,8 +308,18 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                 })
             }
             _ => {
-                let (ids, data) = (c.ids.clone(), c.data.clone());
-                Box::new(move || Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole))
+                // The arena is copied by the build thread, under a read lock: copying it here,
+                // under the write lock, held up the search that scheduled the build (100 ms
+                // of a reopened 100k namespace's first answer). Changes made before the copy
+                // are in it and also marked dirty, which install handles as any change.
+                let source = Arc::clone(collection);
+                Box::new(move || {
+                    let (ids, data) = {
+                        let c = source.read();
+                        (c.ids.clone(), c.data.clone())
+                    };
+                    Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole)
+                })
             }
         }
     };
@@ -329,132 +375,5 @@ pub(crate) fn wait_for_graph_build(collection: &SharedCollection) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unit(v: &[f32]) -> Vec<f32> {
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter().map(|x| x / n).collect()
-    }
-
-    #[test]
-    fn exact_search_ranks_and_breaks_ties_by_age() {
-        let mut c = VectorCollection::new(2);
-        c.upsert(RecordId(3), &unit(&[1.0, 0.0]));
-        c.upsert(RecordId(1), &unit(&[1.0, 0.0]));
-        c.upsert(RecordId(2), &unit(&[0.0, 1.0]));
-        let hits = c.exact_search(&unit(&[1.0, 0.1]), 2);
-        assert_eq!(
-            hits.iter().map(|h| h.0).collect::<Vec<_>>(),
-            [RecordId(1), RecordId(3)]
-        );
-    }
-
-    #[test]
-    fn remove_and_update_keep_arena_consistent() {
-        let mut c = VectorCollection::new(2);
-        for i in 0..5u64 {
-            c.upsert(RecordId(i), &unit(&[1.0, i as f32]));
-        }
-        assert!(c.remove(RecordId(1)));
-        assert!(!c.remove(RecordId(1)));
-        c.upsert(RecordId(4), &unit(&[0.0, -1.0]));
-        assert_eq!(c.len(), 4);
-        let best = c.exact_search(&unit(&[0.0, -1.0]), 1);
-        assert_eq!(best[0].0, RecordId(4));
-        assert!((best[0].1 - 1.0).abs() < 1e-5);
-        let all = c.exact_search(&unit(&[1.0, 1.0]), 10);
-        assert!(all.iter().all(|h| h.0 != RecordId(1)));
-    }
-
-    #[test]
-    fn graph_handles_tombstones_and_updates() {
-        let params = HnswParams {
-            threshold: 10,
-            ..HnswParams::default()
-        };
-        let shared: SharedCollection = Arc::new(RwLock::new(VectorCollection::new(3)));
-        for i in 0..200u64 {
-            let f = i as f32;
-            shared
-                .write()
-                .upsert(RecordId(i), &unit(&[f.sin(), f.cos(), 0.3]));
-        }
-        schedule_graph_build(&shared, params);
-        // Changes made while the graph is built are caught up on install.
-        shared.write().remove(RecordId(7));
-        wait_for_graph_build(&shared);
-        let mut c = shared.write();
-        assert!(c.has_graph());
-        let q = unit(&[7f32.sin(), 7f32.cos(), 0.3]);
-        assert!(c
-            .search(&q, 5, params.ef_search)
-            .iter()
-            .all(|h| h.0 != RecordId(7)));
-        c.upsert(RecordId(8), &unit(&[0.0, 0.0, 1.0]));
-        let top = c.search(&unit(&[0.0, 0.0, 1.0]), 1, params.ef_search);
-        assert_eq!(top[0].0, RecordId(8));
-        let hits = c.search(&unit(&[8f32.sin(), 8f32.cos(), 0.3]), 200, params.ef_search);
-        assert_eq!(hits.iter().filter(|h| h.0 == RecordId(8)).count(), 1);
-    }
-
-    #[test]
-    fn fresh_records_grow_the_graph_and_tombstones_rebuild_it() {
-        let params = HnswParams {
-            threshold: 10,
-            ..HnswParams::default()
-        };
-        let point = |i: u64| {
-            let f = i as f32;
-            unit(&[f.sin(), f.cos(), (f * 0.37).sin()])
-        };
-        let shared: SharedCollection = Arc::new(RwLock::new(VectorCollection::new(3)));
-        for i in 0..400u64 {
-            shared.write().upsert(RecordId(i), &point(i));
-        }
-        schedule_graph_build(&shared, params);
-        wait_for_graph_build(&shared);
-        assert_eq!(shared.read().graph.as_ref().map(Graph::points), Some(400));
-        let index = |s: &SharedCollection| s.read().graph.as_ref().unwrap().index();
-        let first_index = index(&shared);
-
-        // 100 new records: inserted into the same graph, which keeps its 400 points.
-        for i in 400..500u64 {
-            shared.write().upsert(RecordId(i), &point(i));
-            schedule_graph_build(&shared, params);
-        }
-        wait_for_graph_build(&shared);
-        {
-            let c = shared.read();
-            let graph = c.graph.as_ref().unwrap();
-            assert_eq!((graph.points(), graph.dead()), (500, 0));
-            assert_eq!(graph.fresh_count(), 0);
-            assert!(
-                Arc::ptr_eq(&graph.index(), &first_index),
-                "rebuilt, not grown"
-            );
-            // Every new record is found through the graph alone.
-            for i in 400..500u64 {
-                let hits = graph.search(&point(i), 10, 10);
-                assert_eq!(hits[0].0, RecordId(i), "record {i} not found by the graph");
-            }
-        }
-
-        // Changing a third of the records leaves tombstones past the rebuild fraction: the
-        // graph is rebuilt from scratch over the 500 current vectors.
-        for i in 0..170u64 {
-            shared.write().upsert(RecordId(i), &point(i + 1000));
-            schedule_graph_build(&shared, params);
-        }
-        wait_for_graph_build(&shared);
-        let c = shared.read();
-        let graph = c.graph.as_ref().unwrap();
-        assert!(graph.dead() as f32 <= params.rebuild_dead_fraction * graph.points() as f32);
-        assert!(
-            !Arc::ptr_eq(&graph.index(), &first_index),
-            "grown, not rebuilt"
-        );
-        let top = c.search(&point(1005), 1, params.ef_search);
-        assert_eq!(top[0].0, RecordId(5));
-    }
-}
+#[path = "collection_tests.rs"]
+mod tests;

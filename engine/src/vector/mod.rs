@@ -3,6 +3,7 @@
 mod codes;
 pub(crate) mod collection;
 pub mod distance;
+pub(crate) mod file;
 mod graph;
 mod topk;
 

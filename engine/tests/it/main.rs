@@ -15,3 +15,4 @@ mod single_writer;
 mod stats_snapshot;
 mod transfer;
 mod vector_recall;
+mod vector_snapshot;

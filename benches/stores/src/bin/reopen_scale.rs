@@ -1,0 +1,147 @@
+//! Reopen time of a large store: how long a closed engine takes to open and answer its first
+//! vector and text search, with and without the vector files written at close
+//! (`EngineOptions::vector_snapshots`), and what those files cost on disk.
+//!
+//! Usage: `reopen_scale DATA_DIR N STORE_DIR` (the data set `prepare.py` wrote). Embedding a
+//! million real records takes about three hours here, so a store larger than the data set is
+//! made from it: record `i` is row `i mod rows` with its copy number appended to the text, and
+//! its vector is that row's vector with a small deterministic perturbation, normalized (so
+//! copies are near, not equal). `STORE_DIR` is built once and reused by later runs. Prints one
+//! JSON object.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, Space};
+use mb_stores_bench::{dir_bytes, Data, DIM};
+use serde_json::{json, Map, Value};
+
+const NS: &str = "bench";
+const SPACE: &str = "minilm";
+/// Records per write while building.
+const CHUNK: usize = 5_000;
+/// Rows of the data set used (every one `prepare.py` writes by default).
+const ROWS: usize = 100_000;
+/// Reopens timed per setting.
+const ROUNDS: usize = 3;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(data_dir), Some(n), Some(store)) = (args.get(1), args.get(2), args.get(3)) else {
+        return Err("usage: reopen_scale DATA_DIR N STORE_DIR".into());
+    };
+    let n: usize = n.parse()?;
+    let data = Data::load(Path::new(data_dir), n.min(ROWS))?;
+    let store = PathBuf::from(store);
+    let mut out = Map::new();
+    out.insert("n".into(), json!(n));
+    if !store.exists() {
+        let started = Instant::now();
+        build(&data, n, &store)?;
+        out.insert("build_s".into(), json!(started.elapsed().as_secs_f64()));
+    }
+    // The first session searches (loading the vectors from the store) and closes: that close
+    // writes the vector file.
+    let started = Instant::now();
+    let (first, close_ms) = reopen(&store, &data, true)?;
+    out.insert("first_open_from_store".into(), first);
+    out.insert("close_writing_file_ms".into(), json!(close_ms));
+    out.insert("disk_with_file_mib".into(), json!(mib(dir_bytes(&store))));
+    out.insert(
+        "vector_file_mib".into(),
+        json!(mib(dir_bytes(&store.join("vectors")))),
+    );
+    let mut rounds = Vec::new();
+    for _ in 0..ROUNDS {
+        rounds.push(reopen(&store, &data, true)?.0);
+    }
+    out.insert("with_file".into(), json!(rounds));
+    let mut rounds = Vec::new();
+    for _ in 0..ROUNDS {
+        rounds.push(reopen(&store, &data, false)?.0);
+    }
+    out.insert("without_file".into(), json!(rounds));
+    out.insert(
+        "disk_without_file_mib".into(),
+        json!(mib(dir_bytes(&store))),
+    );
+    out.insert("measured_s".into(), json!(started.elapsed().as_secs_f64()));
+    println!("{}", Value::Object(out));
+    Ok(())
+}
+
+/// Writes `n` records made from `data` (no HNSW graph is built while writing: the reopen is
+/// what is measured).
+fn build(data: &Data, n: usize, store: &Path) -> Result<()> {
+    let mut options = EngineOptions::default();
+    options.hnsw.threshold = usize::MAX;
+    let engine = Engine::open(store, options)?;
+    engine.create_space(Space::new(SPACE, DIM))?;
+    engine.create_namespace(NS, NamespaceOptions::default())?;
+    let rows = data.rows.len();
+    for start in (0..n).step_by(CHUNK) {
+        let mut batch = Batch::new();
+        for i in start..(start + CHUNK).min(n) {
+            let row = &data.rows[i % rows];
+            let copy = i / rows;
+            let text = match copy {
+                0 => row.text.clone(),
+                _ => format!("{} ({copy})", row.text),
+            };
+            batch.put(
+                NewRecord::new(text)
+                    .with_attribute("source", row.source.as_str())
+                    .with_vector(SPACE, perturbed(data.vector(i % rows), copy)),
+            );
+        }
+        engine.write(NS, batch)?;
+    }
+    engine.close()?;
+    Ok(())
+}
+
+/// `vector` moved a little for copy `copy` (copy 0 is the vector itself), normalized.
+fn perturbed(vector: &[f32], copy: usize) -> Vec<f32> {
+    let moved: Vec<f32> = vector
+        .iter()
+        .enumerate()
+        .map(|(j, x)| match copy {
+            0 => *x,
+            _ => x + 0.02 * ((copy * 7919 + j * 104_729) as f32).sin(),
+        })
+        .collect();
+    let norm = moved.iter().map(|x| x * x).sum::<f32>().sqrt();
+    moved.into_iter().map(|x| x / norm).collect()
+}
+
+/// Opens the store, searches once by vector and once by text, closes; the timings and the
+/// close's duration.
+fn reopen(store: &Path, data: &Data, vector_snapshots: bool) -> Result<(Value, f64)> {
+    let mut options = EngineOptions::default();
+    options.vector_snapshots = vector_snapshots;
+    let started = Instant::now();
+    let engine = Engine::open(store, options)?;
+    let opened = started.elapsed();
+    engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
+    let vector = started.elapsed();
+    engine.search_text(NS, &data.queries[0].text, 10)?;
+    let both = started.elapsed();
+    let closing = Instant::now();
+    engine.close()?;
+    let timings = json!({
+        "open_ms": ms(opened),
+        "first_vector_answer_ms": ms(vector),
+        "first_both_answers_ms": ms(both),
+    });
+    Ok((timings, ms(closing.elapsed())))
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1_048_576.0
+}

@@ -1,0 +1,44 @@
+//! Times three reopens of an existing engine directory: open, the first vector search and the
+//! first text search (which load the namespace's derived state), and close. Small enough to
+//! run under `perf record -g`, which is how the reopen profile in `docs/stores.md` was taken.
+//!
+//! Usage: `cargo run --release -p mb-engine --example reopen_probe -- DIR [NAMESPACE SPACE]`
+//! (defaults: the stores benchmark's `bench` and `minilm`).
+
+use std::time::Instant;
+
+use mb_engine::{Engine, EngineOptions};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        return Err("usage: reopen_probe DIR [NAMESPACE SPACE]".into());
+    };
+    let namespace = args.get(2).map_or("bench", String::as_str);
+    let space = args.get(3).map_or("minilm", String::as_str);
+    for _ in 0..3 {
+        let started = Instant::now();
+        let engine = Engine::open(path, EngineOptions::default())?;
+        let opened = started.elapsed();
+        let dim = engine
+            .spaces()
+            .into_iter()
+            .find(|s| s.name == space)
+            .ok_or_else(|| format!("no space {space} in {path}"))?
+            .dim;
+        let query = vec![(dim as f32).sqrt().recip(); dim];
+        let searching = Instant::now();
+        engine.search_vector(namespace, space, &query, 10)?;
+        let vector = searching.elapsed();
+        let searching = Instant::now();
+        engine.search_text(namespace, "what did she say about the trip", 10)?;
+        let text = searching.elapsed();
+        let closing = Instant::now();
+        engine.close()?;
+        println!(
+            "open {opened:?}, first vector search {vector:?}, first text search {text:?}, close {:?}",
+            closing.elapsed()
+        );
+    }
+    Ok(())
+}

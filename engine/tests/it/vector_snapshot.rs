@@ -1,0 +1,156 @@
+//! Vector collections written at close and read back at the next open (`vectors/{ns}.vec`,
+//! `snapshot.rs`): a reopened namespace answers exactly as the live one did, a write after the
+//! snapshot deletes it, and a damaged file is passed over for the store.
+
+use std::path::Path;
+
+use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, RecordId, Space};
+
+fn open(dir: &Path) -> Engine {
+    Engine::open(dir, EngineOptions::default()).unwrap()
+}
+
+fn unit(seed: u64, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim)
+        .map(|i| ((seed * 31 + i as u64) as f32 * 0.7).sin())
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
+}
+
+/// A namespace of 300 records with vectors in two spaces (every third only in `a`), some
+/// deleted and one changed; the ids of the records kept.
+fn filled(dir: &Path) -> (Engine, Vec<RecordId>) {
+    let engine = open(dir);
+    engine.create_space(Space::new("a", 8)).unwrap();
+    engine.create_space(Space::new("b", 4)).unwrap();
+    engine
+        .ensure_namespace("n", NamespaceOptions::default())
+        .unwrap();
+    let mut batch = Batch::new();
+    for i in 0..300u64 {
+        let mut record = NewRecord::new(format!("record {i}")).with_vector("a", unit(i, 8));
+        if i % 3 != 0 {
+            record = record.with_vector("b", unit(i + 1000, 4));
+        }
+        batch.put(record);
+    }
+    let mut ids = engine.write("n", batch).unwrap().ids;
+    let mut change = Batch::new();
+    for id in ids.drain(10..20) {
+        change.delete(id);
+    }
+    change.update(
+        ids[0],
+        NewRecord::new("changed").with_vector("a", unit(7777, 8)),
+    );
+    engine.write("n", change).unwrap();
+    (engine, ids)
+}
+
+/// Every answer of ten queries in each space.
+fn answers(engine: &Engine) -> Vec<Vec<(RecordId, f32)>> {
+    let mut all = Vec::new();
+    for (space, dim) in [("a", 8), ("b", 4)] {
+        for q in 0..10 {
+            let hits = engine
+                .search_vector("n", space, &unit(q * 17 + 5, dim), 7)
+                .unwrap();
+            all.push(hits.iter().map(|h| (h.record.id, h.score)).collect());
+        }
+    }
+    all
+}
+
+fn vector_file(dir: &Path) -> std::path::PathBuf {
+    let files: Vec<_> = std::fs::read_dir(dir.join("vectors"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "one namespace, one file: {files:?}");
+    files[0].clone()
+}
+
+#[test]
+fn a_reopened_namespace_answers_as_the_live_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _) = filled(dir.path());
+    let live = answers(&engine);
+    engine.close().unwrap();
+    assert!(vector_file(dir.path()).exists());
+    let engine = open(dir.path());
+    assert_eq!(answers(&engine), live, "after one close");
+    engine.close().unwrap();
+    assert_eq!(answers(&open(dir.path())), live, "after two");
+}
+
+#[test]
+fn a_write_after_the_snapshot_deletes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, ids) = filled(dir.path());
+    answers(&engine);
+    engine.close().unwrap();
+    let engine = open(dir.path());
+    let mut change = Batch::new();
+    change.delete(ids[1]);
+    change.put(NewRecord::new("new").with_vector("a", unit(5, 8)));
+    engine.write("n", change).unwrap();
+    assert!(!dir.path().join("vectors").exists(), "deleted by the write");
+    let live = answers(&engine);
+    assert!(live.iter().flatten().all(|(id, _)| *id != ids[1]));
+    engine.close().unwrap();
+    assert_eq!(answers(&open(dir.path())), live);
+}
+
+#[test]
+fn a_damaged_file_is_passed_over_for_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _) = filled(dir.path());
+    let live = answers(&engine);
+    engine.close().unwrap();
+    let file = vector_file(dir.path());
+    let mut bytes = std::fs::read(&file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&file, bytes).unwrap();
+    assert_eq!(answers(&open(dir.path())), live);
+}
+
+#[test]
+fn the_file_is_what_a_reopen_reads() {
+    // A vector changed in the file, with a checksum to match, changes the answers: the
+    // reopened namespace was read from the file, not from the store.
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _) = filled(dir.path());
+    let live = answers(&engine);
+    engine.close().unwrap();
+    let file = vector_file(dir.path());
+    let mut bytes = std::fs::read(&file).unwrap();
+    let body = bytes.len() - 4;
+    for b in &mut bytes[body - 400..body] {
+        *b = 0;
+    }
+    let crc = crc32fast::hash(&bytes[..body]);
+    bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&file, bytes).unwrap();
+    assert_ne!(answers(&open(dir.path())), live);
+}
+
+#[test]
+fn without_vector_snapshots_no_file_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _) = filled(dir.path());
+    let live = answers(&engine);
+    engine.close().unwrap();
+    assert!(dir.path().join("vectors").exists());
+    let mut options = EngineOptions::default();
+    options.vector_snapshots = false;
+    let engine = Engine::open(dir.path(), options).unwrap();
+    assert!(!dir.path().join("vectors").exists(), "deleted at open");
+    assert_eq!(answers(&engine), live);
+    engine.close().unwrap();
+    assert!(
+        !dir.path().join("vectors").exists(),
+        "none written at close"
+    );
+}
