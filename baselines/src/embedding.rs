@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use mb_embed::Embedder;
+use mb_embed::{Embedder, OnnxReranker};
 
 use crate::error::MemoryError;
 
@@ -30,6 +30,20 @@ pub(crate) async fn embed_text(
 ) -> Result<Vec<f32>, MemoryError> {
     let embedder = Arc::clone(embedder);
     off_runtime(move || embedder.embed_one(&text)).await
+}
+
+/// The cross-encoder's score of each passage for `query`, computed off the runtime's workers.
+pub(crate) async fn rerank_scores(
+    reranker: &Arc<OnnxReranker>,
+    query: String,
+    passages: Vec<String>,
+) -> Result<Vec<f32>, MemoryError> {
+    let reranker = Arc::clone(reranker);
+    off_runtime(move || {
+        let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+        reranker.score(&query, &refs)
+    })
+    .await
 }
 
 async fn off_runtime<T: Send + 'static>(

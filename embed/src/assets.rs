@@ -77,6 +77,32 @@ impl Assets {
     pub fn runtime() -> Result<PathBuf> {
         runtime_in(&places(&[]))
     }
+
+    /// The model directory `name` names: itself when it is a directory, else `models/<name>`
+    /// in a checkout's `.cache/` or the user's data folder (items 3 and 4 of the module docs),
+    /// where `scripts/setup.sh` installs the optional models.
+    pub fn model_dir(name: &str) -> Result<PathBuf> {
+        let direct = PathBuf::from(name);
+        if direct.is_dir() {
+            return Ok(direct);
+        }
+        let places = places(&[]);
+        for place in &places {
+            if let Place::Cache(dir) = place {
+                let dir = dir.join("models").join(name);
+                if dir.join("model.onnx").is_file() {
+                    return Ok(dir);
+                }
+            }
+        }
+        Err(EmbedError::AssetMissing {
+            what: "model directory",
+            looked_in: format!("{name}, and models/{name} under {}", describe(&places)),
+            fix: "run `bash scripts/setup.sh`, or give a directory holding model.onnx and \
+                  tokenizer.json"
+                .to_string(),
+        })
+    }
 }
 
 /// One place assets may be, with the layout of its files.
@@ -223,7 +249,16 @@ fn existing(path: PathBuf, variable: &str, what: &'static str) -> Result<PathBuf
 }
 
 fn missing(what: &'static str, places: &[Place]) -> EmbedError {
-    let looked_in = if places.is_empty() {
+    EmbedError::AssetMissing {
+        what,
+        looked_in: describe(places),
+        fix: FIX.to_string(),
+    }
+}
+
+/// The places looked in, for an error message.
+fn describe(places: &[Place]) -> String {
+    if places.is_empty() {
         "no checkout .cache/, user data folder or virtual environment".to_string()
     } else {
         places
@@ -233,11 +268,6 @@ fn missing(what: &'static str, places: &[Place]) -> EmbedError {
             })
             .collect::<Vec<_>>()
             .join(", ")
-    };
-    EmbedError::AssetMissing {
-        what,
-        looked_in,
-        fix: FIX.to_string(),
     }
 }
 

@@ -53,7 +53,7 @@ pub use cache::{CacheStats, CachedEmbedder, CACHE_NAMESPACE};
 pub use error::{EmbedError, Result};
 pub use hashing::HashingEmbedder;
 pub use http::{HttpConfig, HttpEmbedder, API_KEY_ENV};
-pub use onnx::{OnnxConfig, OnnxEmbedder, OptimizationLevel};
+pub use onnx::{OnnxConfig, OnnxEmbedder, OnnxReranker, OptimizationLevel};
 pub use pooling::{l2_normalize, Pooling};
 
 /// Something that turns texts into unit vectors of one fixed dimension.

@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mb_baselines::{SystemSettings, SystemSpec};
-use mb_embed::{CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxEmbedder};
+use mb_embed::{
+    CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxConfig, OnnxEmbedder,
+};
 use mb_engine::Engine;
 use parking_lot::Mutex;
 
@@ -17,9 +19,11 @@ use crate::error::HarnessError;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct EmbedderArgs {
     /// `onnx` (all-MiniLM-L6-v2 in-process), `hashing` (model-free feature hashing, for quick
-    /// runs), or an OpenAI-compatible endpoint's settings file such as
-    /// configs/embedder/paper.toml. Default: each system's `embedder` setting.
-    #[arg(long = "embedder", value_name = "onnx|hashing|FILE")]
+    /// runs), a model directory run in-process (`model.onnx`, `tokenizer.json`, pooling and
+    /// length from sentence-transformers' files, e.g. .cache/models/bge-small-en-v1.5-int8), or
+    /// an OpenAI-compatible endpoint's settings file such as configs/embedder/paper.toml.
+    /// Default: each system's `embedder` setting.
+    #[arg(long = "embedder", value_name = "onnx|hashing|DIR|FILE")]
     pub embedder: Option<String>,
 }
 
@@ -79,8 +83,9 @@ impl Embedders {
     }
 }
 
-/// Opens the embedder `choice` names (`onnx`, `hashing` or an endpoint settings file);
-/// model-backed ones go through the engine's embedding cache.
+/// Opens the embedder `choice` names (`onnx`, `hashing`, a model directory holding
+/// `model.onnx` and `tokenizer.json` such as `.cache/models/bge-small-en-v1.5-int8`, or an
+/// endpoint settings file); model-backed ones go through the engine's embedding cache.
 pub fn open_embedder(
     choice: &str,
     engine: &Arc<Engine>,
@@ -91,6 +96,10 @@ pub fn open_embedder(
             engine.clone(),
         )?),
         "hashing" => Arc::new(HashingEmbedder::new(384)),
+        dir if Path::new(dir).is_dir() => Arc::new(CachedEmbedder::new(
+            OnnxEmbedder::new(OnnxConfig::from_dir(dir)?)?,
+            engine.clone(),
+        )?),
         path => {
             let limit = mb_core::files::SETTINGS_LIMIT;
             let text = mb_core::files::read_text(Path::new(path), limit).map_err(|e| {

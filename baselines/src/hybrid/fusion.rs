@@ -104,6 +104,36 @@ pub fn dedupe(hits: Vec<Hit>, text: impl Fn(&Hit) -> &str) -> Vec<Hit> {
         .collect()
 }
 
+/// Reorders the first `scores.len()` hits by `scores` (a reranker's, one per hit, higher is
+/// better) mixed with their fused scores: each side min-max normalized over those hits, the
+/// reranker's weighted `blend` and the fused `1 - blend` (1 orders by the reranker alone; ties
+/// keep the fused order). The rest stay after them as they were, and the hits' own scores
+/// are left as fused.
+pub fn reorder_head(hits: &mut [Hit], scores: &[f32], blend: f32) {
+    let n = scores.len().min(hits.len());
+    let fused: Vec<f32> = hits[..n].iter().map(|h| h.score).collect();
+    let (reranked, fused) = (min_max(&scores[..n]), min_max(&fused));
+    let key: Vec<f32> = (0..n)
+        .map(|i| blend * reranked[i] + (1.0 - blend) * fused[i])
+        .collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| key[b].total_cmp(&key[a]).then(a.cmp(&b)));
+    let head: Vec<Hit> = order.iter().map(|&i| hits[i].clone()).collect();
+    for (slot, hit) in hits.iter_mut().zip(head) {
+        *slot = hit;
+    }
+}
+
+/// `values` scaled to 0..=1 (all 1 when they are equal).
+fn min_max(values: &[f32]) -> Vec<f32> {
+    let lo = values.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    values
+        .iter()
+        .map(|v| if hi > lo { (v - lo) / (hi - lo) } else { 1.0 })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use mb_engine::Record;
@@ -155,5 +185,17 @@ mod tests {
         let kept = dedupe(hits, |h| h.record.text.as_str());
         let ids: Vec<u64> = kept.iter().map(|h| h.record.id.0).collect();
         assert_eq!(ids, [3, 1]);
+    }
+
+    #[test]
+    fn a_reranked_head_keeps_the_tail() {
+        let mut hits: Vec<Hit> = (1..=5).map(|id| hit(id, "t")).collect();
+        reorder_head(&mut hits, &[0.1, 2.0, 0.1, -1.0], 1.0);
+        let ids: Vec<u64> = hits.iter().map(|h| h.record.id.0).collect();
+        assert_eq!(
+            ids,
+            [2, 1, 3, 4, 5],
+            "ties keep their order; the fifth was not scored"
+        );
     }
 }

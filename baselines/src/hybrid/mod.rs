@@ -33,11 +33,11 @@ use mb_core::dates::{referenced_days, Day};
 use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
-use mb_embed::Embedder;
+use mb_embed::{Assets, Embedder, OnnxReranker};
 use mb_engine::{Analyzer, Batch, Hit, NamespaceOptions, Record};
 use ops::KeyFacts;
 
-use crate::embedding::{embed_text, embed_texts};
+use crate::embedding::{embed_text, embed_texts, rerank_scores};
 use crate::error::MemoryError;
 use crate::store::{delete_units, open_embedding_memory, retrieved, stats, unit_record};
 use crate::system::{
@@ -59,6 +59,8 @@ const OPERATIONS: &str = "llm_operations";
 pub struct HybridMemory {
     context: MemoryContext,
     embedder: Arc<dyn Embedder>,
+    /// The cross-encoder, when `rerank_candidates` asks for one.
+    reranker: Option<Arc<OnnxReranker>>,
     settings: HybridSettings,
 }
 
@@ -89,9 +91,16 @@ impl HybridMemory {
                 .engine
                 .search_text(&sessions::namespace(&context.namespace), "", 1)?;
         }
+        let reranker = match settings.rerank_candidates {
+            0 => None,
+            _ => Some(OnnxReranker::shared(&Assets::model_dir(
+                &settings.rerank_model,
+            )?)?),
+        };
         Ok(HybridMemory {
             context,
             embedder,
+            reranker,
             settings,
         })
     }
@@ -267,17 +276,27 @@ impl HybridMemory {
             });
         }
         if s.dedupe {
-            hits = fusion::dedupe(hits, |hit| {
-                let value = hit.record.content();
-                // The transcript, without the date in front.
-                match value.strip_prefix('[').and_then(|v| v.split_once("] ")) {
-                    Some((_, transcript)) => transcript,
-                    None => value,
-                }
-            });
+            hits = fusion::dedupe(hits, |hit| transcript(hit.record.content()));
+        }
+        if let Some(reranker) = &self.reranker {
+            let n = s.rerank_candidates.min(hits.len());
+            let passages = hits[..n]
+                .iter()
+                .map(|hit| transcript(hit.record.content()).to_string())
+                .collect();
+            let scores = rerank_scores(reranker, query.to_string(), passages).await?;
+            fusion::reorder_head(&mut hits, &scores, s.rerank_blend);
         }
         hits.truncate(k);
         Ok(hits)
+    }
+}
+
+/// A unit's transcript, without the date in front.
+fn transcript(value: &str) -> &str {
+    match value.strip_prefix('[').and_then(|v| v.split_once("] ")) {
+        Some((_, transcript)) => transcript,
+        None => value,
     }
 }
 

@@ -80,10 +80,23 @@ pub struct HybridSettings {
     /// as a whole (whole sessions ranked as the units are, best scaled to 1); 0 indexes no
     /// sessions.
     pub session_weight: f32,
+    /// The first this many fused candidates are reordered by a cross-encoder (a model call
+    /// per candidate: hundreds of milliseconds per question on a CPU); 0 reranks nothing.
+    pub rerank_candidates: usize,
+    /// The cross-encoder: a directory holding `model.onnx` and `tokenizer.json`, or the name
+    /// of one under a checkout's `.cache/models/` (`scripts/setup.sh` installs
+    /// `ms-marco-minilm-l12-int8`).
+    pub rerank_model: String,
+    /// How much the reranker's score decides the reranked order against the fused score's
+    /// (each normalized over the candidates): 1 orders by the reranker alone.
+    pub rerank_blend: f32,
 }
 
 /// Most candidates a ranking may contribute before fusion.
 pub const MAX_CANDIDATES: usize = 10_000;
+
+/// Most candidates the cross-encoder may reorder.
+pub const MAX_RERANK: usize = 1_000;
 
 impl HybridSettings {
     /// Refuses values the fusion cannot use, naming the key (`[hybrid] <key>`): weights that are
@@ -96,6 +109,7 @@ impl HybridSettings {
             ("time_weight", self.time_weight),
             ("session_weight", self.session_weight),
             ("rrf_k", self.rrf_k),
+            ("rerank_blend", self.rerank_blend),
         ] {
             if !value.is_finite() || value < 0.0 {
                 return Err(format!(
@@ -107,6 +121,18 @@ impl HybridSettings {
             return Err(format!(
                 "[hybrid] candidates = {}: give 1 to {MAX_CANDIDATES}",
                 self.candidates
+            ));
+        }
+        if self.rerank_blend > 1.0 {
+            return Err(format!(
+                "[hybrid] rerank_blend = {}: give 0 to 1",
+                self.rerank_blend
+            ));
+        }
+        if self.rerank_candidates > MAX_RERANK {
+            return Err(format!(
+                "[hybrid] rerank_candidates = {}: give 0 to {MAX_RERANK}",
+                self.rerank_candidates
             ));
         }
         Ok(())
@@ -127,6 +153,9 @@ impl Default for HybridSettings {
             time_weight: 1.0,
             dedupe: true,
             session_weight: 1.0,
+            rerank_candidates: 0,
+            rerank_model: "ms-marco-minilm-l12-int8".to_string(),
+            rerank_blend: 1.0,
         }
     }
 }

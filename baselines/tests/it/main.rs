@@ -6,6 +6,7 @@ mod common;
 mod embedding_overlap;
 mod example_system;
 mod hybrid;
+mod hybrid_rerank;
 mod hybrid_sessions;
 mod mem0_inputs;
 mod memoryos;

@@ -9,6 +9,7 @@
 //! very slightly on what else is in its batch (cosine ≥ 0.999 against running it alone).
 
 mod config;
+mod rerank;
 mod runtime;
 mod session_pool;
 
@@ -23,6 +24,7 @@ use parking_lot::Mutex;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 pub use config::{OnnxConfig, OptimizationLevel};
+pub use rerank::OnnxReranker;
 
 use crate::assets::Assets;
 use crate::error::{EmbedError, Result};
@@ -49,7 +51,7 @@ pub struct OnnxEmbedder {
 
 /// The model inputs a BERT-style tokenizer can fill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ModelInput {
+pub(crate) enum ModelInput {
     Ids,
     AttentionMask,
     TokenTypes,
@@ -421,7 +423,9 @@ fn tokenizer_error(path: &Path, detail: String) -> EmbedError {
     }
 }
 
-fn model_inputs(session: &Session) -> std::result::Result<Vec<(String, ModelInput)>, String> {
+pub(crate) fn model_inputs(
+    session: &Session,
+) -> std::result::Result<Vec<(String, ModelInput)>, String> {
     let mut inputs = Vec::new();
     for outlet in session.inputs() {
         let kind = match outlet.name() {
