@@ -141,6 +141,13 @@ mod tests {
             (http.model_id(), http.dim()),
             ("Qwen/Qwen3-Embedding-0.6B", 1024)
         );
+        // A directory is a model directory, and one without a model says so.
+        let empty = tempfile::tempdir().unwrap();
+        let error = choose(empty.path().to_str().unwrap())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("model.onnx"), "{error}");
         let error = choose("/nonexistent/embedder.toml")
             .err()
             .unwrap()

