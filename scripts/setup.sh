@@ -2,7 +2,7 @@
 # Installs what a fresh Debian/Ubuntu machine lacks to build and run memorybench-rs.
 # Idempotent: a second run only checks and prints "setup: ok".
 #
-#   --user   also copies ONNX Runtime and the embedding model into the user's data folder
+#   --user   also copies ONNX Runtime and the embedding models into the user's data folder
 #            ($XDG_DATA_HOME/memorybench, else ~/.local/share/memorybench), where binaries
 #            installed outside the checkout (`cargo install --path harness`) find them.
 set -euo pipefail
@@ -264,16 +264,18 @@ if [ "$user_copy" -eq 0 ]; then
 fi
 if [ "$user_copy" -eq 1 ]; then
   data="${XDG_DATA_HOME:-$HOME/.local/share}/memorybench"
-  if [ "$(cat "$data/assets.ok" 2>/dev/null)" != "$stamp_text" ]; then
-    say "copying ONNX Runtime and the embedding model into $data"
+  if [ "$(cat "$data/assets.ok" 2>/dev/null)" != "$stamp_text $extra_stamp_text" ]; then
+    say "copying ONNX Runtime and the models into $data"
     mkdir -p "$data/onnxruntime" "$data/models"
     cp -L "$cache/onnxruntime/libonnxruntime.so" "$data/onnxruntime/libonnxruntime.so.part"
     mv "$data/onnxruntime/libonnxruntime.so.part" "$data/onnxruntime/libonnxruntime.so"
-    rm -rf "$data/models/all-minilm-l6-v2-int8.part"
-    cp -rL "$model_dir" "$data/models/all-minilm-l6-v2-int8.part"
-    rm -rf "$data/models/all-minilm-l6-v2-int8"
-    mv "$data/models/all-minilm-l6-v2-int8.part" "$data/models/all-minilm-l6-v2-int8"
-    printf '%s' "$stamp_text" > "$data/assets.ok"
+    for model in all-minilm-l6-v2-int8 bge-small-en-v1.5-int8 ms-marco-minilm-l12-int8; do
+      rm -rf "$data/models/$model.part"
+      cp -rL "$cache/models/$model" "$data/models/$model.part"
+      rm -rf "$data/models/$model"
+      mv "$data/models/$model.part" "$data/models/$model"
+    done
+    printf '%s' "$stamp_text $extra_stamp_text" > "$data/assets.ok"
   fi
 fi
 say "ok"

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use mb_baselines::{SystemSettings, SystemSpec};
 use mb_embed::{
-    CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxConfig, OnnxEmbedder,
+    Assets, CachedEmbedder, Embedder, HashingEmbedder, HttpConfig, HttpEmbedder, OnnxConfig,
+    OnnxEmbedder,
 };
 use mb_engine::Engine;
 use parking_lot::Mutex;
@@ -84,8 +85,9 @@ impl Embedders {
 }
 
 /// Opens the embedder `choice` names (`onnx`, `hashing`, a model directory holding
-/// `model.onnx` and `tokenizer.json` such as `.cache/models/bge-small-en-v1.5-int8`, or an
-/// endpoint settings file); model-backed ones go through the engine's embedding cache.
+/// `model.onnx` and `tokenizer.json`, a model's name under `.cache/models/` such as
+/// `bge-small-en-v1.5-int8`, or an endpoint settings file); model-backed ones go through the
+/// engine's embedding cache.
 pub fn open_embedder(
     choice: &str,
     engine: &Arc<Engine>,
@@ -98,6 +100,12 @@ pub fn open_embedder(
         "hashing" => Arc::new(HashingEmbedder::new(384)),
         dir if Path::new(dir).is_dir() => Arc::new(CachedEmbedder::new(
             OnnxEmbedder::new(OnnxConfig::from_dir(dir)?)?,
+            engine.clone(),
+        )?),
+        // A model's name under the checkout's .cache/models/ (scripts/setup.sh installs
+        // bge-small-en-v1.5-int8, the hybrid memory's embedder).
+        name if Assets::model_dir(name).is_ok() => Arc::new(CachedEmbedder::new(
+            OnnxEmbedder::new(OnnxConfig::from_dir(Assets::model_dir(name)?)?)?,
             engine.clone(),
         )?),
         path => {

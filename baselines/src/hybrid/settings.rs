@@ -147,7 +147,7 @@ impl Default for HybridSettings {
             stemming: true,
             fusion: Fusion::Scores,
             lexical_weight: 1.0,
-            dense_weight: 0.4,
+            dense_weight: 0.7,
             rrf_k: 60.0,
             candidates: 50,
             time_weight: 1.0,

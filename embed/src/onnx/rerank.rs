@@ -28,7 +28,7 @@ use crate::error::{EmbedError, Result};
 /// limit only slows the few long ones.
 const MAX_TOKENS: usize = 256;
 
-/// Pairs per model call.
+/// Most pairs per model call.
 const BATCH: usize = 16;
 
 /// Rerankers already opened in this process, by directory.
@@ -138,7 +138,13 @@ impl OnnxReranker {
                     path: self.model.with_file_name("tokenizer.json"),
                     detail: e.to_string(),
                 })?;
-        let batches: Vec<&[tokenizers::Encoding]> = encodings.chunks(BATCH).collect();
+        // As many batches as sessions (each at most BATCH pairs), so that every core has an
+        // equal share: 20 pairs on two cores run as 10 and 10, not 16 and 4.
+        let per_batch = encodings
+            .len()
+            .div_ceil(self.sessions.len())
+            .clamp(1, BATCH);
+        let batches: Vec<&[tokenizers::Encoding]> = encodings.chunks(per_batch).collect();
         let scored: Vec<Result<Vec<f32>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = batches
                 .iter()

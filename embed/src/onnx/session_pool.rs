@@ -23,6 +23,11 @@ impl SessionPool {
         }
     }
 
+    /// How many sessions the pool lends.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Runs `f` with a session of its own, waiting for one if all are lent out.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Session) -> R) -> R {
         // Locals drop in reverse order: the session is given back first, then announced, also

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use mb_baselines::mem0::Mem0;
 use mb_baselines::{MemoryContext, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec};
 use mb_core::Lang;
-use mb_embed::{Embedder, HashingEmbedder, OnnxEmbedder};
+use mb_embed::{Assets, Embedder, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 use mb_engine::{Engine, Record, RecordId};
 use mb_llm::{CacheMode, LlmChoice, LlmStack, LocalServer};
 
@@ -156,9 +156,17 @@ impl MemoryService {
                          (--memory-system bm25_message)"
                     )
                     }),
-                other => Err(format!(
-                    "embedder {other:?} is not supported by the MCP server (onnx or hashing)"
-                )),
+                // A model directory, or a model's name under the checkout's .cache/models/.
+                other => Assets::model_dir(other)
+                    .and_then(OnnxConfig::from_dir)
+                    .and_then(OnnxEmbedder::new)
+                    .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+                    .map_err(|e| {
+                        format!(
+                            "embedder {other:?} did not open ({e}); the MCP server takes onnx, \
+                             hashing, or a model directory or name (run bash scripts/setup.sh)"
+                        )
+                    }),
             });
         match opened {
             Ok(embedder) => Ok(Some(embedder.clone())),
