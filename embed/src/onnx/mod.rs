@@ -91,14 +91,7 @@ impl OnnxEmbedder {
         };
         let environment = runtime::environment(&library)?;
         let (mut tokenizer, max_tokens) = load_tokenizer(&config)?;
-        let pad_id = tokenizer.get_padding().map_or(0, |padding| padding.pad_id);
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| tokenizer_error(&config.tokenizer, e.to_string()))?;
+        let pad_id = unpadded(&mut tokenizer, max_tokens, &config.tokenizer)?;
 
         let model_error = |detail: String| EmbedError::Model {
             path: config.model.clone(),
@@ -416,7 +409,21 @@ fn load_tokenizer(config: &OnnxConfig) -> Result<(Tokenizer, usize)> {
     Ok((tokenizer, max_tokens))
 }
 
-fn tokenizer_error(path: &Path, detail: String) -> EmbedError {
+/// Leaves padding to the batches (each padded to its longest text, not to the tokenizer's fixed
+/// length) and truncates at `max_tokens`; returns the padding token's id.
+pub(crate) fn unpadded(tokenizer: &mut Tokenizer, max_tokens: usize, path: &Path) -> Result<u32> {
+    let pad_id = tokenizer.get_padding().map_or(0, |padding| padding.pad_id);
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| tokenizer_error(path, e.to_string()))?;
+    Ok(pad_id)
+}
+
+pub(crate) fn tokenizer_error(path: &Path, detail: String) -> EmbedError {
     EmbedError::Tokenizer {
         path: path.to_path_buf(),
         detail,

@@ -17,10 +17,10 @@ use parking_lot::Mutex;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::TensorRef;
-use tokenizers::{EncodeInput, Tokenizer, TruncationParams};
+use tokenizers::{EncodeInput, Tokenizer};
 
 use super::session_pool::SessionPool;
-use super::{model_inputs, runtime, ModelInput};
+use super::{model_inputs, runtime, tokenizer_error, unpadded, ModelInput};
 use crate::assets::Assets;
 use crate::error::{EmbedError, Result};
 
@@ -61,22 +61,11 @@ impl OnnxReranker {
                 });
             }
         }
-        let tokenizer_error = |detail: String| EmbedError::Tokenizer {
-            path: tokenizer_path.clone(),
-            detail,
-        };
-        let mut tokenizer =
-            Tokenizer::from_file(&tokenizer_path).map_err(|e| tokenizer_error(e.to_string()))?;
-        let pad_id = tokenizer.get_padding().map_or(0, |p| p.pad_id);
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| tokenizer_error(&tokenizer_path, e.to_string()))?;
         // The shipped tokenizer pads every pair to 512 tokens; batches are padded to their
         // longest pair instead.
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| tokenizer_error(e.to_string()))?;
+        let pad_id = unpadded(&mut tokenizer, MAX_TOKENS, &tokenizer_path)?;
         let environment = runtime::environment(&Assets::runtime()?)?;
         let model_error = |detail: String| EmbedError::Model {
             path: model.clone(),

@@ -48,8 +48,11 @@ fn filled(dir: &Path) -> (Engine, Vec<RecordId>) {
     (engine, ids)
 }
 
+/// One query's hits.
+type Answers = Vec<(RecordId, f32)>;
+
 /// Every answer of ten queries in each space.
-fn answers(engine: &Engine) -> Vec<Vec<(RecordId, f32)>> {
+fn answers(engine: &Engine) -> Vec<Answers> {
     let mut all = Vec::new();
     for (space, dim) in [("a", 8), ("b", 4)] {
         for q in 0..10 {
@@ -102,38 +105,41 @@ fn a_write_after_the_snapshot_deletes_it() {
     assert_eq!(answers(&open(dir.path())), live);
 }
 
-#[test]
-fn a_damaged_file_is_passed_over_for_the_store() {
+/// A closed store's answers, and the store reopened after `change` rewrote its vector file.
+fn answers_after_rewriting_the_file(
+    change: impl FnOnce(&mut Vec<u8>),
+) -> (Vec<Answers>, Vec<Answers>) {
     let dir = tempfile::tempdir().unwrap();
     let (engine, _) = filled(dir.path());
     let live = answers(&engine);
     engine.close().unwrap();
     let file = vector_file(dir.path());
     let mut bytes = std::fs::read(&file).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0x40;
+    change(&mut bytes);
     std::fs::write(&file, bytes).unwrap();
-    assert_eq!(answers(&open(dir.path())), live);
+    (live, answers(&open(dir.path())))
+}
+
+#[test]
+fn a_damaged_file_is_passed_over_for_the_store() {
+    let (live, reopened) = answers_after_rewriting_the_file(|bytes| {
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x40;
+    });
+    assert_eq!(reopened, live);
 }
 
 #[test]
 fn the_file_is_what_a_reopen_reads() {
     // A vector changed in the file, with a checksum to match, changes the answers: the
     // reopened namespace was read from the file, not from the store.
-    let dir = tempfile::tempdir().unwrap();
-    let (engine, _) = filled(dir.path());
-    let live = answers(&engine);
-    engine.close().unwrap();
-    let file = vector_file(dir.path());
-    let mut bytes = std::fs::read(&file).unwrap();
-    let body = bytes.len() - 4;
-    for b in &mut bytes[body - 400..body] {
-        *b = 0;
-    }
-    let crc = crc32fast::hash(&bytes[..body]);
-    bytes[body..].copy_from_slice(&crc.to_le_bytes());
-    std::fs::write(&file, bytes).unwrap();
-    assert_ne!(answers(&open(dir.path())), live);
+    let (live, reopened) = answers_after_rewriting_the_file(|bytes| {
+        let body = bytes.len() - 4;
+        bytes[body - 400..body].fill(0);
+        let crc = crc32fast::hash(&bytes[..body]);
+        bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    });
+    assert_ne!(reopened, live);
 }
 
 #[test]
