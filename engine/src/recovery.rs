@@ -8,6 +8,7 @@
 //! time the namespace is searched, then maintained by every write.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -202,10 +203,7 @@ impl Inner {
         };
         let collections = match self.snapshots.vectors(ns.info.id) {
             Some(collections) => collections,
-            None => self.load_vectors(
-                ns.info.id,
-                ns.count.load(std::sync::atomic::Ordering::SeqCst) as usize,
-            )?,
+            None => self.load_vectors(ns.info.id, ns.count.load(Ordering::SeqCst) as usize)?,
         };
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()

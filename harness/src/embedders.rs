@@ -98,35 +98,29 @@ pub fn open_embedder(
             engine.clone(),
         )?),
         "hashing" => Arc::new(HashingEmbedder::new(384)),
-        dir if Path::new(dir).is_dir() => Arc::new(CachedEmbedder::new(
-            OnnxEmbedder::new(OnnxConfig::from_dir(dir)?)?,
-            engine.clone(),
-        )?),
-        // A model's name under the checkout's .cache/models/ (scripts/setup.sh installs
-        // bge-small-en-v1.5-int8, the hybrid memory's embedder).
-        name if Assets::model_dir(name).is_ok() => Arc::new(CachedEmbedder::new(
-            OnnxEmbedder::new(OnnxConfig::from_dir(Assets::model_dir(name)?)?)?,
-            engine.clone(),
-        )?),
-        path => {
-            let limit = mb_core::files::SETTINGS_LIMIT;
-            let text = mb_core::files::read_text(Path::new(path), limit).map_err(|e| {
-                HarnessError::File {
-                    path: path.to_string(),
-                    detail: e.to_string(),
-                }
-            })?;
-            let config: HttpConfig =
-                mb_core::parse_toml(&text).map_err(|e| HarnessError::File {
-                    path: path.to_string(),
-                    detail: e.to_string(),
-                })?;
-            Arc::new(CachedEmbedder::new(
-                HttpEmbedder::new(config)?,
+        // A model directory, or a model's name under the checkout's .cache/models/
+        // (scripts/setup.sh installs bge-small-en-v1.5-int8, the hybrid memory's embedder);
+        // anything else is an endpoint's settings file.
+        other => match Assets::model_dir(other) {
+            Ok(dir) => Arc::new(CachedEmbedder::new(
+                OnnxEmbedder::new(OnnxConfig::from_dir(dir)?)?,
                 engine.clone(),
-            )?)
-        }
+            )?),
+            Err(_) => Arc::new(CachedEmbedder::new(endpoint(other)?, engine.clone())?),
+        },
     })
+}
+
+/// The embedding endpoint the settings file at `path` describes.
+fn endpoint(path: &str) -> Result<HttpEmbedder, HarnessError> {
+    let file_error = |detail: String| HarnessError::File {
+        path: path.to_string(),
+        detail,
+    };
+    let text = mb_core::files::read_text(Path::new(path), mb_core::files::SETTINGS_LIMIT)
+        .map_err(|e| file_error(e.to_string()))?;
+    let config: HttpConfig = mb_core::parse_toml(&text).map_err(|e| file_error(e.to_string()))?;
+    Ok(HttpEmbedder::new(config)?)
 }
 
 #[cfg(test)]

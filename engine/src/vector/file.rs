@@ -44,7 +44,7 @@ pub(crate) fn write(
     let tmp = path.with_extension("tmp");
     let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     let mut out = Checksummed::new(BufWriter::with_capacity(CHUNK, file));
-    let written = (|| -> std::io::Result<File> {
+    let written = (|| -> std::io::Result<()> {
         out.put(MAGIC)?;
         out.put(&seq.to_le_bytes())?;
         out.put(&(collections.len() as u64).to_le_bytes())?;
@@ -63,9 +63,10 @@ pub(crate) fn write(
         }
         let crc = out.hasher.clone().finalize();
         out.inner.write_all(&crc.to_le_bytes())?;
-        let file = out.inner.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        Ok(file)
+        out.inner
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .sync_all()
     })();
     written.map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
