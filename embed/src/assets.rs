@@ -272,7 +272,7 @@ fn describe(places: &[Place]) -> String {
 }
 
 /// Refuses a file whose sha-256 is not the pinned one.
-fn verify(path: &Path, expected: &str, package: &str) -> Result<()> {
+pub(crate) fn verify(path: &Path, expected: &str, package: &str) -> Result<()> {
     let unreadable = |e: std::io::Error| EmbedError::Config {
         field: "model files",
         reason: format!("{}: {e}", path.display()),

@@ -36,6 +36,7 @@
 mod assets;
 #[cfg(feature = "engine")]
 mod cache;
+mod catalog;
 mod error;
 mod hashing;
 mod http;

@@ -101,8 +101,9 @@ impl Snapshots {
     }
 
     /// Namespace `ns`'s vector collections by space as they were at the last close, if no
-    /// write has changed any record since. A file that is missing or damaged is ignored (the
-    /// caller reads the vectors from the store).
+    /// write has changed any record since, their vectors mapped from the file. A file that is
+    /// missing is ignored, and one that is damaged or of another format deleted, so that the
+    /// next close writes it again (the caller reads the vectors from the store).
     pub(crate) fn vectors(&self, ns: u32) -> Option<HashMap<String, VectorCollection>> {
         if !self.with_vectors || !self.on_disk.load(Ordering::SeqCst) {
             return None;
@@ -115,6 +116,9 @@ impl Snapshots {
             Ok(collections) => collections,
             Err(e) => {
                 tracing::warn!("{e}; reading the vectors from the store");
+                if let Err(e) = std::fs::remove_file(&path) {
+                    tracing::warn!("cannot delete {}: {e}", path.display());
+                }
                 None
             }
         }

@@ -39,7 +39,8 @@ pub struct Cli {
     #[arg(long, default_value = "hybrid", value_name = "NAME")]
     pub memory_system: String,
     /// The embedder of systems that embed: onnx (in-process all-MiniLM-L6-v2, from
-    /// scripts/setup.sh) or hashing (no model). Default: the system's settings.
+    /// scripts/setup.sh), hashing (no model), or a model's directory or name under
+    /// .cache/models/. Default: the system's settings (the hybrid memory's bge-small-en-v1.5).
     #[arg(long, value_name = "NAME")]
     pub embedder: Option<String>,
     /// The model behind memory operations: offline (no model), local (the llama.cpp server of

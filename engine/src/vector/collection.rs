@@ -17,6 +17,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::RwLock;
 
+use super::arena::Arena;
 use super::distance::dot;
 use super::graph::{Graph, HnswParams, Layout};
 use super::topk::TopK;
@@ -29,7 +30,7 @@ pub(crate) type SharedCollection = Arc<RwLock<VectorCollection>>;
 pub(crate) struct VectorCollection {
     dim: usize,
     ids: Vec<RecordId>,
-    data: Vec<f32>,
+    data: Arena,
     slot_of: HashMap<RecordId, usize>,
     graph: Option<Graph>,
     build: BuildState,
@@ -53,7 +54,7 @@ impl VectorCollection {
         VectorCollection {
             dim,
             ids: Vec::new(),
-            data: Vec::new(),
+            data: Arena::default(),
             slot_of: HashMap::new(),
             graph: None,
             build: BuildState::Idle,
@@ -63,8 +64,8 @@ impl VectorCollection {
 
     /// A collection of the vectors `data` (`dim` each, unit length) of `ids`, in that order,
     /// as [`VectorCollection::parts`] gave them; `None` if the lengths disagree or an id repeats.
-    pub(crate) fn from_parts(dim: usize, ids: Vec<RecordId>, data: Vec<f32>) -> Option<Self> {
-        if dim == 0 || ids.len().checked_mul(dim) != Some(data.len()) {
+    pub(crate) fn from_parts(dim: usize, ids: Vec<RecordId>, data: Arena) -> Option<Self> {
+        if dim == 0 || ids.len().checked_mul(dim) != Some(data.as_slice().len()) {
             return None;
         }
         let slot_of: HashMap<RecordId, usize> = ids
@@ -85,14 +86,14 @@ impl VectorCollection {
 
     /// The dimension, the ids and their vectors in slot order: what a vector file keeps.
     pub(crate) fn parts(&self) -> (usize, &[RecordId], &[f32]) {
-        (self.dim, &self.ids, &self.data)
+        (self.dim, &self.ids, self.data.as_slice())
     }
 
     /// An empty collection of `dim`-dimensional unit vectors with room for `n` of them.
     pub(crate) fn with_capacity(dim: usize, n: usize) -> Self {
         let mut c = VectorCollection::new(dim);
         c.ids.reserve(n);
-        c.data.reserve(n.saturating_mul(dim));
+        c.data.owned().reserve(n.saturating_mul(dim));
         c.slot_of.reserve(n);
         c
     }
@@ -104,7 +105,7 @@ impl VectorCollection {
 
     /// Estimated heap bytes: the arena, the id maps and the graph.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.data.capacity() * 4
+        self.data.bytes()
             + self.ids.capacity() * 8
             + self.slot_of.capacity() * 24
             + self.graph.as_ref().map_or(0, Graph::heap_bytes)
@@ -114,6 +115,12 @@ impl VectorCollection {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// Whether the vectors are read in place from a vector file.
+    #[cfg(test)]
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.data.is_mapped()
     }
 
     /// Whether an HNSW graph is currently serving searches.
@@ -127,12 +134,12 @@ impl VectorCollection {
         debug_assert_eq!(vector.len(), self.dim);
         match self.slot_of.get(&id) {
             Some(&slot) => {
-                self.data[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(vector)
+                self.data.owned()[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(vector)
             }
             None => {
                 self.slot_of.insert(id, self.ids.len());
                 self.ids.push(id);
-                self.data.extend_from_slice(vector);
+                self.data.owned().extend_from_slice(vector);
             }
         }
         if let Some(graph) = &mut self.graph {
@@ -147,15 +154,16 @@ impl VectorCollection {
             return false;
         };
         let last = self.ids.len() - 1;
+        let data = self.data.owned();
         if slot != last {
             let moved = self.ids[last];
             self.ids[slot] = moved;
             self.slot_of.insert(moved, slot);
-            let (head, tail) = self.data.split_at_mut(last * self.dim);
+            let (head, tail) = data.split_at_mut(last * self.dim);
             head[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
         }
         self.ids.pop();
-        self.data.truncate(last * self.dim);
+        data.truncate(last * self.dim);
         if let Some(graph) = &mut self.graph {
             graph.remove(id);
         }
@@ -170,7 +178,7 @@ impl VectorCollection {
     }
 
     fn vector(&self, slot: usize) -> &[f32] {
-        &self.data[slot * self.dim..(slot + 1) * self.dim]
+        &self.data.as_slice()[slot * self.dim..(slot + 1) * self.dim]
     }
 
     /// The `k` most similar vectors to the unit vector `query`, best first, with cosine
@@ -308,17 +316,18 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                 })
             }
             _ => {
-                // The arena is copied by the build thread, under a read lock: copying it here,
-                // under the write lock, held up the search that scheduled the build (100 ms
-                // of a reopened 100k namespace's first answer). Changes made before the copy
-                // are in it and also marked dirty, which install handles as any change.
+                // The build thread takes the arena under a read lock (the same pages when
+                // they are mapped from a vector file, else a copy): copying it here, under
+                // the write lock, held up the search that scheduled the build (100 ms of a
+                // reopened 100k namespace's first answer). Changes made before the copy are
+                // in it and also marked dirty, which install handles as any change.
                 let source = Arc::clone(collection);
                 Box::new(move || {
                     let (ids, data) = {
                         let c = source.read();
-                        (c.ids.clone(), c.data.clone())
+                        (c.ids.clone(), c.data.snapshot())
                     };
-                    Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole)
+                    Graph::build(&ids, data.as_slice(), dim, &params, &stop).map(Built::Whole)
                 })
             }
         }

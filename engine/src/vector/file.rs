@@ -1,30 +1,40 @@
-//! A namespace's vector collections as one file, written when the engine closes and read when
-//! the namespace is next searched, instead of decoding every stored vector from RocksDB (most
-//! of a reopened 100k-record namespace's first answer).
+//! A namespace's vector collections as one file, written when the engine closes and mapped
+//! when the namespace is next searched, instead of decoding every stored vector from RocksDB
+//! (most of a reopened namespace's first answer).
 //!
 //! The file is a cache of the store, never a source of truth, so it is used only when exact:
 //! its header names the store's sequence number at writing, and the reader is given the
-//! number it must match (see `crate::snapshot`). Its parts, all little-endian:
+//! number it must match (see `crate::snapshot`). Its parts, all little-endian, each starting
+//! at a multiple of 8 bytes (zeros pad the ends of names and vectors), so that the vectors
+//! can be searched in place ([`super::arena`]):
 //! - the header: [`MAGIC`], the sequence number, the number of spaces;
 //! - per space: its name (length, bytes), the dimension, the number of vectors, their record
 //!   ids, then the vectors in the same order;
 //! - a CRC-32 of everything before it.
 //!
 //! A file is written beside its final name, synced and renamed, so a crash leaves the old
-//! file or the new one. Every count read is checked against the bytes left before anything
-//! is allocated; a file that is short, long, or fails its checksum is refused with an error.
+//! file or the new one, and a mapped file is never changed in place. Every count read is
+//! checked against the bytes left before anything is allocated; a file that is short, long,
+//! or fails its checksum is refused with an error.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 
+use memmap2::{Mmap, MmapOptions};
+
+use super::arena::{Arena, MappedFloats};
 use super::collection::VectorCollection;
 use crate::error::{Error, Result};
 use crate::record::RecordId;
 
 /// The first bytes of a vector file (its format version is the last two).
-const MAGIC: &[u8; 8] = b"MBVECS01";
+const MAGIC: &[u8; 8] = b"MBVECS02";
+
+/// Bytes before the first space: magic, sequence number, number of spaces.
+const HEADER: usize = 24;
 
 /// Longest space name accepted when reading.
 const MAX_NAME: u64 = 4096;
@@ -32,7 +42,7 @@ const MAX_NAME: u64 = 4096;
 /// Largest dimension accepted when reading.
 const MAX_DIM: u64 = 65_536;
 
-/// Bytes converted at a time while reading vectors.
+/// Bytes written at a time.
 const CHUNK: usize = 1 << 20;
 
 /// Writes `collections` (space name, collection) to `path` as of sequence number `seq`.
@@ -52,6 +62,7 @@ pub(crate) fn write(
             let (dim, ids, data) = collection.parts();
             out.put(&(space.len() as u64).to_le_bytes())?;
             out.put(space.as_bytes())?;
+            out.pad()?;
             out.put(&(dim as u64).to_le_bytes())?;
             out.put(&(ids.len() as u64).to_le_bytes())?;
             for id in ids {
@@ -60,6 +71,7 @@ pub(crate) fn write(
             for chunk in data.chunks(CHUNK / 4) {
                 out.put(&le_bytes(chunk))?;
             }
+            out.pad()?;
         }
         let crc = out.hasher.clone().finalize();
         out.inner.write_all(&crc.to_le_bytes())?;
@@ -72,78 +84,100 @@ pub(crate) fn write(
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-/// The collections stored in `path` if it was written at sequence number `seq`; `None` when it
-/// was written at another one.
+/// The collections stored in `path` if it was written at sequence number `seq`, their
+/// vectors mapped from the file; `None` when it was written at another one.
 pub(crate) fn read(path: &Path, seq: u64) -> Result<Option<HashMap<String, VectorCollection>>> {
     let corrupt = |detail: String| Error::Corrupt {
         what: "vector file",
         detail: format!("{}: {detail}", path.display()),
     };
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    let mut input = Reader {
-        inner: BufReader::with_capacity(CHUNK, file),
-        hasher: crc32fast::Hasher::new(),
-        left: size
-            .checked_sub(4)
-            .ok_or_else(|| corrupt("too short".into()))?,
-    };
-    let io = |e: std::io::Error| Error::io(path, e);
-    let mut magic = [0u8; 8];
-    input.take(&mut magic).map_err(io)?;
-    if &magic != MAGIC {
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut header = [0u8; 16];
+    match file.read_exact(&mut header) {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            return Err(corrupt("too short".into()))
+        }
+        read => read.map_err(|e| Error::io(path, e))?,
+    }
+    if &header[..8] != MAGIC {
         return Err(corrupt("not a vector file of this format".into()));
     }
-    if input.u64().map_err(io)? != seq {
+    if header[8..] != seq.to_le_bytes() {
         return Ok(None);
     }
-    let spaces = input.u64().map_err(io)?;
+    // SAFETY: the engine never truncates or rewrites a vector file in place (it writes a new
+    // file and renames it, or unlinks it), so the mapped bytes do not change under the map;
+    // they are only read, through slices the checks below bound (see `super::arena`).
+    // `populate` reads the whole file in now, which the checksum needs anyway.
+    let map = unsafe { MmapOptions::new().populate().map(&file) }.map_err(|e| Error::io(path, e))?;
+    let Some(body_len) = map.len().checked_sub(4).filter(|n| *n >= HEADER) else {
+        return Err(corrupt("too short".into()));
+    };
+    let stored = u32::from_le_bytes([
+        map[body_len],
+        map[body_len + 1],
+        map[body_len + 2],
+        map[body_len + 3],
+    ]);
+    if crc32fast::hash(&map[..body_len]) != stored {
+        return Err(corrupt("checksum mismatch".into()));
+    }
+    let map = Arc::new(map);
+    let mut input = Cursor {
+        map: &map,
+        at: 16,
+        end: body_len,
+    };
+    let spaces = input.u64().ok_or_else(|| corrupt("too short".into()))?;
     let mut collections = HashMap::new();
     for _ in 0..spaces {
-        let name_len = input.u64().map_err(io)?;
-        if name_len > MAX_NAME.min(input.left) {
+        let name_len = input.u64().ok_or_else(|| corrupt("too short".into()))?;
+        if name_len > MAX_NAME.min(input.left()) {
             return Err(corrupt(format!("space name of {name_len} bytes")));
         }
-        let mut name = vec![0u8; name_len as usize];
-        input.take(&mut name).map_err(io)?;
-        let name = String::from_utf8(name).map_err(|_| corrupt("space name not UTF-8".into()))?;
-        let dim = input.u64().map_err(io)?;
-        let count = input.u64().map_err(io)?;
+        let name = input
+            .bytes(name_len as usize)
+            .and_then(|bytes| String::from_utf8(bytes.to_vec()).ok())
+            .ok_or_else(|| corrupt("space name not UTF-8".into()))?;
+        let (Some(()), Some(dim), Some(count)) = (input.pad(), input.u64(), input.u64()) else {
+            return Err(corrupt(format!("space {name} cut short")));
+        };
         let fits = (1..=MAX_DIM).contains(&dim)
             && count
                 .checked_mul(8 + 4 * dim)
-                .is_some_and(|bytes| bytes <= input.left);
+                .is_some_and(|bytes| bytes <= input.left());
         if !fits {
             return Err(corrupt(format!("{count} vectors of {dim} in space {name}")));
         }
-        let mut ids = Vec::with_capacity(count as usize);
-        for _ in 0..count {
-            ids.push(RecordId(input.u64().map_err(io)?));
-        }
-        let data = input.floats((count * dim) as usize).map_err(io)?;
+        let ids = (0..count)
+            .map(|_| input.u64().map(RecordId))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| corrupt(format!("space {name} cut short")))?;
+        let floats = (count * dim) as usize;
+        let data = input
+            .floats(&map, floats)
+            .ok_or_else(|| corrupt(format!("space {name} cut short")))?;
+        input
+            .pad()
+            .ok_or_else(|| corrupt(format!("space {name} cut short")))?;
         let collection = VectorCollection::from_parts(dim as usize, ids, data)
             .ok_or_else(|| corrupt(format!("space {name} repeats a record id")))?;
         collections.insert(name, collection);
     }
-    if input.left != 0 {
+    if input.left() != 0 {
         return Err(corrupt(format!(
             "{} bytes after the last space",
-            input.left
+            input.left()
         )));
-    }
-    let expected = input.hasher.finalize();
-    let mut stored = [0u8; 4];
-    input.inner.read_exact(&mut stored).map_err(io)?;
-    if u32::from_le_bytes(stored) != expected {
-        return Err(corrupt("checksum mismatch".into()));
     }
     Ok(Some(collections))
 }
 
-/// A writer that checksums what passes through it.
+/// A writer that checksums and counts what passes through it.
 struct Checksummed<W> {
     inner: W,
     hasher: crc32fast::Hasher,
+    written: usize,
 }
 
 impl<W: Write> Checksummed<W> {
@@ -151,51 +185,66 @@ impl<W: Write> Checksummed<W> {
         Checksummed {
             inner,
             hasher: crc32fast::Hasher::new(),
+            written: 0,
         }
     }
 
     fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.hasher.update(bytes);
+        self.written += bytes.len();
         self.inner.write_all(bytes)
     }
+
+    /// Zeros up to the next multiple of 8 bytes.
+    fn pad(&mut self) -> std::io::Result<()> {
+        let zeros = [0u8; 8];
+        self.put(&zeros[..self.written.next_multiple_of(8) - self.written])
+    }
 }
 
-/// A reader that checksums what it reads and never reads past the checksum (`left` bytes
-/// remain before it).
-struct Reader<R> {
-    inner: R,
-    hasher: crc32fast::Hasher,
-    left: u64,
+/// Reads a mapped file's bytes `at..end` front to back; `None` once they run out.
+struct Cursor<'a> {
+    map: &'a Mmap,
+    at: usize,
+    end: usize,
 }
 
-impl<R: Read> Reader<R> {
-    fn take(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
-        if buf.len() as u64 > self.left {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the file ends early",
-            ));
-        }
-        self.inner.read_exact(buf)?;
-        self.hasher.update(buf);
-        self.left -= buf.len() as u64;
-        Ok(())
+impl<'a> Cursor<'a> {
+    fn left(&self) -> u64 {
+        (self.end - self.at) as u64
     }
 
-    fn u64(&mut self) -> std::io::Result<u64> {
-        let mut bytes = [0u8; 8];
-        self.take(&mut bytes)?;
-        Ok(u64::from_le_bytes(bytes))
+    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n).filter(|end| *end <= self.end)?;
+        let bytes = &self.map[self.at..end];
+        self.at = end;
+        Some(bytes)
     }
 
-    /// `n` floats (the caller checked that the file holds them), read straight into place.
-    fn floats(&mut self, n: usize) -> std::io::Result<Vec<f32>> {
-        let mut out = vec![0f32; n];
-        for chunk in out.chunks_mut(CHUNK / 4) {
-            self.take(bytes_of_mut(chunk))?;
-            from_le_in_place(chunk);
-        }
-        Ok(out)
+    fn u64(&mut self) -> Option<u64> {
+        let bytes = self.bytes(8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
+    /// Skips the zeros up to the next multiple of 8 bytes.
+    fn pad(&mut self) -> Option<()> {
+        let n = self.at.next_multiple_of(8) - self.at;
+        self.bytes(n).map(|_| ())
+    }
+
+    /// `n` floats of `map` at the cursor: in place where the machine allows, else copied.
+    fn floats(&mut self, map: &Arc<Mmap>, n: usize) -> Option<Arena> {
+        let start = self.at;
+        let bytes = self.bytes(n.checked_mul(4)?)?;
+        Some(match MappedFloats::new(Arc::clone(map), start, n) {
+            Some(mapped) => Arena::mapped(mapped),
+            None => Arena::from_vec(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect(),
+            ),
+        })
     }
 }
 
@@ -208,23 +257,6 @@ fn le_bytes(floats: &[f32]) -> std::borrow::Cow<'_, [u8]> {
         std::borrow::Cow::Borrowed(bytes)
     } else {
         std::borrow::Cow::Owned(floats.iter().flat_map(|x| x.to_le_bytes()).collect())
-    }
-}
-
-/// The memory of `floats` as bytes, to read into.
-fn bytes_of_mut(floats: &mut [f32]) -> &mut [u8] {
-    // SAFETY: the slice's memory is `4 * len` bytes, u8 has no alignment, and every bit
-    // pattern is a valid f32, so whatever is read into it is a float.
-    unsafe { std::slice::from_raw_parts_mut(floats.as_mut_ptr().cast::<u8>(), floats.len() * 4) }
-}
-
-/// Turns floats read as little-endian bytes into this machine's order (nothing to do on a
-/// little-endian machine).
-fn from_le_in_place(floats: &mut [f32]) {
-    if cfg!(target_endian = "big") {
-        for x in floats {
-            *x = f32::from_bits(u32::from_le(x.to_bits()));
-        }
     }
 }
 
@@ -259,6 +291,31 @@ mod tests {
     }
 
     #[test]
+    fn mapped_vectors_copy_on_first_change_and_outlive_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.vec");
+        // 3 vectors of 3 floats: 36 bytes, so the next space starts after padding.
+        let odd = collection(3, &[1, 2, 3]);
+        let next = collection(5, &[4]);
+        write(&path, 1, &[("odd", &odd), ("next", &next)]).unwrap();
+        let mut read = read(&path, 1).unwrap().unwrap();
+        assert!(read["odd"].is_mapped() && read["next"].is_mapped());
+        // Replaced, then deleted, while mapped: what was read stays as it was.
+        write(&path, 2, &[("odd", &collection(3, &[9]))]).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(read["next"].parts(), next.parts());
+        let mut changed = read.remove("odd").unwrap();
+        assert_eq!(changed.parts(), odd.parts());
+        let mut expected = odd;
+        for c in [&mut changed, &mut expected] {
+            c.upsert(RecordId(5), &seeded_unit(5, 3));
+            c.remove(RecordId(1));
+        }
+        assert!(!changed.is_mapped(), "copied on its first change");
+        assert_eq!(changed.parts(), expected.parts());
+    }
+
+    #[test]
     fn damaged_files_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.vec");
@@ -270,16 +327,26 @@ mod tests {
             bytes[last_float] ^= 1;
             bytes
         };
-        let huge_count = {
+        // A count changed and the checksum made to match: refused by the bounds, before
+        // anything is allocated.
+        let with_count = |at: usize, count: u64| {
             let mut bytes = good.clone();
-            // The count of vectors follows magic, seq, spaces, name length, name, dim.
-            let at = 8 + 8 + 8 + 8 + 1 + 8;
-            bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+            bytes[at..at + 8].copy_from_slice(&count.to_le_bytes());
+            let body = bytes.len() - 4;
+            let crc = crc32fast::hash(&bytes[..body]);
+            bytes[body..].copy_from_slice(&crc.to_le_bytes());
             bytes
         };
+        // The count of vectors follows magic, seq, spaces, name length, name (padded to 8
+        // bytes), dim.
+        let huge_count = with_count(8 + 8 + 8 + 8 + 8 + 8, u64::MAX);
+        let huge_name = with_count(8 + 8 + 8, 1 << 40);
+        let extra_space = with_count(8 + 8, 2);
         for (what, bytes) in [
             ("flipped bit", flipped),
             ("huge count", huge_count),
+            ("huge name", huge_name),
+            ("a space more than written", extra_space),
             ("cut short", good[..good.len() - 9].to_vec()),
             ("trailing bytes", [good.clone(), vec![0; 8]].concat()),
             ("empty", Vec::new()),

@@ -1,5 +1,6 @@
 //! Vector search: cosine similarity over unit vectors, exact or HNSW per collection.
 
+mod arena;
 mod codes;
 pub(crate) mod collection;
 pub mod distance;

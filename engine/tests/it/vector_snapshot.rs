@@ -105,35 +105,51 @@ fn a_write_after_the_snapshot_deletes_it() {
     assert_eq!(answers(&open(dir.path())), live);
 }
 
-/// A closed store's answers, and the store reopened after `change` rewrote its vector file.
+/// A closed store's answers, and the store (in `dir`) reopened after `change` rewrote its
+/// vector file, with its answers.
 fn answers_after_rewriting_the_file(
+    dir: &Path,
     change: impl FnOnce(&mut Vec<u8>),
-) -> (Vec<Answers>, Vec<Answers>) {
-    let dir = tempfile::tempdir().unwrap();
-    let (engine, _) = filled(dir.path());
+) -> (Vec<Answers>, Engine, Vec<Answers>) {
+    let (engine, _) = filled(dir);
     let live = answers(&engine);
     engine.close().unwrap();
-    let file = vector_file(dir.path());
+    let file = vector_file(dir);
     let mut bytes = std::fs::read(&file).unwrap();
     change(&mut bytes);
     std::fs::write(&file, bytes).unwrap();
-    (live, answers(&open(dir.path())))
+    let engine = open(dir);
+    let reopened = answers(&engine);
+    (live, engine, reopened)
 }
 
 #[test]
-fn a_damaged_file_is_passed_over_for_the_store() {
-    let (live, reopened) = answers_after_rewriting_the_file(|bytes| {
+fn a_damaged_file_is_passed_over_for_the_store_and_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (live, engine, reopened) = answers_after_rewriting_the_file(dir.path(), |bytes| {
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0x40;
     });
     assert_eq!(reopened, live);
+    let left = std::fs::read_dir(dir.path().join("vectors")).unwrap().count();
+    assert_eq!(left, 0, "the refused file is deleted");
+    engine.close().unwrap();
+    let rewritten = std::fs::read(vector_file(dir.path())).unwrap();
+    let body = rewritten.len() - 4;
+    assert_eq!(
+        crc32fast::hash(&rewritten[..body]).to_le_bytes(),
+        rewritten[body..],
+        "a sound file again after the next close"
+    );
+    assert_eq!(answers(&open(dir.path())), live);
 }
 
 #[test]
 fn the_file_is_what_a_reopen_reads() {
     // A vector changed in the file, with a checksum to match, changes the answers: the
     // reopened namespace was read from the file, not from the store.
-    let (live, reopened) = answers_after_rewriting_the_file(|bytes| {
+    let dir = tempfile::tempdir().unwrap();
+    let (live, _engine, reopened) = answers_after_rewriting_the_file(dir.path(), |bytes| {
         let body = bytes.len() - 4;
         bytes[body - 400..body].fill(0);
         let crc = crc32fast::hash(&bytes[..body]);
