@@ -17,11 +17,12 @@
 //! rebuild.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use hnsw_rs::prelude::Hnsw;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::codes::Codes;
 use super::distance::{dot, prefetch, rank, UnitDotDistance};
@@ -88,7 +89,7 @@ pub(crate) struct Layout {
     offsets: Vec<u32>,
     links: Vec<u32>,
     /// Links on layers 1, 2, … of the points that reach them.
-    upper: Vec<HashMap<u32, Vec<u32>>>,
+    upper: Vec<FxHashMap<u32, Vec<u32>>>,
     entry: u32,
 }
 
@@ -121,7 +122,7 @@ impl Layout {
         let top = usize::from(indexation.get_max_level_observed());
         let mut vectors = vec![0.0; n * dim];
         let mut base: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut upper: Vec<HashMap<u32, Vec<u32>>> = vec![HashMap::new(); top];
+        let mut upper: Vec<FxHashMap<u32, Vec<u32>>> = vec![FxHashMap::default(); top];
         for point in indexation {
             let origin = point.get_origin_id();
             if origin >= n {
@@ -186,10 +187,10 @@ pub(crate) struct Graph {
     /// Record of each point.
     point_rid: Vec<RecordId>,
     /// The point of each record still current in the graph.
-    live: HashMap<RecordId, u32>,
+    live: FxHashMap<RecordId, u32>,
     dead: usize,
     /// Records added or changed since they were last inserted, searched exactly by the collection.
-    fresh: HashSet<RecordId>,
+    fresh: FxHashSet<RecordId>,
 }
 
 impl Graph {
@@ -233,7 +234,7 @@ impl Graph {
                 .map(|(p, id)| (*id, p as u32))
                 .collect(),
             dead: 0,
-            fresh: HashSet::new(),
+            fresh: FxHashSet::default(),
         })
     }
 
