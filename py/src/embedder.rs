@@ -35,11 +35,9 @@ impl PyEmbedder {
     fn open(py: Python<'_>, model_dir: Option<PathBuf>, model: Option<String>) -> PyResult<Self> {
         let config = match (model_dir, model) {
             (Some(_), Some(_)) => {
-                return Err(Raised::new(
-                    "InvalidInputError",
-                    "give model_dir or model, not both",
+                return Err(
+                    Raised::new("InvalidInputError", "give model_dir or model, not both").into(),
                 )
-                .into())
             }
             (Some(dir), None) => Choice::Dir(dir),
             (None, Some(name)) => Choice::Named(name, import_path(py)?),

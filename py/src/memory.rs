@@ -102,10 +102,12 @@ impl PyMemory {
         let engine = engine.engine()?;
         let lang = parse_lang(lang)?;
         let spec = mb_baselines::registry::get(system).map_err(Raised::from)?;
-        let settings = spec.settings(None).map_err(Raised::from)?;
+        let system_settings = spec.settings(None).map_err(Raised::from)?;
         let embedder = match embedder {
             Some(embedder) => Some(embedder.shared()),
-            None if spec.needs_embedder => Some(embedder::for_settings(py, settings.embedder())?),
+            None if spec.needs_embedder => {
+                Some(embedder::for_settings(py, system_settings.embedder())?)
+            }
             None => None,
         };
         let llm = llm.to_string();
@@ -123,7 +125,7 @@ impl PyMemory {
                 llm: Arc::new(stack),
                 embedder,
                 lang,
-                settings,
+                settings: system_settings,
                 date: date.unwrap_or_else(mb_core::clock::utc_date),
             };
             let mem0 = match spec.name {

@@ -1,72 +1,119 @@
-//! The contiguous floats of a collection: owned, or mapped from a vector file.
+//! The floats of a collection's vectors: mapped from a vector file, then owned.
 //!
 //! A namespace reopened from its vector file (`super::file`) searches the file's pages in
 //! place: mapping them costs no copy and no fresh memory, where copying 1.5 GB of a million
 //! vectors into a new allocation was most of a reopen (page faults and clearing of the new
-//! pages, then the copy). The first change to the collection copies the floats into memory
-//! it owns ([`Arena::owned`]), so a vector file is never written through its map.
+//! pages, then the copy). Vectors added afterwards go into memory of the arena's own after the
+//! mapped ones, so an agent that only adds memories never copies the file; the first update or
+//! removal copies everything into owned memory ([`Arena::owned`]), so a vector file is never
+//! written through its map.
 //!
 //! Mapping is sound only while nobody truncates or rewrites the file in place. The engine
 //! never does: a vector file is replaced by writing a new file and renaming it over the old
 //! one, and deleted by unlinking it, and either leaves a mapped file's pages as they were.
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use memmap2::Mmap;
 
-/// The floats of a collection's vectors, in slot order: mapped from a vector file until the
-/// collection first changes, in memory of its own after that.
+/// The floats of a collection's vectors, in slot order: those read in place from a vector
+/// file first (if any), then those in memory of the arena's own. A vector never straddles
+/// the two, since the mapped part holds whole vectors.
 #[derive(Default)]
 pub(crate) struct Arena {
-    /// The floats, unless `mapped` holds them (then empty).
-    owned: Vec<f32>,
     mapped: Option<MappedFloats>,
+    /// The floats after the mapped ones; all of them once nothing is mapped.
+    owned: Vec<f32>,
 }
 
 impl Arena {
     /// Floats in memory of the arena's own.
     pub(crate) fn from_vec(floats: Vec<f32>) -> Arena {
         Arena {
-            owned: floats,
             mapped: None,
+            owned: floats,
         }
     }
 
     /// Floats read in place from a vector file.
     pub(crate) fn mapped(floats: MappedFloats) -> Arena {
         Arena {
-            owned: Vec::new(),
             mapped: Some(floats),
+            owned: Vec::new(),
         }
     }
 
-    /// The floats.
-    pub(crate) fn as_slice(&self) -> &[f32] {
+    fn mapped_len(&self) -> usize {
+        self.mapped.as_ref().map_or(0, |m| m.len)
+    }
+
+    /// Number of floats.
+    pub(crate) fn len(&self) -> usize {
+        self.mapped_len() + self.owned.len()
+    }
+
+    /// The floats of `range`, which lies inside one vector.
+    pub(crate) fn get(&self, range: Range<usize>) -> &[f32] {
         match &self.mapped {
-            Some(mapped) => mapped.as_slice(),
-            None => &self.owned,
+            Some(mapped) if range.start < mapped.len => &mapped.as_slice()[range],
+            _ => {
+                let skip = self.mapped_len();
+                &self.owned[range.start - skip..range.end - skip]
+            }
         }
     }
 
-    /// The floats as memory of the arena's own, copied out of the file on the first call
+    /// Appends floats (a whole vector) without copying what is mapped.
+    pub(crate) fn push(&mut self, floats: &[f32]) {
+        self.owned.extend_from_slice(floats);
+    }
+
+    /// Reserves room for `additional` more floats.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.owned.reserve(additional);
+    }
+
+    /// The floats as memory of the arena's own, the mapped ones copied in on the first call
     /// after a reopen.
     pub(crate) fn owned(&mut self) -> &mut Vec<f32> {
         if let Some(mapped) = self.mapped.take() {
-            self.owned = mapped.as_slice().to_vec();
+            let mut all = Vec::with_capacity(mapped.len + self.owned.len());
+            all.extend_from_slice(mapped.as_slice());
+            all.append(&mut self.owned);
+            self.owned = all;
         }
         &mut self.owned
     }
 
-    /// A copy for a background graph build: the same pages of a mapped file, or a copy of
-    /// owned floats (which the collection may change while the build reads them).
-    pub(crate) fn snapshot(&self) -> Arena {
-        Arena {
-            owned: self.owned.clone(),
-            mapped: self.mapped.clone(),
+    /// The floats in order, in at most two slices (mapped, then owned).
+    pub(crate) fn chunks(&self) -> impl Iterator<Item = &[f32]> {
+        let mapped = self.mapped.as_ref().map(MappedFloats::as_slice);
+        mapped
+            .into_iter()
+            .chain(std::iter::once(self.owned.as_slice()))
+    }
+
+    /// The floats as one slice: borrowed when they are all in one place, else copied.
+    pub(crate) fn contiguous(&self) -> Cow<'_, [f32]> {
+        match &self.mapped {
+            None => Cow::Borrowed(&self.owned),
+            Some(mapped) if self.owned.is_empty() => Cow::Borrowed(mapped.as_slice()),
+            Some(mapped) => Cow::Owned([mapped.as_slice(), &self.owned].concat()),
         }
     }
 
-    /// Whether the floats are read in place from a file.
+    /// A copy for a background graph build: the same pages of a mapped file, and a copy of
+    /// owned floats (which the collection may change while the build reads them).
+    pub(crate) fn snapshot(&self) -> Arena {
+        Arena {
+            mapped: self.mapped.clone(),
+            owned: self.owned.clone(),
+        }
+    }
+
+    /// Whether some floats are read in place from a file.
     #[cfg(test)]
     pub(crate) fn is_mapped(&self) -> bool {
         self.mapped.is_some()
@@ -75,7 +122,23 @@ impl Arena {
     /// Bytes the floats occupy: heap for owned floats, page cache for mapped ones (resident
     /// once searched, so counted alike by the engine's memory budget).
     pub(crate) fn bytes(&self) -> usize {
-        self.owned.capacity() * 4 + self.mapped.as_ref().map_or(0, |m| m.len * 4)
+        self.owned.capacity() * 4 + self.mapped_len() * 4
+    }
+}
+
+/// Arenas are equal when they hold the same floats, wherever they are.
+impl PartialEq for Arena {
+    fn eq(&self, other: &Arena) -> bool {
+        self.contiguous() == other.contiguous()
+    }
+}
+
+impl std::fmt::Debug for Arena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arena")
+            .field("mapped", &self.mapped_len())
+            .field("owned", &self.owned)
+            .finish()
     }
 }
 
@@ -91,11 +154,12 @@ impl MappedFloats {
     /// The `len` floats at byte `start` of `map`; `None` unless they lie inside it, start
     /// 4-byte aligned and this machine stores floats little-endian, as the file does.
     pub(crate) fn new(map: Arc<Mmap>, start: usize, len: usize) -> Option<MappedFloats> {
-        let end = len.checked_mul(4).and_then(|bytes| start.checked_add(bytes))?;
+        let end = len
+            .checked_mul(4)
+            .and_then(|bytes| start.checked_add(bytes))?;
         let aligned = (map.as_ptr() as usize).checked_add(start)? % std::mem::align_of::<f32>();
-        (cfg!(target_endian = "little") && end <= map.len() && aligned == 0).then_some(
-            MappedFloats { map, start, len },
-        )
+        (cfg!(target_endian = "little") && end <= map.len() && aligned == 0)
+            .then_some(MappedFloats { map, start, len })
     }
 
     fn as_slice(&self) -> &[f32] {

@@ -68,7 +68,7 @@ impl VectorCollection {
     /// A collection of the vectors `data` (`dim` each, unit length) of `ids`, in that order,
     /// as [`VectorCollection::parts`] gave them; `None` if the lengths disagree or an id repeats.
     pub(crate) fn from_parts(dim: usize, ids: Vec<RecordId>, data: Arena) -> Option<Self> {
-        if dim == 0 || ids.len().checked_mul(dim) != Some(data.as_slice().len()) {
+        if dim == 0 || ids.len().checked_mul(dim) != Some(data.len()) {
             return None;
         }
         let slot_of: FxHashMap<RecordId, usize> = ids
@@ -88,15 +88,15 @@ impl VectorCollection {
     }
 
     /// The dimension, the ids and their vectors in slot order: what a vector file keeps.
-    pub(crate) fn parts(&self) -> (usize, &[RecordId], &[f32]) {
-        (self.dim, &self.ids, self.data.as_slice())
+    pub(crate) fn parts(&self) -> (usize, &[RecordId], &Arena) {
+        (self.dim, &self.ids, &self.data)
     }
 
     /// An empty collection of `dim`-dimensional unit vectors with room for `n` of them.
     pub(crate) fn with_capacity(dim: usize, n: usize) -> Self {
         let mut c = VectorCollection::new(dim);
         c.ids.reserve(n);
-        c.data.owned().reserve(n.saturating_mul(dim));
+        c.data.reserve(n.saturating_mul(dim));
         c.slot_of.reserve(n);
         c
     }
@@ -142,7 +142,7 @@ impl VectorCollection {
             None => {
                 self.slot_of.insert(id, self.ids.len());
                 self.ids.push(id);
-                self.data.owned().extend_from_slice(vector);
+                self.data.push(vector);
             }
         }
         if let Some(graph) = &mut self.graph {
@@ -181,7 +181,7 @@ impl VectorCollection {
     }
 
     fn vector(&self, slot: usize) -> &[f32] {
-        &self.data.as_slice()[slot * self.dim..(slot + 1) * self.dim]
+        self.data.get(slot * self.dim..(slot + 1) * self.dim)
     }
 
     /// The `k` most similar vectors to the unit vector `query`, best first, with cosine
@@ -330,7 +330,7 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                         let c = source.read();
                         (c.ids.clone(), c.data.snapshot())
                     };
-                    Graph::build(&ids, data.as_slice(), dim, &params, &stop).map(Built::Whole)
+                    Graph::build(&ids, &data.contiguous(), dim, &params, &stop).map(Built::Whole)
                 })
             }
         }

@@ -68,7 +68,7 @@ pub(crate) fn write(
             for id in ids {
                 out.put(&id.0.to_le_bytes())?;
             }
-            for chunk in data.chunks(CHUNK / 4) {
+            for chunk in data.chunks().flat_map(|floats| floats.chunks(CHUNK / 4)) {
                 out.put(&le_bytes(chunk))?;
             }
             out.pad()?;
@@ -109,7 +109,8 @@ pub(crate) fn read(path: &Path, seq: u64) -> Result<Option<HashMap<String, Vecto
     // file and renames it, or unlinks it), so the mapped bytes do not change under the map;
     // they are only read, through slices the checks below bound (see `super::arena`).
     // `populate` reads the whole file in now, which the checksum needs anyway.
-    let map = unsafe { MmapOptions::new().populate().map(&file) }.map_err(|e| Error::io(path, e))?;
+    let map =
+        unsafe { MmapOptions::new().populate().map(&file) }.map_err(|e| Error::io(path, e))?;
     let Some(body_len) = map.len().checked_sub(4).filter(|n| *n >= HEADER) else {
         return Err(corrupt("too short".into()));
     };
@@ -142,7 +143,11 @@ pub(crate) fn read(path: &Path, seq: u64) -> Result<Option<HashMap<String, Vecto
 
 /// The spaces of a mapped vector file whose body (all but the checksum) is `body_len` bytes
 /// and whose header has been read.
-fn parse(path: &Path, map: &Arc<Mmap>, body_len: usize) -> Result<HashMap<String, VectorCollection>> {
+fn parse(
+    path: &Path,
+    map: &Arc<Mmap>,
+    body_len: usize,
+) -> Result<HashMap<String, VectorCollection>> {
     let corrupt = |detail: String| Error::Corrupt {
         what: "vector file",
         detail: format!("{}: {detail}", path.display()),
@@ -315,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn mapped_vectors_copy_on_first_change_and_outlive_their_file() {
+    fn mapped_vectors_take_additions_copy_on_first_removal_and_outlive_their_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.vec");
         // 3 vectors of 3 floats: 36 bytes, so the next space starts after padding.
@@ -333,9 +338,22 @@ mod tests {
         let mut expected = odd;
         for c in [&mut changed, &mut expected] {
             c.upsert(RecordId(5), &seeded_unit(5, 3));
-            c.remove(RecordId(1));
         }
-        assert!(!changed.is_mapped(), "copied on its first change");
+        assert!(
+            changed.is_mapped(),
+            "an added vector goes after the mapped ones"
+        );
+        assert_eq!(changed.parts(), expected.parts());
+        let query = seeded_unit(5, 3);
+        assert_eq!(
+            changed.exact_search(&query, 4),
+            expected.exact_search(&query, 4)
+        );
+        for c in [&mut changed, &mut expected] {
+            c.remove(RecordId(1));
+            c.upsert(RecordId(2), &seeded_unit(22, 3));
+        }
+        assert!(!changed.is_mapped(), "copied on its first removal");
         assert_eq!(changed.parts(), expected.parts());
     }
 

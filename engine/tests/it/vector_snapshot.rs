@@ -131,7 +131,9 @@ fn a_damaged_file_is_passed_over_for_the_store_and_written_again() {
         bytes[middle] ^= 0x40;
     });
     assert_eq!(reopened, live);
-    let left = std::fs::read_dir(dir.path().join("vectors")).unwrap().count();
+    let left = std::fs::read_dir(dir.path().join("vectors"))
+        .unwrap()
+        .count();
     assert_eq!(left, 0, "the refused file is deleted");
     engine.close().unwrap();
     let rewritten = std::fs::read(vector_file(dir.path())).unwrap();

@@ -1,0 +1,32 @@
+//! Times `delete_where` on a copy of an engine directory, split into its filtered scan and
+//! the rest. Usage: `delete_probe DIR KEY VALUE` (the store is changed: give it a copy).
+
+use std::time::Instant;
+
+use mb_engine::{Engine, EngineOptions, Filter};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(path), Some(key), Some(value)) = (args.get(1), args.get(2), args.get(3)) else {
+        return Err("usage: delete_probe DIR KEY VALUE".into());
+    };
+    let engine = Engine::open(path, EngineOptions::default())?;
+    engine.search_text("bench", "warm up", 1)?;
+    let filter = Filter::new().attribute(key.as_str(), value.as_str());
+    let started = Instant::now();
+    let mut matched = 0;
+    for record in engine.records("bench")? {
+        if filter.matches(&record?) {
+            matched += 1;
+        }
+    }
+    println!(
+        "scan of every record: {:?} ({matched} match)",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    let deleted = engine.delete_where("bench", &filter)?;
+    println!("delete_where: {:?} ({deleted} deleted)", started.elapsed());
+    engine.close()?;
+    Ok(())
+}
