@@ -75,7 +75,13 @@ impl Assets {
 
     /// Locates the ONNX Runtime library alone, in the standard places.
     pub fn runtime() -> Result<PathBuf> {
-        runtime_in(&places(&[]))
+        Assets::runtime_in(&[])
+    }
+
+    /// Locates the ONNX Runtime library alone, looking in the Python package folders
+    /// `packages` right after the environment override.
+    pub fn runtime_in(packages: &[PathBuf]) -> Result<PathBuf> {
+        runtime_in(&places(packages))
     }
 
     /// The model directory `name` names: itself when it is a directory, else `models/<name>`

@@ -46,8 +46,18 @@ impl OnnxConfig {
     /// The embedding model `name` names: a directory holding `model.onnx` and
     /// `tokenizer.json`; else a model a package ships ([`PACKAGED`]) found in the Python
     /// package folders `packages` (a `sys.path`; sha-256 checked); else `.cache/models/<name>`
-    /// in a checkout or the user's data folder, as [`Assets::model_dir`] finds it.
+    /// in a checkout or the user's data folder, as [`Assets::model_dir`] finds it. The ONNX
+    /// Runtime library is looked for in `packages` first too.
     pub fn named(name: &str, packages: &[PathBuf]) -> Result<OnnxConfig> {
+        let config = OnnxConfig::files_named(name, packages)?;
+        Ok(OnnxConfig {
+            runtime: Some(Assets::runtime_in(packages)?),
+            ..config
+        })
+    }
+
+    /// [`OnnxConfig::named`]'s model files and settings.
+    fn files_named(name: &str, packages: &[PathBuf]) -> Result<OnnxConfig> {
         if Path::new(name).is_dir() {
             return OnnxConfig::from_dir(name);
         }
