@@ -31,8 +31,13 @@ use crate::store::{Change, ChangeEntry, Store};
 /// Entries (records, vectors or state values) written per staging batch.
 pub(crate) const COPY_CHUNK: usize = 1024;
 
-/// The families holding a namespace's data, keyed by the namespace id first.
-const NAMESPACE_FAMILIES: [&str; 3] = [CF_RECORDS, CF_VECTORS, CF_STATE];
+/// The families holding what is stored of a namespace, keyed by the namespace id first.
+const STORED_FAMILIES: [&str; 3] = [CF_RECORDS, CF_VECTORS, CF_STATE];
+
+/// Every family holding a namespace's entries: what is stored, and its attribute index (whose
+/// keys do not depend on the namespace id, so a copy copies them; they depend on the store's
+/// salt, so a digest, which two stores compare, leaves them out).
+const NAMESPACE_FAMILIES: [&str; 4] = [CF_RECORDS, CF_VECTORS, CF_STATE, CF_ATTRIBUTES];
 
 /// What staging wrote: the records' ids and their lexical index entries (a copy's, or an
 /// import's).
@@ -175,7 +180,7 @@ impl Inner {
     pub(crate) fn digest(&self, ns: &NamespaceState) -> Result<String> {
         let _no_writes = ns.write_lock.lock();
         let mut hash = Sha256::new();
-        for family in NAMESPACE_FAMILIES {
+        for family in STORED_FAMILIES {
             hash.update(family.as_bytes());
             for item in self.store.iter_namespace_raw(family, ns.info.id)? {
                 let (key, value) = item?;

@@ -16,6 +16,7 @@ use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::attributes::AttributeIndex;
 use crate::batch::{Batch, WriteReceipt};
 use crate::codec;
 use crate::committer::Committer;
@@ -62,6 +63,7 @@ impl Engine {
         prepare_directory(&path, options.create_if_missing)?;
         let store = Store::open(&path, options.sync_writes)?;
         discard_staged_copies(&store)?;
+        let attributes = AttributeIndex::open(&store)?;
         let counters = store.counters()?;
         let snapshots = Snapshots::open(
             &store,
@@ -94,6 +96,7 @@ impl Engine {
             ef_search: AtomicUsize::new(options.hnsw.ef_search),
             options,
             store,
+            attributes,
             lexical: opened.index,
             catalog: RwLock::new(catalog),
             sequencer: Sequencer::new(counters),

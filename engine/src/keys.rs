@@ -15,10 +15,18 @@ pub(crate) const CF_VECTORS: &str = "vectors";
 pub(crate) const CF_CHANGELOG: &str = "changelog";
 /// Column family of free-form per-namespace state owned by memory systems.
 pub(crate) const CF_STATE: &str = "state";
+/// Column family of the attribute index (see `attributes.rs`), keyed by namespace id first.
+pub(crate) const CF_ATTRIBUTES: &str = "attributes";
 
 /// Every column family the engine opens.
-pub(crate) const COLUMN_FAMILIES: [&str; 5] =
-    [CF_META, CF_RECORDS, CF_VECTORS, CF_CHANGELOG, CF_STATE];
+pub(crate) const COLUMN_FAMILIES: [&str; 6] = [
+    CF_META,
+    CF_RECORDS,
+    CF_VECTORS,
+    CF_CHANGELOG,
+    CF_STATE,
+    CF_ATTRIBUTES,
+];
 
 pub(crate) const META_FORMAT: &[u8] = b"format";
 pub(crate) const META_SEQ: &[u8] = b"seq";
@@ -33,6 +41,8 @@ pub(crate) const META_COUNT_PREFIX: &[u8] = b"count/";
 pub(crate) const META_STATS_PREFIX: &[u8] = b"stats/";
 /// The store's sequence number when the statistics snapshots were written.
 pub(crate) const META_STATS_SEQ: &[u8] = b"stats-seq";
+/// Present once every stored record's attributes are in the attribute index.
+pub(crate) const META_ATTRIBUTE_INDEX: &[u8] = b"attribute-index";
 /// Namespaces whose copy is being written and not yet published (see `copy.rs`).
 pub(crate) const META_STAGED_COPY_PREFIX: &[u8] = b"staged-copy/";
 

@@ -22,17 +22,20 @@ impl Engine {
     }
 
     /// The records of a namespace whose attributes `filter` matches (an empty filter matches
-    /// every record), in id order. Each stored record is read in place and only the matches
-    /// are decoded, so a scan that keeps few costs little more than reading the namespace.
+    /// every record), in id order. A filter with conditions reads the records its first
+    /// condition names through the attribute index; an empty one reads every record in place.
     pub fn records_where(&self, namespace: &str, filter: &Filter) -> Result<Vec<Record>> {
         let ns = self.inner.namespace(namespace)?;
         let mut found = Vec::new();
-        self.inner
-            .store
-            .for_each_matching(ns.info.id, filter, |_, value| {
+        self.inner.attributes.for_each_matching(
+            &self.inner.store,
+            ns.info.id,
+            filter,
+            |_, value| {
                 found.push(codec::decode("record", value)?);
                 Ok(())
-            })?;
+            },
+        )?;
         Ok(found)
     }
 }

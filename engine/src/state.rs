@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::attributes::AttributeIndex;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::{space_key, CF_META};
@@ -28,6 +29,8 @@ pub(crate) struct Inner {
     pub(crate) path: PathBuf,
     pub(crate) options: EngineOptions,
     pub(crate) store: Store,
+    /// Which records have which attributes, for filtered deletes and listings.
+    pub(crate) attributes: AttributeIndex,
     pub(crate) lexical: LexicalIndex,
     pub(crate) catalog: RwLock<Catalog>,
     /// Numbers writes and knows through which number every write is done.

@@ -12,11 +12,10 @@ use serde::{Deserialize, Serialize};
 use crate::codec;
 use crate::directory::ENGINE_FORMAT;
 use crate::error::{Error, Result};
-use crate::filter::Filter;
 use crate::holder::Holder;
 use crate::keys::*;
 use crate::namespace::NamespaceInfo;
-use crate::record::{Record, RecordId, RecordView};
+use crate::record::{Record, RecordId};
 use crate::space::Space;
 
 const STORE_DIR: &str = "store";
@@ -142,6 +141,20 @@ impl Store {
 
     pub(crate) fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.db.get_cf(self.cf(cf)?, key)?)
+    }
+
+    /// The values of `keys` (in ascending order) in one family, read in one batched lookup,
+    /// each given to `visit` (with `None` for a missing key) in order.
+    pub(crate) fn get_sorted(
+        &self,
+        cf: &'static str,
+        keys: &[impl AsRef<[u8]>],
+        mut visit: impl FnMut(Option<&[u8]>) -> Result<()>,
+    ) -> Result<()> {
+        for value in self.db.batched_multi_get_cf(self.cf(cf)?, keys, true) {
+            visit(value?.as_deref())?;
+        }
+        Ok(())
     }
 
     /// Applies a batch atomically, with the configured durability.
@@ -361,24 +374,6 @@ impl Store {
         Ok(it.status()?)
     }
 
-    /// Calls `visit` with every record of namespace `ns` whose attributes `filter` matches,
-    /// read in place (see [`RecordView`]), with its stored bytes for a caller that wants the
-    /// whole record: the one scan behind `delete_where` and `records_where`.
-    pub(crate) fn for_each_matching(
-        &self,
-        ns: u32,
-        filter: &Filter,
-        mut visit: impl FnMut(&RecordView<'_>, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        self.for_each_in_namespace(CF_RECORDS, ns, |_, value| {
-            let view: RecordView<'_> = codec::decode_borrowed("record", value)?;
-            match filter.matches_attributes(|key| view.attributes.get(key).copied()) {
-                true => visit(&view, value),
-                false => Ok(()),
-            }
-        })
-    }
-
     /// Every key and value of a family starting with `prefix`.
     pub(crate) fn scan_prefix(&self, cf: &'static str, prefix: &[u8]) -> Result<Vec<KeyValue>> {
         self.scan(cf, prefix, &prefix_end(prefix))
@@ -425,7 +420,7 @@ impl Store {
             .transpose()
     }
 
-    fn iter_range<'a>(
+    pub(crate) fn iter_range<'a>(
         &'a self,
         cf: &'static str,
         start: &[u8],

@@ -272,6 +272,12 @@ impl<'a> Stage<'a> {
                 let value = codec::encode("record", &record)?;
                 self.batch
                     .put_cf(self.inner.store.cf(CF_RECORDS)?, record_key(ns, id), value);
+                let index = self.inner.store.cf(CF_ATTRIBUTES)?;
+                let pairs = record.attributes.iter();
+                let pairs = pairs.map(|(k, v)| (k.as_str(), v.as_str()));
+                self.inner
+                    .attributes
+                    .put_entries(&mut self.batch, index, ns, id, pairs);
                 self.counts.records += 1;
             }
             ExportEntry::Vector { id, space, vector } => {

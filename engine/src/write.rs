@@ -5,7 +5,7 @@
 //! share only the [`Sequencer`](crate::sequencer::Sequencer), which numbers them; each then
 //! applies itself to the in-memory lexical index without waiting for writes numbered before it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -26,6 +26,14 @@ use crate::vector::collection::{schedule_graph_build, VectorCollection};
 /// Normalized vectors of one record, by space name.
 type SpaceVectors = Vec<(String, Vec<f32>)>;
 
+/// What a stored record that an update or delete replaces leaves behind to undo: its terms
+/// (in the BM25 statistics) and its attributes (in the attribute index).
+#[derive(Clone)]
+struct Replaced {
+    terms: Vec<Term>,
+    attributes: BTreeMap<String, String>,
+}
+
 /// A batch operation checked against the store, ready to be written.
 enum Prepared {
     /// New record (its id is assigned at commit).
@@ -39,11 +47,11 @@ enum Prepared {
         record: Record,
         vectors: SpaceVectors,
         terms: Vec<Term>,
-        old_terms: Vec<Term>,
+        old: Replaced,
     },
     Delete {
         id: RecordId,
-        old_terms: Vec<Term>,
+        old: Replaced,
     },
     PutState(String, Vec<u8>),
     DeleteState(String),
@@ -73,11 +81,18 @@ impl Inner {
             return Err(Error::UnknownNamespace(ns.info.name.clone()));
         }
         let mut prepared = Vec::new();
-        self.store
-            .for_each_matching(ns.info.id, filter, |view, _| {
+        self.attributes
+            .for_each_matching(&self.store, ns.info.id, filter, |view, _| {
                 prepared.push(Prepared::Delete {
                     id: view.id,
-                    old_terms: ns.info.analyzer.analyze(view.text),
+                    old: Replaced {
+                        terms: ns.info.analyzer.analyze(view.text),
+                        attributes: view
+                            .attributes
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect(),
+                    },
                 });
                 Ok(())
             })?;
@@ -109,18 +124,18 @@ impl Inner {
     /// see the effect of earlier ones in the same batch.
     fn prepare(&self, ns: &NamespaceState, batch: Batch) -> Result<Vec<Prepared>> {
         let analyzer = ns.info.analyzer;
-        // Terms of records as earlier operations of this batch left them (`None`: deleted).
-        let mut overlay: HashMap<RecordId, Option<Vec<Term>>> = HashMap::new();
-        let old_terms = |overlay: &HashMap<RecordId, Option<Vec<Term>>>,
-                         id: RecordId|
-         -> Result<Option<Vec<Term>>> {
+        // Records as earlier operations of this batch left them (`None`: deleted).
+        let mut overlay: HashMap<RecordId, Option<Replaced>> = HashMap::new();
+        let stored = |overlay: &HashMap<RecordId, Option<Replaced>>,
+                      id: RecordId|
+         -> Result<Option<Replaced>> {
             if let Some(known) = overlay.get(&id) {
                 return Ok(known.clone());
             }
-            Ok(self
-                .store
-                .record(ns.info.id, id)?
-                .map(|r| analyzer.analyze(&r.text)))
+            Ok(self.store.record(ns.info.id, id)?.map(|r| Replaced {
+                terms: analyzer.analyze(&r.text),
+                attributes: r.attributes,
+            }))
         };
         let mut out = Vec::with_capacity(batch.ops.len());
         for op in batch.ops {
@@ -135,25 +150,29 @@ impl Inner {
                     }
                 }
                 Op::Update(id, new) => {
-                    let old = old_terms(&overlay, id)?.ok_or_else(|| Error::RecordNotFound {
+                    let old = stored(&overlay, id)?.ok_or_else(|| Error::RecordNotFound {
                         namespace: ns.info.name.clone(),
                         id: id.0,
                     })?;
                     let (record, vectors) = self.validate(id, new)?;
                     let terms = analyzer.analyze(&record.text);
-                    overlay.insert(id, Some(terms.clone()));
+                    let now = Replaced {
+                        terms: terms.clone(),
+                        attributes: record.attributes.clone(),
+                    };
+                    overlay.insert(id, Some(now));
                     Prepared::Update {
                         record,
                         vectors,
                         terms,
-                        old_terms: old,
+                        old,
                     }
                 }
-                Op::Delete(id) => match old_terms(&overlay, id)? {
+                Op::Delete(id) => match stored(&overlay, id)? {
                     None => continue,
                     Some(old) => {
                         overlay.insert(id, None);
-                        Prepared::Delete { id, old_terms: old }
+                        Prepared::Delete { id, old }
                     }
                 },
                 Op::PutState(key, value) => Prepared::PutState(key, value),
@@ -194,10 +213,11 @@ impl Inner {
     /// Writes the batch under the next sequence number and applies it to the lexical index.
     fn commit(&self, ns: &NamespaceState, prepared: &mut [Prepared]) -> Result<WriteReceipt> {
         let ns_id = ns.info.id;
-        let (records, vectors, state) = (
+        let (records, vectors, state, index) = (
             self.store.cf(CF_RECORDS)?,
             self.store.cf(CF_VECTORS)?,
             self.store.cf(CF_STATE)?,
+            self.store.cf(CF_ATTRIBUTES)?,
         );
         let puts = prepared
             .iter()
@@ -223,9 +243,19 @@ impl Inner {
                     record,
                     vectors,
                     terms,
-                    ..
-                } => (record, vectors, terms, true),
-                Prepared::Delete { id, .. } => {
+                    old,
+                } => {
+                    let old = old.attributes.iter();
+                    let old = old.map(|(k, v)| (k.as_str(), v.as_str()));
+                    self.attributes
+                        .delete_entries(&mut batch, index, ns_id, record.id, old);
+                    (record, vectors, terms, true)
+                }
+                Prepared::Delete { id, old } => {
+                    let old = old.attributes.iter();
+                    let old = old.map(|(k, v)| (k.as_str(), v.as_str()));
+                    self.attributes
+                        .delete_entries(&mut batch, index, ns_id, *id, old);
                     batch.delete_cf(records, record_key(ns_id, *id));
                     let (lo, hi) = vector_range(ns_id, *id);
                     batch.delete_range_cf(vectors, lo, hi);
@@ -254,6 +284,10 @@ impl Inner {
                 count_delta += 1;
             }
             record.seq = seq;
+            let now = record.attributes.iter();
+            let now = now.map(|(k, v)| (k.as_str(), v.as_str()));
+            self.attributes
+                .put_entries(&mut batch, index, ns_id, record.id, now);
             batch.put_cf(
                 records,
                 record_key(ns_id, record.id),
@@ -323,9 +357,9 @@ impl Inner {
                         record,
                         vectors,
                         terms,
-                        old_terms,
+                        old,
                     } => {
-                        stats.remove(old_terms);
+                        stats.remove(&old.terms);
                         stats.add(terms);
                         for c in collections.values() {
                             c.write().remove(record.id);
@@ -339,8 +373,8 @@ impl Inner {
                             touched.push(Arc::clone(c));
                         }
                     }
-                    Prepared::Delete { id, old_terms } => {
-                        stats.remove(old_terms);
+                    Prepared::Delete { id, old } => {
+                        stats.remove(&old.terms);
                         for c in collections.values() {
                             if c.write().remove(*id) {
                                 touched.push(Arc::clone(c));
@@ -370,7 +404,7 @@ impl Inner {
         let meta = self.store.cf(CF_META)?;
         batch.delete_cf(meta, namespace_key(name));
         batch.delete_cf(meta, count_key(id));
-        for cf in [CF_RECORDS, CF_VECTORS, CF_STATE] {
+        for cf in [CF_RECORDS, CF_VECTORS, CF_STATE, CF_ATTRIBUTES] {
             batch.delete_range_cf(self.store.cf(cf)?, ns_prefix(id).to_vec(), ns_end(id));
         }
         let entry = ChangeEntry {

@@ -1,5 +1,6 @@
 //! Integration tests of `mb-engine`, one binary: storage, indexes, crash safety.
 
+mod attribute_index;
 mod bad_input;
 mod bm25_parity;
 mod concurrency;

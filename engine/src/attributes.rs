@@ -1,0 +1,294 @@
+//! The attribute index: which records of a namespace have attribute `key` equal to `value`,
+//! so that a filtered delete or listing reads the records that match instead of every record
+//! of the namespace (a reopened 100k-record namespace spent 66–91 ms of a 76–104 ms
+//! `delete_where` scanning).
+//!
+//! Its parts:
+//! - one empty value per (namespace, key, value, record) in [`CF_ATTRIBUTES`], keyed
+//!   `ns | pair digest | record id`, so the records of one (key, value) are one key range, in
+//!   id order. The digest is the first 16 bytes of SHA-256 over the store's random salt and
+//!   the pair: keys never hold what a record says, because RocksDB copies some keys (the
+//!   bounds of its table files) into its MANIFEST, which compaction does not rewrite, and
+//!   `Engine::forget` promises that no byte of a forgotten namespace is left;
+//! - [`AttributeIndex::put_entries`] and [`AttributeIndex::delete_entries`], which the write
+//!   path and imports call in the same batch as the records the entries describe (a copy
+//!   copies the entries, whose digests do not depend on the namespace);
+//! - [`AttributeIndex::for_each_matching`], which reads the records of a filter's first
+//!   condition through the index and checks the whole filter on each record (so a digest
+//!   collision costs a read, never a wrong answer);
+//! - [`AttributeIndex::open`], which indexes a store written before the index existed, once,
+//!   and marks it done in META.
+
+use std::hash::BuildHasher;
+
+use rocksdb::{ColumnFamily, WriteBatch};
+use sha2::{Digest, Sha256};
+
+use crate::codec;
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::keys::{
+    ns_prefix, record_id_of, record_key, CF_ATTRIBUTES, CF_META, CF_RECORDS, META_ATTRIBUTE_INDEX,
+};
+use crate::record::{RecordId, RecordView};
+use crate::store::Store;
+
+/// Records indexed per batch while building the index of an existing store.
+const BUILD_CHUNK: usize = 4096;
+
+/// Records read per batched lookup.
+const LOOKUP_CHUNK: usize = 1024;
+
+/// Bytes of a pair's digest in an index key.
+const DIGEST: usize = 16;
+
+/// The attribute index of a store: its salt, and the reading and writing of its entries.
+pub(crate) struct AttributeIndex {
+    salt: [u8; 32],
+}
+
+impl AttributeIndex {
+    /// The store's index: its salt read from META, or, for a store written before the index
+    /// existed, a new salt and every stored record indexed (before anything else writes).
+    pub(crate) fn open(store: &Store) -> Result<AttributeIndex> {
+        if let Some(salt) = store.get(CF_META, META_ATTRIBUTE_INDEX)? {
+            let salt = <[u8; 32]>::try_from(salt.as_slice()).map_err(|_| Error::Corrupt {
+                what: "attribute index",
+                detail: format!("salt of {} bytes", salt.len()),
+            })?;
+            return Ok(AttributeIndex { salt });
+        }
+        let index = AttributeIndex { salt: fresh_salt() };
+        index.build(store)?;
+        Ok(index)
+    }
+
+    /// Indexes every stored record, then stores the salt, which marks the index complete.
+    fn build(&self, store: &Store) -> Result<()> {
+        let cf = store.cf(CF_ATTRIBUTES)?;
+        let mut batch = WriteBatch::default();
+        let mut indexed = 0usize;
+        for item in store.iter_range(CF_RECORDS, &[], &[0xff; 5])? {
+            let (key, value) = item?;
+            let ns = key.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok());
+            let (Some(ns), Some(id)) = (ns.map(u32::from_be_bytes), record_id_of(&key)) else {
+                return Err(Error::Corrupt {
+                    what: "record key",
+                    detail: format!("{key:?}"),
+                });
+            };
+            let view: RecordView<'_> = codec::decode_borrowed("record", &value)?;
+            let attributes = view.attributes.iter().map(|(k, v)| (*k, *v));
+            self.put_entries(&mut batch, cf, ns, id, attributes);
+            indexed += 1;
+            if indexed % BUILD_CHUNK == 0 {
+                store.write(std::mem::take(&mut batch))?;
+            }
+        }
+        batch.put_cf(store.cf(CF_META)?, META_ATTRIBUTE_INDEX, self.salt);
+        store.write(batch)?;
+        if indexed > 0 {
+            tracing::info!("indexed the attributes of {indexed} stored records");
+        }
+        Ok(())
+    }
+
+    /// The key of every record of namespace `ns` with attribute `key` equal to `value`.
+    fn pair_prefix(&self, ns: u32, key: &str, value: &str) -> [u8; 4 + DIGEST] {
+        let mut hasher = Sha256::new();
+        hasher.update(self.salt);
+        // Attribute keys are bounded by the record size limit, far below 4 GiB.
+        hasher.update((key.len() as u32).to_be_bytes());
+        hasher.update(key.as_bytes());
+        hasher.update(value.as_bytes());
+        let digest = hasher.finalize();
+        let mut out = [0u8; 4 + DIGEST];
+        out[..4].copy_from_slice(&ns_prefix(ns));
+        out[4..].copy_from_slice(&digest[..DIGEST]);
+        out
+    }
+
+    fn entry_key(&self, ns: u32, key: &str, value: &str, id: RecordId) -> [u8; 12 + DIGEST] {
+        let mut out = [0u8; 12 + DIGEST];
+        out[..4 + DIGEST].copy_from_slice(&self.pair_prefix(ns, key, value));
+        out[4 + DIGEST..].copy_from_slice(&id.0.to_be_bytes());
+        out
+    }
+
+    /// Adds the index entries of record `id` of namespace `ns` with `attributes` to `batch`.
+    pub(crate) fn put_entries<'a>(
+        &self,
+        batch: &mut WriteBatch,
+        cf: &ColumnFamily,
+        ns: u32,
+        id: RecordId,
+        attributes: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) {
+        for (key, value) in attributes {
+            batch.put_cf(cf, self.entry_key(ns, key, value, id), []);
+        }
+    }
+
+    /// Adds the deletion of the index entries of record `id` with `attributes` to `batch`.
+    pub(crate) fn delete_entries<'a>(
+        &self,
+        batch: &mut WriteBatch,
+        cf: &ColumnFamily,
+        ns: u32,
+        id: RecordId,
+        attributes: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) {
+        for (key, value) in attributes {
+            batch.delete_cf(cf, self.entry_key(ns, key, value, id));
+        }
+    }
+
+    /// Calls `visit` with every record of namespace `ns` whose attributes `filter` matches,
+    /// read in place (see [`RecordView`]), with its stored bytes for a caller that wants the
+    /// whole record, in id order: the one scan behind `delete_where` and `records_where`.
+    /// A filter with conditions reads the records its first condition names in the index.
+    pub(crate) fn for_each_matching(
+        &self,
+        store: &Store,
+        ns: u32,
+        filter: &Filter,
+        mut visit: impl FnMut(&RecordView<'_>, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut check = |value: &[u8]| {
+            let view: RecordView<'_> = codec::decode_borrowed("record", value)?;
+            match filter.matches_attributes(|key| view.attributes.get(key).copied()) {
+                true => visit(&view, value),
+                false => Ok(()),
+            }
+        };
+        let Some((key, value)) = filter.conditions().next() else {
+            return store.for_each_in_namespace(CF_RECORDS, ns, |_, value| check(value));
+        };
+        let prefix = self.pair_prefix(ns, key, value);
+        let records = store
+            .scan_prefix(CF_ATTRIBUTES, &prefix)?
+            .into_iter()
+            .map(|(entry, _)| {
+                let id = entry
+                    .get(prefix.len()..)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map(u64::from_be_bytes);
+                id.map(|id| record_key(ns, RecordId(id)))
+                    .ok_or_else(|| Error::Corrupt {
+                        what: "attribute index",
+                        detail: format!("key {entry:?}"),
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Ascending ids, read in batches (a lookup each cost 16 µs of a 100k namespace's
+        // filtered delete). An entry is written and deleted with its record, so the record
+        // is there.
+        for keys in records.chunks(LOOKUP_CHUNK) {
+            store.get_sorted(CF_RECORDS, keys, |value| match value {
+                Some(value) => check(value),
+                None => Ok(()),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// 32 bytes no other store shares: the standard library's per-process random hash keys
+/// (drawn from the operating system), mixed with the time.
+fn fresh_salt() -> [u8; 32] {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut hasher = Sha256::new();
+    for i in 0..4u8 {
+        let state = std::collections::hash_map::RandomState::new();
+        hasher.update(state.hash_one((i, now)).to_le_bytes());
+    }
+    hasher.update(now.to_le_bytes());
+    hasher.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::ns_end;
+    use crate::record::Record;
+    use crate::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord};
+
+    /// The index's keys, and the keys every stored record calls for.
+    fn index_and_records(dir: &std::path::Path) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        let store = Store::open(dir, false).unwrap();
+        let salt = store.get(CF_META, META_ATTRIBUTE_INDEX).unwrap().unwrap();
+        let index = AttributeIndex {
+            salt: salt.try_into().unwrap(),
+        };
+        let all = |cf| -> Vec<(Vec<u8>, Vec<u8>)> {
+            let entries = store.iter_range(cf, &[], &[0xff; 5]).unwrap();
+            entries
+                .map(|entry| entry.unwrap())
+                .map(|(key, value)| (key.to_vec(), value.to_vec()))
+                .collect()
+        };
+        let entries = all(CF_ATTRIBUTES);
+        let mut expected = Vec::new();
+        for (key, value) in all(CF_RECORDS) {
+            let ns = u32::from_be_bytes(key[..4].try_into().unwrap());
+            let record: Record = codec::decode("record", &value).unwrap();
+            for (k, v) in &record.attributes {
+                expected.push(index.entry_key(ns, k, v, record.id).to_vec());
+            }
+        }
+        expected.sort();
+        (entries.into_iter().map(|(key, _)| key).collect(), expected)
+    }
+
+    #[test]
+    fn the_index_holds_exactly_the_stored_attributes_and_is_built_for_older_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path(), EngineOptions::default()).unwrap();
+        engine
+            .create_namespace("ns", NamespaceOptions::default())
+            .unwrap();
+        let mut batch = Batch::new();
+        for i in 0..40 {
+            batch.put(NewRecord::new(format!("n {i}")).with_attribute("k", format!("{}", i % 3)));
+        }
+        let ids = engine.write("ns", batch).unwrap().ids;
+        engine
+            .update("ns", ids[0], NewRecord::new("x").with_attribute("k", "9"))
+            .unwrap();
+        engine.update("ns", ids[1], NewRecord::new("y")).unwrap();
+        engine.delete("ns", ids[2]).unwrap();
+        engine
+            .delete_where("ns", &crate::Filter::new().attribute("k", "1"))
+            .unwrap();
+        engine.copy_namespace("ns", "copy").unwrap();
+        engine.drop_namespace("ns").unwrap();
+        engine.close().unwrap();
+        let (index, expected) = index_and_records(dir.path());
+        assert!(!expected.is_empty());
+        assert_eq!(index, expected, "no entry missing, none left behind");
+
+        // A store from before the index: no mark, no entries. The next open builds it.
+        {
+            let store = Store::open(dir.path(), false).unwrap();
+            let mut batch = WriteBatch::default();
+            batch.delete_range_cf(store.cf(CF_ATTRIBUTES).unwrap(), vec![], ns_end(u32::MAX));
+            batch.delete_cf(store.cf(CF_META).unwrap(), META_ATTRIBUTE_INDEX);
+            store.write(batch).unwrap();
+        }
+        let store = Store::open(dir.path(), false).unwrap();
+        assert!(store
+            .iter_range(CF_ATTRIBUTES, &[], &[0xff; 5])
+            .unwrap()
+            .next()
+            .is_none());
+        drop(store);
+        Engine::open(dir.path(), EngineOptions::default())
+            .unwrap()
+            .close()
+            .unwrap();
+        let (index, expected) = index_and_records(dir.path());
+        assert_eq!(index, expected);
+    }
+}
