@@ -81,7 +81,7 @@ impl AttributeIndex {
             let attributes = view.attributes.iter().map(|(k, v)| (*k, *v));
             self.put_entries(&mut batch, cf, ns, id, attributes);
             indexed += 1;
-            if indexed % BUILD_CHUNK == 0 {
+            if indexed.is_multiple_of(BUILD_CHUNK) {
                 store.write(std::mem::take(&mut batch))?;
             }
         }
