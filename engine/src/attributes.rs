@@ -10,9 +10,9 @@
 //!   the pair: keys never hold what a record says, because RocksDB copies some keys (the
 //!   bounds of its table files) into its MANIFEST, which compaction does not rewrite, and
 //!   `Engine::forget` promises that no byte of a forgotten namespace is left;
-//! - [`AttributeIndex::put_entries`] and [`AttributeIndex::delete_entries`], which the write
-//!   path and imports call in the same batch as the records the entries describe (a copy
-//!   copies the entries, whose digests do not depend on the namespace);
+//! - [`AttributeIndex::keys`], which the write path and imports put or delete in the same
+//!   batch as the records the entries describe (a copy copies the entries, whose digests do
+//!   not depend on the namespace);
 //! - [`AttributeIndex::for_each_matching`], which reads the records of a filter's first
 //!   condition through the index and checks the whole filter on each record (so a digest
 //!   collision costs a read, never a wrong answer);
@@ -21,7 +21,7 @@
 
 use std::hash::BuildHasher;
 
-use rocksdb::{ColumnFamily, WriteBatch};
+use rocksdb::WriteBatch;
 use sha2::{Digest, Sha256};
 
 use crate::codec;
@@ -79,7 +79,9 @@ impl AttributeIndex {
             };
             let view: RecordView<'_> = codec::decode_borrowed("record", &value)?;
             let attributes = view.attributes.iter().map(|(k, v)| (*k, *v));
-            self.put_entries(&mut batch, cf, ns, id, attributes);
+            for key in self.keys(ns, id, attributes) {
+                batch.put_cf(cf, key, []);
+            }
             indexed += 1;
             if indexed.is_multiple_of(BUILD_CHUNK) {
                 store.write(std::mem::take(&mut batch))?;
@@ -115,32 +117,17 @@ impl AttributeIndex {
         out
     }
 
-    /// Adds the index entries of record `id` of namespace `ns` with `attributes` to `batch`.
-    pub(crate) fn put_entries<'a>(
-        &self,
-        batch: &mut WriteBatch,
-        cf: &ColumnFamily,
+    /// The index keys of record `id` of namespace `ns` with `attributes`: put in the batch
+    /// that writes the record, deleted in the one that replaces or deletes it.
+    pub(crate) fn keys<'a>(
+        &'a self,
         ns: u32,
         id: RecordId,
-        attributes: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) {
-        for (key, value) in attributes {
-            batch.put_cf(cf, self.entry_key(ns, key, value, id), []);
-        }
-    }
-
-    /// Adds the deletion of the index entries of record `id` with `attributes` to `batch`.
-    pub(crate) fn delete_entries<'a>(
-        &self,
-        batch: &mut WriteBatch,
-        cf: &ColumnFamily,
-        ns: u32,
-        id: RecordId,
-        attributes: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) {
-        for (key, value) in attributes {
-            batch.delete_cf(cf, self.entry_key(ns, key, value, id));
-        }
+        attributes: impl IntoIterator<Item = (&'a str, &'a str)> + 'a,
+    ) -> impl Iterator<Item = [u8; 12 + DIGEST]> + 'a {
+        attributes
+            .into_iter()
+            .map(move |(key, value)| self.entry_key(ns, key, value, id))
     }
 
     /// Calls `visit` with every record of namespace `ns` whose attributes `filter` matches,

@@ -275,9 +275,9 @@ impl<'a> Stage<'a> {
                 let index = self.inner.store.cf(CF_ATTRIBUTES)?;
                 let pairs = record.attributes.iter();
                 let pairs = pairs.map(|(k, v)| (k.as_str(), v.as_str()));
-                self.inner
-                    .attributes
-                    .put_entries(&mut self.batch, index, ns, id, pairs);
+                for key in self.inner.attributes.keys(ns, id, pairs) {
+                    self.batch.put_cf(index, key, []);
+                }
                 self.counts.records += 1;
             }
             ExportEntry::Vector { id, space, vector } => {

@@ -247,15 +247,17 @@ impl Inner {
                 } => {
                     let old = old.attributes.iter();
                     let old = old.map(|(k, v)| (k.as_str(), v.as_str()));
-                    self.attributes
-                        .delete_entries(&mut batch, index, ns_id, record.id, old);
+                    for key in self.attributes.keys(ns_id, record.id, old) {
+                        batch.delete_cf(index, key);
+                    }
                     (record, vectors, terms, true)
                 }
                 Prepared::Delete { id, old } => {
                     let old = old.attributes.iter();
                     let old = old.map(|(k, v)| (k.as_str(), v.as_str()));
-                    self.attributes
-                        .delete_entries(&mut batch, index, ns_id, *id, old);
+                    for key in self.attributes.keys(ns_id, *id, old) {
+                        batch.delete_cf(index, key);
+                    }
                     batch.delete_cf(records, record_key(ns_id, *id));
                     let (lo, hi) = vector_range(ns_id, *id);
                     batch.delete_range_cf(vectors, lo, hi);
@@ -286,8 +288,9 @@ impl Inner {
             record.seq = seq;
             let now = record.attributes.iter();
             let now = now.map(|(k, v)| (k.as_str(), v.as_str()));
-            self.attributes
-                .put_entries(&mut batch, index, ns_id, record.id, now);
+            for key in self.attributes.keys(ns_id, record.id, now) {
+                batch.put_cf(index, key, []);
+            }
             batch.put_cf(
                 records,
                 record_key(ns_id, record.id),
