@@ -78,8 +78,7 @@ impl AttributeIndex {
                 });
             };
             let view: RecordView<'_> = codec::decode_borrowed("record", &value)?;
-            let attributes = view.attributes.iter().map(|(k, v)| (*k, *v));
-            for key in self.keys(ns, id, attributes) {
+            for key in self.keys(ns, id, &view.attributes) {
                 batch.put_cf(cf, key, []);
             }
             indexed += 1;
@@ -119,15 +118,15 @@ impl AttributeIndex {
 
     /// The index keys of record `id` of namespace `ns` with `attributes`: put in the batch
     /// that writes the record, deleted in the one that replaces or deletes it.
-    pub(crate) fn keys<'a>(
+    pub(crate) fn keys<'a, K: AsRef<str>, V: AsRef<str>>(
         &'a self,
         ns: u32,
         id: RecordId,
-        attributes: impl IntoIterator<Item = (&'a str, &'a str)> + 'a,
+        attributes: impl IntoIterator<Item = (K, V), IntoIter: 'a>,
     ) -> impl Iterator<Item = [u8; 12 + DIGEST]> + 'a {
         attributes
             .into_iter()
-            .map(move |(key, value)| self.entry_key(ns, key, value, id))
+            .map(move |(key, value)| self.entry_key(ns, key.as_ref(), value.as_ref(), id))
     }
 
     /// Calls `visit` with every record of namespace `ns` whose attributes `filter` matches,

@@ -273,9 +273,7 @@ impl<'a> Stage<'a> {
                 self.batch
                     .put_cf(self.inner.store.cf(CF_RECORDS)?, record_key(ns, id), value);
                 let index = self.inner.store.cf(CF_ATTRIBUTES)?;
-                let pairs = record.attributes.iter();
-                let pairs = pairs.map(|(k, v)| (k.as_str(), v.as_str()));
-                for key in self.inner.attributes.keys(ns, id, pairs) {
+                for key in self.inner.attributes.keys(ns, id, &record.attributes) {
                     self.batch.put_cf(index, key, []);
                 }
                 self.counts.records += 1;

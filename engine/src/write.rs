@@ -245,17 +245,13 @@ impl Inner {
                     terms,
                     old,
                 } => {
-                    let old = old.attributes.iter();
-                    let old = old.map(|(k, v)| (k.as_str(), v.as_str()));
-                    for key in self.attributes.keys(ns_id, record.id, old) {
+                    for key in self.attributes.keys(ns_id, record.id, &old.attributes) {
                         batch.delete_cf(index, key);
                     }
                     (record, vectors, terms, true)
                 }
                 Prepared::Delete { id, old } => {
-                    let old = old.attributes.iter();
-                    let old = old.map(|(k, v)| (k.as_str(), v.as_str()));
-                    for key in self.attributes.keys(ns_id, *id, old) {
+                    for key in self.attributes.keys(ns_id, *id, &old.attributes) {
                         batch.delete_cf(index, key);
                     }
                     batch.delete_cf(records, record_key(ns_id, *id));
@@ -286,9 +282,7 @@ impl Inner {
                 count_delta += 1;
             }
             record.seq = seq;
-            let now = record.attributes.iter();
-            let now = now.map(|(k, v)| (k.as_str(), v.as_str()));
-            for key in self.attributes.keys(ns_id, record.id, now) {
+            for key in self.attributes.keys(ns_id, record.id, &record.attributes) {
                 batch.put_cf(index, key, []);
             }
             batch.put_cf(
