@@ -87,10 +87,7 @@ pub(crate) fn write(
 /// The collections stored in `path` if it was written at sequence number `seq`, their
 /// vectors mapped from the file; `None` when it was written at another one.
 pub(crate) fn read(path: &Path, seq: u64) -> Result<Option<HashMap<String, VectorCollection>>> {
-    let corrupt = |detail: String| Error::Corrupt {
-        what: "vector file",
-        detail: format!("{}: {detail}", path.display()),
-    };
+    let corrupt = |detail: String| corrupt(path, detail);
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut header = [0u8; 16];
     match file.read_exact(&mut header) {
@@ -148,10 +145,7 @@ fn parse(
     map: &Arc<Mmap>,
     body_len: usize,
 ) -> Result<HashMap<String, VectorCollection>> {
-    let corrupt = |detail: String| Error::Corrupt {
-        what: "vector file",
-        detail: format!("{}: {detail}", path.display()),
-    };
+    let corrupt = |detail: String| corrupt(path, detail);
     let mut input = Cursor {
         map,
         at: 16,
@@ -200,6 +194,14 @@ fn parse(
         )));
     }
     Ok(collections)
+}
+
+/// The error of a vector file that is not what it should be.
+fn corrupt(path: &Path, detail: String) -> Error {
+    Error::Corrupt {
+        what: "vector file",
+        detail: format!("{}: {detail}", path.display()),
+    }
 }
 
 /// A writer that checksums and counts what passes through it.
