@@ -202,7 +202,13 @@ impl Inner {
             }
         };
         let collections = match self.snapshots.vectors(ns.info.id) {
-            Some(collections) => collections,
+            Some(mut collections) => {
+                // A graph kept in the file serves searches unless HNSW is now off for it.
+                for c in collections.values_mut() {
+                    c.fit_graph(&self.options.hnsw);
+                }
+                collections
+            }
             None => self.load_vectors(ns.info.id, ns.count.load(Ordering::SeqCst) as usize)?,
         };
         let vectors: HashMap<String, SharedCollection> = collections

@@ -1,29 +1,23 @@
 //! The floats of a collection's vectors: mapped from a vector file, then owned.
 //!
 //! A namespace reopened from its vector file (`super::file`) searches the file's pages in
-//! place: mapping them costs no copy and no fresh memory, where copying 1.5 GB of a million
-//! vectors into a new allocation was most of a reopen (page faults and clearing of the new
-//! pages, then the copy). Vectors added afterwards go into memory of the arena's own after the
-//! mapped ones, so an agent that only adds memories never copies the file; the first update or
-//! removal copies everything into owned memory ([`Arena::owned`]), so a vector file is never
-//! written through its map.
-//!
-//! Mapping is sound only while nobody truncates or rewrites the file in place. The engine
-//! never does: a vector file is replaced by writing a new file and renaming it over the old
-//! one, and deleted by unlinking it, and either leaves a mapped file's pages as they were.
+//! place ([`super::mapped`]): copying 1.5 GB of a million vectors into a new allocation was
+//! most of a reopen (page faults and clearing of the new pages, then the copy). Vectors added
+//! afterwards go into memory of the arena's own after the mapped ones, so an agent that only
+//! adds memories never copies the file; the first update or removal copies everything into
+//! owned memory ([`Arena::owned`]), so a vector file is never written through its map.
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::sync::Arc;
 
-use memmap2::Mmap;
+use super::mapped::Mapped;
 
 /// The floats of a collection's vectors, in slot order: those read in place from a vector
 /// file first (if any), then those in memory of the arena's own. A vector never straddles
 /// the two, since the mapped part holds whole vectors.
 #[derive(Default)]
 pub(crate) struct Arena {
-    mapped: Option<MappedFloats>,
+    mapped: Option<Mapped<f32>>,
     /// The floats after the mapped ones; all of them once nothing is mapped.
     owned: Vec<f32>,
 }
@@ -38,7 +32,7 @@ impl Arena {
     }
 
     /// Floats read in place from a vector file.
-    pub(crate) fn mapped(floats: MappedFloats) -> Arena {
+    pub(crate) fn mapped(floats: Mapped<f32>) -> Arena {
         Arena {
             mapped: Some(floats),
             owned: Vec::new(),
@@ -46,7 +40,7 @@ impl Arena {
     }
 
     fn mapped_len(&self) -> usize {
-        self.mapped.as_ref().map_or(0, |m| m.len)
+        self.mapped.as_ref().map_or(0, Mapped::len)
     }
 
     /// Number of floats.
@@ -57,7 +51,7 @@ impl Arena {
     /// The floats of `range`, which lies inside one vector.
     pub(crate) fn get(&self, range: Range<usize>) -> &[f32] {
         match &self.mapped {
-            Some(mapped) if range.start < mapped.len => &mapped.as_slice()[range],
+            Some(mapped) if range.start < mapped.len() => &mapped.as_slice()[range],
             _ => {
                 let skip = self.mapped_len();
                 &self.owned[range.start - skip..range.end - skip]
@@ -79,7 +73,7 @@ impl Arena {
     /// after a reopen.
     pub(crate) fn owned(&mut self) -> &mut Vec<f32> {
         if let Some(mapped) = self.mapped.take() {
-            let mut all = Vec::with_capacity(mapped.len + self.owned.len());
+            let mut all = Vec::with_capacity(mapped.len() + self.owned.len());
             all.extend_from_slice(mapped.as_slice());
             all.append(&mut self.owned);
             self.owned = all;
@@ -89,7 +83,7 @@ impl Arena {
 
     /// The floats in order, in at most two slices (mapped, then owned).
     pub(crate) fn chunks(&self) -> impl Iterator<Item = &[f32]> {
-        let mapped = self.mapped.as_ref().map(MappedFloats::as_slice);
+        let mapped = self.mapped.as_ref().map(Mapped::as_slice);
         mapped
             .into_iter()
             .chain(std::iter::once(self.owned.as_slice()))
@@ -139,36 +133,5 @@ impl std::fmt::Debug for Arena {
             .field("mapped", &self.mapped_len())
             .field("owned", &self.owned)
             .finish()
-    }
-}
-
-/// `len` floats at byte `start` of a mapped file.
-#[derive(Clone)]
-pub(crate) struct MappedFloats {
-    map: Arc<Mmap>,
-    start: usize,
-    len: usize,
-}
-
-impl MappedFloats {
-    /// The `len` floats at byte `start` of `map`; `None` unless they lie inside it, start
-    /// 4-byte aligned and this machine stores floats little-endian, as the file does.
-    pub(crate) fn new(map: Arc<Mmap>, start: usize, len: usize) -> Option<MappedFloats> {
-        let end = len
-            .checked_mul(4)
-            .and_then(|bytes| start.checked_add(bytes))?;
-        let aligned = (map.as_ptr() as usize).checked_add(start)? % std::mem::align_of::<f32>();
-        (cfg!(target_endian = "little") && end <= map.len() && aligned == 0)
-            .then_some(MappedFloats { map, start, len })
-    }
-
-    fn as_slice(&self) -> &[f32] {
-        // SAFETY: `new` checked that the `4 * len` bytes at `start` lie inside the map and
-        // are aligned for f32; every bit pattern is a valid f32; the map is read-only and
-        // lives as long as `self` (the `Arc`); the engine never changes a mapped file in
-        // place (module documentation).
-        unsafe {
-            std::slice::from_raw_parts(self.map.as_ptr().add(self.start).cast::<f32>(), self.len)
-        }
     }
 }

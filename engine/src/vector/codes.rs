@@ -9,13 +9,15 @@
 //! scored again exactly, so every similarity a search returns is exact.
 
 use super::distance::prefetch;
+use super::mapped::Stored;
 
 /// The codes of a set of `dim`-dimensional vectors, in point order.
 pub(crate) struct Codes {
     dim: usize,
     /// What one code step is worth in each dimension.
     scales: Vec<f32>,
-    codes: Vec<i8>,
+    /// `dim` codes per point.
+    codes: Stored<i8>,
 }
 
 /// A query prepared for [`Codes::similarity`].
@@ -47,7 +49,36 @@ impl Codes {
             })
             .map(|c| c as i8)
             .collect();
-        Codes { dim, scales, codes }
+        Codes {
+            dim,
+            scales,
+            codes: Stored::Owned(codes),
+        }
+    }
+
+    /// Codes as [`Codes::scales`] and [`Codes::codes`] gave them; `None` unless there is one
+    /// scale per dimension and whole points of codes.
+    pub(crate) fn from_parts(dim: usize, scales: Vec<f32>, codes: Stored<i8>) -> Option<Codes> {
+        (dim > 0 && scales.len() == dim && codes.len().is_multiple_of(dim)).then_some(Codes {
+            dim,
+            scales,
+            codes,
+        })
+    }
+
+    /// What one code step is worth in each dimension.
+    pub(crate) fn scales(&self) -> &[f32] {
+        &self.scales
+    }
+
+    /// The codes, `dim` per point, in point order.
+    pub(crate) fn codes(&self) -> &[i8] {
+        &self.codes
+    }
+
+    /// Number of points.
+    pub(crate) fn points(&self) -> usize {
+        self.codes.len() / self.dim.max(1)
     }
 
     /// Prepares `query` (of the codes' dimension) for comparisons.
@@ -86,9 +117,9 @@ impl Codes {
         }
     }
 
-    /// Heap bytes of the codes and scales.
+    /// Heap bytes of the codes (unless mapped) and scales.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.codes.capacity() + self.scales.capacity() * 4
+        self.codes.heap_bytes() + self.scales.capacity() * 4
     }
 }
 

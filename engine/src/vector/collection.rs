@@ -18,8 +18,9 @@ use parking_lot::RwLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::arena::Arena;
-use super::distance::dot;
-use super::graph::{Graph, HnswParams, Layout};
+use super::distance::{dot, prefetch};
+use super::graph::{Graph, HnswParams};
+use super::layout::Layout;
 use super::topk::TopK;
 use crate::record::RecordId;
 
@@ -92,6 +93,25 @@ impl VectorCollection {
         (self.dim, &self.ids, &self.data)
     }
 
+    /// The graph serving searches, if any: what a vector file keeps beside the vectors.
+    pub(crate) fn graph(&self) -> Option<&Graph> {
+        self.graph.as_ref()
+    }
+
+    /// Searches `graph` (read back from a vector file, built over these records) from now on.
+    pub(crate) fn restore_graph(&mut self, graph: Graph) {
+        self.graph = Some(graph);
+    }
+
+    /// Drops a graph read back from a vector file if `params` would not give this collection
+    /// one (HNSW turned off, or the threshold raised above its size), so that it is searched
+    /// exactly as asked.
+    pub(crate) fn fit_graph(&mut self, params: &HnswParams) {
+        if self.ids.len() < params.threshold {
+            self.graph = None;
+        }
+    }
+
     /// An empty collection of `dim`-dimensional unit vectors with room for `n` of them.
     pub(crate) fn with_capacity(dim: usize, n: usize) -> Self {
         let mut c = VectorCollection::new(dim);
@@ -128,7 +148,7 @@ impl VectorCollection {
 
     /// Whether an HNSW graph is currently serving searches.
     #[cfg(test)]
-    fn has_graph(&self) -> bool {
+    pub(crate) fn has_graph(&self) -> bool {
         self.graph.is_some()
     }
 
@@ -193,9 +213,18 @@ impl VectorCollection {
         let Some(graph) = &self.graph else {
             return self.exact_search(query, k);
         };
+        // The graph's candidates are scored exactly, their vectors loaded ahead.
+        let slots: Vec<usize> = graph
+            .candidates(query, k, ef)
+            .iter()
+            .filter_map(|id| self.slot_of.get(id).copied())
+            .collect();
+        for slot in &slots {
+            prefetch(self.vector(*slot));
+        }
         let mut top = TopK::new(k);
-        for (id, score) in graph.search(query, k, ef) {
-            top.offer(id, score);
+        for slot in slots {
+            top.offer(self.ids[slot], dot(query, self.vector(slot)));
         }
         for id in graph.fresh() {
             if let Some(&slot) = self.slot_of.get(id) {
@@ -229,7 +258,11 @@ impl VectorCollection {
         if graph.dead() as f32 > params.rebuild_dead_fraction * points {
             Some(Plan::Build)
         } else if graph.fresh_count() as f32 > params.grow_fresh_fraction * points {
-            Some(Plan::Grow)
+            // A frozen graph (read from a vector file) cannot grow: it is rebuilt.
+            Some(match graph.index() {
+                Some(_) => Plan::Grow,
+                None => Plan::Build,
+            })
         } else {
             None
         }
@@ -299,8 +332,9 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
             handle: None,
         };
         let (dim, stop) = (c.dim, Arc::clone(&c.stop));
-        match (plan, &c.graph) {
-            (Plan::Grow, Some(graph)) => {
+        let growing = c.graph.as_ref().and_then(|g| Some((g, g.index()?)));
+        match (plan, growing) {
+            (Plan::Grow, Some((graph, index))) => {
                 let mut fresh: Vec<(RecordId, usize)> = graph
                     .fresh()
                     .filter_map(|id| Some((*id, *c.slot_of.get(id)?)))
@@ -312,7 +346,7 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                     .flat_map(|(_, slot)| c.vector(*slot))
                     .copied()
                     .collect();
-                let (index, first) = (graph.index(), graph.points());
+                let first = graph.points();
                 Box::new(move || {
                     let layout = Layout::grow(&index, first, &data, dim, &stop)?;
                     Some(Built::Grown { layout, ids })

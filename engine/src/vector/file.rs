@@ -9,7 +9,9 @@
 //! can be searched in place ([`super::arena`]):
 //! - the header: [`MAGIC`], the sequence number, the number of spaces;
 //! - per space: its name (length, bytes), the dimension, the number of vectors, their record
-//!   ids, then the vectors in the same order;
+//!   ids, then the vectors in the same order, then its HNSW graph if it had one
+//!   ([`super::graph_file`]), so that a reopened namespace searches its graph at once instead
+//!   of scanning every vector until a new graph is built (minutes at a million);
 //! - a CRC-32 of everything before it.
 //!
 //! A file is written beside its final name, synced and renamed, so a crash leaves the old
@@ -25,13 +27,15 @@ use std::sync::Arc;
 
 use memmap2::{Mmap, MmapOptions};
 
-use super::arena::{Arena, MappedFloats};
+use super::arena::Arena;
 use super::collection::VectorCollection;
+use super::graph_file;
+use super::mapped::{le_bytes, Plain, Stored};
 use crate::error::{Error, Result};
 use crate::record::RecordId;
 
 /// The first bytes of a vector file (its format version is the last two).
-const MAGIC: &[u8; 8] = b"MBVECS02";
+const MAGIC: &[u8; 8] = b"MBVECS03";
 
 /// Bytes before the first space: magic, sequence number, number of spaces.
 const HEADER: usize = 24;
@@ -68,10 +72,11 @@ pub(crate) fn write(
             for id in ids {
                 out.put(&id.0.to_le_bytes())?;
             }
-            for chunk in data.chunks().flat_map(|floats| floats.chunks(CHUNK / 4)) {
-                out.put(&le_bytes(chunk))?;
+            for chunk in data.chunks() {
+                out.values(chunk)?;
             }
             out.pad()?;
+            graph_file::write(&mut out, collection.graph())?;
         }
         let crc = out.hasher.clone().finalize();
         out.inner.write_all(&crc.to_le_bytes())?;
@@ -151,6 +156,7 @@ fn parse(
         at: 16,
         end: body_len,
     };
+    let input = &mut input;
     let spaces = input.u64().ok_or_else(|| corrupt("too short".into()))?;
     let mut collections = HashMap::new();
     for _ in 0..spaces {
@@ -165,26 +171,26 @@ fn parse(
         let (Some(()), Some(dim), Some(count)) = (input.pad(), input.u64(), input.u64()) else {
             return Err(corrupt(format!("space {name} cut short")));
         };
-        let fits = (1..=MAX_DIM).contains(&dim)
-            && count
-                .checked_mul(8 + 4 * dim)
-                .is_some_and(|bytes| bytes <= input.left());
-        if !fits {
+        if !(1..=MAX_DIM).contains(&dim) || !input.fits(count, 8 + 4 * dim) {
             return Err(corrupt(format!("{count} vectors of {dim} in space {name}")));
         }
         let ids = (0..count)
             .map(|_| input.u64().map(RecordId))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| corrupt(format!("space {name} cut short")))?;
-        let floats = (count * dim) as usize;
-        let data = input
-            .floats(map, floats)
-            .ok_or_else(|| corrupt(format!("space {name} cut short")))?;
-        input
-            .pad()
-            .ok_or_else(|| corrupt(format!("space {name} cut short")))?;
-        let collection = VectorCollection::from_parts(dim as usize, ids, data)
+        let data = match input.values::<f32>((count * dim) as usize) {
+            Some(Stored::Mapped(mapped)) => Arena::mapped(mapped),
+            Some(Stored::Owned(floats)) => Arena::from_vec(floats),
+            None => return Err(corrupt(format!("space {name} cut short"))),
+        };
+        let mut collection = VectorCollection::from_parts(dim as usize, ids, data)
             .ok_or_else(|| corrupt(format!("space {name} repeats a record id")))?;
+        let (dim, ids, _) = collection.parts();
+        let graph = graph_file::read(input, dim, ids)
+            .map_err(|detail| corrupt(format!("graph of space {name}: {detail}")))?;
+        if let Some(graph) = graph {
+            collection.restore_graph(graph);
+        }
         collections.insert(name, collection);
     }
     if input.left() != 0 {
@@ -205,7 +211,7 @@ fn corrupt(path: &Path, detail: String) -> Error {
 }
 
 /// A writer that checksums and counts what passes through it.
-struct Checksummed<W> {
+pub(super) struct Checksummed<W> {
     inner: W,
     hasher: crc32fast::Hasher,
     written: usize,
@@ -227,15 +233,27 @@ impl<W: Write> Checksummed<W> {
     }
 
     /// Zeros up to the next multiple of 8 bytes.
-    fn pad(&mut self) -> std::io::Result<()> {
+    pub(super) fn pad(&mut self) -> std::io::Result<()> {
         let zeros = [0u8; 8];
         self.put(&zeros[..self.written.next_multiple_of(8) - self.written])
+    }
+
+    pub(super) fn u64(&mut self, value: u64) -> std::io::Result<()> {
+        self.put(&value.to_le_bytes())
+    }
+
+    /// `values`, little-endian, a megabyte at a time.
+    pub(super) fn values<T: Plain>(&mut self, values: &[T]) -> std::io::Result<()> {
+        for chunk in values.chunks(CHUNK / std::mem::size_of::<T>()) {
+            self.put(&le_bytes(chunk))?;
+        }
+        Ok(())
     }
 }
 
 /// Reads a mapped file's bytes `at..end` front to back; `None` once they run out.
-struct Cursor<'a> {
-    map: &'a Mmap,
+pub(super) struct Cursor<'a> {
+    map: &'a Arc<Mmap>,
     at: usize,
     end: usize,
 }
@@ -245,6 +263,14 @@ impl<'a> Cursor<'a> {
         (self.end - self.at) as u64
     }
 
+    /// Whether `count` items of `size` bytes each fit in the bytes left: checked before
+    /// anything is allocated for a count read from the file.
+    pub(super) fn fits(&self, count: u64, size: u64) -> bool {
+        count
+            .checked_mul(size)
+            .is_some_and(|bytes| bytes <= self.left())
+    }
+
     fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n).filter(|end| *end <= self.end)?;
         let bytes = &self.map[self.at..end];
@@ -252,42 +278,24 @@ impl<'a> Cursor<'a> {
         Some(bytes)
     }
 
-    fn u64(&mut self) -> Option<u64> {
+    pub(super) fn u64(&mut self) -> Option<u64> {
         let bytes = self.bytes(8)?;
         Some(u64::from_le_bytes(bytes.try_into().ok()?))
     }
 
     /// Skips the zeros up to the next multiple of 8 bytes.
-    fn pad(&mut self) -> Option<()> {
+    pub(super) fn pad(&mut self) -> Option<()> {
         let n = self.at.next_multiple_of(8) - self.at;
         self.bytes(n).map(|_| ())
     }
 
-    /// `n` floats of `map` at the cursor: in place where the machine allows, else copied.
-    fn floats(&mut self, map: &Arc<Mmap>, n: usize) -> Option<Arena> {
+    /// `n` values at the cursor, then the zeros up to the next multiple of 8 bytes: viewed
+    /// in place where the machine allows, else decoded.
+    pub(super) fn values<T: Plain>(&mut self, n: usize) -> Option<Stored<T>> {
         let start = self.at;
-        let bytes = self.bytes(n.checked_mul(4)?)?;
-        Some(match MappedFloats::new(Arc::clone(map), start, n) {
-            Some(mapped) => Arena::mapped(mapped),
-            None => Arena::from_vec(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect(),
-            ),
-        })
-    }
-}
-
-/// The little-endian bytes of `floats`: the floats' own memory on little-endian machines.
-fn le_bytes(floats: &[f32]) -> std::borrow::Cow<'_, [u8]> {
-    if cfg!(target_endian = "little") {
-        // SAFETY: the slice's memory is `4 * len` initialised bytes, and u8 has no alignment.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(floats.as_ptr().cast::<u8>(), floats.len() * 4) };
-        std::borrow::Cow::Borrowed(bytes)
-    } else {
-        std::borrow::Cow::Owned(floats.iter().flat_map(|x| x.to_le_bytes()).collect())
+        self.bytes(n.checked_mul(std::mem::size_of::<T>())?)?;
+        self.pad()?;
+        Stored::read(self.map, start, n)
     }
 }
 

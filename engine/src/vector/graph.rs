@@ -1,36 +1,24 @@
-//! The HNSW graph of a large collection: built by `hnsw_rs`, searched from flat arrays.
+//! The HNSW graph of a large collection: its layout, the record of each point, and what
+//! changed since the points were inserted.
 //!
-//! `hnsw_rs` builds good graphs in parallel, but its search pays for generality on every visited
-//! point (reference-counted points, a lock per neighbour list, hashed visited sets). Once built,
-//! the graph is therefore copied into flat arrays (layer-0 links in compressed rows, the sparse
-//! upper layers in maps, the vectors contiguous in point order) and searched by a plain
-//! best-first beam with a bitset of visited points. The beam compares int8 codes of the
-//! vectors (a quarter of the bytes, see [`Codes`]), loaded ahead a whole neighbour list at a
-//! time; its best candidates are then scored exactly.
-//!
-//! A flat copy is immutable. Records removed or changed after it was made become tombstones
+//! A [`Layout`] is immutable. Records removed or changed after it was made become tombstones
 //! that searches skip; changed and new records are *fresh*: the collection searches them exactly
 //! beside the graph. The `hnsw_rs` structure is kept, so fresh records are later inserted into
-//! it in a batch and the flat copy is made again ([`Graph::grow`]): each record is inserted once,
+//! it in a batch and the layout is copied again ([`Layout::grow`]): each record is inserted once,
 //! whatever the collection's size, instead of the whole graph being rebuilt every time fresh
 //! records reach a fraction of it. Only tombstones, which an HNSW graph cannot drop, call for a
-//! rebuild.
+//! rebuild. A graph read back from a vector file has its layout but no `hnsw_rs` structure
+//! (a *frozen* graph): it serves searches at once, and is rebuilt when it would have grown.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use hnsw_rs::prelude::Hnsw;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::codes::Codes;
-use super::distance::{dot, prefetch, rank, UnitDotDistance};
+use super::distance::UnitDotDistance;
+use super::layout::{Index, Layout};
 use crate::record::RecordId;
-
-/// Points inserted into the HNSW index between two looks at the stop flag (about 0.4 s of a
-/// 384-d build on 2 cores).
-const BUILD_CHUNK: usize = 1024;
 
 /// When and how the approximate (HNSW) index is used.
 ///
@@ -76,113 +64,11 @@ impl Default for HnswParams {
 /// Candidates the beam hands to exact scoring, per result asked for.
 const RESCORED_PER_RESULT: usize = 4;
 
-/// The `hnsw_rs` index behind a graph, kept so that fresh records can be inserted into it.
-pub(crate) type Index = Hnsw<'static, f32, UnitDotDistance>;
-
-/// The searchable copy of an index: links and vectors in flat arrays, in point order.
-pub(crate) struct Layout {
-    /// The vectors, in point order.
-    vectors: Vec<f32>,
-    /// Their int8 codes, which the beam search compares.
-    codes: Codes,
-    /// Layer-0 links of point `p`: `links[offsets[p]..offsets[p + 1]]`.
-    offsets: Vec<u32>,
-    links: Vec<u32>,
-    /// Links on layers 1, 2, … of the points that reach them.
-    upper: Vec<FxHashMap<u32, Vec<u32>>>,
-    entry: u32,
-}
-
-impl Layout {
-    /// Inserts `data` (unit vectors of `dim`, the points `first..`) into `index` and copies the
-    /// whole index out. Runs off the collection's lock: `index` is only ever written by the
-    /// one build in progress, and searches never read it. Inserts [`BUILD_CHUNK`] points at a
-    /// time and gives up (`None`) once `stop` is raised, so a closing engine waits for one
-    /// chunk, not for the whole build.
-    pub(crate) fn grow(
-        index: &Index,
-        first: usize,
-        data: &[f32],
-        dim: usize,
-        stop: &AtomicBool,
-    ) -> Option<Layout> {
-        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(first..).collect();
-        for chunk in points.chunks(BUILD_CHUNK) {
-            if stop.load(AtomicOrdering::SeqCst) {
-                return None;
-            }
-            index.parallel_insert_slice(&chunk.to_vec());
-        }
-        Some(Layout::copy(index, first + points.len(), dim))
-    }
-
-    /// Copies the `n` points of `index` (ids `0..n`) into flat arrays.
-    fn copy(index: &Index, n: usize, dim: usize) -> Layout {
-        let indexation = index.get_point_indexation();
-        let top = usize::from(indexation.get_max_level_observed());
-        let mut vectors = vec![0.0; n * dim];
-        let mut base: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut upper: Vec<FxHashMap<u32, Vec<u32>>> = vec![FxHashMap::default(); top];
-        for point in indexation {
-            let origin = point.get_origin_id();
-            if origin >= n {
-                continue;
-            }
-            vectors[origin * dim..(origin + 1) * dim].copy_from_slice(point.get_v());
-            let level = usize::from(point.get_point_id().0);
-            for (layer, neighbours) in point.get_neighborhood_id().into_iter().enumerate() {
-                if layer > level {
-                    break;
-                }
-                let linked: Vec<u32> = neighbours.iter().map(|nb| nb.d_id as u32).collect();
-                match layer {
-                    0 => base[origin] = linked,
-                    _ => {
-                        upper[layer - 1].insert(origin as u32, linked);
-                    }
-                }
-            }
-        }
-        let entry = indexation
-            .get_layer_iterator(top)
-            .next()
-            .map_or(0, |p| p.get_origin_id() as u32);
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut links = Vec::with_capacity(base.iter().map(Vec::len).sum());
-        offsets.push(0);
-        for linked in base {
-            links.extend(linked);
-            offsets.push(links.len() as u32);
-        }
-        Layout {
-            codes: Codes::encode(&vectors, dim),
-            vectors,
-            offsets,
-            links,
-            upper,
-            entry,
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        let upper: usize = self
-            .upper
-            .iter()
-            .flat_map(|layer| layer.values())
-            .map(|links| 32 + links.capacity() * 4)
-            .sum();
-        self.vectors.capacity() * 4
-            + self.codes.heap_bytes()
-            + self.offsets.capacity() * 4
-            + self.links.capacity() * 4
-            + upper
-    }
-}
-
 /// An HNSW graph over the records of a collection, with tombstones and fresh records.
 pub(crate) struct Graph {
     dim: usize,
-    index: Arc<Index>,
+    /// The `hnsw_rs` structure fresh records are inserted into; `None` once frozen.
+    index: Option<Arc<Index>>,
     layout: Layout,
     /// Record of each point.
     point_rid: Vec<RecordId>,
@@ -194,11 +80,13 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// Estimated heap bytes: the flat copy, the bookkeeping maps and the `hnsw_rs` index
-    /// (its own copy of each vector, its link lists and per-point overhead).
+    /// Estimated heap bytes: the layout, the bookkeeping maps and the `hnsw_rs` index (its own
+    /// copy of each vector, its link lists and per-point overhead).
     pub(crate) fn heap_bytes(&self) -> usize {
         let points = self.point_rid.len();
-        let index = points * (self.dim * 4 + 96) + self.layout.links.len() * 24;
+        let index = self.index.as_ref().map_or(0, |_| {
+            points * (self.dim * 4 + 96) + self.layout.links.len() * 24
+        });
         self.layout.heap_bytes()
             + index
             + self.point_rid.capacity() * 8
@@ -225,7 +113,7 @@ impl Graph {
         let layout = Layout::grow(&index, 0, data, dim, stop)?;
         Some(Graph {
             dim,
-            index,
+            index: Some(index),
             layout,
             point_rid: ids.to_vec(),
             live: ids
@@ -238,9 +126,79 @@ impl Graph {
         })
     }
 
-    /// The index, for a background [`Layout::grow`].
-    pub(crate) fn index(&self) -> Arc<Index> {
-        Arc::clone(&self.index)
+    /// A frozen graph of `layout`, whose points are the records `point_rid` but for the
+    /// tombstones `dead`, over a collection of the records `ids`: those that are no live
+    /// point are fresh. As [`Graph::point_rid`] and [`Graph::dead_points`] gave them; an
+    /// error says what does not fit.
+    pub(crate) fn frozen(
+        dim: usize,
+        layout: Layout,
+        point_rid: Vec<RecordId>,
+        dead: &[u32],
+        ids: &[RecordId],
+    ) -> Result<Graph, String> {
+        layout.check()?;
+        if point_rid.len() != layout.points() {
+            return Err(format!(
+                "{} records for {} points",
+                point_rid.len(),
+                layout.points()
+            ));
+        }
+        let mut is_dead = vec![false; point_rid.len()];
+        for &p in dead {
+            match is_dead.get_mut(p as usize) {
+                Some(flag) if !*flag => *flag = true,
+                _ => return Err(format!("tombstone {p} repeated or of no point")),
+            }
+        }
+        let mut live = FxHashMap::default();
+        live.reserve(point_rid.len() - dead.len());
+        for (p, id) in point_rid.iter().enumerate() {
+            if !is_dead[p] && live.insert(*id, p as u32).is_some() {
+                return Err(format!("record {} at two live points", id.0));
+            }
+        }
+        let fresh: FxHashSet<RecordId> = ids
+            .iter()
+            .filter(|id| !live.contains_key(id))
+            .copied()
+            .collect();
+        if ids.len() - fresh.len() != live.len() {
+            return Err("a live point of a record the collection lacks".into());
+        }
+        Ok(Graph {
+            dim,
+            index: None,
+            layout,
+            point_rid,
+            live,
+            dead: dead.len(),
+            fresh,
+        })
+    }
+
+    /// The index, for a background [`Layout::grow`]; `None` for a frozen graph, which must
+    /// be rebuilt instead.
+    pub(crate) fn index(&self) -> Option<Arc<Index>> {
+        self.index.clone()
+    }
+
+    /// The codes and links searched.
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The record of each point.
+    pub(crate) fn point_rid(&self) -> &[RecordId] {
+        &self.point_rid
+    }
+
+    /// The tombstones: points of records removed or changed since their insertion.
+    pub(crate) fn dead_points(&self) -> Vec<u32> {
+        (0..self.point_rid.len() as u32)
+            .filter(|p| self.live.get(&self.point_rid[*p as usize]) != Some(p))
+            .collect()
     }
 
     /// Adopts a layout grown from this graph's index with `ids` as the points after the
@@ -248,7 +206,7 @@ impl Graph {
     /// nothing, when the layout does not continue this graph.
     pub(crate) fn adopt(&mut self, ids: &[RecordId], layout: Layout) -> bool {
         let first = self.point_rid.len();
-        if layout.offsets.len() != first + ids.len() + 1 {
+        if layout.points() != first + ids.len() {
             return false;
         }
         for (p, id) in (first..).zip(ids) {
@@ -298,129 +256,34 @@ impl Graph {
         }
     }
 
-    fn vector(&self, point: u32) -> &[f32] {
-        let start = point as usize * self.dim;
-        &self.layout.vectors[start..start + self.dim]
-    }
-
-    /// Up to `k` live graph records near the unit vector `query`, best first, with their
-    /// cosine similarity, found by a beam of `ef` (at least `k`) candidates.
-    pub(crate) fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(RecordId, f32)> {
-        let n = self.point_rid.len();
-        let ef = ef.max(k);
-        if n == 0 || k == 0 {
+    /// The live graph records likeliest to be the `k` nearest the unit vector `query`,
+    /// found by a beam of `ef` (at least `k`) candidates: a few times `k` of them, best first
+    /// by their codes, for the collection to score exactly. The codes put each candidate
+    /// within about 0.01 of its similarity, so the exact top `k` of the beam's candidates is,
+    /// all but always, among them.
+    pub(crate) fn candidates(&self, query: &[f32], k: usize, ef: usize) -> Vec<RecordId> {
+        if k == 0 {
             return Vec::new();
         }
-        // The beam compares codes; its best candidates are scored exactly at the end.
-        let code = self.layout.codes.query(query);
-        let similarity = |point: u32| self.layout.codes.similarity(&code, point);
-        // Greedy descent through the upper layers.
-        let mut current = self.layout.entry;
-        let mut best = similarity(current);
-        for layer in self.layout.upper.iter().rev() {
-            loop {
-                let mut moved = false;
-                for &next in layer.get(&current).into_iter().flatten() {
-                    let s = similarity(next);
-                    if s > best {
-                        (best, current, moved) = (s, next, true);
-                    }
-                }
-                if !moved {
-                    break;
-                }
-            }
-        }
-
-        // Best-first beam search on layer 0.
-        let mut visited = vec![0u64; n.div_ceil(64)];
-        let mut visit = |p: u32| {
-            let (word, bit) = (p as usize / 64, 1u64 << (p % 64));
-            let seen = visited[word] & bit != 0;
-            visited[word] |= bit;
-            !seen
-        };
-        visit(current);
-        let mut frontier = BinaryHeap::with_capacity(ef * 4);
-        let mut found: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
-        frontier.push(Scored(best, current));
-        found.push(std::cmp::Reverse(Scored(best, current)));
-        while let Some(Scored(s, point)) = frontier.pop() {
-            let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
-            if found.len() >= ef && s < worst {
-                break;
-            }
-            let (from, to) = (
-                self.layout.offsets[point as usize],
-                self.layout.offsets[point as usize + 1],
-            );
-            let neighbours = &self.layout.links[from as usize..to as usize];
-            for &next in neighbours {
-                self.layout.codes.prefetch(next);
-            }
-            for &next in neighbours {
-                if !visit(next) {
-                    continue;
-                }
-                let s = similarity(next);
-                let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
-                if found.len() < ef || s > worst {
-                    frontier.push(Scored(s, next));
-                    found.push(std::cmp::Reverse(Scored(s, next)));
-                    if found.len() > ef {
-                        found.pop();
-                    }
-                }
-            }
-        }
-        // The codes put each candidate within about 0.01 of its similarity, so the exact top
-        // `k` of the beam's candidates is, all but always, among the best few times `k` by code.
-        let mut candidates: Vec<(u32, RecordId)> = found
-            .into_sorted_vec()
+        let mut candidates: Vec<RecordId> = self
+            .layout
+            .beam(query, ef.max(k))
             .into_iter()
-            .filter_map(|std::cmp::Reverse(Scored(_, p))| {
+            .filter_map(|p| {
                 let id = self.point_rid[p as usize];
-                (self.live.get(&id) == Some(&p)).then_some((p, id))
+                (self.live.get(&id) == Some(&p)).then_some(id)
             })
             .collect();
         candidates.truncate(k.saturating_mul(RESCORED_PER_RESULT));
-        for (p, _) in &candidates {
-            prefetch(self.vector(*p));
-        }
-        let mut hits: Vec<(RecordId, f32)> = candidates
-            .into_iter()
-            .map(|(p, id)| (id, dot(query, self.vector(p))))
-            .collect();
-        hits.sort_by(rank);
-        hits.truncate(k);
-        hits
-    }
-}
-
-/// A point and its similarity, ordered by similarity (then point, for a total order).
-#[derive(Clone, Copy)]
-struct Scored(f32, u32);
-
-impl PartialEq for Scored {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Scored {}
-impl PartialOrd for Scored {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Scored {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+        candidates
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vector::distance::{dot, rank};
+    use crate::vector::layout::BUILD_CHUNK;
     use crate::vector::seeded_unit as unit;
 
     #[test]
@@ -433,11 +296,11 @@ mod tests {
     }
 
     #[test]
-    fn search_returns_exact_similarities_of_the_nearest_records() {
+    fn candidates_hold_the_nearest_live_records() {
         let (dim, n) = (64, 2_000u64);
         let ids: Vec<RecordId> = (0..n).map(RecordId).collect();
         let data: Vec<f32> = (0..n).flat_map(|i| unit(i, dim)).collect();
-        let graph = Graph::build(
+        let mut graph = Graph::build(
             &ids,
             &data,
             dim,
@@ -445,28 +308,29 @@ mod tests {
             &AtomicBool::new(false),
         )
         .unwrap();
+        let removed: Vec<RecordId> = (0..n).step_by(10).map(RecordId).collect();
+        for id in &removed {
+            graph.remove(*id);
+        }
         let mut found = 0;
         for q in 0..50u64 {
             let query = unit(10_000 + q, dim);
             let mut exact: Vec<(RecordId, f32)> = ids
                 .iter()
+                .filter(|id| !removed.contains(id))
                 .map(|id| {
                     let start = id.0 as usize * dim;
                     (*id, dot(&query, &data[start..start + dim]))
                 })
                 .collect();
             exact.sort_by(rank);
-            let hits = graph.search(&query, 10, 64);
-            assert_eq!(hits.len(), 10);
-            for (id, score) in &hits {
-                let start = id.0 as usize * dim;
-                assert_eq!(
-                    *score,
-                    dot(&query, &data[start..start + dim]),
-                    "rescored exactly"
-                );
-            }
-            found += hits.iter().filter(|h| exact[..10].contains(h)).count();
+            let candidates = graph.candidates(&query, 10, 64);
+            assert_eq!(candidates.len(), 10 * RESCORED_PER_RESULT);
+            assert!(candidates.iter().all(|id| !removed.contains(id)));
+            found += exact[..10]
+                .iter()
+                .filter(|(id, _)| candidates.contains(id))
+                .count();
         }
         // Codes steer the beam; the recall stays that of a graph search.
         assert!(

@@ -6,6 +6,9 @@ pub(crate) mod collection;
 pub mod distance;
 pub(crate) mod file;
 mod graph;
+mod graph_file;
+mod layout;
+mod mapped;
 mod topk;
 
 pub use graph::HnswParams;

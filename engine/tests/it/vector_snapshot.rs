@@ -1,10 +1,13 @@
 //! Vector collections written at close and read back at the next open (`vectors/{ns}.vec`,
 //! `snapshot.rs`): a reopened namespace answers exactly as the live one did, a write after the
-//! snapshot deletes it, and a damaged file is passed over for the store.
+//! snapshot deletes it, a damaged file is passed over for the store, and an HNSW graph comes
+//! back with its vectors.
 
 use std::path::Path;
 
 use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, RecordId, Space};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 fn open(dir: &Path) -> Engine {
     Engine::open(dir, EngineOptions::default()).unwrap()
@@ -176,5 +179,71 @@ fn without_vector_snapshots_no_file_is_kept() {
     assert!(
         !dir.path().join("vectors").exists(),
         "none written at close"
+    );
+}
+
+/// An engine whose collections get an HNSW graph from `threshold` vectors on, searched
+/// with the narrowest beam (so that the graph's answers are its own, not the exact ones).
+fn open_with_graphs(dir: &Path, threshold: usize) -> Engine {
+    let mut options = EngineOptions::default();
+    options.hnsw.threshold = threshold;
+    options.hnsw.ef_search = 1;
+    Engine::open(dir, options).unwrap()
+}
+
+/// A random unit vector of `dim`.
+fn random_unit(rng: &mut StdRng, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
+}
+
+/// The top 10 of 50 random queries.
+fn graph_answers(engine: &Engine) -> Vec<Answers> {
+    let mut rng = StdRng::seed_from_u64(99);
+    (0..50)
+        .map(|_| {
+            let hits = engine
+                .search_vector("n", "a", &random_unit(&mut rng, 32), 10)
+                .unwrap();
+            hits.iter().map(|h| (h.record.id, h.score)).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_graph_is_kept_with_the_vectors_unless_hnsw_is_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_with_graphs(dir.path(), 500);
+    engine.create_space(Space::new("a", 32)).unwrap();
+    engine
+        .ensure_namespace("n", NamespaceOptions::default())
+        .unwrap();
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut batch = Batch::new();
+    for i in 0..3000u64 {
+        batch
+            .put(NewRecord::new(format!("record {i}")).with_vector("a", random_unit(&mut rng, 32)));
+    }
+    engine.write("n", batch).unwrap();
+    // The first search loads the namespace and starts its graph build; flush waits for it.
+    graph_answers(&engine);
+    engine.flush().unwrap();
+    let live = graph_answers(&engine);
+    engine.close().unwrap();
+
+    let exact = graph_answers(&open_with_graphs(dir.path(), usize::MAX));
+    assert_ne!(live, exact, "the graph's answers are its own");
+    let engine = open_with_graphs(dir.path(), 500);
+    assert_eq!(
+        graph_answers(&engine),
+        live,
+        "searched through the graph kept in the file"
+    );
+    engine.close().unwrap();
+    assert_eq!(
+        graph_answers(&open_with_graphs(dir.path(), 500)),
+        live,
+        "and again"
     );
 }

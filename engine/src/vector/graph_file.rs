@@ -1,0 +1,321 @@
+//! A space's HNSW graph inside its vector file ([`super::file`]), after the space's vectors.
+//!
+//! Rebuilding the graph of a reopened namespace takes both cores for about a minute per
+//! 100,000 vectors, and until it is done every search scans every vector. The graph's layout
+//! (codes and links) is therefore kept in the file and read back as a *frozen* graph
+//! ([`Graph::frozen`]): searched at once from the file's pages, rebuilt only when it would
+//! have grown. All little-endian, each array padded with zeros to a multiple of 8 bytes:
+//! - 0 (no graph) or 1, then for a graph:
+//! - the number of points, the record id of each;
+//! - the number of tombstones, their points;
+//! - the entry point;
+//! - the codes' scales (one float per dimension), the codes (one byte per dimension and point);
+//! - layer 0: offsets (one more than points), the number of links, the links;
+//! - the number of upper layers; per layer, the number of points on it, those points, their
+//!   offsets (one more), the number of links, the links.
+//!
+//! Every count is checked against the bytes left before anything is allocated, and every
+//! link, tombstone and entry against the number of points ([`Layout::check`]), so a damaged
+//! file is refused rather than searched out of bounds.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+
+use super::codes::Codes;
+use super::file::{Checksummed, Cursor};
+use super::graph::Graph;
+use super::layout::{Layout, UpperLayers};
+use super::mapped::Stored;
+use crate::record::RecordId;
+
+/// Writes `graph` (or that there is none).
+pub(super) fn write<W: Write>(
+    out: &mut Checksummed<W>,
+    graph: Option<&Graph>,
+) -> std::io::Result<()> {
+    let Some(graph) = graph else {
+        return out.u64(0);
+    };
+    let layout = graph.layout();
+    out.u64(1)?;
+    let point_rid: Vec<u64> = graph.point_rid().iter().map(|id| id.0).collect();
+    out.u64(point_rid.len() as u64)?;
+    for id in point_rid {
+        out.u64(id)?;
+    }
+    let dead = graph.dead_points();
+    out.u64(dead.len() as u64)?;
+    out.values(&dead)?;
+    out.pad()?;
+    out.u64(u64::from(layout.entry))?;
+    out.values(layout.codes.scales())?;
+    out.pad()?;
+    out.values(layout.codes.codes())?;
+    out.pad()?;
+    write_links(out, &layout.offsets, &layout.links)?;
+    out.u64(layout.upper.len() as u64)?;
+    for layer in &layout.upper {
+        let mut points: Vec<u32> = layer.keys().copied().collect();
+        points.sort_unstable();
+        out.u64(points.len() as u64)?;
+        out.values(&points)?;
+        out.pad()?;
+        let mut offsets = Vec::with_capacity(points.len() + 1);
+        let mut links = Vec::new();
+        offsets.push(0u32);
+        for p in &points {
+            links.extend_from_slice(layer.get(p).map_or(&[][..], Vec::as_slice));
+            offsets.push(links.len() as u32);
+        }
+        write_links(out, &offsets, &links)?;
+    }
+    Ok(())
+}
+
+/// Offsets (one per point and one more), the number of links, the links.
+fn write_links<W: Write>(
+    out: &mut Checksummed<W>,
+    offsets: &[u32],
+    links: &[u32],
+) -> std::io::Result<()> {
+    out.values(offsets)?;
+    out.pad()?;
+    out.u64(links.len() as u64)?;
+    out.values(links)?;
+    out.pad()
+}
+
+/// Reads the graph of a space of `dim`-dimensional vectors of the records `ids`, if it has
+/// one; an error says what is wrong.
+pub(super) fn read(
+    input: &mut Cursor<'_>,
+    dim: usize,
+    ids: &[RecordId],
+) -> Result<Option<Graph>, String> {
+    let short = || "cut short".to_string();
+    match input.u64().ok_or_else(short)? {
+        0 => return Ok(None),
+        1 => {}
+        other => return Err(format!("graph marker {other}")),
+    }
+    let points = count(input, 8)?;
+    let point_rid: Vec<RecordId> = (0..points)
+        .map(|_| input.u64().map(RecordId))
+        .collect::<Option<_>>()
+        .ok_or_else(short)?;
+    let dead_count = count(input, 4)?;
+    let dead = input.values::<u32>(dead_count).ok_or_else(short)?;
+    let entry = input.u64().ok_or_else(short)?;
+    let entry = u32::try_from(entry).map_err(|_| format!("entry point {entry}"))?;
+    let scales = input.values::<f32>(dim).ok_or_else(short)?.to_vec();
+    let codes = points
+        .checked_mul(dim)
+        .and_then(|n| input.values::<i8>(n))
+        .ok_or_else(short)?;
+    let codes = Codes::from_parts(dim, scales, codes).ok_or("codes of another dimension")?;
+    let (offsets, links) = read_links(input, points)?;
+    let layers = count(input, 8)?;
+    let mut upper: UpperLayers = Vec::with_capacity(layers);
+    for _ in 0..layers {
+        let on_layer = count(input, 4)?;
+        let layer_points = input.values::<u32>(on_layer).ok_or_else(short)?;
+        let (offsets, links) = read_links(input, on_layer)?;
+        let mut layer = FxHashMap::default();
+        layer.reserve(on_layer);
+        for (i, p) in layer_points.iter().enumerate() {
+            let (from, to) = (offsets[i] as usize, offsets[i + 1] as usize);
+            let linked = links
+                .get(from..to)
+                .ok_or("upper-layer link offsets out of order")?;
+            layer.insert(*p, linked.to_vec());
+        }
+        upper.push(layer);
+    }
+    let layout = Layout {
+        codes,
+        offsets,
+        links,
+        upper,
+        entry,
+    };
+    Graph::frozen(dim, layout, point_rid, &dead, ids).map(Some)
+}
+
+/// A count of items of `size` bytes each that fits in the bytes left.
+fn count(input: &mut Cursor<'_>, size: u64) -> Result<usize, String> {
+    let n = input.u64().ok_or("cut short")?;
+    if !input.fits(n, size) {
+        return Err(format!("{n} items of {size} bytes"));
+    }
+    usize::try_from(n).map_err(|_| format!("{n} items"))
+}
+
+/// The offsets of `points` points (one more than them) and the links they index, checked to
+/// rise from 0 to the number of links.
+fn read_links(input: &mut Cursor<'_>, points: usize) -> Result<(Stored<u32>, Stored<u32>), String> {
+    let offsets = input
+        .values::<u32>(points.checked_add(1).ok_or("too many points")?)
+        .ok_or("cut short")?;
+    let n = count(input, 4)?;
+    let links = input.values::<u32>(n).ok_or("cut short")?;
+    let rising = offsets.first() == Some(&0)
+        && offsets.windows(2).all(|w| w[0] <= w[1])
+        && offsets.last().map(|l| *l as usize) == Some(n);
+    if !rising {
+        return Err("link offsets out of order".into());
+    }
+    Ok((offsets, links))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use parking_lot::RwLock;
+
+    use crate::record::RecordId;
+    use crate::vector::collection::{
+        schedule_graph_build, wait_for_graph_build, SharedCollection, VectorCollection,
+    };
+    use crate::vector::file::{read, write};
+    use crate::vector::seeded_unit;
+    use crate::vector::HnswParams;
+
+    const DIM: usize = 8;
+
+    /// A collection of 600 vectors with a graph, then 60 of them removed (tombstones), 20
+    /// changed and 30 added (fresh records).
+    fn with_graph() -> SharedCollection {
+        let shared: SharedCollection = Arc::new(RwLock::new(VectorCollection::new(DIM)));
+        for i in 0..600u64 {
+            shared.write().upsert(RecordId(i), &seeded_unit(i, DIM));
+        }
+        let params = HnswParams {
+            threshold: 100,
+            ..HnswParams::default()
+        };
+        schedule_graph_build(&shared, params);
+        wait_for_graph_build(&shared);
+        let mut c = shared.write();
+        for i in 0..60u64 {
+            c.remove(RecordId(i * 10));
+        }
+        for i in 0..20u64 {
+            c.upsert(RecordId(i * 10 + 1), &seeded_unit(5000 + i, DIM));
+        }
+        for i in 600..630u64 {
+            c.upsert(RecordId(i), &seeded_unit(i, DIM));
+        }
+        drop(c);
+        shared
+    }
+
+    /// (points, tombstones, fresh records) of a collection's graph.
+    fn shape(c: &VectorCollection) -> Option<(usize, usize, usize)> {
+        c.graph().map(|g| (g.points(), g.dead(), g.fresh_count()))
+    }
+
+    #[test]
+    fn a_graph_comes_back_frozen_and_answers_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.vec");
+        let live = with_graph();
+        let live = live.read();
+        assert_eq!(shape(&live), Some((600, 80, 50)));
+        write(&path, 3, &[("a", &live)]).unwrap();
+        let read = read(&path, 3).unwrap().unwrap();
+        let back = &read["a"];
+        assert_eq!(shape(back), shape(&live));
+        assert!(back.graph().is_some_and(|g| g.index().is_none()), "frozen");
+        for q in 0..30u64 {
+            let query = seeded_unit(9000 + q, DIM);
+            // A narrow beam, so that the graph's answers are its own, not the exact ones.
+            assert_eq!(back.search(&query, 10, 12), live.search(&query, 10, 12));
+        }
+        // Written again from the frozen graph: the same bytes.
+        let again = dir.path().join("2.vec");
+        write(&again, 3, &[("a", back)]).unwrap();
+        assert_eq!(
+            std::fs::read(&again).unwrap(),
+            std::fs::read(&path).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_frozen_graph_is_rebuilt_when_it_would_grow() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.vec");
+        write(&path, 3, &[("a", &with_graph().read())]).unwrap();
+        let back = read(&path, 3).unwrap().unwrap().remove("a").unwrap();
+        let shared: SharedCollection = Arc::new(RwLock::new(back));
+        // 90 fresh records are more than the grow fraction of 600 points.
+        for i in 700..740u64 {
+            shared.write().upsert(RecordId(i), &seeded_unit(i, DIM));
+        }
+        let params = HnswParams {
+            threshold: 100,
+            ..HnswParams::default()
+        };
+        schedule_graph_build(&shared, params);
+        wait_for_graph_build(&shared);
+        let c = shared.read();
+        assert_eq!(
+            shape(&c),
+            Some((610, 0, 0)),
+            "rebuilt over the live vectors"
+        );
+        assert!(c.graph().is_some_and(|g| g.index().is_some()));
+    }
+
+    #[test]
+    fn a_damaged_graph_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.vec");
+        let live = with_graph();
+        let live = live.read();
+        write(&path, 3, &[("a", &live)]).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        // Where the graph's parts start: header, name ("a", padded), dim, count, ids,
+        // vectors (padded), marker, points, their ids, tombstone count, tombstones (padded).
+        let (n, points, dead) = (570usize, 600usize, 80usize);
+        let marker = 24 + 16 + 16 + 8 * n + (4 * n * DIM).next_multiple_of(8);
+        let tombstones = marker + 16 + 8 * points + 8;
+        let entry = tombstones + (4 * dead).next_multiple_of(8);
+        assert_eq!(good[marker..marker + 8], 1u64.to_le_bytes());
+        let with = |at: usize, value: &[u8]| {
+            let mut bytes = good.clone();
+            bytes[at..at + value.len()].copy_from_slice(value);
+            let body = bytes.len() - 4;
+            let crc = crc32fast::hash(&bytes[..body]);
+            bytes[body..].copy_from_slice(&crc.to_le_bytes());
+            bytes
+        };
+        for (what, bytes) in [
+            ("marker 2", with(marker, &2u64.to_le_bytes())),
+            (
+                "huge point count",
+                with(marker + 8, &u64::MAX.to_le_bytes()),
+            ),
+            (
+                "tombstone past the points",
+                with(tombstones, &600u32.to_le_bytes()),
+            ),
+            (
+                "tombstone repeated",
+                with(tombstones + 4, &good[tombstones..tombstones + 4]),
+            ),
+            ("entry past the points", with(entry, &600u64.to_le_bytes())),
+            // Points 2 and 3 hold live records (0 and 1 were removed and changed).
+            (
+                "a live record twice",
+                with(marker + 32, &good[marker + 40..marker + 48]),
+            ),
+        ] {
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(read(&path, 3).is_err(), "{what} was accepted");
+        }
+        std::fs::write(&path, &good).unwrap();
+        assert!(read(&path, 3).is_ok());
+    }
+}

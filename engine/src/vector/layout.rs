@@ -1,0 +1,253 @@
+//! The searchable copy of an HNSW index: codes and links in flat arrays, in point order.
+//!
+//! `hnsw_rs` builds good graphs in parallel, but its search pays for generality on every visited
+//! point (reference-counted points, a lock per neighbour list, hashed visited sets). Once built,
+//! the graph is therefore copied into flat arrays (layer-0 links in compressed rows, the sparse
+//! upper layers in maps) and searched by a plain best-first beam with a bitset of visited
+//! points. The beam compares int8 codes of the vectors (a quarter of the bytes, see [`Codes`]),
+//! loaded ahead a whole neighbour list at a time. A layout keeps no vectors: its collection
+//! scores the beam's best candidates exactly from its own arena.
+//!
+//! A layout is immutable, so the codes and links of one read from a vector file stay in the
+//! file's pages ([`Stored`]).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+
+use hnsw_rs::prelude::Hnsw;
+use rustc_hash::FxHashMap;
+
+use super::codes::Codes;
+use super::distance::UnitDotDistance;
+use super::mapped::Stored;
+
+/// Points inserted into the HNSW index between two looks at the stop flag (about 0.4 s of a
+/// 384-d build on 2 cores).
+pub(crate) const BUILD_CHUNK: usize = 1024;
+
+/// The `hnsw_rs` index behind a graph, kept so that fresh records can be inserted into it.
+pub(crate) type Index = Hnsw<'static, f32, UnitDotDistance>;
+
+/// The links of a graph's upper layers: layer 1 first, each a map from point to neighbours.
+pub(crate) type UpperLayers = Vec<FxHashMap<u32, Vec<u32>>>;
+
+/// Codes and links of a graph's points, in point order.
+pub(crate) struct Layout {
+    /// The points' int8 codes, which the beam search compares.
+    pub(crate) codes: Codes,
+    /// Layer-0 links of point `p`: `links[offsets[p]..offsets[p + 1]]`.
+    pub(crate) offsets: Stored<u32>,
+    pub(crate) links: Stored<u32>,
+    /// Links on layers 1, 2, … of the points that reach them.
+    pub(crate) upper: UpperLayers,
+    /// Where every search starts: a point of the top layer.
+    pub(crate) entry: u32,
+}
+
+impl Layout {
+    /// Inserts `data` (unit vectors of `dim`, the points `first..`) into `index` and copies the
+    /// whole index out. Runs off the collection's lock: `index` is only ever written by the
+    /// one build in progress, and searches never read it. Inserts [`BUILD_CHUNK`] points at a
+    /// time and gives up (`None`) once `stop` is raised, so a closing engine waits for one
+    /// chunk, not for the whole build.
+    pub(crate) fn grow(
+        index: &Index,
+        first: usize,
+        data: &[f32],
+        dim: usize,
+        stop: &AtomicBool,
+    ) -> Option<Layout> {
+        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(first..).collect();
+        for chunk in points.chunks(BUILD_CHUNK) {
+            if stop.load(AtomicOrdering::SeqCst) {
+                return None;
+            }
+            index.parallel_insert_slice(&chunk.to_vec());
+        }
+        Some(Layout::copy(index, first + points.len(), dim))
+    }
+
+    /// Copies the `n` points of `index` (ids `0..n`) into flat arrays.
+    fn copy(index: &Index, n: usize, dim: usize) -> Layout {
+        let indexation = index.get_point_indexation();
+        let top = usize::from(indexation.get_max_level_observed());
+        // The vectors in point order, only to encode them.
+        let mut vectors = vec![0.0; n * dim];
+        let mut base: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut upper: UpperLayers = vec![FxHashMap::default(); top];
+        for point in indexation {
+            let origin = point.get_origin_id();
+            if origin >= n {
+                continue;
+            }
+            vectors[origin * dim..(origin + 1) * dim].copy_from_slice(point.get_v());
+            let level = usize::from(point.get_point_id().0);
+            for (layer, neighbours) in point.get_neighborhood_id().into_iter().enumerate() {
+                if layer > level {
+                    break;
+                }
+                let linked: Vec<u32> = neighbours.iter().map(|nb| nb.d_id as u32).collect();
+                match layer {
+                    0 => base[origin] = linked,
+                    _ => {
+                        upper[layer - 1].insert(origin as u32, linked);
+                    }
+                }
+            }
+        }
+        let entry = indexation
+            .get_layer_iterator(top)
+            .next()
+            .map_or(0, |p| p.get_origin_id() as u32);
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut links = Vec::with_capacity(base.iter().map(Vec::len).sum());
+        offsets.push(0);
+        for linked in base {
+            links.extend(linked);
+            offsets.push(links.len() as u32);
+        }
+        Layout {
+            codes: Codes::encode(&vectors, dim),
+            offsets: Stored::Owned(offsets),
+            links: Stored::Owned(links),
+            upper,
+            entry,
+        }
+    }
+
+    /// Number of points.
+    pub(crate) fn points(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Bytes of memory of its own (mapped codes and links are the page cache's).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let upper: usize = self
+            .upper
+            .iter()
+            .flat_map(|layer| layer.values())
+            .map(|links| 32 + links.capacity() * 4)
+            .sum();
+        self.codes.heap_bytes() + self.offsets.heap_bytes() + self.links.heap_bytes() + upper
+    }
+
+    /// Up to `ef` points near the unit vector `query` by a best-first beam of `ef`
+    /// candidates, best first by their codes' similarity.
+    pub(crate) fn beam(&self, query: &[f32], ef: usize) -> Vec<u32> {
+        let n = self.points();
+        if n == 0 || ef == 0 {
+            return Vec::new();
+        }
+        let code = self.codes.query(query);
+        let similarity = |point: u32| self.codes.similarity(&code, point);
+        // Greedy descent through the upper layers.
+        let mut current = self.entry;
+        let mut best = similarity(current);
+        for layer in self.upper.iter().rev() {
+            loop {
+                let mut moved = false;
+                for &next in layer.get(&current).into_iter().flatten() {
+                    let s = similarity(next);
+                    if s > best {
+                        (best, current, moved) = (s, next, true);
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+        }
+
+        // Best-first beam search on layer 0.
+        let mut visited = vec![0u64; n.div_ceil(64)];
+        let mut visit = |p: u32| {
+            let (word, bit) = (p as usize / 64, 1u64 << (p % 64));
+            let seen = visited[word] & bit != 0;
+            visited[word] |= bit;
+            !seen
+        };
+        visit(current);
+        let mut frontier = BinaryHeap::with_capacity(ef * 4);
+        let mut found: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+        frontier.push(Scored(best, current));
+        found.push(std::cmp::Reverse(Scored(best, current)));
+        while let Some(Scored(s, point)) = frontier.pop() {
+            let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+            if found.len() >= ef && s < worst {
+                break;
+            }
+            let (from, to) = (
+                self.offsets[point as usize],
+                self.offsets[point as usize + 1],
+            );
+            let neighbours = &self.links[from as usize..to as usize];
+            for &next in neighbours {
+                self.codes.prefetch(next);
+            }
+            for &next in neighbours {
+                if !visit(next) {
+                    continue;
+                }
+                let s = similarity(next);
+                let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+                if found.len() < ef || s > worst {
+                    frontier.push(Scored(s, next));
+                    found.push(std::cmp::Reverse(Scored(s, next)));
+                    if found.len() > ef {
+                        found.pop();
+                    }
+                }
+            }
+        }
+        found
+            .into_sorted_vec()
+            .into_iter()
+            .map(|std::cmp::Reverse(Scored(_, p))| p)
+            .collect()
+    }
+
+    /// Checks what a search relies on, for a layout read from a file whose link offsets
+    /// were checked to rise: a code per point, and every link, upper-layer point and the
+    /// entry name one of the points. Returns what is wrong.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let n = self.points();
+        if self.codes.points() != n {
+            return Err(format!("{} codes for {n} points", self.codes.points()));
+        }
+        let names_a_point = |p: &u32| (*p as usize) < n;
+        let upper_ok = self
+            .upper
+            .iter()
+            .flat_map(|layer| layer.iter())
+            .all(|(p, links)| names_a_point(p) && links.iter().all(names_a_point));
+        if !self.links.iter().all(names_a_point) || !upper_ok {
+            return Err("a link names no point".into());
+        }
+        if n > 0 && !names_a_point(&self.entry) {
+            return Err(format!("entry point {} of {n}", self.entry));
+        }
+        Ok(())
+    }
+}
+
+/// A point and its similarity, ordered by similarity (then point, for a total order).
+#[derive(Clone, Copy)]
+struct Scored(f32, u32);
+
+impl PartialEq for Scored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
