@@ -292,7 +292,7 @@ mod tests {
             .unwrap();
         let reopened = open(5);
         let read = reopened.vectors(3).unwrap();
-        assert_eq!(read["s"].parts(), collection.parts());
+        assert_eq!(read["s"].contents(), collection.contents());
         assert!(reopened.vectors(4).is_none(), "no file, no snapshot");
 
         // Kept at the next close when nothing wrote; deleted by the first write.

@@ -4,8 +4,9 @@
 //! place ([`super::mapped`]): copying 1.5 GB of a million vectors into a new allocation was
 //! most of a reopen (page faults and clearing of the new pages, then the copy). Vectors added
 //! afterwards go into memory of the arena's own after the mapped ones, so an agent that only
-//! adds memories never copies the file; the first update or removal copies everything into
-//! owned memory ([`Arena::owned`]), so a vector file is never written through its map.
+//! adds memories never copies the file. Only the owned floats are ever changed
+//! ([`Arena::owned_tail`]; `super::slots` leaves holes for changes to mapped vectors), so a
+//! vector file is never written through its map.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -39,7 +40,8 @@ impl Arena {
         }
     }
 
-    fn mapped_len(&self) -> usize {
+    /// Number of floats read in place from a file.
+    pub(crate) fn mapped_len(&self) -> usize {
         self.mapped.as_ref().map_or(0, Mapped::len)
     }
 
@@ -69,24 +71,10 @@ impl Arena {
         self.owned.reserve(additional);
     }
 
-    /// The floats as memory of the arena's own, the mapped ones copied in on the first call
-    /// after a reopen.
-    pub(crate) fn owned(&mut self) -> &mut Vec<f32> {
-        if let Some(mapped) = self.mapped.take() {
-            let mut all = Vec::with_capacity(mapped.len() + self.owned.len());
-            all.extend_from_slice(mapped.as_slice());
-            all.append(&mut self.owned);
-            self.owned = all;
-        }
+    /// The floats after the mapped ones, in memory of the arena's own (all of them when
+    /// nothing is mapped), to change in place.
+    pub(crate) fn owned_tail(&mut self) -> &mut Vec<f32> {
         &mut self.owned
-    }
-
-    /// The floats in order, in at most two slices (mapped, then owned).
-    pub(crate) fn chunks(&self) -> impl Iterator<Item = &[f32]> {
-        let mapped = self.mapped.as_ref().map(Mapped::as_slice);
-        mapped
-            .into_iter()
-            .chain(std::iter::once(self.owned.as_slice()))
     }
 
     /// The floats as one slice: borrowed when they are all in one place, else copied.

@@ -15,12 +15,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use parking_lot::RwLock;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::arena::Arena;
 use super::distance::{dot, prefetch};
 use super::graph::{Graph, HnswParams};
 use super::layout::Layout;
+use super::slots::Slots;
 use super::topk::TopK;
 use crate::record::RecordId;
 
@@ -29,13 +30,7 @@ pub(crate) type SharedCollection = Arc<RwLock<VectorCollection>>;
 
 /// Vectors of one (namespace, space) pair.
 pub(crate) struct VectorCollection {
-    dim: usize,
-    ids: Vec<RecordId>,
-    data: Arena,
-    /// The slot of each id. Record ids are the engine's own sequence numbers, never chosen
-    /// by a caller, so the fast unkeyed hash is safe (SipHash building this map was a sixth
-    /// of a 1M reopen's profile).
-    slot_of: FxHashMap<RecordId, usize>,
+    slots: Slots,
     graph: Option<Graph>,
     build: BuildState,
     /// Raised when the collection is being let go (its engine closing, its namespace evicted):
@@ -55,11 +50,12 @@ enum BuildState {
 impl VectorCollection {
     /// An empty collection of `dim`-dimensional unit vectors.
     pub(crate) fn new(dim: usize) -> Self {
+        VectorCollection::of(Slots::new(dim))
+    }
+
+    fn of(slots: Slots) -> Self {
         VectorCollection {
-            dim,
-            ids: Vec::new(),
-            data: Arena::default(),
-            slot_of: FxHashMap::default(),
+            slots,
             graph: None,
             build: BuildState::Idle,
             stop: Arc::new(AtomicBool::new(false)),
@@ -67,30 +63,14 @@ impl VectorCollection {
     }
 
     /// A collection of the vectors `data` (`dim` each, unit length) of `ids`, in that order,
-    /// as [`VectorCollection::parts`] gave them; `None` if the lengths disagree or an id repeats.
+    /// as [`VectorCollection::live`] gave them; `None` if the lengths disagree or an id repeats.
     pub(crate) fn from_parts(dim: usize, ids: Vec<RecordId>, data: Arena) -> Option<Self> {
-        if dim == 0 || ids.len().checked_mul(dim) != Some(data.len()) {
-            return None;
-        }
-        let slot_of: FxHashMap<RecordId, usize> = ids
-            .iter()
-            .enumerate()
-            .map(|(slot, id)| (*id, slot))
-            .collect();
-        if slot_of.len() != ids.len() {
-            return None;
-        }
-        Some(VectorCollection {
-            ids,
-            data,
-            slot_of,
-            ..VectorCollection::new(dim)
-        })
+        Slots::from_parts(dim, ids, data).map(VectorCollection::of)
     }
 
-    /// The dimension, the ids and their vectors in slot order: what a vector file keeps.
-    pub(crate) fn parts(&self) -> (usize, &[RecordId], &Arena) {
-        (self.dim, &self.ids, &self.data)
+    /// The records and their vectors, in slot order: what a vector file keeps.
+    pub(crate) fn live(&self) -> impl Iterator<Item = (RecordId, &[f32])> {
+        self.slots.live()
     }
 
     /// The graph serving searches, if any: what a vector file keeps beside the vectors.
@@ -107,7 +87,7 @@ impl VectorCollection {
     /// one (HNSW turned off, or the threshold raised above its size), so that it is searched
     /// exactly as asked.
     pub(crate) fn fit_graph(&mut self, params: &HnswParams) {
-        if self.ids.len() < params.threshold {
+        if self.len() < params.threshold {
             self.graph = None;
         }
     }
@@ -115,35 +95,36 @@ impl VectorCollection {
     /// An empty collection of `dim`-dimensional unit vectors with room for `n` of them.
     pub(crate) fn with_capacity(dim: usize, n: usize) -> Self {
         let mut c = VectorCollection::new(dim);
-        c.ids.reserve(n);
-        c.data.reserve(n.saturating_mul(dim));
-        c.slot_of.reserve(n);
+        c.slots.reserve(n);
         c
     }
 
     /// The length of every vector of the collection.
     pub(crate) fn dim(&self) -> usize {
-        self.dim
+        self.slots.dim()
     }
 
-    /// Estimated heap bytes: the arena, the id maps and the graph.
+    /// Estimated heap bytes: the slots and the graph.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.data.bytes()
-            + self.ids.capacity() * 8
-            + self.slot_of.capacity() * 24
-            + self.graph.as_ref().map_or(0, Graph::heap_bytes)
+        self.slots.bytes() + self.graph.as_ref().map_or(0, Graph::heap_bytes)
     }
 
-    /// Number of live vectors.
+    /// Number of vectors.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The dimension, then the records and their vectors in slot order, for tests to compare.
     #[cfg(test)]
-    fn len(&self) -> usize {
-        self.ids.len()
+    pub(crate) fn contents(&self) -> (usize, Vec<RecordId>, Vec<f32>) {
+        let (ids, data) = self.slots.live_parts();
+        (self.dim(), ids, data.into_owned())
     }
 
-    /// Whether the vectors are read in place from a vector file.
+    /// Whether some vectors are read in place from a vector file.
     #[cfg(test)]
     pub(crate) fn is_mapped(&self) -> bool {
-        self.data.is_mapped()
+        self.slots.is_mapped()
     }
 
     /// Whether an HNSW graph is currently serving searches.
@@ -154,17 +135,7 @@ impl VectorCollection {
 
     /// Inserts or replaces the vector of `id` (already normalized, of the right dimension).
     pub(crate) fn upsert(&mut self, id: RecordId, vector: &[f32]) {
-        debug_assert_eq!(vector.len(), self.dim);
-        match self.slot_of.get(&id) {
-            Some(&slot) => {
-                self.data.owned()[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(vector)
-            }
-            None => {
-                self.slot_of.insert(id, self.ids.len());
-                self.ids.push(id);
-                self.data.push(vector);
-            }
-        }
+        self.slots.upsert(id, vector);
         if let Some(graph) = &mut self.graph {
             graph.upsert(id);
         }
@@ -173,20 +144,9 @@ impl VectorCollection {
 
     /// Removes the vector of `id`; returns whether it was present.
     pub(crate) fn remove(&mut self, id: RecordId) -> bool {
-        let Some(slot) = self.slot_of.remove(&id) else {
+        if !self.slots.remove(id) {
             return false;
-        };
-        let last = self.ids.len() - 1;
-        let data = self.data.owned();
-        if slot != last {
-            let moved = self.ids[last];
-            self.ids[slot] = moved;
-            self.slot_of.insert(moved, slot);
-            let (head, tail) = data.split_at_mut(last * self.dim);
-            head[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
         }
-        self.ids.pop();
-        data.truncate(last * self.dim);
         if let Some(graph) = &mut self.graph {
             graph.remove(id);
         }
@@ -200,35 +160,31 @@ impl VectorCollection {
         }
     }
 
-    fn vector(&self, slot: usize) -> &[f32] {
-        self.data.get(slot * self.dim..(slot + 1) * self.dim)
-    }
-
     /// The `k` most similar vectors to the unit vector `query`, best first, with cosine
     /// similarity. Uses the graph (with a beam of `ef`) when one is ready, exact search otherwise.
     pub(crate) fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(RecordId, f32)> {
-        if k == 0 || self.ids.is_empty() {
+        if k == 0 || self.len() == 0 {
             return Vec::new();
         }
         let Some(graph) = &self.graph else {
             return self.exact_search(query, k);
         };
         // The graph's candidates are scored exactly, their vectors loaded ahead.
-        let slots: Vec<usize> = graph
+        let candidates: Vec<(RecordId, &[f32])> = graph
             .candidates(query, k, ef)
-            .iter()
-            .filter_map(|id| self.slot_of.get(id).copied())
+            .into_iter()
+            .filter_map(|id| Some((id, self.slots.get(&id)?)))
             .collect();
-        for slot in &slots {
-            prefetch(self.vector(*slot));
+        for (_, vector) in &candidates {
+            prefetch(vector);
         }
         let mut top = TopK::new(k);
-        for slot in slots {
-            top.offer(self.ids[slot], dot(query, self.vector(slot)));
+        for (id, vector) in candidates {
+            top.offer(id, dot(query, vector));
         }
         for id in graph.fresh() {
-            if let Some(&slot) = self.slot_of.get(id) {
-                top.offer(*id, dot(query, self.vector(slot)));
+            if let Some(vector) = self.slots.get(id) {
+                top.offer(*id, dot(query, vector));
             }
         }
         top.into_sorted()
@@ -236,17 +192,13 @@ impl VectorCollection {
 
     /// Exact top-`k` by scanning every vector.
     pub(crate) fn exact_search(&self, query: &[f32], k: usize) -> Vec<(RecordId, f32)> {
-        let mut top = TopK::new(k);
-        for (slot, id) in self.ids.iter().enumerate() {
-            top.offer(*id, dot(query, self.vector(slot)));
-        }
-        top.into_sorted()
+        self.slots.exact_search(query, k)
     }
 
     /// What a background build should do now, if anything.
     fn plan(&self, params: &HnswParams) -> Option<Plan> {
         if !matches!(self.build, BuildState::Idle)
-            || self.ids.len() < params.threshold
+            || self.len() < params.threshold
             || self.stop.load(Ordering::SeqCst)
         {
             return None;
@@ -293,7 +245,7 @@ impl VectorCollection {
             },
         };
         for id in dirty {
-            if self.slot_of.contains_key(&id) {
+            if self.slots.get(&id).is_some() {
                 graph.upsert(id);
             } else {
                 graph.remove(id);
@@ -331,19 +283,20 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
             dirty: FxHashSet::default(),
             handle: None,
         };
-        let (dim, stop) = (c.dim, Arc::clone(&c.stop));
+        let (dim, stop) = (c.dim(), Arc::clone(&c.stop));
         let growing = c.graph.as_ref().and_then(|g| Some((g, g.index()?)));
         match (plan, growing) {
             (Plan::Grow, Some((graph, index))) => {
-                let mut fresh: Vec<(RecordId, usize)> = graph
+                let mut ids: Vec<RecordId> = graph
                     .fresh()
-                    .filter_map(|id| Some((*id, *c.slot_of.get(id)?)))
+                    .filter(|id| c.slots.get(id).is_some())
+                    .copied()
                     .collect();
-                fresh.sort_unstable();
-                let ids: Vec<RecordId> = fresh.iter().map(|(id, _)| *id).collect();
-                let data: Vec<f32> = fresh
+                ids.sort_unstable();
+                let data: Vec<f32> = ids
                     .iter()
-                    .flat_map(|(_, slot)| c.vector(*slot))
+                    .filter_map(|id| c.slots.get(id))
+                    .flatten()
                     .copied()
                     .collect();
                 let first = graph.points();
@@ -360,11 +313,9 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                 // in it and also marked dirty, which install handles as any change.
                 let source = Arc::clone(collection);
                 Box::new(move || {
-                    let (ids, data) = {
-                        let c = source.read();
-                        (c.ids.clone(), c.data.snapshot())
-                    };
-                    Graph::build(&ids, &data.contiguous(), dim, &params, &stop).map(Built::Whole)
+                    let snapshot = source.read().slots.snapshot();
+                    let (ids, data) = snapshot.live_parts();
+                    Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole)
                 })
             }
         }

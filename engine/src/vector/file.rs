@@ -63,17 +63,16 @@ pub(crate) fn write(
         out.put(&seq.to_le_bytes())?;
         out.put(&(collections.len() as u64).to_le_bytes())?;
         for (space, collection) in collections {
-            let (dim, ids, data) = collection.parts();
             out.put(&(space.len() as u64).to_le_bytes())?;
             out.put(space.as_bytes())?;
             out.pad()?;
-            out.put(&(dim as u64).to_le_bytes())?;
-            out.put(&(ids.len() as u64).to_le_bytes())?;
-            for id in ids {
-                out.put(&id.0.to_le_bytes())?;
+            out.u64(collection.dim() as u64)?;
+            out.u64(collection.len() as u64)?;
+            for (id, _) in collection.live() {
+                out.u64(id.0)?;
             }
-            for chunk in data.chunks() {
-                out.values(chunk)?;
+            for (_, vector) in collection.live() {
+                out.values(vector)?;
             }
             out.pad()?;
             graph_file::write(&mut out, collection.graph())?;
@@ -185,8 +184,8 @@ fn parse(
         };
         let mut collection = VectorCollection::from_parts(dim as usize, ids, data)
             .ok_or_else(|| corrupt(format!("space {name} repeats a record id")))?;
-        let (dim, ids, _) = collection.parts();
-        let graph = graph_file::read(input, dim, ids)
+        let ids = collection.live().map(|(id, _)| id);
+        let graph = graph_file::read(input, dim as usize, ids)
             .map_err(|detail| corrupt(format!("graph of space {name}: {detail}")))?;
         if let Some(graph) = graph {
             collection.restore_graph(graph);
@@ -323,48 +322,71 @@ mod tests {
         assert!(read(&path, 41).unwrap().is_none(), "another number");
         let read = read(&path, 42).unwrap().unwrap();
         assert_eq!(read.len(), 2);
-        assert_eq!(read["a"].parts(), a.parts());
-        assert_eq!(read["b"].parts(), b.parts());
+        assert_eq!(read["a"].contents(), a.contents());
+        assert_eq!(read["b"].contents(), b.contents());
         let query = seeded_unit(7, 8);
         assert_eq!(read["a"].exact_search(&query, 3), a.exact_search(&query, 3));
     }
 
     #[test]
-    fn mapped_vectors_take_additions_copy_on_first_removal_and_outlive_their_file() {
+    fn mapped_vectors_take_changes_in_memory_and_outlive_their_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.vec");
         // 3 vectors of 3 floats: 36 bytes, so the next space starts after padding.
         let odd = collection(3, &[1, 2, 3]);
         let next = collection(5, &[4]);
         write(&path, 1, &[("odd", &odd), ("next", &next)]).unwrap();
-        let mut read = read(&path, 1).unwrap().unwrap();
-        assert!(read["odd"].is_mapped() && read["next"].is_mapped());
+        let mut spaces = read(&path, 1).unwrap().unwrap();
+        assert!(spaces["odd"].is_mapped() && spaces["next"].is_mapped());
         // Replaced, then deleted, while mapped: what was read stays as it was.
         write(&path, 2, &[("odd", &collection(3, &[9]))]).unwrap();
         std::fs::remove_file(&path).unwrap();
-        assert_eq!(read["next"].parts(), next.parts());
-        let mut changed = read.remove("odd").unwrap();
-        assert_eq!(changed.parts(), odd.parts());
+        assert_eq!(spaces["next"].contents(), next.contents());
+        let mut changed = spaces.remove("odd").unwrap();
+        assert_eq!(changed.contents(), odd.contents());
         let mut expected = odd;
         for c in [&mut changed, &mut expected] {
             c.upsert(RecordId(5), &seeded_unit(5, 3));
+            c.upsert(RecordId(2), &seeded_unit(22, 3));
         }
         assert!(
             changed.is_mapped(),
-            "an added vector goes after the mapped ones"
+            "added and changed vectors go after the mapped ones"
         );
-        assert_eq!(changed.parts(), expected.parts());
-        let query = seeded_unit(5, 3);
+        let query = seeded_unit(22, 3);
         assert_eq!(
             changed.exact_search(&query, 4),
             expected.exact_search(&query, 4)
         );
+        // The same records, in another order: an update left a hole and appended.
+        let sorted = |c: &VectorCollection| {
+            let (dim, ids, data) = c.contents();
+            let mut pairs: Vec<(RecordId, Vec<f32>)> = ids
+                .into_iter()
+                .zip(data.chunks(dim).map(<[f32]>::to_vec))
+                .collect();
+            pairs.sort_by_key(|(id, _)| *id);
+            pairs
+        };
+        assert_eq!(sorted(&changed), sorted(&expected));
+        // Written and read back, holes left out.
+        write(&path, 3, &[("odd", &changed)]).unwrap();
+        assert_eq!(
+            read(&path, 3).unwrap().unwrap()["odd"].contents(),
+            changed.contents()
+        );
         for c in [&mut changed, &mut expected] {
             c.remove(RecordId(1));
-            c.upsert(RecordId(2), &seeded_unit(22, 3));
         }
-        assert!(!changed.is_mapped(), "copied on its first removal");
-        assert_eq!(changed.parts(), expected.parts());
+        assert!(
+            !changed.is_mapped(),
+            "compacted into memory once holes are a quarter of the slots"
+        );
+        assert_eq!(sorted(&changed), sorted(&expected));
+        assert_eq!(
+            changed.exact_search(&query, 4),
+            expected.exact_search(&query, 4)
+        );
     }
 
     #[test]

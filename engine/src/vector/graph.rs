@@ -135,7 +135,7 @@ impl Graph {
         layout: Layout,
         point_rid: Vec<RecordId>,
         dead: &[u32],
-        ids: &[RecordId],
+        ids: impl Iterator<Item = RecordId>,
     ) -> Result<Graph, String> {
         layout.check()?;
         if point_rid.len() != layout.points() {
@@ -159,12 +159,14 @@ impl Graph {
                 return Err(format!("record {} at two live points", id.0));
             }
         }
-        let fresh: FxHashSet<RecordId> = ids
-            .iter()
-            .filter(|id| !live.contains_key(id))
-            .copied()
-            .collect();
-        if ids.len() - fresh.len() != live.len() {
+        let (mut records, mut fresh) = (0, FxHashSet::default());
+        for id in ids {
+            records += 1;
+            if !live.contains_key(&id) {
+                fresh.insert(id);
+            }
+        }
+        if records - fresh.len() != live.len() {
             return Err("a live point of a record the collection lacks".into());
         }
         Ok(Graph {

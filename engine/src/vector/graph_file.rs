@@ -91,7 +91,7 @@ fn write_links<W: Write>(
 pub(super) fn read(
     input: &mut Cursor<'_>,
     dim: usize,
-    ids: &[RecordId],
+    ids: impl Iterator<Item = RecordId>,
 ) -> Result<Option<Graph>, String> {
     let short = || "cut short".to_string();
     match input.u64().ok_or_else(short)? {

@@ -9,6 +9,7 @@ mod graph;
 mod graph_file;
 mod layout;
 mod mapped;
+mod slots;
 mod topk;
 
 pub use graph::HnswParams;
