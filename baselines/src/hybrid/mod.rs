@@ -18,7 +18,6 @@
 //!
 //! Settings are [`HybridSettings`] (`[hybrid]` in `configs/memory/hybrid.toml`).
 
-pub mod feedback;
 pub mod fusion;
 pub mod ops;
 pub mod rounds;
@@ -244,28 +243,9 @@ impl HybridMemory {
             let hits = self.context.engine.search_vector(ns, space, vector, n)?;
             rankings.push((s.dense_weight, hits));
         }
-        let fuse = |rankings: Vec<(f32, Vec<Hit>)>| match s.fusion {
+        let mut hits = match s.fusion {
             Fusion::Rrf => fusion::fuse(rankings, s.rrf_k),
             Fusion::Scores => fusion::combine_scores(rankings),
-        };
-        let mut hits = match &vector {
-            Some(vector) if s.feedback_units > 0 => {
-                let first = fuse(rankings.clone());
-                let vectors = feedback::vectors_of(
-                    &self.context.engine,
-                    ns,
-                    space,
-                    &first,
-                    s.feedback_units,
-                )?;
-                let moved = feedback::expand(vector, &vectors, s.feedback_weight);
-                let again = self.context.engine.search_vector(ns, space, &moved, n)?;
-                if let Some(dense) = rankings.last_mut() {
-                    dense.1 = again;
-                }
-                fuse(rankings)
-            }
-            _ => fuse(rankings),
         };
         // A bonus of `weight` first-place shares.
         let share = |weight: f32| match s.fusion {

@@ -90,12 +90,6 @@ pub struct HybridSettings {
     /// How much the reranker's score decides the reranked order against the fused score's
     /// (each normalized over the candidates): 1 orders by the reranker alone.
     pub rerank_blend: f32,
-    /// The question's vector is moved towards the vectors of this many first fused units and
-    /// the embedding side searched again ([`super::feedback`]); 0 searches once.
-    pub feedback_units: usize,
-    /// How far that move goes: the feedback units' mean counts `feedback_weight` times the
-    /// question's vector.
-    pub feedback_weight: f32,
 }
 
 /// Most candidates a ranking may contribute before fusion.
@@ -103,9 +97,6 @@ pub const MAX_CANDIDATES: usize = 10_000;
 
 /// Most candidates the cross-encoder may reorder.
 pub const MAX_RERANK: usize = 1_000;
-
-/// Most units whose vectors feed the second embedding search.
-pub const MAX_FEEDBACK: usize = 100;
 
 impl HybridSettings {
     /// Refuses values the fusion cannot use, naming the key (`[hybrid] <key>`): weights that are
@@ -119,7 +110,6 @@ impl HybridSettings {
             ("session_weight", self.session_weight),
             ("rrf_k", self.rrf_k),
             ("rerank_blend", self.rerank_blend),
-            ("feedback_weight", self.feedback_weight),
         ] {
             if !value.is_finite() || value < 0.0 {
                 return Err(format!(
@@ -137,12 +127,6 @@ impl HybridSettings {
             return Err(format!(
                 "[hybrid] rerank_blend = {}: give 0 to 1",
                 self.rerank_blend
-            ));
-        }
-        if self.feedback_units > MAX_FEEDBACK {
-            return Err(format!(
-                "[hybrid] feedback_units = {}: give 0 to {MAX_FEEDBACK}",
-                self.feedback_units
             ));
         }
         if self.rerank_candidates > MAX_RERANK {
@@ -172,8 +156,6 @@ impl Default for HybridSettings {
             rerank_candidates: 0,
             rerank_model: "ms-marco-minilm-l12-int8".to_string(),
             rerank_blend: 1.0,
-            feedback_units: 0,
-            feedback_weight: 0.5,
         }
     }
 }
