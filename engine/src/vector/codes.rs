@@ -117,9 +117,9 @@ impl Codes {
         }
     }
 
-    /// Heap bytes of the codes (unless mapped) and scales.
+    /// Bytes of the codes (in memory or mapped) and scales.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.codes.heap_bytes() + self.scales.capacity() * 4
+        self.codes.bytes() + self.scales.capacity() * 4
     }
 }
 

@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Read};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,7 +30,8 @@ use memmap2::{Mmap, MmapOptions};
 use super::arena::Arena;
 use super::collection::VectorCollection;
 use super::graph_file;
-use super::mapped::{le_bytes, Plain, Stored};
+use super::io::{Checksummed, Cursor, CHUNK};
+use super::mapped::Stored;
 use crate::error::{Error, Result};
 use crate::record::RecordId;
 
@@ -45,9 +46,6 @@ const MAX_NAME: u64 = 4096;
 
 /// Largest dimension accepted when reading.
 const MAX_DIM: u64 = 65_536;
-
-/// Bytes written at a time.
-const CHUNK: usize = 1 << 20;
 
 /// Writes `collections` (space name, collection) to `path` as of sequence number `seq`.
 pub(crate) fn write(
@@ -77,9 +75,7 @@ pub(crate) fn write(
             out.pad()?;
             graph_file::write(&mut out, collection.graph())?;
         }
-        let crc = out.hasher.clone().finalize();
-        out.inner.write_all(&crc.to_le_bytes())?;
-        out.inner
+        out.finish()?
             .into_inner()
             .map_err(|e| e.into_error())?
             .sync_all()
@@ -150,11 +146,7 @@ fn parse(
     body_len: usize,
 ) -> Result<HashMap<String, VectorCollection>> {
     let corrupt = |detail: String| corrupt(path, detail);
-    let mut input = Cursor {
-        map,
-        at: 16,
-        end: body_len,
-    };
+    let mut input = Cursor::new(map, 16, body_len);
     let input = &mut input;
     let spaces = input.u64().ok_or_else(|| corrupt("too short".into()))?;
     let mut collections = HashMap::new();
@@ -206,95 +198,6 @@ fn corrupt(path: &Path, detail: String) -> Error {
     Error::Corrupt {
         what: "vector file",
         detail: format!("{}: {detail}", path.display()),
-    }
-}
-
-/// A writer that checksums and counts what passes through it.
-pub(super) struct Checksummed<W> {
-    inner: W,
-    hasher: crc32fast::Hasher,
-    written: usize,
-}
-
-impl<W: Write> Checksummed<W> {
-    fn new(inner: W) -> Self {
-        Checksummed {
-            inner,
-            hasher: crc32fast::Hasher::new(),
-            written: 0,
-        }
-    }
-
-    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.hasher.update(bytes);
-        self.written += bytes.len();
-        self.inner.write_all(bytes)
-    }
-
-    /// Zeros up to the next multiple of 8 bytes.
-    pub(super) fn pad(&mut self) -> std::io::Result<()> {
-        let zeros = [0u8; 8];
-        self.put(&zeros[..self.written.next_multiple_of(8) - self.written])
-    }
-
-    pub(super) fn u64(&mut self, value: u64) -> std::io::Result<()> {
-        self.put(&value.to_le_bytes())
-    }
-
-    /// `values`, little-endian, a megabyte at a time.
-    pub(super) fn values<T: Plain>(&mut self, values: &[T]) -> std::io::Result<()> {
-        for chunk in values.chunks(CHUNK / std::mem::size_of::<T>()) {
-            self.put(&le_bytes(chunk))?;
-        }
-        Ok(())
-    }
-}
-
-/// Reads a mapped file's bytes `at..end` front to back; `None` once they run out.
-pub(super) struct Cursor<'a> {
-    map: &'a Arc<Mmap>,
-    at: usize,
-    end: usize,
-}
-
-impl<'a> Cursor<'a> {
-    fn left(&self) -> u64 {
-        (self.end - self.at) as u64
-    }
-
-    /// Whether `count` items of `size` bytes each fit in the bytes left: checked before
-    /// anything is allocated for a count read from the file.
-    pub(super) fn fits(&self, count: u64, size: u64) -> bool {
-        count
-            .checked_mul(size)
-            .is_some_and(|bytes| bytes <= self.left())
-    }
-
-    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
-        let end = self.at.checked_add(n).filter(|end| *end <= self.end)?;
-        let bytes = &self.map[self.at..end];
-        self.at = end;
-        Some(bytes)
-    }
-
-    pub(super) fn u64(&mut self) -> Option<u64> {
-        let bytes = self.bytes(8)?;
-        Some(u64::from_le_bytes(bytes.try_into().ok()?))
-    }
-
-    /// Skips the zeros up to the next multiple of 8 bytes.
-    pub(super) fn pad(&mut self) -> Option<()> {
-        let n = self.at.next_multiple_of(8) - self.at;
-        self.bytes(n).map(|_| ())
-    }
-
-    /// `n` values at the cursor, then the zeros up to the next multiple of 8 bytes: viewed
-    /// in place where the machine allows, else decoded.
-    pub(super) fn values<T: Plain>(&mut self, n: usize) -> Option<Stored<T>> {
-        let start = self.at;
-        self.bytes(n.checked_mul(std::mem::size_of::<T>())?)?;
-        self.pad()?;
-        Stored::read(self.map, start, n)
     }
 }
 

@@ -23,8 +23,8 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use super::codes::Codes;
-use super::file::{Checksummed, Cursor};
 use super::graph::Graph;
+use super::io::{Checksummed, Cursor};
 use super::layout::{Layout, UpperLayers};
 use super::mapped::Stored;
 use crate::record::RecordId;

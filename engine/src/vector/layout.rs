@@ -121,7 +121,7 @@ impl Layout {
         self.offsets.len().saturating_sub(1)
     }
 
-    /// Bytes of memory of its own (mapped codes and links are the page cache's).
+    /// Bytes of the codes and links (in memory or mapped, counted alike) and the upper layers.
     pub(crate) fn heap_bytes(&self) -> usize {
         let upper: usize = self
             .upper
@@ -129,7 +129,7 @@ impl Layout {
             .flat_map(|layer| layer.values())
             .map(|links| 32 + links.capacity() * 4)
             .sum();
-        self.codes.heap_bytes() + self.offsets.heap_bytes() + self.links.heap_bytes() + upper
+        self.codes.heap_bytes() + self.offsets.bytes() + self.links.bytes() + upper
     }
 
     /// Up to `ef` points near the unit vector `query` by a best-first beam of `ef`

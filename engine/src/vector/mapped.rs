@@ -123,11 +123,13 @@ impl<T: Plain> Stored<T> {
         })
     }
 
-    /// Bytes of memory of its own (nothing for mapped values, which are the page cache's).
-    pub(crate) fn heap_bytes(&self) -> usize {
+    /// Bytes the values occupy: heap for owned values, page cache for mapped ones (resident
+    /// once searched, so counted alike by the engine's memory budget, as the arena's are).
+    pub(crate) fn bytes(&self) -> usize {
+        let size = std::mem::size_of::<T>();
         match self {
-            Stored::Owned(values) => values.capacity() * std::mem::size_of::<T>(),
-            Stored::Mapped(_) => 0,
+            Stored::Owned(values) => values.capacity() * size,
+            Stored::Mapped(mapped) => mapped.len() * size,
         }
     }
 }
