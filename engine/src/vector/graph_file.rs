@@ -184,6 +184,16 @@ mod tests {
 
     const DIM: usize = 8;
 
+    /// Builds (or grows) the graph of `shared`, which gets one from 100 vectors on.
+    fn build_graph(shared: &SharedCollection) {
+        let params = HnswParams {
+            threshold: 100,
+            ..HnswParams::default()
+        };
+        schedule_graph_build(shared, params);
+        wait_for_graph_build(shared);
+    }
+
     /// A collection of 600 vectors with a graph, then 60 of them removed (tombstones), 20
     /// changed and 30 added (fresh records).
     fn with_graph() -> SharedCollection {
@@ -191,12 +201,7 @@ mod tests {
         for i in 0..600u64 {
             shared.write().upsert(RecordId(i), &seeded_unit(i, DIM));
         }
-        let params = HnswParams {
-            threshold: 100,
-            ..HnswParams::default()
-        };
-        schedule_graph_build(&shared, params);
-        wait_for_graph_build(&shared);
+        build_graph(&shared);
         let mut c = shared.write();
         for i in 0..60u64 {
             c.remove(RecordId(i * 10));
@@ -253,12 +258,7 @@ mod tests {
         for i in 700..740u64 {
             shared.write().upsert(RecordId(i), &seeded_unit(i, DIM));
         }
-        let params = HnswParams {
-            threshold: 100,
-            ..HnswParams::default()
-        };
-        schedule_graph_build(&shared, params);
-        wait_for_graph_build(&shared);
+        build_graph(&shared);
         let c = shared.read();
         assert_eq!(
             shape(&c),
