@@ -107,19 +107,3 @@ impl Arena {
         self.owned.capacity() * 4 + self.mapped_len() * 4
     }
 }
-
-/// Arenas are equal when they hold the same floats, wherever they are.
-impl PartialEq for Arena {
-    fn eq(&self, other: &Arena) -> bool {
-        self.contiguous() == other.contiguous()
-    }
-}
-
-impl std::fmt::Debug for Arena {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Arena")
-            .field("mapped", &self.mapped_len())
-            .field("owned", &self.owned)
-            .finish()
-    }
-}

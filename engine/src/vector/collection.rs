@@ -118,7 +118,7 @@ impl VectorCollection {
     #[cfg(test)]
     pub(crate) fn contents(&self) -> (usize, Vec<RecordId>, Vec<f32>) {
         let (ids, data) = self.slots.live_parts();
-        (self.dim(), ids, data.into_owned())
+        (self.dim(), ids.into_owned(), data.into_owned())
     }
 
     /// Whether some vectors are read in place from a vector file.

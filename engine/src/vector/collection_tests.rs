@@ -130,3 +130,33 @@ fn fresh_records_grow_the_graph_and_tombstones_rebuild_it() {
     let top = c.search(&point(1005), 1, params.ef_search);
     assert_eq!(top[0].0, RecordId(5));
 }
+
+#[test]
+fn graph_searches_return_exact_similarities() {
+    use crate::vector::seeded_unit;
+    let (dim, n) = (64, 2_000u64);
+    let shared: SharedCollection = Arc::new(RwLock::new(VectorCollection::new(dim)));
+    for i in 0..n {
+        shared.write().upsert(RecordId(i), &seeded_unit(i, dim));
+    }
+    let params = HnswParams {
+        threshold: 100,
+        ..HnswParams::default()
+    };
+    schedule_graph_build(&shared, params);
+    wait_for_graph_build(&shared);
+    let c = shared.read();
+    assert!(c.has_graph());
+    for q in 0..20u64 {
+        let query = seeded_unit(10_000 + q, dim);
+        let hits = c.search(&query, 10, 64);
+        assert_eq!(hits.len(), 10);
+        for (id, score) in &hits {
+            assert_eq!(
+                *score,
+                dot(&query, &seeded_unit(id.0, dim)),
+                "rescored exactly"
+            );
+        }
+    }
+}

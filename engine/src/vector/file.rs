@@ -58,10 +58,10 @@ pub(crate) fn write(
     let mut out = Checksummed::new(BufWriter::with_capacity(CHUNK, file));
     let written = (|| -> std::io::Result<()> {
         out.put(MAGIC)?;
-        out.put(&seq.to_le_bytes())?;
-        out.put(&(collections.len() as u64).to_le_bytes())?;
+        out.u64(seq)?;
+        out.u64(collections.len() as u64)?;
         for (space, collection) in collections {
-            out.put(&(space.len() as u64).to_le_bytes())?;
+            out.u64(space.len() as u64)?;
             out.put(space.as_bytes())?;
             out.pad()?;
             out.u64(collection.dim() as u64)?;

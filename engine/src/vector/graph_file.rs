@@ -39,10 +39,9 @@ pub(super) fn write<W: Write>(
     };
     let layout = graph.layout();
     out.u64(1)?;
-    let point_rid: Vec<u64> = graph.point_rid().iter().map(|id| id.0).collect();
-    out.u64(point_rid.len() as u64)?;
-    for id in point_rid {
-        out.u64(id)?;
+    out.u64(graph.point_rid().len() as u64)?;
+    for id in graph.point_rid() {
+        out.u64(id.0)?;
     }
     let dead = graph.dead_points();
     out.u64(dead.len() as u64)?;

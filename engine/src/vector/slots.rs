@@ -161,7 +161,11 @@ impl Slots {
             return;
         }
         let (ids, data) = self.live_parts();
-        let compact = Slots::from_parts(self.dim, ids, Arena::from_vec(data.into_owned()));
+        let compact = Slots::from_parts(
+            self.dim,
+            ids.into_owned(),
+            Arena::from_vec(data.into_owned()),
+        );
         // The live records are distinct ids of whole vectors, so this always succeeds.
         if let Some(compact) = compact {
             *self = compact;
@@ -176,10 +180,10 @@ impl Slots {
     }
 
     /// The ids and vectors of [`Slots::live`] as two arrays: borrowed where the slots have
-    /// no holes and the arena is in one piece, else copied.
-    pub(crate) fn live_parts(&self) -> (Vec<RecordId>, Cow<'_, [f32]>) {
+    /// no holes (the vectors where the arena is in one piece), else copied.
+    pub(crate) fn live_parts(&self) -> (Cow<'_, [RecordId]>, Cow<'_, [f32]>) {
         if self.holes.count == 0 {
-            return (self.ids.clone(), self.data.contiguous());
+            return (Cow::Borrowed(&self.ids), self.data.contiguous());
         }
         let mut ids = Vec::with_capacity(self.len());
         let mut data = Vec::with_capacity(self.len() * self.dim);
@@ -187,7 +191,7 @@ impl Slots {
             ids.push(id);
             data.extend_from_slice(vector);
         }
-        (ids, Cow::Owned(data))
+        (Cow::Owned(ids), Cow::Owned(data))
     }
 
     /// A copy for a background graph build: the same pages of a mapped file, and a copy of
