@@ -95,7 +95,7 @@ impl Engine {
             path,
             ef_search: AtomicUsize::new(options.hnsw.ef_search),
             options,
-            store,
+            store: Arc::new(store),
             attributes,
             lexical: opened.index,
             catalog: RwLock::new(catalog),
@@ -166,8 +166,19 @@ impl Engine {
             self.flush()?;
             self.inner.write_snapshots()?;
             self.inner.store.flush_memtables()?;
+            self.wait_for_stopped_loads();
         }
         Ok(())
+    }
+
+    /// Waits (a few milliseconds at most) for the background loads of evicted namespaces,
+    /// stopped but not joined, to let go of the store, so that RocksDB closes and the
+    /// directory is unlocked when the engine is gone, not a batch later.
+    fn wait_for_stopped_loads(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while Arc::strong_count(&self.inner.store) > 1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     // ----- namespaces -------------------------------------------------------------------

@@ -59,6 +59,7 @@ mod snapshot;
 mod space;
 mod state;
 mod store;
+mod stored_vectors;
 mod syntax;
 mod transfer;
 pub mod vector;

@@ -166,7 +166,7 @@ impl Inner {
         Ok(match collection {
             Some(c) => c
                 .read()
-                .search(&query, k, self.ef_search.load(Ordering::Relaxed)),
+                .search(&query, k, self.ef_search.load(Ordering::Relaxed))?,
             None => Vec::new(),
         })
     }

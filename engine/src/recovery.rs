@@ -21,7 +21,9 @@ use crate::namespace::NamespaceInfo;
 use crate::snapshot::NamespaceSnapshot;
 use crate::state::{Derived, Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
+use crate::stored_vectors::StoredVectors;
 use crate::vector::collection::{schedule_graph_build, SharedCollection, VectorCollection};
+use crate::vector::source::VectorSource;
 
 /// Records indexed per `apply` call during a rebuild.
 const REBUILD_CHUNK: usize = 2048;
@@ -201,11 +203,14 @@ impl Inner {
                 stats
             }
         };
-        let collections = match self.snapshots.vectors(ns.info.id) {
+        let source_of = |space: &str| -> Arc<dyn VectorSource> {
+            Arc::new(StoredVectors::new(&self.store, ns.info.id, space))
+        };
+        let collections = match self.snapshots.vectors(ns.info.id, &source_of) {
             Some(mut collections) => {
                 // A graph kept in the file serves searches unless HNSW is now off for it.
                 for c in collections.values_mut() {
-                    c.fit_graph(&self.options.hnsw);
+                    c.fit_graph(&self.options.hnsw)?;
                 }
                 collections
             }

@@ -101,10 +101,15 @@ impl Snapshots {
     }
 
     /// Namespace `ns`'s vector collections by space as they were at the last close, if no
-    /// write has changed any record since, their vectors mapped from the file. A file that is
+    /// write has changed any record since, their vectors mapped from the file (or, for the
+    /// points of a graph, read from `source_of`'s store). A file that is
     /// missing is ignored, and one that is damaged or of another format deleted, so that the
     /// next close writes it again (the caller reads the vectors from the store).
-    pub(crate) fn vectors(&self, ns: u32) -> Option<HashMap<String, VectorCollection>> {
+    pub(crate) fn vectors(
+        &self,
+        ns: u32,
+        source_of: file::SourceOf<'_>,
+    ) -> Option<HashMap<String, VectorCollection>> {
         if !self.with_vectors || !self.on_disk.load(Ordering::SeqCst) {
             return None;
         }
@@ -112,7 +117,7 @@ impl Snapshots {
         if !path.exists() {
             return None;
         }
-        match file::read(&path, self.seq.load(Ordering::SeqCst)) {
+        match file::read(&path, self.seq.load(Ordering::SeqCst), source_of) {
             Ok(collections) => collections,
             Err(e) => {
                 tracing::warn!("{e}; reading the vectors from the store");
@@ -214,6 +219,7 @@ fn sync_dir(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vector::source::MemorySource;
 
     fn stats_only(ns: u32, stats: &LexicalStats) -> NamespaceSnapshot<'_> {
         NamespaceSnapshot {
@@ -291,9 +297,12 @@ mod tests {
             .write(&store, 5, [snapshot(vec![("s", &collection)])])
             .unwrap();
         let reopened = open(5);
-        let read = reopened.vectors(3).unwrap();
+        let read = reopened.vectors(3, &MemorySource::none).unwrap();
         assert_eq!(read["s"].contents(), collection.contents());
-        assert!(reopened.vectors(4).is_none(), "no file, no snapshot");
+        assert!(
+            reopened.vectors(4, &MemorySource::none).is_none(),
+            "no file, no snapshot"
+        );
 
         // Kept at the next close when nothing wrote; deleted by the first write.
         let modified = |path: &Path| std::fs::metadata(path).unwrap().modified().unwrap();
@@ -303,7 +312,7 @@ mod tests {
             .unwrap();
         assert_eq!(modified(&vectors.join("3.vec")), before, "not rewritten");
         reopened.invalidated();
-        assert!(reopened.vectors(3).is_none());
+        assert!(reopened.vectors(3, &MemorySource::none).is_none());
         assert!(!vectors.exists(), "deleted with the write");
 
         // Written at 7, opened at 8: deleted at open.
@@ -311,7 +320,7 @@ mod tests {
             .write(&store, 7, [snapshot(vec![("s", &collection)])])
             .unwrap();
         assert!(vectors.join("3.vec").exists());
-        assert!(open(8).vectors(3).is_none());
+        assert!(open(8).vectors(3, &MemorySource::none).is_none());
         assert!(!vectors.exists());
     }
 }

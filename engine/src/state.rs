@@ -28,7 +28,8 @@ use crate::vector::collection::{stop_graph_builds, SharedCollection};
 pub(crate) struct Inner {
     pub(crate) path: PathBuf,
     pub(crate) options: EngineOptions,
-    pub(crate) store: Store,
+    /// Shared with the background loads of vectors, which hold it weakly.
+    pub(crate) store: Arc<Store>,
     /// Which records have which attributes, for filtered deletes and listings.
     pub(crate) attributes: AttributeIndex,
     pub(crate) lexical: LexicalIndex,

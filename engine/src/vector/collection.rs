@@ -9,10 +9,13 @@
 //! the graph once they exceed [`HnswParams::grow_fresh_fraction`] of it (each record is
 //! inserted once), and rebuilds the graph from the arena once tombstones exceed
 //! [`HnswParams::rebuild_dead_fraction`].
+//!
+//! A collection read back from a vector file has its graph but not the vectors of the graph's
+//! live points ([`super::pending`]): the graph's candidates among them are scored from the
+//! store, and the first background job loads their vectors into the arena.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use parking_lot::RwLock;
 use rustc_hash::FxHashSet;
@@ -20,10 +23,18 @@ use rustc_hash::FxHashSet;
 use super::arena::Arena;
 use super::distance::{dot, prefetch};
 use super::graph::{Graph, HnswParams};
-use super::layout::Layout;
+use super::pending::{self, Pending};
 use super::slots::Slots;
+use super::source::VectorSource;
 use super::topk::TopK;
+use crate::error::Result;
 use crate::record::RecordId;
+
+#[path = "collection_jobs.rs"]
+mod jobs;
+
+use jobs::BuildState;
+pub(crate) use jobs::{schedule_graph_build, stop_graph_builds, wait_for_graph_build};
 
 /// A collection shared between writers, searchers and its background graph builder.
 pub(crate) type SharedCollection = Arc<RwLock<VectorCollection>>;
@@ -31,20 +42,14 @@ pub(crate) type SharedCollection = Arc<RwLock<VectorCollection>>;
 /// Vectors of one (namespace, space) pair.
 pub(crate) struct VectorCollection {
     slots: Slots,
+    /// Records whose vectors are only in the store yet (live points of a graph read back
+    /// from a vector file), until a background load brings them in.
+    pending: Option<Pending>,
     graph: Option<Graph>,
     build: BuildState,
     /// Raised when the collection is being let go (its engine closing, its namespace evicted):
     /// a build in progress gives up and no new one starts.
     stop: Arc<AtomicBool>,
-}
-
-enum BuildState {
-    Idle,
-    Running {
-        /// Ids changed while the builder worked from its snapshot.
-        dirty: FxHashSet<RecordId>,
-        handle: Option<JoinHandle<()>>,
-    },
 }
 
 impl VectorCollection {
@@ -56,6 +61,7 @@ impl VectorCollection {
     fn of(slots: Slots) -> Self {
         VectorCollection {
             slots,
+            pending: None,
             graph: None,
             build: BuildState::Idle,
             stop: Arc::new(AtomicBool::new(false)),
@@ -68,9 +74,14 @@ impl VectorCollection {
         Slots::from_parts(dim, ids, data).map(VectorCollection::of)
     }
 
-    /// The records and their vectors, in slot order: what a vector file keeps.
-    pub(crate) fn live(&self) -> impl Iterator<Item = (RecordId, &[f32])> {
-        self.slots.live()
+    /// The records whose vectors a vector file keeps, with their vectors, in slot order:
+    /// every record without a graph, else those that are no live point of it (the graph's
+    /// points are read from the store, see [`super::source`]).
+    pub(crate) fn kept(&self) -> impl Iterator<Item = (RecordId, &[f32])> {
+        let graph = self.graph.as_ref();
+        self.slots
+            .live()
+            .filter(move |(id, _)| graph.is_none_or(|g| !g.is_live(id)))
     }
 
     /// The graph serving searches, if any: what a vector file keeps beside the vectors.
@@ -78,18 +89,30 @@ impl VectorCollection {
         self.graph.as_ref()
     }
 
-    /// Searches `graph` (read back from a vector file, built over these records) from now on.
-    pub(crate) fn restore_graph(&mut self, graph: Graph) {
+    /// Searches `graph` (read back from a vector file beside these records, which are its
+    /// fresh ones) from now on; the vectors of its live points are read from `source`.
+    pub(crate) fn restore_graph(&mut self, graph: Graph, source: Arc<dyn VectorSource>) {
+        let live: FxHashSet<RecordId> = graph.live_records().collect();
+        self.pending = (!live.is_empty()).then(|| Pending::new(live, source));
         self.graph = Some(graph);
     }
 
     /// Drops a graph read back from a vector file if `params` would not give this collection
     /// one (HNSW turned off, or the threshold raised above its size), so that it is searched
-    /// exactly as asked.
-    pub(crate) fn fit_graph(&mut self, params: &HnswParams) {
-        if self.len() < params.threshold {
-            self.graph = None;
+    /// exactly as asked: the vectors of its points are first read from the store, at once.
+    pub(crate) fn fit_graph(&mut self, params: &HnswParams) -> Result<()> {
+        if self.len() >= params.threshold {
+            return Ok(());
         }
+        if let Some(source) = self.pending.as_ref().map(Pending::source) {
+            let dim = self.dim();
+            pending::load(&*source, dim, &AtomicBool::new(false), |ids, data| {
+                self.fill(ids, data)
+            })?;
+            self.finish_load();
+        }
+        self.graph = None;
+        Ok(())
     }
 
     /// An empty collection of `dim`-dimensional unit vectors with room for `n` of them.
@@ -104,14 +127,16 @@ impl VectorCollection {
         self.slots.dim()
     }
 
-    /// Estimated heap bytes: the slots and the graph.
+    /// Estimated heap bytes: the slots, the pending records and the graph.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.slots.bytes() + self.graph.as_ref().map_or(0, Graph::heap_bytes)
+        self.slots.bytes()
+            + self.pending.as_ref().map_or(0, Pending::bytes)
+            + self.graph.as_ref().map_or(0, Graph::heap_bytes)
     }
 
     /// Number of vectors.
     pub(crate) fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len() + self.pending.as_ref().map_or(0, Pending::len)
     }
 
     /// The dimension, then the records and their vectors in slot order, for tests to compare.
@@ -135,6 +160,9 @@ impl VectorCollection {
 
     /// Inserts or replaces the vector of `id` (already normalized, of the right dimension).
     pub(crate) fn upsert(&mut self, id: RecordId, vector: &[f32]) {
+        if let Some(pending) = &mut self.pending {
+            pending.remove(&id);
+        }
         self.slots.upsert(id, vector);
         if let Some(graph) = &mut self.graph {
             graph.upsert(id);
@@ -144,7 +172,8 @@ impl VectorCollection {
 
     /// Removes the vector of `id`; returns whether it was present.
     pub(crate) fn remove(&mut self, id: RecordId) -> bool {
-        if !self.slots.remove(id) {
+        let was_pending = self.pending.as_mut().is_some_and(|p| p.remove(&id));
+        if !was_pending && !self.slots.remove(id) {
             return false;
         }
         if let Some(graph) = &mut self.graph {
@@ -161,19 +190,35 @@ impl VectorCollection {
     }
 
     /// The `k` most similar vectors to the unit vector `query`, best first, with cosine
-    /// similarity. Uses the graph (with a beam of `ef`) when one is ready, exact search otherwise.
-    pub(crate) fn search(&self, query: &[f32], k: usize, ef: usize) -> Vec<(RecordId, f32)> {
+    /// similarity. Uses the graph (with a beam of `ef`) when one is ready, exact search
+    /// otherwise. Fails only when pending records' vectors cannot be read from the store.
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        ef: usize,
+    ) -> Result<Vec<(RecordId, f32)>> {
         if k == 0 || self.len() == 0 {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let Some(graph) = &self.graph else {
-            return self.exact_search(query, k);
+            return Ok(self.exact_search(query, k));
         };
-        // The graph's candidates are scored exactly, their vectors loaded ahead.
+        // The graph's candidates are scored exactly, their vectors loaded ahead: from memory,
+        // or from the store for pending records.
+        let mut in_store = Vec::new();
         let candidates: Vec<(RecordId, &[f32])> = graph
             .candidates(query, k, ef)
             .into_iter()
-            .filter_map(|id| Some((id, self.slots.get(&id)?)))
+            .filter_map(|id| match self.slots.get(&id) {
+                Some(vector) => Some((id, vector)),
+                None => {
+                    if self.pending.as_ref().is_some_and(|p| p.contains(&id)) {
+                        in_store.push(id);
+                    }
+                    None
+                }
+            })
             .collect();
         for (_, vector) in &candidates {
             prefetch(vector);
@@ -182,192 +227,23 @@ impl VectorCollection {
         for (id, vector) in candidates {
             top.offer(id, dot(query, vector));
         }
+        if let (Some(pending), false) = (&self.pending, in_store.is_empty()) {
+            for (id, vector) in pending.fetch(in_store, self.dim())? {
+                top.offer(id, dot(query, &vector));
+            }
+        }
         for id in graph.fresh() {
             if let Some(vector) = self.slots.get(id) {
                 top.offer(*id, dot(query, vector));
             }
         }
-        top.into_sorted()
+        Ok(top.into_sorted())
     }
 
-    /// Exact top-`k` by scanning every vector.
+    /// Exact top-`k` by scanning every vector in memory (all of them unless some are
+    /// pending, which only a collection with a graph has).
     pub(crate) fn exact_search(&self, query: &[f32], k: usize) -> Vec<(RecordId, f32)> {
         self.slots.exact_search(query, k)
-    }
-
-    /// What a background build should do now, if anything.
-    fn plan(&self, params: &HnswParams) -> Option<Plan> {
-        if !matches!(self.build, BuildState::Idle)
-            || self.len() < params.threshold
-            || self.stop.load(Ordering::SeqCst)
-        {
-            return None;
-        }
-        let Some(graph) = &self.graph else {
-            return Some(Plan::Build);
-        };
-        let points = graph.points() as f32;
-        if graph.dead() as f32 > params.rebuild_dead_fraction * points {
-            Some(Plan::Build)
-        } else if graph.fresh_count() as f32 > params.grow_fresh_fraction * points {
-            // A frozen graph (read from a vector file) cannot grow: it is rebuilt.
-            Some(match graph.index() {
-                Some(_) => Plan::Grow,
-                None => Plan::Build,
-            })
-        } else {
-            None
-        }
-    }
-
-    /// Installs what a background build made, catching up on changes made since its
-    /// snapshot (they become fresh records or tombstones, which [`Self::plan`] weighs).
-    /// Installs nothing if the result no longer continues the current graph.
-    fn install(&mut self, built: Built) {
-        // A background build finished; the graph is being swapped in.
-        fail::fail_point!("engine::vector::install");
-        let BuildState::Running { dirty, .. } =
-            std::mem::replace(&mut self.build, BuildState::Idle)
-        else {
-            return;
-        };
-        let mut graph = match built {
-            Built::Whole(graph) => graph,
-            Built::Grown { ids, layout } => match self.graph.take() {
-                Some(mut graph) => {
-                    if !graph.adopt(&ids, layout) {
-                        self.graph = Some(graph);
-                        return;
-                    }
-                    graph
-                }
-                None => return,
-            },
-        };
-        for id in dirty {
-            if self.slots.get(&id).is_some() {
-                graph.upsert(id);
-            } else {
-                graph.remove(id);
-            }
-        }
-        self.graph = Some(graph);
-    }
-}
-
-/// The work of a background build.
-enum Plan {
-    /// A new graph of every vector.
-    Build,
-    /// The fresh records inserted into the current graph.
-    Grow,
-}
-
-/// What a background build hands back to the collection (`None` from a build that stopped).
-enum Built {
-    Whole(Graph),
-    Grown { ids: Vec<RecordId>, layout: Layout },
-}
-
-/// Starts a background graph build or growth if the collection has grown past the threshold,
-/// or its graph has too many fresh records or tombstones. Searches stay exact for what the
-/// graph lacks, and correct, until the result is installed.
-pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswParams) {
-    type Job = Box<dyn FnOnce() -> Option<Built> + Send>;
-    let job: Job = {
-        let mut c = collection.write();
-        let Some(plan) = c.plan(&params) else {
-            return;
-        };
-        c.build = BuildState::Running {
-            dirty: FxHashSet::default(),
-            handle: None,
-        };
-        let (dim, stop) = (c.dim(), Arc::clone(&c.stop));
-        let growing = c.graph.as_ref().and_then(|g| Some((g, g.index()?)));
-        match (plan, growing) {
-            (Plan::Grow, Some((graph, index))) => {
-                let mut ids: Vec<RecordId> = graph
-                    .fresh()
-                    .filter(|id| c.slots.get(id).is_some())
-                    .copied()
-                    .collect();
-                ids.sort_unstable();
-                let data: Vec<f32> = ids
-                    .iter()
-                    .filter_map(|id| c.slots.get(id))
-                    .flatten()
-                    .copied()
-                    .collect();
-                let first = graph.points();
-                Box::new(move || {
-                    let layout = Layout::grow(&index, first, &data, dim, &stop)?;
-                    Some(Built::Grown { layout, ids })
-                })
-            }
-            _ => {
-                // The build thread takes the arena under a read lock (the same pages when
-                // they are mapped from a vector file, else a copy): copying it here, under
-                // the write lock, held up the search that scheduled the build (100 ms of a
-                // reopened 100k namespace's first answer). Changes made before the copy are
-                // in it and also marked dirty, which install handles as any change.
-                let source = Arc::clone(collection);
-                Box::new(move || {
-                    let snapshot = source.read().slots.snapshot();
-                    let (ids, data) = snapshot.live_parts();
-                    Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole)
-                })
-            }
-        }
-    };
-    let shared = Arc::clone(collection);
-    let spawned = std::thread::Builder::new()
-        .name("mb-hnsw-build".into())
-        .spawn(move || {
-            match job() {
-                Some(built) => shared.write().install(built),
-                None => shared.write().build = BuildState::Idle,
-            }
-            // Whatever changed meanwhile may call for the next build already.
-            schedule_graph_build(&shared, params);
-        });
-    let mut c = collection.write();
-    match spawned {
-        Ok(handle) => {
-            if let BuildState::Running { handle: slot, .. } = &mut c.build {
-                *slot = Some(handle);
-            }
-        }
-        Err(e) => {
-            tracing::warn!("cannot start HNSW build thread, staying exact: {e}");
-            c.build = BuildState::Idle;
-        }
-    }
-}
-
-/// Lets the collection go: a build in progress stops at its next chunk and none starts again.
-/// Returns at once; [`wait_for_graph_build`] then returns within a chunk's time.
-pub(crate) fn stop_graph_builds(collection: &SharedCollection) {
-    collection.read().stop.store(true, Ordering::SeqCst);
-}
-
-/// Blocks until no background build is running (a build may schedule a follow-up build).
-pub(crate) fn wait_for_graph_build(collection: &SharedCollection) {
-    loop {
-        let handle = match &mut collection.write().build {
-            BuildState::Idle => return,
-            BuildState::Running { handle, .. } => handle.take(),
-        };
-        match handle {
-            Some(handle) => {
-                if handle.join().is_err() {
-                    tracing::error!("HNSW build thread panicked; the collection stays exact");
-                    collection.write().build = BuildState::Idle;
-                }
-            }
-            // The builder is being spawned, or another waiter holds its handle.
-            None => std::thread::sleep(std::time::Duration::from_millis(1)),
-        }
     }
 }
 

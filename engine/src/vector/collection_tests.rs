@@ -59,12 +59,17 @@ fn graph_handles_tombstones_and_updates() {
     let q = unit(&[7f32.sin(), 7f32.cos(), 0.3]);
     assert!(c
         .search(&q, 5, params.ef_search)
+        .unwrap()
         .iter()
         .all(|h| h.0 != RecordId(7)));
     c.upsert(RecordId(8), &unit(&[0.0, 0.0, 1.0]));
-    let top = c.search(&unit(&[0.0, 0.0, 1.0]), 1, params.ef_search);
+    let top = c
+        .search(&unit(&[0.0, 0.0, 1.0]), 1, params.ef_search)
+        .unwrap();
     assert_eq!(top[0].0, RecordId(8));
-    let hits = c.search(&unit(&[8f32.sin(), 8f32.cos(), 0.3]), 200, params.ef_search);
+    let hits = c
+        .search(&unit(&[8f32.sin(), 8f32.cos(), 0.3]), 200, params.ef_search)
+        .unwrap();
     assert_eq!(hits.iter().filter(|h| h.0 == RecordId(8)).count(), 1);
 }
 
@@ -127,7 +132,7 @@ fn fresh_records_grow_the_graph_and_tombstones_rebuild_it() {
         !Arc::ptr_eq(&graph.index().unwrap(), &first_index),
         "grown, not rebuilt"
     );
-    let top = c.search(&point(1005), 1, params.ef_search);
+    let top = c.search(&point(1005), 1, params.ef_search).unwrap();
     assert_eq!(top[0].0, RecordId(5));
 }
 
@@ -149,7 +154,7 @@ fn graph_searches_return_exact_similarities() {
     assert!(c.has_graph());
     for q in 0..20u64 {
         let query = seeded_unit(10_000 + q, dim);
-        let hits = c.search(&query, 10, 64);
+        let hits = c.search(&query, 10, 64).unwrap();
         assert_eq!(hits.len(), 10);
         for (id, score) in &hits {
             assert_eq!(

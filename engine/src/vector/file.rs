@@ -8,10 +8,13 @@
 //! at a multiple of 8 bytes (zeros pad the ends of names and vectors), so that the vectors
 //! can be searched in place ([`super::arena`]):
 //! - the header: [`MAGIC`], the sequence number, the number of spaces;
-//! - per space: its name (length, bytes), the dimension, the number of vectors, their record
-//!   ids, then the vectors in the same order, then its HNSW graph if it had one
+//! - per space: its name (length, bytes), the dimension, the number of vectors kept, their
+//!   record ids, then the vectors in the same order, then its HNSW graph if it had one
 //!   ([`super::graph_file`]), so that a reopened namespace searches its graph at once instead
-//!   of scanning every vector until a new graph is built (minutes at a million);
+//!   of scanning every vector until a new graph is built (minutes at a million). The vectors
+//!   kept are those of the records that are no live point of the graph (all of them when
+//!   there is none): the store has the others, and keeping them too made the engine's disk
+//!   2.2× the raw text and vectors ([`super::source`]);
 //! - a CRC-32 of everything before it.
 //!
 //! A file is written beside its final name, synced and renamed, so a crash leaves the old
@@ -32,11 +35,12 @@ use super::collection::VectorCollection;
 use super::graph_file;
 use super::io::{Checksummed, Cursor, CHUNK};
 use super::mapped::Stored;
+use super::source::VectorSource;
 use crate::error::{Error, Result};
 use crate::record::RecordId;
 
 /// The first bytes of a vector file (its format version is the last two).
-const MAGIC: &[u8; 8] = b"MBVECS03";
+const MAGIC: &[u8; 8] = b"MBVECS04";
 
 /// Bytes before the first space: magic, sequence number, number of spaces.
 const HEADER: usize = 24;
@@ -65,11 +69,11 @@ pub(crate) fn write(
             out.put(space.as_bytes())?;
             out.pad()?;
             out.u64(collection.dim() as u64)?;
-            out.u64(collection.len() as u64)?;
-            for (id, _) in collection.live() {
+            out.u64(collection.kept().count() as u64)?;
+            for (id, _) in collection.kept() {
                 out.u64(id.0)?;
             }
-            for (_, vector) in collection.live() {
+            for (_, vector) in collection.kept() {
                 out.values(vector)?;
             }
             out.pad()?;
@@ -84,9 +88,18 @@ pub(crate) fn write(
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
+/// Gives the store's vectors of a space, by its name: what a collection read back with a graph
+/// scores the graph's points from, and loads into memory.
+pub(crate) type SourceOf<'a> = &'a dyn Fn(&str) -> Arc<dyn VectorSource>;
+
 /// The collections stored in `path` if it was written at sequence number `seq`, their
-/// vectors mapped from the file; `None` when it was written at another one.
-pub(crate) fn read(path: &Path, seq: u64) -> Result<Option<HashMap<String, VectorCollection>>> {
+/// vectors mapped from the file (those of graph points read from `source_of`); `None` when it
+/// was written at another one.
+pub(crate) fn read(
+    path: &Path,
+    seq: u64,
+    source_of: SourceOf<'_>,
+) -> Result<Option<HashMap<String, VectorCollection>>> {
     let corrupt = |detail: String| corrupt(path, detail);
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut header = [0u8; 16];
@@ -125,7 +138,7 @@ pub(crate) fn read(path: &Path, seq: u64) -> Result<Option<HashMap<String, Vecto
         let checking = std::thread::Builder::new()
             .name("mb-vector-crc".into())
             .spawn_scoped(scope, checksum);
-        let parsed = parse(path, &map, body_len);
+        let parsed = parse(path, &map, body_len, source_of);
         let sound = match checking {
             Ok(handle) => handle.join().unwrap_or(false),
             Err(_) => checksum(),
@@ -144,6 +157,7 @@ fn parse(
     path: &Path,
     map: &Arc<Mmap>,
     body_len: usize,
+    source_of: SourceOf<'_>,
 ) -> Result<HashMap<String, VectorCollection>> {
     let corrupt = |detail: String| corrupt(path, detail);
     let mut input = Cursor::new(map, 16, body_len);
@@ -176,11 +190,11 @@ fn parse(
         };
         let mut collection = VectorCollection::from_parts(dim as usize, ids, data)
             .ok_or_else(|| corrupt(format!("space {name} repeats a record id")))?;
-        let ids = collection.live().map(|(id, _)| id);
-        let graph = graph_file::read(input, dim as usize, ids)
+        let kept = collection.kept().map(|(id, _)| id);
+        let graph = graph_file::read(input, dim as usize, kept)
             .map_err(|detail| corrupt(format!("graph of space {name}: {detail}")))?;
         if let Some(graph) = graph {
-            collection.restore_graph(graph);
+            collection.restore_graph(graph, source_of(&name));
         }
         collections.insert(name, collection);
     }
@@ -205,6 +219,7 @@ fn corrupt(path: &Path, detail: String) -> Error {
 mod tests {
     use super::*;
     use crate::vector::seeded_unit;
+    use crate::vector::source::MemorySource;
 
     fn collection(dim: usize, ids: &[u64]) -> VectorCollection {
         let mut c = VectorCollection::new(dim);
@@ -222,8 +237,11 @@ mod tests {
         a.remove(RecordId(1));
         let b = collection(3, &[]);
         write(&path, 42, &[("a", &a), ("b", &b)]).unwrap();
-        assert!(read(&path, 41).unwrap().is_none(), "another number");
-        let read = read(&path, 42).unwrap().unwrap();
+        assert!(
+            read(&path, 41, &MemorySource::none).unwrap().is_none(),
+            "another number"
+        );
+        let read = read(&path, 42, &MemorySource::none).unwrap().unwrap();
         assert_eq!(read.len(), 2);
         assert_eq!(read["a"].contents(), a.contents());
         assert_eq!(read["b"].contents(), b.contents());
@@ -239,7 +257,7 @@ mod tests {
         let odd = collection(3, &[1, 2, 3]);
         let next = collection(5, &[4]);
         write(&path, 1, &[("odd", &odd), ("next", &next)]).unwrap();
-        let mut spaces = read(&path, 1).unwrap().unwrap();
+        let mut spaces = read(&path, 1, &MemorySource::none).unwrap().unwrap();
         assert!(spaces["odd"].is_mapped() && spaces["next"].is_mapped());
         // Replaced, then deleted, while mapped: what was read stays as it was.
         write(&path, 2, &[("odd", &collection(3, &[9]))]).unwrap();
@@ -275,7 +293,7 @@ mod tests {
         // Written and read back, holes left out.
         write(&path, 3, &[("odd", &changed)]).unwrap();
         assert_eq!(
-            read(&path, 3).unwrap().unwrap()["odd"].contents(),
+            read(&path, 3, &MemorySource::none).unwrap().unwrap()["odd"].contents(),
             changed.contents()
         );
         for c in [&mut changed, &mut expected] {
@@ -329,7 +347,10 @@ mod tests {
             ("empty", Vec::new()),
         ] {
             std::fs::write(&path, &bytes).unwrap();
-            assert!(read(&path, 5).is_err(), "{what} was accepted");
+            assert!(
+                read(&path, 5, &MemorySource::none).is_err(),
+                "{what} was accepted"
+            );
         }
     }
 }

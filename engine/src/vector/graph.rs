@@ -127,15 +127,15 @@ impl Graph {
     }
 
     /// A frozen graph of `layout`, whose points are the records `point_rid` but for the
-    /// tombstones `dead`, over a collection of the records `ids`: those that are no live
-    /// point are fresh. As [`Graph::point_rid`] and [`Graph::dead_points`] gave them; an
-    /// error says what does not fit.
+    /// tombstones `dead`, beside the records `fresh`, which must be no live point. As
+    /// [`Graph::point_rid`] and [`Graph::dead_points`] gave them; an error says what does not
+    /// fit.
     pub(crate) fn frozen(
         dim: usize,
         layout: Layout,
         point_rid: Vec<RecordId>,
         dead: &[u32],
-        ids: impl Iterator<Item = RecordId>,
+        fresh: impl Iterator<Item = RecordId>,
     ) -> Result<Graph, String> {
         layout.check()?;
         if point_rid.len() != layout.points() {
@@ -159,15 +159,9 @@ impl Graph {
                 return Err(format!("record {} at two live points", id.0));
             }
         }
-        let (mut records, mut fresh) = (0, FxHashSet::default());
-        for id in ids {
-            records += 1;
-            if !live.contains_key(&id) {
-                fresh.insert(id);
-            }
-        }
-        if records - fresh.len() != live.len() {
-            return Err("a live point of a record the collection lacks".into());
+        let fresh: FxHashSet<RecordId> = fresh.collect();
+        if let Some(id) = fresh.iter().find(|id| live.contains_key(id)) {
+            return Err(format!("record {} both fresh and at a live point", id.0));
         }
         Ok(Graph {
             dim,
@@ -228,6 +222,16 @@ impl Graph {
     /// Points of records removed or changed since their insertion.
     pub(crate) fn dead(&self) -> usize {
         self.dead
+    }
+
+    /// Whether `id` is a live point (not a tombstone, not fresh).
+    pub(crate) fn is_live(&self, id: &RecordId) -> bool {
+        self.live.contains_key(id)
+    }
+
+    /// The records at live points.
+    pub(crate) fn live_records(&self) -> impl Iterator<Item = RecordId> + '_ {
+        self.live.keys().copied()
     }
 
     /// Number of fresh records.

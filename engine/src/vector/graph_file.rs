@@ -85,12 +85,12 @@ fn write_links<W: Write>(
     out.pad()
 }
 
-/// Reads the graph of a space of `dim`-dimensional vectors of the records `ids`, if it has
-/// one; an error says what is wrong.
+/// Reads the graph of a space of `dim`-dimensional vectors, if it has one, beside the records
+/// `fresh` whose vectors the file keeps; an error says what is wrong.
 pub(super) fn read(
     input: &mut Cursor<'_>,
     dim: usize,
-    ids: impl Iterator<Item = RecordId>,
+    fresh: impl Iterator<Item = RecordId>,
 ) -> Result<Option<Graph>, String> {
     let short = || "cut short".to_string();
     match input.u64().ok_or_else(short)? {
@@ -138,7 +138,7 @@ pub(super) fn read(
         upper,
         entry,
     };
-    Graph::frozen(dim, layout, point_rid, &dead, ids).map(Some)
+    Graph::frozen(dim, layout, point_rid, &dead, fresh).map(Some)
 }
 
 /// A count of items of `size` bytes each that fits in the bytes left.
@@ -179,6 +179,7 @@ mod tests {
     };
     use crate::vector::file::{read, write};
     use crate::vector::seeded_unit;
+    use crate::vector::source::{MemorySource, VectorSource};
     use crate::vector::HnswParams;
 
     const DIM: usize = 8;
@@ -215,6 +216,16 @@ mod tests {
         shared
     }
 
+    /// The collection of `path` (written at 3), whose graph's points are read from `store`.
+    fn read_back(path: &std::path::Path, store: Arc<MemorySource>) -> VectorCollection {
+        let source_of = move |_: &str| -> Arc<dyn VectorSource> { store.clone() };
+        read(path, 3, &source_of)
+            .unwrap()
+            .unwrap()
+            .remove("a")
+            .unwrap()
+    }
+
     /// (points, tombstones, fresh records) of a collection's graph.
     fn shape(c: &VectorCollection) -> Option<(usize, usize, usize)> {
         c.graph().map(|g| (g.points(), g.dead(), g.fresh_count()))
@@ -228,14 +239,23 @@ mod tests {
         let live = live.read();
         assert_eq!(shape(&live), Some((600, 80, 50)));
         write(&path, 3, &[("a", &live)]).unwrap();
-        let read = read(&path, 3).unwrap().unwrap();
-        let back = &read["a"];
+        let back = &read_back(&path, MemorySource::of(&live));
         assert_eq!(shape(back), shape(&live));
         assert!(back.graph().is_some_and(|g| g.index().is_none()), "frozen");
+        assert_eq!(
+            back.kept().count(),
+            50,
+            "the file keeps the fresh records' vectors only"
+        );
+        assert_eq!(back.len(), live.len());
         for q in 0..30u64 {
             let query = seeded_unit(9000 + q, DIM);
-            // A narrow beam, so that the graph's answers are its own, not the exact ones.
-            assert_eq!(back.search(&query, 10, 12), live.search(&query, 10, 12));
+            // A narrow beam, so that the graph's answers are its own, not the exact ones;
+            // the points' vectors come from the store.
+            assert_eq!(
+                back.search(&query, 10, 12).unwrap(),
+                live.search(&query, 10, 12).unwrap()
+            );
         }
         // Written again from the frozen graph: the same bytes.
         let again = dir.path().join("2.vec");
@@ -250,8 +270,9 @@ mod tests {
     fn a_frozen_graph_is_rebuilt_when_it_would_grow() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.vec");
-        write(&path, 3, &[("a", &with_graph().read())]).unwrap();
-        let back = read(&path, 3).unwrap().unwrap().remove("a").unwrap();
+        let live = with_graph();
+        write(&path, 3, &[("a", &live.read())]).unwrap();
+        let back = read_back(&path, MemorySource::of(&live.read()));
         let shared: SharedCollection = Arc::new(RwLock::new(back));
         // 90 fresh records are more than the grow fraction of 600 points.
         for i in 700..740u64 {
@@ -268,6 +289,47 @@ mod tests {
     }
 
     #[test]
+    fn the_points_vectors_load_in_the_background_without_undoing_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.vec");
+        let live = with_graph();
+        write(&path, 3, &[("a", &live.read())]).unwrap();
+        // The store as at the close: written to below, it keeps the old vectors, as a
+        // load that read a record before a write would hand it over after the write.
+        let store = MemorySource::of(&live.read());
+        let shared: SharedCollection = Arc::new(RwLock::new(read_back(&path, store)));
+        // Records 2 and 3 are live points, pending until loaded.
+        for c in [&mut *shared.write(), &mut *live.write()] {
+            c.upsert(RecordId(2), &seeded_unit(7002, DIM));
+            assert!(c.remove(RecordId(3)));
+            assert!(!c.remove(RecordId(3)));
+            c.upsert(RecordId(900), &seeded_unit(900, DIM));
+        }
+        assert_eq!(shared.read().len(), live.read().len());
+        assert!(shared.read().kept().count() < live.read().len(), "pending");
+        build_graph(&shared);
+        let (back, live) = (shared.read(), live.read());
+        let by_id = |c: &VectorCollection| {
+            let (dim, ids, data) = c.contents();
+            let mut pairs: Vec<(RecordId, Vec<f32>)> = ids
+                .into_iter()
+                .zip(data.chunks(dim).map(<[f32]>::to_vec))
+                .collect();
+            pairs.sort_by_key(|(id, _)| *id);
+            pairs
+        };
+        assert_eq!(
+            by_id(&back),
+            by_id(&live),
+            "every vector in memory, as written"
+        );
+        for q in 0..10u64 {
+            let query = seeded_unit(9500 + q, DIM);
+            assert_eq!(back.exact_search(&query, 10), live.exact_search(&query, 10));
+        }
+    }
+
+    #[test]
     fn a_damaged_graph_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.vec");
@@ -277,7 +339,8 @@ mod tests {
         let good = std::fs::read(&path).unwrap();
         // Where the graph's parts start: header, name ("a", padded), dim, count, ids,
         // vectors (padded), marker, points, their ids, tombstone count, tombstones (padded).
-        let (n, points, dead) = (570usize, 600usize, 80usize);
+        // The file keeps the vectors of the 50 fresh records.
+        let (n, points, dead) = (50usize, 600usize, 80usize);
         let marker = 24 + 16 + 16 + 8 * n + (4 * n * DIM).next_multiple_of(8);
         let tombstones = marker + 16 + 8 * points + 8;
         let entry = tombstones + (4 * dead).next_multiple_of(8);
@@ -310,11 +373,17 @@ mod tests {
                 "a live record twice",
                 with(marker + 32, &good[marker + 40..marker + 48]),
             ),
+            // The first record kept made the record of point 2, a live point.
+            (
+                "a kept record at a live point",
+                with(56, &good[marker + 32..marker + 40]),
+            ),
         ] {
             std::fs::write(&path, &bytes).unwrap();
-            assert!(read(&path, 3).is_err(), "{what} was accepted");
+            let read = read(&path, 3, &MemorySource::none);
+            assert!(read.is_err(), "{what} was accepted");
         }
         std::fs::write(&path, &good).unwrap();
-        assert!(read(&path, 3).is_ok());
+        assert!(read(&path, 3, &MemorySource::none).is_ok());
     }
 }

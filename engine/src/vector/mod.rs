@@ -10,7 +10,9 @@ mod graph_file;
 mod io;
 mod layout;
 mod mapped;
+mod pending;
 mod slots;
+pub(crate) mod source;
 mod topk;
 
 pub use graph::HnswParams;

@@ -238,8 +238,11 @@ fn a_graph_is_kept_with_the_vectors_unless_hnsw_is_turned_off() {
     assert_eq!(
         graph_answers(&engine),
         live,
-        "searched through the graph kept in the file"
+        "searched through the graph kept in the file, its points scored from the store"
     );
+    // Flush waits for the points' vectors to be loaded into memory.
+    engine.flush().unwrap();
+    assert_eq!(graph_answers(&engine), live, "and once they are in memory");
     engine.close().unwrap();
     assert_eq!(
         graph_answers(&open_with_graphs(dir.path(), 500)),
