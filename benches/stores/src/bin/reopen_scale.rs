@@ -3,7 +3,9 @@
 //! vector files written at close (`EngineOptions::vector_snapshots`, which keep the HNSW graph
 //! too), and what those files cost on disk.
 //!
-//! Usage: `reopen_scale DATA_DIR N STORE_DIR` (the data set `prepare.py` wrote). Embedding a
+//! Usage: `reopen_scale DATA_DIR N STORE_DIR [EF_CONSTRUCTION]` (the data set `prepare.py`
+//! wrote; the HNSW build's candidate list, the engine's default unless given: a graph of a
+//! million stand-in vectors takes both cores for about 40 minutes at the default). Embedding a
 //! million real records takes about three hours here, so a store larger than the data set is
 //! made from it: record `i` is row `i mod rows` with its copy number appended to the text, and
 //! its vector is that row's vector with a small deterministic perturbation, normalized (so
@@ -31,9 +33,13 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (Some(data_dir), Some(n), Some(store)) = (args.get(1), args.get(2), args.get(3)) else {
-        return Err("usage: reopen_scale DATA_DIR N STORE_DIR".into());
+        return Err("usage: reopen_scale DATA_DIR N STORE_DIR [EF_CONSTRUCTION]".into());
     };
     let n: usize = n.parse()?;
+    let mut options = EngineOptions::default();
+    if let Some(ef) = args.get(4) {
+        options.hnsw.ef_construction = ef.parse::<usize>()?.clamp(1, 4096);
+    }
     let data = Data::load(Path::new(data_dir), n.min(ROWS))?;
     let store = PathBuf::from(store);
     let mut out = Map::new();
@@ -46,7 +52,7 @@ fn main() -> Result<()> {
     // The first session searches (loading the vectors from the store), waits for the HNSW
     // graph that search started, and closes: that close writes the vector file.
     let started = Instant::now();
-    let (first, close_ms) = reopen(&store, &data, true, true)?;
+    let (first, close_ms) = reopen(&store, &data, &options, true, true)?;
     out.insert("first_open_from_store".into(), first);
     out.insert("close_writing_file_ms".into(), json!(close_ms));
     out.insert("disk_with_file_mib".into(), json!(mib(dir_bytes(&store))));
@@ -56,12 +62,12 @@ fn main() -> Result<()> {
     );
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
-        rounds.push(reopen(&store, &data, true, false)?.0);
+        rounds.push(reopen(&store, &data, &options, true, false)?.0);
     }
     out.insert("with_file".into(), json!(rounds));
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
-        rounds.push(reopen(&store, &data, false, false)?.0);
+        rounds.push(reopen(&store, &data, &options, false, false)?.0);
     }
     out.insert("without_file".into(), json!(rounds));
     out.insert(
@@ -128,10 +134,11 @@ const NEXT_QUERIES: usize = 20;
 fn reopen(
     store: &Path,
     data: &Data,
+    options: &EngineOptions,
     vector_snapshots: bool,
     wait_for_graph: bool,
 ) -> Result<(Value, f64)> {
-    let mut options = EngineOptions::default();
+    let mut options = options.clone();
     options.vector_snapshots = vector_snapshots;
     let started = Instant::now();
     let engine = Engine::open(store, options)?;
