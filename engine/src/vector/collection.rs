@@ -146,6 +146,16 @@ impl VectorCollection {
         (self.dim(), ids.into_owned(), data.into_owned())
     }
 
+    /// The records in memory and their vectors, by id, for tests to compare collections whose
+    /// slots are in another order.
+    #[cfg(test)]
+    pub(crate) fn by_id(&self) -> Vec<(RecordId, Vec<f32>)> {
+        let mut pairs: Vec<(RecordId, Vec<f32>)> =
+            self.slots.live().map(|(id, v)| (id, v.to_vec())).collect();
+        pairs.sort_by_key(|(id, _)| *id);
+        pairs
+    }
+
     /// Whether some vectors are read in place from a vector file.
     #[cfg(test)]
     pub(crate) fn is_mapped(&self) -> bool {

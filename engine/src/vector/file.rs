@@ -280,16 +280,7 @@ mod tests {
             expected.exact_search(&query, 4)
         );
         // The same records, in another order: an update left a hole and appended.
-        let sorted = |c: &VectorCollection| {
-            let (dim, ids, data) = c.contents();
-            let mut pairs: Vec<(RecordId, Vec<f32>)> = ids
-                .into_iter()
-                .zip(data.chunks(dim).map(<[f32]>::to_vec))
-                .collect();
-            pairs.sort_by_key(|(id, _)| *id);
-            pairs
-        };
-        assert_eq!(sorted(&changed), sorted(&expected));
+        assert_eq!(changed.by_id(), expected.by_id());
         // Written and read back, holes left out.
         write(&path, 3, &[("odd", &changed)]).unwrap();
         assert_eq!(
@@ -303,7 +294,7 @@ mod tests {
             !changed.is_mapped(),
             "compacted into memory once holes are a quarter of the slots"
         );
-        assert_eq!(sorted(&changed), sorted(&expected));
+        assert_eq!(changed.by_id(), expected.by_id());
         assert_eq!(
             changed.exact_search(&query, 4),
             expected.exact_search(&query, 4)

@@ -309,18 +309,9 @@ mod tests {
         assert!(shared.read().kept().count() < live.read().len(), "pending");
         build_graph(&shared);
         let (back, live) = (shared.read(), live.read());
-        let by_id = |c: &VectorCollection| {
-            let (dim, ids, data) = c.contents();
-            let mut pairs: Vec<(RecordId, Vec<f32>)> = ids
-                .into_iter()
-                .zip(data.chunks(dim).map(<[f32]>::to_vec))
-                .collect();
-            pairs.sort_by_key(|(id, _)| *id);
-            pairs
-        };
         assert_eq!(
-            by_id(&back),
-            by_id(&live),
+            back.by_id(),
+            live.by_id(),
             "every vector in memory, as written"
         );
         for q in 0..10u64 {

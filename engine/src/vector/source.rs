@@ -28,12 +28,7 @@ pub(crate) struct MemorySource(std::collections::BTreeMap<RecordId, Vec<f32>>);
 impl MemorySource {
     /// The records and vectors of `collection` (every one in memory), as the store has them.
     pub(crate) fn of(collection: &super::collection::VectorCollection) -> std::sync::Arc<Self> {
-        let (dim, ids, data) = collection.contents();
-        std::sync::Arc::new(MemorySource(
-            ids.into_iter()
-                .zip(data.chunks(dim).map(<[f32]>::to_vec))
-                .collect(),
-        ))
+        std::sync::Arc::new(MemorySource(collection.by_id().into_iter().collect()))
     }
 
     /// No vectors, for files without a graph.
