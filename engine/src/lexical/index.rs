@@ -36,6 +36,9 @@ use crate::error::{Error, Result};
 use crate::namespace::Analyzer;
 use crate::record::RecordId;
 
+/// Times a merge of every segment is tried again after a background merge took some of them.
+const MERGE_ATTEMPTS: usize = 10;
+
 /// Pending tantivy operations at which a write hands them to the tantivy writer (if no commit
 /// holds it), so that the writer's indexing thread wakes once per batch, not once per document.
 const FEED_BATCH: usize = 1024;
@@ -303,11 +306,24 @@ impl LexicalIndex {
     /// they call for one).
     pub(crate) fn merge_segments(&self) -> Result<()> {
         let mut slot = self.writer.lock();
-        let segments = slot.writer.index().searchable_segment_ids()?;
-        if segments.len() < 2 {
-            return Ok(());
+        // tantivy's merge policy may be merging some of the listed segments in the background
+        // (started by an earlier commit); when it finishes first, this merge refuses them as
+        // unknown (an invalid argument) and is tried again with the segments as they are then.
+        let mut refused = 0;
+        loop {
+            let segments = slot.writer.index().searchable_segment_ids()?;
+            if segments.len() < 2 {
+                break;
+            }
+            match slot.writer.merge(&segments).wait() {
+                Ok(_) => break,
+                Err(tantivy::TantivyError::InvalidArgument(_)) if refused < MERGE_ATTEMPTS => {
+                    refused += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
-        slot.writer.merge(&segments).wait()?;
         // The merge recorded the last commit's payload again: recovery is unchanged.
         self.reader.reload()?;
         self.view.write().searcher = self.reader.searcher();
