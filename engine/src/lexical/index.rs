@@ -36,9 +36,6 @@ use crate::error::{Error, Result};
 use crate::namespace::Analyzer;
 use crate::record::RecordId;
 
-/// Times a merge of every segment is tried again after a background merge took some of them.
-const MERGE_ATTEMPTS: usize = 10;
-
 /// Pending tantivy operations at which a write hands them to the tantivy writer (if no commit
 /// holds it), so that the writer's indexing thread wakes once per batch, not once per document.
 const FEED_BATCH: usize = 1024;
@@ -306,9 +303,8 @@ impl LexicalIndex {
     /// they call for one).
     pub(crate) fn merge_segments(&self) -> Result<()> {
         let mut slot = self.writer.lock();
-        // tantivy's merge policy may be merging some of the listed segments in the background
-        // (started by an earlier commit); when it finishes first, this merge refuses them as
-        // unknown (an invalid argument) and is tried again with the segments as they are then.
+        // A background merge (tantivy's merge policy) that takes listed segments first makes
+        // this merge refuse them as an invalid argument: it is tried again, at most 10 times.
         let mut refused = 0;
         loop {
             let segments = slot.writer.index().searchable_segment_ids()?;
@@ -317,7 +313,7 @@ impl LexicalIndex {
             }
             match slot.writer.merge(&segments).wait() {
                 Ok(_) => break,
-                Err(tantivy::TantivyError::InvalidArgument(_)) if refused < MERGE_ATTEMPTS => {
+                Err(tantivy::TantivyError::InvalidArgument(_)) if refused < 10 => {
                     refused += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
