@@ -11,7 +11,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-ORDER = ["memorybench-rust", "memorybench", "lancedb", "chroma", "qdrant"]
+ORDER = ["memorybench-rust", "memorybench", "memvid", "lancedb", "chroma", "qdrant"]
 
 
 def fmt(v, unit="", digits=2):

@@ -4,8 +4,9 @@
    `target/stores/data/`), with the `memorybench` package of `.cache/venv` (scripts/setup.sh,
    scripts/test-python.sh).
 2. Installs the peers (`requirements.txt`, pinned) into their own venv, `target/stores/venv`.
-3. Builds `stores_engine` (the engine from Rust) and runs every store at every size, each in a
-   process of its own (`worker.py` for Python stores), into `target/stores/results.jsonl`.
+3. Builds `stores_engine` (the engine from Rust) and `stores-memvid` (memvid-core, a crate of its
+   own in `memvid/`), and runs every store at every size, each in a process of its own
+   (`worker.py` for Python stores), into `target/stores/results.jsonl`.
 4. Writes the table and the plot (`report.py`): `target/stores/report.md`, `docs/img/stores.png`.
 """
 
@@ -24,7 +25,8 @@ DATA = os.path.join(OUT, "data")
 VENV = os.path.join(OUT, "venv")
 MB_PYTHON = os.path.join(ROOT, ".cache", "venv", "bin", "python")
 PEER_PYTHON = os.path.join(VENV, "bin", "python")
-STORES = ["memorybench-rust", "memorybench", "lancedb", "chroma", "qdrant"]
+STORES = ["memorybench-rust", "memorybench", "memvid", "lancedb", "chroma", "qdrant"]
+MEMVID = os.path.join(HERE, "memvid")
 
 
 def sh(*cmd, **kw):
@@ -38,17 +40,22 @@ def main():
     ap.add_argument("--million", action="store_true", help="also 1 000 000 records")
     ap.add_argument("--stores", default=",".join(STORES))
     ap.add_argument("--no-build", action="store_true", help="use the stores_engine already built")
+    ap.add_argument("--data", default=DATA,
+                    help="the prepared data set (default target/stores/data, made if missing)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
     stores = args.stores.split(",")
     os.makedirs(OUT, exist_ok=True)
 
-    sh(MB_PYTHON, os.path.join(HERE, "prepare.py"), "--out", DATA, "--max", str(max(sizes)))
+    data = args.data
+    sh(MB_PYTHON, os.path.join(HERE, "prepare.py"), "--out", data, "--max", str(max(sizes)))
     if not os.path.exists(PEER_PYTHON):
         sh(sys.executable, "-m", "venv", VENV)
     sh(PEER_PYTHON, "-m", "pip", "install", "-q", "-r", os.path.join(HERE, "requirements.txt"))
     if not args.no_build:
         sh("cargo", "build", "--release", "-p", "mb-stores-bench", "--bin", "stores_engine", cwd=ROOT)
+        if "memvid" in stores:
+            sh("cargo", "build", "--release", "--manifest-path", os.path.join(MEMVID, "Cargo.toml"))
 
     results = os.path.join(OUT, "results.jsonl")
     for n in sizes:
@@ -56,10 +63,12 @@ def main():
             path = os.path.join(OUT, "run", f"{store}-{n}")
             shutil.rmtree(path, ignore_errors=True)
             if store == "memorybench-rust":
-                cmd = [os.path.join(ROOT, "target", "release", "stores_engine"), DATA, str(n), path]
+                cmd = [os.path.join(ROOT, "target", "release", "stores_engine"), data, str(n), path]
+            elif store == "memvid":
+                cmd = [os.path.join(MEMVID, "target", "release", "stores-memvid"), data, str(n), path]
             else:
                 python = MB_PYTHON if store == "memorybench" else PEER_PYTHON
-                cmd = [python, os.path.join(HERE, "worker.py"), store, DATA, str(n), path]
+                cmd = [python, os.path.join(HERE, "worker.py"), store, data, str(n), path]
             print("+", " ".join(cmd), flush=True)
             started = time.time()
             run = subprocess.run(cmd, capture_output=True, text=True)

@@ -1,9 +1,297 @@
-//! Build check of memvid-core 2.0.140 (`lex` + `vec`), the stores benchmark's Rust-native peer.
+//! memvid-core 2.0.140 (`lex` + `vec`) in the stores benchmark: the phases of `stores_engine`
+//! and `worker.py` on the same data, printed as one JSON object.
 //!
-//! Not yet a benchmark: on the shared 2-core machine of 2026-11-26 its 339-package dependency
-//! tree (tantivy 0.24, ort, tokenizers, hnsw, ...) had compiled 118 packages after 29 minutes
-//! (at low priority beside other builds) and was stopped; see `docs/stores.md`. Build it alone
-//! with `cargo build --release --manifest-path benches/stores/memvid/Cargo.toml`.
-use memvid_core as _;
+//! Usage: `stores-memvid DATA_DIR N STORE_DIR` (the data set `prepare.py` wrote; `STORE_DIR`
+//! must not exist). Built and run by `benches/stores/run.py` (store key `memvid`), or alone with
+//! `cargo run --release --manifest-path benches/stores/memvid/Cargo.toml -- DATA N DIR`.
+//!
+//! Used as its README shows: one `.mv2` file, `PutOptions::builder()` with its defaults, a tag
+//! per attribute, the caller's own embeddings (`put_with_embedding_and_options`), `commit` to
+//! make writes searchable. Its documented modes:
+//! - bulk load in batch mode (`begin_batch` with `PutManyOpts::default()`, which syncs once at
+//!   `end_batch`), then `commit`, which builds the indexes (HNSW from 1 000 vectors);
+//! - single inserts outside batch mode: each `put` appends to the file's write-ahead log and
+//!   syncs it before it returns (durable); `commit` after the 200 makes them searchable;
+//! - vector search at its fixed beam (`ef_search` 50 in the source: no knob, one point);
+//! - full text through `search` (tantivy BM25), hybrid through `ask` in its `Hybrid` mode with
+//!   `context_only` (retrieval only), the question's vector handed over by a [`VecEmbedder`];
+//! - delete by id with `delete_frame` (a tombstone in the log, synced); memvid has no delete by
+//!   filter, so it is done as a user would: every frame's tags scanned, each match deleted, one
+//!   `commit` at the end.
 
-fn main() {}
+#[allow(dead_code)]
+#[path = "../../src/lib.rs"]
+mod data;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use data::{dir_bytes, peak_rss_mib, percentiles, Data};
+use memvid_core::{
+    AclEnforcementMode, AskMode, AskRequest, FrameStatus, Memvid, PutManyOpts, PutOptions,
+    SearchRequest, VecEmbedder,
+};
+use serde_json::{json, Map, Value};
+
+/// Records written one at a time (durably) after the bulk load, as in the other drivers.
+const SINGLES: usize = 200;
+/// Queries timed per search phase.
+const QUERIES: usize = 200;
+/// The source whose records the delete-by-filter phase removes.
+const DELETE_SOURCE: &str = "locomo3";
+/// Snippet length asked of text and hybrid search (the README's example).
+const SNIPPET_CHARS: usize = 200;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() {
+    if let Err(err) = run_main() {
+        eprintln!("stores-memvid: {err}");
+        std::process::exit(1);
+    }
+}
+
+fn run_main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(data_dir), Some(n), Some(store)) = (args.get(1), args.get(2), args.get(3)) else {
+        return Err("usage: stores-memvid DATA_DIR N STORE_DIR".into());
+    };
+    let n: usize = n.parse()?;
+    let data = Data::load(Path::new(data_dir), n)?;
+    let mut out = Map::new();
+    out.insert("store".into(), json!("memvid-core 2.0.140 (Rust)"));
+    out.insert("n".into(), json!(n));
+    out.insert("durable".into(), json!("put: log appended and synced"));
+    out.insert("rss_after_data_mib".into(), json!(peak_rss_mib()));
+    std::fs::create_dir_all(store)?;
+    run(&data, Path::new(store), &mut out)?;
+    out.insert("peak_rss_mib".into(), json!(peak_rss_mib()));
+    println!("{}", Value::Object(out));
+    Ok(())
+}
+
+/// Hands `ask` the question's precomputed vector, as the other stores are handed theirs.
+struct Precomputed<'a> {
+    by_text: HashMap<&'a str, &'a [f32]>,
+}
+
+impl VecEmbedder for Precomputed<'_> {
+    fn embed_query(&self, text: &str) -> memvid_core::Result<Vec<f32>> {
+        self.by_text
+            .get(text)
+            .map(|v| v.to_vec())
+            .ok_or(memvid_core::MemvidError::VecNotEnabled)
+    }
+
+    fn embedding_dimension(&self) -> usize {
+        data::DIM
+    }
+}
+
+fn options(data: &Data, i: usize) -> PutOptions {
+    let row = &data.rows[i];
+    PutOptions::builder()
+        .uri(format!("mv2://records/{}", row.id))
+        .tag("source", row.source.as_str())
+        .tag("speaker", row.speaker.as_str())
+        .build()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
+    let n = data.rows.len();
+    let bulk = n - SINGLES;
+    let file = dir.join("memory.mv2");
+    let mut mem = Memvid::create(&file)?;
+    mem.enable_lex()?;
+    mem.enable_vec()?;
+    // Frame ids are dense and given in order of insertion; remember each record's.
+    let mut row_of_frame: HashMap<u64, u64> = HashMap::with_capacity(n);
+
+    let start = Instant::now();
+    mem.begin_batch(PutManyOpts::default())?;
+    for i in 0..bulk {
+        row_of_frame.insert(mem.next_frame_id(), i as u64);
+        let mut opts = options(data, i);
+        // What the batch API does for its documents: no soft index commit per put.
+        opts.instant_index = false;
+        mem.put_with_embedding_and_options(
+            data.rows[i].text.as_bytes(),
+            data.vector(i).to_vec(),
+            opts,
+        )?;
+    }
+    mem.end_batch()?;
+    let written = start.elapsed();
+    mem.commit()?;
+    mem.search_vec(data.query_vector(0), 10)?;
+    let indexed = start.elapsed();
+    out.insert("bulk_write_s".into(), json!(written.as_secs_f64()));
+    out.insert("bulk_indexed_s".into(), json!(indexed.as_secs_f64()));
+    out.insert(
+        "bulk_rate".into(),
+        json!(bulk as f64 / indexed.as_secs_f64()),
+    );
+
+    let mut times = Vec::with_capacity(SINGLES);
+    for i in bulk..n {
+        row_of_frame.insert(mem.next_frame_id(), i as u64);
+        let start = Instant::now();
+        mem.put_with_embedding_and_options(
+            data.rows[i].text.as_bytes(),
+            data.vector(i).to_vec(),
+            options(data, i),
+        )?;
+        times.push(start.elapsed());
+    }
+    let (p50, p99) = percentiles(&mut times);
+    out.insert("insert_p50_ms".into(), json!(p50));
+    out.insert("insert_p99_ms".into(), json!(p99));
+    let start = Instant::now();
+    mem.commit()?;
+    out.insert("after_inserts_s".into(), json!(start.elapsed().as_secs_f64()));
+    check_frame_ids(&mem, data, &row_of_frame)?;
+
+    let queries = QUERIES.min(data.queries.len());
+    let truth: Vec<Vec<u64>> = (0..queries).map(|q| data.exact_top(q, 10)).collect();
+    let (mut times, mut found) = (Vec::with_capacity(queries), 0usize);
+    for (q, truth) in truth.iter().enumerate() {
+        let start = Instant::now();
+        let hits = mem.search_vec(data.query_vector(q), 10)?;
+        times.push(start.elapsed());
+        found += hits
+            .iter()
+            .filter(|h| {
+                row_of_frame
+                    .get(&h.frame_id)
+                    .is_some_and(|r| truth.contains(r))
+            })
+            .count();
+    }
+    let (p50, p99) = percentiles(&mut times);
+    let recall = found as f64 / (queries * 10) as f64;
+    out.insert(
+        "vector_curve".into(),
+        json!([{"setting": "ef 50 (fixed)", "p50_ms": p50, "p99_ms": p99, "recall": recall}]),
+    );
+
+    let mut times = Vec::with_capacity(queries);
+    for q in 0..queries {
+        let request = SearchRequest {
+            query: data.queries[q].text.clone(),
+            top_k: 10,
+            snippet_chars: SNIPPET_CHARS,
+            ..Default::default()
+        };
+        let start = Instant::now();
+        std::hint::black_box(mem.search(request)?.hits.len());
+        times.push(start.elapsed());
+    }
+    let (p50, p99) = percentiles(&mut times);
+    out.insert("text_p50_ms".into(), json!(p50));
+    out.insert("text_p99_ms".into(), json!(p99));
+
+    let embedder = Precomputed {
+        by_text: (0..queries)
+            .map(|q| (data.queries[q].text.as_str(), data.query_vector(q)))
+            .collect(),
+    };
+    let mut times = Vec::with_capacity(queries);
+    for q in 0..queries {
+        let request = hybrid_request(&data.queries[q].text);
+        let start = Instant::now();
+        std::hint::black_box(mem.ask(request, Some(&embedder))?.retrieval.hits.len());
+        times.push(start.elapsed());
+    }
+    let (p50, p99) = percentiles(&mut times);
+    out.insert("hybrid_p50_ms".into(), json!(p50));
+    out.insert("hybrid_p99_ms".into(), json!(p99));
+
+    let frame_of_row: HashMap<u64, u64> = row_of_frame.iter().map(|(f, r)| (*r, *f)).collect();
+    let mut times = Vec::with_capacity(100);
+    for row in 0..100u64 {
+        let Some(&frame) = frame_of_row.get(&row) else {
+            continue;
+        };
+        let start = Instant::now();
+        mem.delete_frame(frame)?;
+        times.push(start.elapsed());
+    }
+    let (p50, p99) = percentiles(&mut times);
+    out.insert("delete_id_p50_ms".into(), json!(p50));
+    out.insert("delete_id_p99_ms".into(), json!(p99));
+    let start = Instant::now();
+    let deleted = delete_source(&mut mem, DELETE_SOURCE)?;
+    mem.commit()?;
+    out.insert("delete_filter_ms".into(), json!(ms(start.elapsed())));
+    out.insert("delete_filter_count".into(), json!(deleted));
+    drop(mem);
+
+    out.insert("disk_mib".into(), json!(dir_bytes(dir) as f64 / 1048576.0));
+    let start = Instant::now();
+    let mut mem = Memvid::open(&file)?;
+    let opened = start.elapsed();
+    mem.search_vec(data.query_vector(0), 10)?;
+    mem.search(SearchRequest {
+        query: data.queries[0].text.clone(),
+        top_k: 10,
+        snippet_chars: SNIPPET_CHARS,
+        ..Default::default()
+    })?;
+    out.insert("reopen_ms".into(), json!(ms(opened)));
+    out.insert("reopen_first_query_ms".into(), json!(ms(start.elapsed())));
+    Ok(())
+}
+
+/// Fails unless the frame ids remembered at insertion name the records they were given for,
+/// so that recall is computed against the right records.
+fn check_frame_ids(mem: &Memvid, data: &Data, row_of_frame: &HashMap<u64, u64>) -> Result<()> {
+    for (&frame, &row) in row_of_frame.iter().take(1000) {
+        let uri = mem.frame_by_id(frame)?.uri;
+        let expected = format!("mv2://records/{}", data.rows[row as usize].id);
+        if uri.as_deref() != Some(expected.as_str()) {
+            return Err(format!("frame {frame} has uri {uri:?}, expected {expected}").into());
+        }
+    }
+    Ok(())
+}
+
+/// Delete by filter, as memvid offers none: every active frame whose `source` tag matches.
+fn delete_source(mem: &mut Memvid, source: &str) -> Result<usize> {
+    let matching: Vec<u64> = (0..mem.frame_count() as u64)
+        .filter_map(|id| mem.frame_by_id(id).ok())
+        .filter(|f| {
+            f.status == FrameStatus::Active
+                && f.extra_metadata.get("source").map(String::as_str) == Some(source)
+        })
+        .map(|f| f.id)
+        .collect();
+    for &frame in &matching {
+        mem.delete_frame(frame)?;
+    }
+    Ok(matching.len())
+}
+
+fn hybrid_request(question: &str) -> AskRequest {
+    AskRequest {
+        question: question.to_string(),
+        top_k: 10,
+        snippet_chars: SNIPPET_CHARS,
+        uri: None,
+        scope: None,
+        cursor: None,
+        start: None,
+        end: None,
+        context_only: true,
+        mode: AskMode::Hybrid,
+        as_of_frame: None,
+        as_of_ts: None,
+        adaptive: None,
+        acl_context: None,
+        acl_enforcement_mode: AclEnforcementMode::Audit,
+    }
+}
