@@ -26,6 +26,8 @@ def fmt(v, unit="", digits=2):
 
 def both(r, key):
     p50, p99 = r.get(f"{key}_p50_ms"), r.get(f"{key}_p99_ms")
+    if r.get(f"{key}_error"):
+        return f"failed: {r[f'{key}_error']}"
     if p50 is None:
         return "not supported"
     return f"{fmt(p50)} / {fmt(p99)}"

@@ -98,6 +98,11 @@ fn options(data: &Data, i: usize) -> PutOptions {
         .build()
 }
 
+/// One line on stderr per phase, so that a slow phase shows while it runs.
+fn phase(name: &str, since: Instant) {
+    eprintln!("stores-memvid: {name} at {:.1} s", since.elapsed().as_secs_f64());
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -109,13 +114,11 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
     let mut mem = Memvid::create(&file)?;
     mem.enable_lex()?;
     mem.enable_vec()?;
-    // Frame ids are dense and given in order of insertion; remember each record's.
-    let mut row_of_frame: HashMap<u64, u64> = HashMap::with_capacity(n);
+    let began = Instant::now();
 
     let start = Instant::now();
     mem.begin_batch(PutManyOpts::default())?;
     for i in 0..bulk {
-        row_of_frame.insert(mem.next_frame_id(), i as u64);
         let mut opts = options(data, i);
         // What the batch API does for its documents: no soft index commit per put.
         opts.instant_index = false;
@@ -127,7 +130,9 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
     }
     mem.end_batch()?;
     let written = start.elapsed();
+    phase("bulk written", began);
     mem.commit()?;
+    phase("bulk committed", began);
     mem.search_vec(data.query_vector(0), 10)?;
     let indexed = start.elapsed();
     out.insert("bulk_write_s".into(), json!(written.as_secs_f64()));
@@ -139,7 +144,6 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
 
     let mut times = Vec::with_capacity(SINGLES);
     for i in bulk..n {
-        row_of_frame.insert(mem.next_frame_id(), i as u64);
         let start = Instant::now();
         mem.put_with_embedding_and_options(
             data.rows[i].text.as_bytes(),
@@ -148,13 +152,16 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
         )?;
         times.push(start.elapsed());
     }
+    phase("single inserts", began);
     let (p50, p99) = percentiles(&mut times);
     out.insert("insert_p50_ms".into(), json!(p50));
     out.insert("insert_p99_ms".into(), json!(p99));
     let start = Instant::now();
     mem.commit()?;
     out.insert("after_inserts_s".into(), json!(start.elapsed().as_secs_f64()));
-    check_frame_ids(&mem, data, &row_of_frame)?;
+    let row_of_frame = rows_of_frames(&mem, data)?;
+    out.insert("records_without_frame".into(), json!(n - row_of_frame.len()));
+    phase("committed", began);
 
     let queries = QUERIES.min(data.queries.len());
     let truth: Vec<Vec<u64>> = (0..queries).map(|q| data.exact_top(q, 10)).collect();
@@ -181,17 +188,13 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
 
     let mut times = Vec::with_capacity(queries);
     for q in 0..queries {
-        let request = SearchRequest {
-            query: data.queries[q].text.clone(),
-            top_k: 10,
-            snippet_chars: SNIPPET_CHARS,
-            ..Default::default()
-        };
+        let request = text_request(&data.queries[q].text);
         let start = Instant::now();
         std::hint::black_box(mem.search(request)?.hits.len());
         times.push(start.elapsed());
     }
     let (p50, p99) = percentiles(&mut times);
+    phase("vector and text searches", began);
     out.insert("text_p50_ms".into(), json!(p50));
     out.insert("text_p99_ms".into(), json!(p99));
 
@@ -200,16 +203,25 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
             .map(|q| (data.queries[q].text.as_str(), data.query_vector(q)))
             .collect(),
     };
+    // A failing `ask` is reported (the table then says "not supported"), not fatal.
     let mut times = Vec::with_capacity(queries);
     for q in 0..queries {
         let request = hybrid_request(&data.queries[q].text);
         let start = Instant::now();
-        std::hint::black_box(mem.ask(request, Some(&embedder))?.retrieval.hits.len());
+        match mem.ask(request, Some(&embedder)) {
+            Ok(answer) => std::hint::black_box(answer.retrieval.hits.len()),
+            Err(e) => {
+                out.insert("hybrid_error".into(), json!(e.to_string()));
+                break;
+            }
+        };
         times.push(start.elapsed());
     }
-    let (p50, p99) = percentiles(&mut times);
-    out.insert("hybrid_p50_ms".into(), json!(p50));
-    out.insert("hybrid_p99_ms".into(), json!(p99));
+    if !out.contains_key("hybrid_error") {
+        let (p50, p99) = percentiles(&mut times);
+        out.insert("hybrid_p50_ms".into(), json!(p50));
+        out.insert("hybrid_p99_ms".into(), json!(p99));
+    }
 
     let frame_of_row: HashMap<u64, u64> = row_of_frame.iter().map(|(f, r)| (*r, *f)).collect();
     let mut times = Vec::with_capacity(100);
@@ -229,6 +241,7 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
     mem.commit()?;
     out.insert("delete_filter_ms".into(), json!(ms(start.elapsed())));
     out.insert("delete_filter_count".into(), json!(deleted));
+    phase("hybrid searches and deletes", began);
     drop(mem);
 
     out.insert("disk_mib".into(), json!(dir_bytes(dir) as f64 / 1048576.0));
@@ -236,28 +249,32 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
     let mut mem = Memvid::open(&file)?;
     let opened = start.elapsed();
     mem.search_vec(data.query_vector(0), 10)?;
-    mem.search(SearchRequest {
-        query: data.queries[0].text.clone(),
-        top_k: 10,
-        snippet_chars: SNIPPET_CHARS,
-        ..Default::default()
-    })?;
+    mem.search(text_request(&data.queries[0].text))?;
     out.insert("reopen_ms".into(), json!(ms(opened)));
     out.insert("reopen_first_query_ms".into(), json!(ms(start.elapsed())));
     Ok(())
 }
 
-/// Fails unless the frame ids remembered at insertion name the records they were given for,
-/// so that recall is computed against the right records.
-fn check_frame_ids(mem: &Memvid, data: &Data, row_of_frame: &HashMap<u64, u64>) -> Result<()> {
-    for (&frame, &row) in row_of_frame.iter().take(1000) {
-        let uri = mem.frame_by_id(frame)?.uri;
-        let expected = format!("mv2://records/{}", data.rows[row as usize].id);
-        if uri.as_deref() != Some(expected.as_str()) {
-            return Err(format!("frame {frame} has uri {uri:?}, expected {expected}").into());
+/// Which record each frame holds, read back from the frames' URIs, so that recall is computed
+/// against the right records. Not every `put` leaves a frame: in this version the first 25 puts
+/// of a batch are missing after `commit` (seen at 400, 2 000 and 10 000 records), so the caller
+/// reports how many records have none, and they count as misses in recall.
+fn rows_of_frames(mem: &Memvid, data: &Data) -> Result<HashMap<u64, u64>> {
+    let row_of_id: HashMap<u64, u64> = data
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(row, r)| (r.id, row as u64))
+        .collect();
+    let mut out = HashMap::with_capacity(data.rows.len());
+    for frame in 0..mem.frame_count() as u64 {
+        let uri = mem.frame_by_id(frame)?.uri.unwrap_or_default();
+        let id = uri.strip_prefix("mv2://records/").and_then(|s| s.parse::<u64>().ok());
+        if let Some(row) = id.and_then(|id| row_of_id.get(&id)) {
+            out.insert(frame, *row);
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Delete by filter, as memvid offers none: every active frame whose `source` tag matches.
@@ -276,6 +293,26 @@ fn delete_source(mem: &mut Memvid, source: &str) -> Result<usize> {
     Ok(matching.len())
 }
 
+/// A top-10 full-text request (`SearchRequest` has no `Default`, unlike its README's example).
+/// Its query goes to tantivy's query parser, which refuses an unpaired `"` ("unterminated quoted
+/// string"), so double quotes are dropped; the other stores take the question as it is.
+fn text_request(query: &str) -> SearchRequest {
+    SearchRequest {
+        query: query.replace('"', " "),
+        top_k: 10,
+        snippet_chars: SNIPPET_CHARS,
+        uri: None,
+        scope: None,
+        cursor: None,
+        as_of_frame: None,
+        as_of_ts: None,
+        no_sketch: false,
+        acl_context: None,
+        acl_enforcement_mode: AclEnforcementMode::Audit,
+    }
+}
+
+/// A top-10 hybrid retrieval (no answer synthesis).
 fn hybrid_request(question: &str) -> AskRequest {
     AskRequest {
         question: question.to_string(),
