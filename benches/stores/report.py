@@ -114,7 +114,11 @@ def plot(rows, sizes):
             if not curve:
                 continue
             curve = sorted(curve, key=lambda c: (c["recall"], c["p50_ms"]))
-            ax.plot([c["recall"] for c in curve], [c["p50_ms"] for c in curve], marker="o", label=r["store"])
+            # memvid's two points are two states of the store (before and after the single
+            # inserts), not two settings: points, no line.
+            style = "none" if key == "memvid" else "-"
+            ax.plot([c["recall"] for c in curve], [c["p50_ms"] for c in curve], marker="o",
+                    linestyle=style, label=r["store"])
         ax.set_yscale("log")
         ax.set_xlabel("recall@10 (against exact search)")
         ax.set_ylabel("top-10 vector search p50 (ms, log)")
