@@ -158,3 +158,19 @@ pub fn dir_bytes(dir: &Path) -> u64 {
         })
         .sum()
 }
+
+/// Records the bulk-load phase as every driver reports it (`worker.py` too): seconds until the
+/// records were written, seconds until every index was built, and records per second until then.
+pub fn record_bulk(
+    out: &mut serde_json::Map<String, serde_json::Value>,
+    records: usize,
+    written: Duration,
+    indexed: Duration,
+) {
+    out.insert("bulk_write_s".into(), written.as_secs_f64().into());
+    out.insert("bulk_indexed_s".into(), indexed.as_secs_f64().into());
+    out.insert(
+        "bulk_rate".into(),
+        (records as f64 / indexed.as_secs_f64()).into(),
+    );
+}

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use data::{dir_bytes, peak_rss_mib, percentiles, Data};
+use data::{dir_bytes, peak_rss_mib, percentiles, record_bulk, Data};
 use memvid_core::{
     AclEnforcementMode, AskMode, AskRequest, FrameStatus, Memvid, PutManyOpts, PutOptions,
     SearchRequest, VecEmbedder,
@@ -147,12 +147,7 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
         None,
         "ef 50 (fixed), bulk records only, before the single inserts",
     )?;
-    out.insert("bulk_write_s".into(), json!(written.as_secs_f64()));
-    out.insert("bulk_indexed_s".into(), json!(indexed.as_secs_f64()));
-    out.insert(
-        "bulk_rate".into(),
-        json!(bulk as f64 / indexed.as_secs_f64()),
-    );
+    record_bulk(out, bulk, written, indexed);
 
     let mut times = Vec::with_capacity(SINGLES);
     for i in bulk..n {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use mb_engine::{
     Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, NewRecord, RecordId, Space,
 };
-use mb_stores_bench::{dir_bytes, peak_rss_mib, percentiles, Data, DIM};
+use mb_stores_bench::{dir_bytes, peak_rss_mib, percentiles, record_bulk, Data, DIM};
 use serde_json::{json, Map, Value};
 
 const NS: &str = "bench";
@@ -86,12 +86,7 @@ fn run(data: &Data, store: &Path, out: &mut Map<String, Value>) -> Result<HashMa
     engine.search_text(NS, &data.queries[0].text, 10)?;
     engine.merge_lexical_segments()?;
     let indexed = start.elapsed();
-    out.insert("bulk_write_s".into(), json!(written.as_secs_f64()));
-    out.insert("bulk_indexed_s".into(), json!(indexed.as_secs_f64()));
-    out.insert(
-        "bulk_rate".into(),
-        json!(bulk as f64 / indexed.as_secs_f64()),
-    );
+    record_bulk(out, bulk, written, indexed);
 
     // Single durable inserts.
     let mut times = Vec::with_capacity(SINGLES);
