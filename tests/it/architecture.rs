@@ -40,6 +40,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
+            // Build output of a crate outside the workspace (benches/stores/memvid/target) holds
+            // generated sources that are not ours.
+            if path.file_name().is_some_and(|name| name == "target") {
+                continue;
+            }
             rust_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
