@@ -75,10 +75,11 @@ impl Data {
         &self.query_vectors[i * DIM..(i + 1) * DIM]
     }
 
-    /// The exact top `k` record ids of query `q` by cosine (vectors are normalized).
-    pub fn exact_top(&self, q: usize, k: usize) -> Vec<u64> {
+    /// The exact top `k` record ids of query `q` by cosine (vectors are normalized), among the
+    /// first `among` records (a store's state before its later inserts).
+    pub fn exact_top(&self, q: usize, k: usize, among: usize) -> Vec<u64> {
         let query = self.query_vector(q);
-        let mut scored: Vec<(f32, u64)> = (0..self.rows.len())
+        let mut scored: Vec<(f32, u64)> = (0..among.min(self.rows.len()))
             .map(|i| {
                 let dot: f32 = self.vector(i).iter().zip(query).map(|(a, b)| a * b).sum();
                 (dot, i as u64)

@@ -140,11 +140,12 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
     let indexed = start.elapsed();
     // Vector search over the bulk-loaded records alone, before any single insert: after the
     // second commit (below) this version answers only from the records of that commit.
+    let bulk_frames = rows_of_frames(&mem, data)?;
     let before_singles = vector_point(
         &mut mem,
         data,
         bulk,
-        None,
+        &bulk_frames,
         "ef 50 (fixed), bulk records only, before the single inserts",
     )?;
     record_bulk(out, bulk, written, indexed);
@@ -177,7 +178,7 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
     phase("committed", began);
 
     let queries = QUERIES.min(data.queries.len());
-    let after = vector_point(&mut mem, data, n, Some(&row_of_frame), "ef 50 (fixed)")?;
+    let after = vector_point(&mut mem, data, n, &row_of_frame, "ef 50 (fixed)")?;
     out.insert("vector_curve".into(), json!([after, before_singles]));
 
     let mut times = Vec::with_capacity(queries);
@@ -197,7 +198,7 @@ fn run(data: &Data, dir: &Path, out: &mut Map<String, Value>) -> Result<()> {
             .map(|q| (data.queries[q].text.as_str(), data.query_vector(q)))
             .collect(),
     };
-    // A failing `ask` is reported (the table then says "not supported"), not fatal.
+    // A failing `ask` is reported (the table then says "failed: ..." with its error), not fatal.
     let mut times = Vec::with_capacity(queries);
     for q in 0..queries {
         let request = hybrid_request(&data.queries[q].text);
@@ -290,27 +291,18 @@ fn delete_source(mem: &mut Memvid, source: &str) -> Result<usize> {
 }
 
 /// Times top-10 vector search over the benchmark's queries and measures recall@10 against
-/// exact search over the first `upto` records; frames map to records through `row_of_frame`
-/// (read from the store when not given).
+/// exact search over the first `upto` records; frames map to records through `row_of_frame`.
 fn vector_point(
     mem: &mut Memvid,
     data: &Data,
     upto: usize,
-    row_of_frame: Option<&HashMap<u64, u64>>,
+    row_of_frame: &HashMap<u64, u64>,
     setting: &str,
 ) -> Result<Value> {
-    let read;
-    let row_of_frame = match row_of_frame {
-        Some(map) => map,
-        None => {
-            read = rows_of_frames(mem, data)?;
-            &read
-        }
-    };
     let queries = QUERIES.min(data.queries.len());
     let (mut times, mut found) = (Vec::with_capacity(queries), 0usize);
     for q in 0..queries {
-        let truth = exact_top(data, q, 10, upto);
+        let truth = data.exact_top(q, 10, upto);
         let start = Instant::now();
         let hits = mem.search_vec(data.query_vector(q), 10)?;
         times.push(start.elapsed());
@@ -326,20 +318,6 @@ fn vector_point(
     let (p50, p99) = percentiles(&mut times);
     let recall = found as f64 / (queries * 10) as f64;
     Ok(json!({"setting": setting, "p50_ms": p50, "p99_ms": p99, "recall": recall}))
-}
-
-/// The `k` records among the first `upto` nearest query `q` by exact search (`Data::exact_top`
-/// over a prefix of the records).
-fn exact_top(data: &Data, q: usize, k: usize, upto: usize) -> Vec<u64> {
-    let query = data.query_vector(q);
-    let mut scored: Vec<(f32, u64)> = (0..upto)
-        .map(|i| {
-            let dot: f32 = data.vector(i).iter().zip(query).map(|(a, b)| a * b).sum();
-            (dot, i as u64)
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(k).map(|(_, i)| i).collect()
 }
 
 /// A top-10 full-text request (`SearchRequest` has no `Default`, unlike its README's example).

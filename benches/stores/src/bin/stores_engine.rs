@@ -103,7 +103,7 @@ fn run(data: &Data, store: &Path, out: &mut Map<String, Value>) -> Result<HashMa
 
     // Vector search over the ef sweep, recall against exact search over the same records.
     let queries = QUERIES.min(data.queries.len());
-    let truth: Vec<Vec<u64>> = (0..queries).map(|q| data.exact_top(q, 10)).collect();
+    let truth: Vec<Vec<u64>> = (0..queries).map(|q| data.exact_top(q, 10, n)).collect();
     let mut curve = Vec::new();
     for ef in EF_SWEEP {
         engine.set_ef_search(ef);
