@@ -67,14 +67,7 @@ class Memorybench:
         self.e.delete("bench", by_row[row])
 
     def delete_filter(self, source):
-        # No delete-by-filter call: read the records, delete the matches in one batch.
-        import memorybench
-
-        b = memorybench.Batch()
-        for r in self.e.records("bench"):
-            if r.attributes.get("source") == source:
-                b.delete(r.id)
-        self.e.write("bench", b)
+        return self.e.delete_where("bench", {"source": source})
 
     def close(self):
         self.e.close()

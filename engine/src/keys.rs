@@ -150,6 +150,18 @@ pub(crate) fn decode_vector_into(bytes: &[u8], out: &mut Vec<f32>) -> bool {
     true
 }
 
+/// One entry of the vectors family: its record and space, with its vector decoded into `out`
+/// (one buffer reused across a scan); `None` if the key or the value is malformed.
+pub(crate) fn decode_vector_entry<'k>(
+    key: &'k [u8],
+    value: &[u8],
+    out: &mut Vec<f32>,
+) -> Option<(RecordId, &'k str)> {
+    let id = record_id_of(key)?;
+    let space = vector_space_of(key)?;
+    decode_vector_into(value, out).then_some((id, space))
+}
+
 /// The first byte string after every string starting with `prefix`.
 pub(crate) fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     let mut end = prefix.to_vec();

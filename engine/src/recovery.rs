@@ -14,7 +14,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use crate::error::{Error, Result};
-use crate::keys::{decode_vector_into, record_id_of, vector_space_of, CF_VECTORS};
+use crate::keys::{decode_vector_entry, CF_VECTORS};
 use crate::lexical::index::LexicalOp;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
@@ -139,11 +139,8 @@ impl Inner {
                     what: "vector",
                     detail: format!("key {key:?}"),
                 };
-                let id = record_id_of(key).ok_or_else(corrupt)?;
-                let space = vector_space_of(key).ok_or_else(corrupt)?;
-                if !decode_vector_into(value, &mut vector) {
-                    return Err(corrupt());
-                }
+                let (id, space) =
+                    decode_vector_entry(key, value, &mut vector).ok_or_else(corrupt)?;
                 let collection = match collections.get_mut(space) {
                     Some(collection) => collection,
                     None => collections

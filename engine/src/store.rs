@@ -443,14 +443,13 @@ impl Store {
 
 /// A vectors-family entry as `(record, space, vector)`.
 fn vector_entry((key, value): KeyValue) -> Result<(RecordId, String, Vec<f32>)> {
-    let corrupt = || Error::Corrupt {
-        what: "vector",
-        detail: format!("key {key:?}"),
-    };
-    let id = record_id_of(&key).ok_or_else(corrupt)?;
-    let space = vector_space_of(&key).ok_or_else(corrupt)?.to_string();
-    let vector = decode_vector(&value).ok_or_else(corrupt)?;
-    Ok((id, space, vector))
+    let mut vector = Vec::new();
+    let (id, space) =
+        decode_vector_entry(&key, &value, &mut vector).ok_or_else(|| Error::Corrupt {
+            what: "vector",
+            detail: format!("key {key:?}"),
+        })?;
+    Ok((id, space.to_string(), vector))
 }
 
 /// RocksDB merge operator of the counters: the largest of the stored value and the operands

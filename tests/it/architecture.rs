@@ -393,6 +393,54 @@ fn normal_dependencies(package: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// Every crate a build compiles, as `name version|features`: `--workspace` or one package.
+fn compiled_with_features(selection: &[&str]) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+        ])
+        .args(["--format", "{p}|{f}"])
+        .args(selection)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| line.trim_end_matches(" (*)").to_string())
+        .collect()
+}
+
+/// maturin builds the Python package alone; unless its third-party dependencies get the
+/// features `cargo test --workspace` gave them, it compiles them again (py/Cargo.toml's feature
+/// unification). The workspace's crates differ on purpose: their tests turn on fault points
+/// (`fail`'s `failpoints`) and test doubles, which the wheel must not have.
+#[test]
+fn the_wheel_build_reuses_the_workspace_build() {
+    let workspace = compiled_with_features(&["--workspace", "-e", "dev"]);
+    let wheel = compiled_with_features(&["-p", "mb-python"]);
+    let ours = |line: &&String| line.contains(" (/") || line.starts_with("fail v");
+    let differing: Vec<&String> = wheel
+        .difference(&workspace)
+        .filter(|line| !ours(line))
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "the wheel's build compiles these with other features than the workspace's \
+         (enable the workspace's in py/Cargo.toml): {differing:#?}"
+    );
+}
+
 #[test]
 fn datasets_clients_and_the_query_language_build_without_the_storage_engine() {
     for package in ["mb-datasets", "mb-llm", "mb-embed", "mb-whoosh-query"] {

@@ -304,7 +304,8 @@ impl LexicalIndex {
     pub(crate) fn merge_segments(&self) -> Result<()> {
         let mut slot = self.writer.lock();
         // A background merge (tantivy's merge policy) that takes listed segments first makes
-        // this merge refuse them as an invalid argument: it is tried again, at most 10 times.
+        // this merge refuse them as an invalid argument: it is tried again, at most RETRIES times.
+        const RETRIES: u32 = 10;
         let mut refused = 0;
         loop {
             let segments = slot.writer.index().searchable_segment_ids()?;
@@ -313,7 +314,7 @@ impl LexicalIndex {
             }
             match slot.writer.merge(&segments).wait() {
                 Ok(_) => break,
-                Err(tantivy::TantivyError::InvalidArgument(_)) if refused < 10 => {
+                Err(tantivy::TantivyError::InvalidArgument(_)) if refused < RETRIES => {
                     refused += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }

@@ -69,11 +69,13 @@ pub(crate) fn write(
             out.put(space.as_bytes())?;
             out.pad()?;
             out.u64(collection.dim() as u64)?;
-            out.u64(collection.kept().count() as u64)?;
-            for (id, _) in collection.kept() {
+            // Deciding what is kept looks each record up in the graph: once, not per section.
+            let kept: Vec<(RecordId, &[f32])> = collection.kept().collect();
+            out.u64(kept.len() as u64)?;
+            for (id, _) in &kept {
                 out.u64(id.0)?;
             }
-            for (_, vector) in collection.kept() {
+            for (_, vector) in &kept {
                 out.values(vector)?;
             }
             out.pad()?;
