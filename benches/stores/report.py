@@ -117,8 +117,9 @@ def plot(rows, sizes):
             # memvid's two points are two states of the store (before and after the single
             # inserts), not two settings: points, no line.
             style = "none" if key == "memvid" else "-"
+            # One colour per store in every panel, whichever stores a size has.
             ax.plot([c["recall"] for c in curve], [c["p50_ms"] for c in curve], marker="o",
-                    linestyle=style, label=r["store"])
+                    linestyle=style, label=r["store"], color=f"C{ORDER.index(key)}")
         ax.set_yscale("log")
         ax.set_xlabel("recall@10 (against exact search)")
         ax.set_ylabel("top-10 vector search p50 (ms, log)")
