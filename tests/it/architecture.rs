@@ -366,8 +366,9 @@ fn no_source_file_is_over_500_lines() {
     );
 }
 
-/// The crates a package compiles for a normal build, by name.
-fn normal_dependencies(package: &str) -> BTreeSet<String> {
+/// The lines of `cargo tree` over what a build compiles (normal and build dependencies, plus
+/// what `selection` adds), one per crate in `format`, without the "(*)" of repeated crates.
+fn cargo_tree(selection: &[&str], format: &str) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = Command::new(cargo)
         .args([
@@ -378,34 +379,7 @@ fn normal_dependencies(package: &str) -> BTreeSet<String> {
             "--prefix",
             "none",
         ])
-        .args(["--format", "{p}", "-p", package])
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| line.split_whitespace().next().map(str::to_string))
-        .collect()
-}
-
-/// Every crate a build compiles, as `name version|features`: `--workspace` or one package.
-fn compiled_with_features(selection: &[&str]) -> BTreeSet<String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let output = Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal,build",
-            "--prefix",
-            "none",
-        ])
-        .args(["--format", "{p}|{f}"])
+        .args(["--format", format])
         .args(selection)
         .current_dir(root())
         .output()
@@ -419,6 +393,19 @@ fn compiled_with_features(selection: &[&str]) -> BTreeSet<String> {
         .lines()
         .map(|line| line.trim_end_matches(" (*)").to_string())
         .collect()
+}
+
+/// The crates a package compiles for a normal build, by name.
+fn normal_dependencies(package: &str) -> BTreeSet<String> {
+    cargo_tree(&["-p", package], "{p}")
+        .iter()
+        .filter_map(|line| line.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// Every crate a build compiles, as `name version|features`: `--workspace` or one package.
+fn compiled_with_features(selection: &[&str]) -> BTreeSet<String> {
+    cargo_tree(selection, "{p}|{f}")
 }
 
 /// maturin builds the Python package alone; unless its third-party dependencies get the
