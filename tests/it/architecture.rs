@@ -403,19 +403,15 @@ fn normal_dependencies(package: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Every crate a build compiles, as `name version|features`: `--workspace` or one package.
-fn compiled_with_features(selection: &[&str]) -> BTreeSet<String> {
-    cargo_tree(selection, "{p}|{f}")
-}
-
 /// maturin builds the Python package alone; unless its third-party dependencies get the
 /// features `cargo test --workspace` gave them, it compiles them again (py/Cargo.toml's feature
 /// unification). The workspace's crates differ on purpose: their tests turn on fault points
 /// (`fail`'s `failpoints`) and test doubles, which the wheel must not have.
 #[test]
 fn the_wheel_build_reuses_the_workspace_build() {
-    let workspace = compiled_with_features(&["--workspace", "-e", "dev"]);
-    let wheel = compiled_with_features(&["-p", "mb-python"]);
+    // Every crate each build compiles, as `name version|features`.
+    let workspace = cargo_tree(&["--workspace", "-e", "dev"], "{p}|{f}");
+    let wheel = cargo_tree(&["-p", "mb-python"], "{p}|{f}");
     let ours = |line: &&String| line.contains(" (/") || line.starts_with("fail v");
     let differing: Vec<&String> = wheel
         .difference(&workspace)
