@@ -7,7 +7,9 @@
 use std::sync::{Arc, Weak};
 
 use crate::error::{Error, Result};
-use crate::keys::{decode_vector, decode_vector_entry, ns_end, vector_key, CF_VECTORS};
+use crate::keys::{
+    decode_vector, decode_vector_entry, ns_end, vector_key, vector_space_of, CF_VECTORS,
+};
 use crate::record::RecordId;
 use crate::store::Store;
 use crate::vector::source::VectorSource;
@@ -77,11 +79,12 @@ impl VectorSource for StoredVectors {
         let mut vector = Vec::new();
         for item in store.iter_range(CF_VECTORS, &start, &ns_end(self.ns))? {
             let (key, value) = item?;
-            let (id, space) =
-                decode_vector_entry(&key, &value, &mut vector).ok_or_else(|| self.corrupt(&key))?;
-            if space != self.space {
+            // Other spaces' vectors are skipped before they are decoded.
+            if vector_space_of(&key) != Some(self.space.as_str()) {
                 continue;
             }
+            let (id, _) =
+                decode_vector_entry(&key, &value, &mut vector).ok_or_else(|| self.corrupt(&key))?;
             ids.push(id);
             data.extend_from_slice(&vector);
             if ids.len() >= max {
