@@ -66,6 +66,40 @@ impl Codes {
         })
     }
 
+    /// These codes followed by those of `vectors` (unit vectors of the codes' dimension),
+    /// encoded with these scales (a value beyond a scale's range takes its end), so that the
+    /// old codes stay valid; encoded afresh when there is no point yet.
+    pub(crate) fn extended(&self, vectors: &[f32]) -> Codes {
+        if self.points() == 0 {
+            return Codes::encode(vectors, self.dim);
+        }
+        let mut codes = Vec::with_capacity(self.codes.len() + vectors.len());
+        codes.extend_from_slice(&self.codes);
+        for vector in vectors.chunks_exact(self.dim) {
+            codes.extend(
+                vector
+                    .iter()
+                    .zip(&self.scales)
+                    .map(|(x, s)| quantize(x / s, 127.0) as i8),
+            );
+        }
+        Codes {
+            dim: self.dim,
+            scales: self.scales.clone(),
+            codes: Stored::Owned(codes),
+        }
+    }
+
+    /// The vector `point`'s code stands for, to compare other codes with it.
+    pub(crate) fn decode(&self, point: u32) -> Vec<f32> {
+        let start = point as usize * self.dim;
+        self.codes[start..start + self.dim]
+            .iter()
+            .zip(&self.scales)
+            .map(|(c, s)| f32::from(*c) * s)
+            .collect()
+    }
+
     /// What one code step is worth in each dimension.
     pub(crate) fn scales(&self) -> &[f32] {
         &self.scales

@@ -15,6 +15,7 @@ use rustc_hash::FxHashSet;
 use super::{SharedCollection, VectorCollection};
 use crate::record::RecordId;
 use crate::vector::graph::{Graph, HnswParams};
+use crate::vector::insert;
 use crate::vector::layout::Layout;
 use crate::vector::pending::{self, Pending};
 
@@ -88,11 +89,7 @@ impl VectorCollection {
         if graph.dead() as f32 > params.rebuild_dead_fraction * points {
             Some(Plan::Build)
         } else if graph.fresh_count() as f32 > params.grow_fresh_fraction * points {
-            // A frozen graph (read from a vector file) cannot grow: it is rebuilt.
-            Some(match graph.index() {
-                Some(_) => Plan::Grow,
-                None => Plan::Build,
-            })
+            Some(Plan::Grow)
         } else {
             None
         }
@@ -173,8 +170,7 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
             handle: None,
         };
         let (dim, stop) = (c.dim(), Arc::clone(&c.stop));
-        let growing = c.graph.as_ref().and_then(|g| Some((g, g.index()?)));
-        match (plan, growing) {
+        match (plan, c.graph.as_ref()) {
             (Plan::Load, _) => {
                 let source = c.pending.as_ref().map(Pending::source);
                 let shared = Arc::clone(collection);
@@ -196,7 +192,7 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                     }
                 })
             }
-            (Plan::Grow, Some((graph, index))) => {
+            (Plan::Grow, Some(graph)) => {
                 let mut ids: Vec<RecordId> = graph
                     .fresh()
                     .filter(|id| c.slots.get(id).is_some())
@@ -209,9 +205,9 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                     .flatten()
                     .copied()
                     .collect();
-                let first = graph.points();
+                let layout = graph.shared_layout();
                 Box::new(move || {
-                    let layout = Layout::grow(&index, first, &data, dim, &stop)?;
+                    let layout = insert::extend(&layout, &data, dim, &params, &stop)?;
                     Some(Built::Grown { layout, ids })
                 })
             }

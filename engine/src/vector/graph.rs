@@ -3,21 +3,19 @@
 //!
 //! A [`Layout`] is immutable. Records removed or changed after it was made become tombstones
 //! that searches skip; changed and new records are *fresh*: the collection searches them exactly
-//! beside the graph. The `hnsw_rs` structure is kept, so fresh records are later inserted into
-//! it in a batch and the layout is copied again ([`Layout::grow`]): each record is inserted once,
-//! whatever the collection's size, instead of the whole graph being rebuilt every time fresh
-//! records reach a fraction of it. Only tombstones, which an HNSW graph cannot drop, call for a
-//! rebuild. A graph read back from a vector file has its layout but no `hnsw_rs` structure
-//! (a *frozen* graph): it serves searches at once, and is rebuilt when it would have grown.
+//! beside the graph. Once they reach a fraction of it, they are inserted into a new layout made
+//! from the current one (`super::insert`): each record is inserted once, whatever the
+//! collection's size, instead of the whole graph being rebuilt every time fresh records reach a
+//! fraction of it. Only tombstones, which an HNSW graph cannot drop, call for a rebuild. A graph
+//! read back from a vector file is the same kind of graph: it serves searches at once and grows
+//! like any other.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use hnsw_rs::prelude::Hnsw;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::distance::UnitDotDistance;
-use super::layout::{Index, Layout};
+use super::layout::Layout;
 use crate::record::RecordId;
 
 /// When and how the approximate (HNSW) index is used.
@@ -66,10 +64,8 @@ const RESCORED_PER_RESULT: usize = 4;
 
 /// An HNSW graph over the records of a collection, with tombstones and fresh records.
 pub(crate) struct Graph {
-    dim: usize,
-    /// The `hnsw_rs` structure fresh records are inserted into; `None` once frozen.
-    index: Option<Arc<Index>>,
-    layout: Layout,
+    /// Shared with a background growth, which reads it off the collection's lock.
+    layout: Arc<Layout>,
     /// Record of each point.
     point_rid: Vec<RecordId>,
     /// The point of each record still current in the graph.
@@ -80,15 +76,9 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// Estimated heap bytes: the layout, the bookkeeping maps and the `hnsw_rs` index (its own
-    /// copy of each vector, its link lists and per-point overhead).
+    /// Estimated heap bytes: the layout and the bookkeeping maps.
     pub(crate) fn heap_bytes(&self) -> usize {
-        let points = self.point_rid.len();
-        let index = self.index.as_ref().map_or(0, |_| {
-            points * (self.dim * 4 + 96) + self.layout.links.len() * 24
-        });
         self.layout.heap_bytes()
-            + index
             + self.point_rid.capacity() * 8
             + self.live.capacity() * 24
             + self.fresh.capacity() * 16
@@ -103,18 +93,9 @@ impl Graph {
         params: &HnswParams,
         stop: &AtomicBool,
     ) -> Option<Graph> {
-        let index = Arc::new(Hnsw::new(
-            params.max_connections,
-            ids.len().max(1024),
-            16,
-            params.ef_construction,
-            UnitDotDistance,
-        ));
-        let layout = Layout::grow(&index, 0, data, dim, stop)?;
+        let layout = Layout::build(data, dim, params, stop)?;
         Some(Graph {
-            dim,
-            index: Some(index),
-            layout,
+            layout: Arc::new(layout),
             point_rid: ids.to_vec(),
             live: ids
                 .iter()
@@ -126,12 +107,11 @@ impl Graph {
         })
     }
 
-    /// A frozen graph of `layout`, whose points are the records `point_rid` but for the
+    /// The graph of `layout` read back from a vector file, whose points are the records `point_rid` but for the
     /// tombstones `dead`, beside the records `fresh`, which must be no live point. As
     /// [`Graph::point_rid`] and [`Graph::dead_points`] gave them; an error says what does not
     /// fit.
-    pub(crate) fn frozen(
-        dim: usize,
+    pub(crate) fn restored(
         layout: Layout,
         point_rid: Vec<RecordId>,
         dead: &[u32],
@@ -164,9 +144,7 @@ impl Graph {
             return Err(format!("record {} both fresh and at a live point", id.0));
         }
         Ok(Graph {
-            dim,
-            index: None,
-            layout,
+            layout: Arc::new(layout),
             point_rid,
             live,
             dead: dead.len(),
@@ -174,15 +152,14 @@ impl Graph {
         })
     }
 
-    /// The index, for a background [`Layout::grow`]; `None` for a frozen graph, which must
-    /// be rebuilt instead.
-    pub(crate) fn index(&self) -> Option<Arc<Index>> {
-        self.index.clone()
-    }
-
     /// The codes and links searched.
     pub(crate) fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// The layout, for a background growth (`super::insert::extend`).
+    pub(crate) fn shared_layout(&self) -> Arc<Layout> {
+        Arc::clone(&self.layout)
     }
 
     /// The record of each point.
@@ -197,7 +174,7 @@ impl Graph {
             .collect()
     }
 
-    /// Adopts a layout grown from this graph's index with `ids` as the points after the
+    /// Adopts a layout grown from this graph's with `ids` as the points after the
     /// current ones: they stop being fresh and become live points. Returns `false`, changing
     /// nothing, when the layout does not continue this graph.
     pub(crate) fn adopt(&mut self, ids: &[RecordId], layout: Layout) -> bool {
@@ -210,7 +187,7 @@ impl Graph {
             self.live.insert(*id, p as u32);
         }
         self.point_rid.extend_from_slice(ids);
-        self.layout = layout;
+        self.layout = Arc::new(layout);
         true
     }
 

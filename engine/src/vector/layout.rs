@@ -9,7 +9,8 @@
 //! scores the beam's best candidates exactly from its own arena.
 //!
 //! A layout is immutable, so the codes and links of one read from a vector file stay in the
-//! file's pages ([`Stored`]).
+//! file's pages ([`Stored`]). Growing a graph makes a new layout (`super::insert`); the
+//! `hnsw_rs` structure is dropped once copied.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -20,14 +21,15 @@ use rustc_hash::FxHashMap;
 
 use super::codes::Codes;
 use super::distance::UnitDotDistance;
+use super::graph::HnswParams;
 use super::mapped::Stored;
 
-/// Points inserted into the HNSW index between two looks at the stop flag (about 0.4 s of a
-/// 384-d build on 2 cores).
+/// Points inserted between two looks at the stop flag (about 0.4 s of a 384-d build on 2
+/// cores).
 pub(crate) const BUILD_CHUNK: usize = 1024;
 
-/// The `hnsw_rs` index behind a graph, kept so that fresh records can be inserted into it.
-pub(crate) type Index = Hnsw<'static, f32, UnitDotDistance>;
+/// The `hnsw_rs` index a layout is built with.
+type Index = Hnsw<'static, f32, UnitDotDistance>;
 
 /// The links of a graph's upper layers: layer 1 first, each a map from point to neighbours.
 pub(crate) type UpperLayers = Vec<FxHashMap<u32, Vec<u32>>>;
@@ -46,26 +48,43 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// Inserts `data` (unit vectors of `dim`, the points `first..`) into `index` and copies the
-    /// whole index out. Runs off the collection's lock: `index` is only ever written by the
-    /// one build in progress, and searches never read it. Inserts [`BUILD_CHUNK`] points at a
-    /// time and gives up (`None`) once `stop` is raised, so a closing engine waits for one
-    /// chunk, not for the whole build.
-    pub(crate) fn grow(
-        index: &Index,
-        first: usize,
+    /// The layout of `data` (unit vectors of `dim`, the points in order), built by `hnsw_rs`
+    /// (in parallel) and copied out; the `hnsw_rs` structure is dropped here, on the building
+    /// thread (later points are inserted into the layout itself, `super::insert`). Inserts
+    /// [`BUILD_CHUNK`] points at a time and gives up (`None`) once `stop` is raised, so a
+    /// closing engine waits for one chunk, not for the whole build.
+    pub(crate) fn build(
         data: &[f32],
         dim: usize,
+        params: &HnswParams,
         stop: &AtomicBool,
     ) -> Option<Layout> {
-        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(first..).collect();
+        let n = data.len() / dim.max(1);
+        if n == 0 {
+            // `hnsw_rs` cannot copy out an empty index; later points are inserted natively.
+            return Some(Layout {
+                codes: Codes::encode(&[], dim),
+                offsets: Stored::Owned(vec![0]),
+                links: Stored::Owned(Vec::new()),
+                upper: Vec::new(),
+                entry: 0,
+            });
+        }
+        let index: Index = Hnsw::new(
+            params.max_connections,
+            n.max(1024),
+            16,
+            params.ef_construction,
+            UnitDotDistance,
+        );
+        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(0..).collect();
         for chunk in points.chunks(BUILD_CHUNK) {
             if stop.load(AtomicOrdering::SeqCst) {
                 return None;
             }
             index.parallel_insert_slice(&chunk.to_vec());
         }
-        Some(Layout::copy(index, first + points.len(), dim))
+        Some(Layout::copy(&index, n, dim))
     }
 
     /// Copies the `n` points of `index` (ids `0..n`) into flat arrays.
@@ -233,7 +252,7 @@ impl Layout {
 
 /// A point and its similarity, ordered by similarity (then point, for a total order).
 #[derive(Clone, Copy)]
-struct Scored(f32, u32);
+pub(super) struct Scored(pub(super) f32, pub(super) u32);
 
 impl PartialEq for Scored {
     fn eq(&self, other: &Self) -> bool {

@@ -7,6 +7,7 @@ pub mod distance;
 pub(crate) mod file;
 mod graph;
 mod graph_file;
+mod insert;
 mod io;
 mod layout;
 mod mapped;

@@ -1,0 +1,385 @@
+//! Inserting new points into a layout, without the `hnsw_rs` structure it was built from.
+//!
+//! A graph's fresh records are inserted in a batch once they reach a fraction of its points
+//! (`super::graph`). `hnsw_rs` inserts only into its own structure, and keeping that structure
+//! for the graph's life cost a second copy of every vector and millions of small allocations
+//! (a point, a lock and a reference per link): a quarter of a 100k namespace's memory, about a
+//! second of the closing engine's time to free, and, when glibc later merged those freed
+//! blocks, 250–350 ms of the next search that allocated (docs/stores.md). A graph read back
+//! from a vector file had no such structure, so it could only be rebuilt from scratch.
+//!
+//! The layout holds what insertion needs: codes to compare and links to walk. Its parts here:
+//! - [`extend`]: encodes the new points with the layout's scales, inserts them one by one and
+//!   hands back the grown layout (the old one is not changed: searches go on with it);
+//! - `Links`: the layout's links copied into rows of a fixed width, so a row grows in place;
+//! - `Links::insert`: the HNSW insertion of one point (a level drawn from the point's number;
+//!   a greedy descent to it; on each layer below, a beam of `ef_construction`, neighbours
+//!   chosen by the diversity heuristic, and links back that prune a full row by the same
+//!   heuristic);
+//! - `select`: that heuristic, on codes.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::codes::{Codes, QueryCode};
+use super::graph::HnswParams;
+use super::layout::{Layout, Scored, UpperLayers, BUILD_CHUNK};
+use super::mapped::Stored;
+
+/// Highest layer a point is given.
+const MAX_LEVEL: usize = 15;
+
+/// The layout of `layout`'s points followed by `data`'s (unit vectors of `dim`, the points
+/// `layout.points()..`), each inserted with `params`; `None` once `stop` is raised (looked at
+/// every [`BUILD_CHUNK`] points).
+pub(crate) fn extend(
+    layout: &Layout,
+    data: &[f32],
+    dim: usize,
+    params: &HnswParams,
+    stop: &AtomicBool,
+) -> Option<Layout> {
+    let first = layout.points();
+    let added = data.len() / dim.max(1);
+    let m = params.max_connections.max(2);
+    let mut links = Links::of(layout, first + added, 2 * m);
+    let codes = layout.codes.extended(data);
+    let ef = params.ef_construction.max(m);
+    for (i, vector) in data.chunks_exact(dim).enumerate() {
+        if i % BUILD_CHUNK == 0 && stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        let point = (first + i) as u32;
+        links.insert(&codes, point, vector, level_of(point, m), ef, m);
+    }
+    Some(links.into_layout(codes))
+}
+
+/// The layer of `point`: geometric with ratio `1 / m`, as HNSW draws it, from a hash of the
+/// point's number so that a grown layout is the same on every run.
+fn level_of(point: u32, m: usize) -> usize {
+    // splitmix64 of the point's number.
+    let mut x = u64::from(point).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    // Uniform in (0, 1].
+    let uniform = ((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+    let level = -uniform.ln() / (m as f64).ln();
+    (level as usize).min(MAX_LEVEL)
+}
+
+/// The links of a graph being grown.
+struct Links {
+    /// Width of a layer-0 row (twice `M`, or the layout's longest row if longer).
+    width: usize,
+    /// Layer-0 rows, `width` slots per point, the first `degree[p]` of them used.
+    base: Vec<u32>,
+    degree: Vec<u32>,
+    /// Layers 1, 2, …, as in [`Layout::upper`].
+    upper: UpperLayers,
+    /// Where searches start; `None` until the first point.
+    entry: Option<u32>,
+    /// Visit marks of the current beam: a point is visited when its mark is `epoch`.
+    marks: Vec<u32>,
+    epoch: u32,
+}
+
+impl Links {
+    /// The links of `layout`, with room for `points` points in all and layer-0 rows of at
+    /// least `width`.
+    fn of(layout: &Layout, points: usize, width: usize) -> Links {
+        let old = layout.points();
+        let row =
+            |p: usize| &layout.links[layout.offsets[p] as usize..layout.offsets[p + 1] as usize];
+        let width = (0..old).map(|p| row(p).len()).max().unwrap_or(0).max(width);
+        let mut base = vec![0; points * width];
+        let mut degree = vec![0; points];
+        for p in 0..old {
+            let linked = row(p);
+            base[p * width..p * width + linked.len()].copy_from_slice(linked);
+            degree[p] = linked.len() as u32;
+        }
+        Links {
+            width,
+            base,
+            degree,
+            upper: layout.upper.clone(),
+            entry: (old > 0).then_some(layout.entry),
+            marks: vec![0; points],
+            epoch: 0,
+        }
+    }
+
+    /// The neighbours of `point` on `layer`.
+    fn row(&self, layer: usize, point: u32) -> &[u32] {
+        match layer {
+            0 => {
+                let start = point as usize * self.width;
+                &self.base[start..start + self.degree[point as usize] as usize]
+            }
+            _ => self.upper[layer - 1].get(&point).map_or(&[], Vec::as_slice),
+        }
+    }
+
+    /// Replaces the neighbours of `point` on `layer`.
+    fn set_row(&mut self, layer: usize, point: u32, linked: Vec<u32>) {
+        match layer {
+            0 => {
+                let start = point as usize * self.width;
+                self.base[start..start + linked.len()].copy_from_slice(&linked);
+                self.degree[point as usize] = linked.len() as u32;
+            }
+            _ => {
+                self.upper[layer - 1].insert(point, linked);
+            }
+        }
+    }
+
+    /// Inserts `point` (whose unit vector is `vector`) at `level`, linking it to up to `m`
+    /// neighbours per layer found by beams of `ef`.
+    fn insert(
+        &mut self,
+        codes: &Codes,
+        point: u32,
+        vector: &[f32],
+        level: usize,
+        ef: usize,
+        m: usize,
+    ) {
+        let top = self.upper.len();
+        let Some(entry) = self.entry else {
+            self.raise(point, level);
+            return;
+        };
+        let query = codes.query(vector);
+        let mut nearest = vec![Scored(codes.similarity(&query, entry), entry)];
+        for layer in (level + 1..=top).rev() {
+            nearest = self.beam(codes, &query, &nearest, 1, layer);
+        }
+        for layer in (0..=level.min(top)).rev() {
+            let found = self.beam(codes, &query, &nearest, ef, layer);
+            let chosen = select(codes, &found, m);
+            let capacity = if layer == 0 { self.width } else { m };
+            for &neighbour in &chosen {
+                self.link(codes, neighbour, point, layer, capacity);
+            }
+            self.set_row(layer, point, chosen);
+            nearest = found;
+        }
+        if level > top {
+            self.raise(point, level);
+        }
+    }
+
+    /// Makes `point` the entry, adding the layers up to `level` it is the first of.
+    fn raise(&mut self, point: u32, level: usize) {
+        while self.upper.len() < level {
+            self.upper.push(Default::default());
+            let layer = self.upper.len();
+            self.set_row(layer, point, Vec::new());
+        }
+        if self.entry.is_none() || level >= self.upper.len() {
+            self.entry = Some(point);
+        }
+    }
+
+    /// Adds `to` to the neighbours of `from` on `layer`; a row already at `capacity` keeps
+    /// the heuristic's choice among its links and `to`.
+    fn link(&mut self, codes: &Codes, from: u32, to: u32, layer: usize, capacity: usize) {
+        let mut linked = self.row(layer, from).to_vec();
+        if linked.contains(&to) {
+            return;
+        }
+        if linked.len() < capacity {
+            linked.push(to);
+        } else {
+            let query = codes.query(&codes.decode(from));
+            let mut scored: Vec<Scored> = linked
+                .iter()
+                .chain([&to])
+                .map(|&p| Scored(codes.similarity(&query, p), p))
+                .collect();
+            scored.sort_unstable_by(|a, b| b.cmp(a));
+            linked = select(codes, &scored, capacity);
+        }
+        self.set_row(layer, from, linked);
+    }
+
+    /// Up to `ef` points of `layer` near `query`, best first, by a best-first beam from
+    /// `entries`.
+    fn beam(
+        &mut self,
+        codes: &Codes,
+        query: &QueryCode,
+        entries: &[Scored],
+        ef: usize,
+        layer: usize,
+    ) -> Vec<Scored> {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.marks.fill(0);
+            self.epoch = 1;
+        }
+        let mut frontier: BinaryHeap<Scored> = BinaryHeap::with_capacity(ef * 4);
+        let mut found: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+        for &entry in entries {
+            self.marks[entry.1 as usize] = self.epoch;
+            frontier.push(entry);
+            found.push(Reverse(entry));
+            if found.len() > ef {
+                found.pop();
+            }
+        }
+        while let Some(Scored(s, point)) = frontier.pop() {
+            let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+            if found.len() >= ef && s < worst {
+                break;
+            }
+            for i in 0..self.row(layer, point).len() {
+                let next = self.row(layer, point)[i];
+                if self.marks[next as usize] == self.epoch {
+                    continue;
+                }
+                self.marks[next as usize] = self.epoch;
+                let s = codes.similarity(query, next);
+                let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+                if found.len() < ef || s > worst {
+                    frontier.push(Scored(s, next));
+                    found.push(Reverse(Scored(s, next)));
+                    if found.len() > ef {
+                        found.pop();
+                    }
+                }
+            }
+        }
+        found
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse(s)| s)
+            .collect()
+    }
+
+    /// The layout of these links and `codes`: layer-0 rows packed one after the other.
+    fn into_layout(self, codes: Codes) -> Layout {
+        let points = self.degree.len();
+        let mut offsets = Vec::with_capacity(points + 1);
+        let mut links = Vec::with_capacity(self.degree.iter().map(|d| *d as usize).sum());
+        offsets.push(0);
+        for p in 0..points {
+            let start = p * self.width;
+            links.extend_from_slice(&self.base[start..start + self.degree[p] as usize]);
+            offsets.push(links.len() as u32);
+        }
+        Layout {
+            codes,
+            offsets: Stored::Owned(offsets),
+            links: Stored::Owned(links),
+            upper: self.upper,
+            entry: self.entry.unwrap_or(0),
+        }
+    }
+}
+
+/// HNSW's neighbour heuristic: from `candidates` (best first by similarity to the point being
+/// linked), up to `m` that are each more similar to that point than to any candidate already
+/// chosen, so that the links spread in different directions instead of into one cluster.
+fn select(codes: &Codes, candidates: &[Scored], m: usize) -> Vec<u32> {
+    let mut chosen: Vec<u32> = Vec::with_capacity(m);
+    for &Scored(similarity, candidate) in candidates {
+        if chosen.len() == m {
+            break;
+        }
+        let query = codes.query(&codes.decode(candidate));
+        if chosen
+            .iter()
+            .all(|&kept| codes.similarity(&query, kept) < similarity)
+        {
+            chosen.push(candidate);
+        }
+    }
+    chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vector::distance::dot;
+    use crate::vector::seeded_unit as unit;
+
+    /// Recall@10 of the layout's beam (ef 64) over the first `n` of `data` against exact
+    /// search, over 50 queries.
+    fn recall(layout: &Layout, data: &[f32], dim: usize) -> f32 {
+        let n = data.len() / dim;
+        let mut found = 0;
+        for q in 0..50u64 {
+            let query = unit(50_000 + q, dim);
+            let mut exact: Vec<(u32, f32)> = (0..n)
+                .map(|p| (p as u32, dot(&query, &data[p * dim..(p + 1) * dim])))
+                .collect();
+            exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let beam = layout.beam(&query, 64);
+            found += exact[..10]
+                .iter()
+                .filter(|(p, _)| beam[..beam.len().min(40)].contains(p))
+                .count();
+        }
+        found as f32 / 500.0
+    }
+
+    #[test]
+    fn grown_points_are_found_as_well_as_built_ones() {
+        let (dim, built, grown) = (32, 2_000u64, 1_000u64);
+        let data: Vec<f32> = (0..built + grown).flat_map(|i| unit(i, dim)).collect();
+        let params = HnswParams::default();
+        let split = built as usize * dim;
+        let layout = Layout::build(&data[..split], dim, &params, &AtomicBool::new(false)).unwrap();
+        let before = recall(&layout, &data[..split], dim);
+        let grown_layout = extend(
+            &layout,
+            &data[split..],
+            dim,
+            &params,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(grown_layout.points(), (built + grown) as usize);
+        grown_layout.check().unwrap();
+        let after = recall(&grown_layout, &data, dim);
+        assert!(
+            after >= 0.95 && after >= before - 0.03,
+            "recall {before} built, {after} grown"
+        );
+        // The old layout is untouched: searches go on with it until the new one is installed.
+        assert_eq!(layout.points(), built as usize);
+    }
+
+    #[test]
+    fn an_empty_layout_grows_from_its_first_point() {
+        let dim = 16;
+        let data: Vec<f32> = (0..300u64).flat_map(|i| unit(i, dim)).collect();
+        let params = HnswParams::default();
+        let empty = Layout::build(&[], dim, &params, &AtomicBool::new(false)).unwrap();
+        let layout = extend(&empty, &data, dim, &params, &AtomicBool::new(false)).unwrap();
+        layout.check().unwrap();
+        assert!(recall(&layout, &data, dim) >= 0.95);
+    }
+
+    #[test]
+    fn a_raised_stop_flag_ends_a_growth() {
+        let dim = 8;
+        let data: Vec<f32> = (0..100u64).flat_map(|i| unit(i, dim)).collect();
+        let params = HnswParams::default();
+        let layout = Layout::build(&data, dim, &params, &AtomicBool::new(false)).unwrap();
+        assert!(extend(&layout, &data, dim, &params, &AtomicBool::new(true)).is_none());
+    }
+
+    #[test]
+    fn levels_are_geometric() {
+        let levels: Vec<usize> = (0..100_000u32).map(|p| level_of(p, 16)).collect();
+        let above = |l: usize| levels.iter().filter(|x| **x >= l).count() as f64 / 1e5;
+        assert!((above(1) - 1.0 / 16.0).abs() < 0.01, "{}", above(1));
+        assert!((above(2) - 1.0 / 256.0).abs() < 0.002, "{}", above(2));
+    }
+}
