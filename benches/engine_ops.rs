@@ -1,6 +1,7 @@
 //! Latency profile of the engine's memory operations (criterion).
 //!
-//! `cargo bench --bench engine_ops` — insert (single and batched), write throughput with 1, 2 and
+//! `cargo bench --bench engine_ops` — text analysis (every write and delete analyses its
+//! record's text), insert (single and batched), write throughput with 1, 2 and
 //! 4 writer threads on namespaces of their own, BM25 search and vector search
 //! (exact and HNSW) at 1k, 10k and 100k memories, vectors of dimension 384. Texts are
 //! synthetic chat-like messages drawn from a Zipf-distributed vocabulary, or with
@@ -21,6 +22,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use memorybench::engine::lexical::Idf;
 use memorybench::engine::{Engine, EngineOptions, HnswParams, NamespaceOptions, NewRecord, Space};
+use memorybench::text::Analyzer;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -100,6 +102,27 @@ fn open(dir: &std::path::Path, hnsw_threshold: usize) -> Engine {
         .unwrap();
     engine.create_space(Space::new("s", DIM)).unwrap();
     engine
+}
+
+/// The analyzers over 1 000 messages: what each write (and each delete, for the BM25
+/// statistics) pays per record before the store sees it.
+fn analyze(c: &mut Criterion) {
+    let texts = Texts::from_env();
+    let mut rng = StdRng::seed_from_u64(1);
+    let messages: Vec<String> = (0..1000).map(|_| texts.message(&mut rng)).collect();
+    let mut group = c.benchmark_group(format!("analyze{}", texts.suffix()));
+    group.throughput(Throughput::Elements(messages.len() as u64));
+    for analyzer in [Analyzer::Standard, Analyzer::Stemmed] {
+        group.bench_function(format!("{analyzer:?}").to_lowercase(), |b| {
+            b.iter(|| {
+                messages
+                    .iter()
+                    .map(|m| analyzer.analyze(m).len())
+                    .sum::<usize>()
+            })
+        });
+    }
+    group.finish();
 }
 
 fn insert(c: &mut Criterion) {
@@ -374,6 +397,6 @@ fn parallel_writers(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
-    targets = insert, parallel_writers, lexical_search, vector_search
+    targets = analyze, insert, parallel_writers, lexical_search, vector_search
 }
 criterion_main!(benches);

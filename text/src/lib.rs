@@ -45,6 +45,9 @@ const ENGLISH_STOP_WORDS: [&str; 34] = [
 /// Chinese function words dropped by the CJK analyzer in addition to the English list.
 const CHINESE_STOP_WORDS: [&str; 3] = ["的", "了", "和"];
 
+/// Bytes of the longest stop word of either list.
+const LONGEST_STOP_WORD: usize = 4;
+
 /// Tokens shorter than this many characters are dropped (Whoosh `StopFilter(minsize=2)`),
 /// except CJK words in the CJK analyzer.
 const MIN_TOKEN_CHARS: usize = 2;
@@ -109,7 +112,10 @@ fn is_word_char(c: char) -> bool {
 }
 
 fn is_stop_word(term: &str) -> bool {
-    ENGLISH_STOP_WORDS.binary_search(&term).is_ok() || CHINESE_STOP_WORDS.contains(&term)
+    // Most terms are longer than every stop word and skip the search (half of a delete's
+    // analysis time went to it: docs/stores.md).
+    term.len() <= LONGEST_STOP_WORD
+        && (ENGLISH_STOP_WORDS.binary_search(&term).is_ok() || CHINESE_STOP_WORDS.contains(&term))
 }
 
 /// Pushes the Whoosh-standard terms of `text` (offsets shifted by `base`).
@@ -152,7 +158,7 @@ fn standard_spans(text: &str, mut found: impl FnMut(usize, usize)) {
 
 /// Whether a lowercased token survives the stop filter (stop list, minimum length).
 fn keeps(lower: &str, keep_short: bool) -> bool {
-    (keep_short || lower.chars().count() >= MIN_TOKEN_CHARS) && !is_stop_word(lower)
+    (keep_short || lower.chars().nth(MIN_TOKEN_CHARS - 1).is_some()) && !is_stop_word(lower)
 }
 
 fn push_term(raw: &str, start: usize, end: usize, keep_short: bool, out: &mut Vec<Term>) {
@@ -230,6 +236,15 @@ mod tests {
     #[test]
     fn stop_words_are_sorted_for_binary_search() {
         assert!(ENGLISH_STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn every_stop_word_is_within_the_length_checked_first() {
+        let lists = ENGLISH_STOP_WORDS.iter().chain(&CHINESE_STOP_WORDS);
+        assert_eq!(lists.map(|w| w.len()).max(), Some(LONGEST_STOP_WORD));
+        for word in ENGLISH_STOP_WORDS.iter().chain(&CHINESE_STOP_WORDS) {
+            assert!(is_stop_word(word), "{word}");
+        }
     }
 
     #[test]

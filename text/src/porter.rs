@@ -59,8 +59,16 @@ fn is_consonant(w: &[char], i: usize) -> bool {
 
 /// Porter's m: the number of vowel-consonant sequences.
 fn measure(stem: &[char]) -> usize {
-    let pattern: Vec<bool> = (0..stem.len()).map(|i| is_consonant(stem, i)).collect();
-    pattern.windows(2).filter(|p| !p[0] && p[1]).count()
+    let mut count = 0;
+    let mut after_vowel = false;
+    for i in 0..stem.len() {
+        let consonant = is_consonant(stem, i);
+        if after_vowel && consonant {
+            count += 1;
+        }
+        after_vowel = !consonant;
+    }
+    count
 }
 
 fn contains_vowel(stem: &[char]) -> bool {
@@ -83,9 +91,17 @@ fn ends_cvc(w: &[char]) -> bool {
         || (n == 2 && !is_consonant(w, 0) && is_consonant(w, 1))
 }
 
+/// Whether `w` ends with `suffix`, one of the rules' ASCII suffixes (so its length in bytes
+/// is its length in characters; compared without allocating, as most words are checked
+/// against dozens of suffixes).
 fn ends_with(w: &[char], suffix: &str) -> bool {
-    let s: Vec<char> = suffix.chars().collect();
-    w.len() >= s.len() && w[w.len() - s.len()..] == s[..]
+    debug_assert!(suffix.is_ascii());
+    let n = suffix.len();
+    w.len() >= n
+        && w[w.len() - n..]
+            .iter()
+            .zip(suffix.bytes())
+            .all(|(c, b)| *c == char::from(b))
 }
 
 fn replace(w: &[char], suffix_len: usize, replacement: &str) -> Vec<char> {
@@ -101,7 +117,7 @@ type Condition<'a> = &'a dyn Fn(&[char]) -> bool;
 fn apply_rules(w: Vec<char>, rules: &[(&str, &str, Option<Condition>)]) -> Vec<char> {
     for (suffix, replacement, condition) in rules {
         if ends_with(&w, suffix) {
-            let suffix_len = suffix.chars().count();
+            let suffix_len = suffix.len();
             let stem = &w[..w.len() - suffix_len];
             return match condition {
                 Some(holds) if !holds(stem) => w,
