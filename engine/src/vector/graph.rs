@@ -93,7 +93,13 @@ impl Graph {
         params: &HnswParams,
         stop: &AtomicBool,
     ) -> Option<Graph> {
-        let layout = Layout::build(data, dim, params, stop)?;
+        let layout = Layout::build(
+            data,
+            dim,
+            params.max_connections,
+            params.ef_construction,
+            stop,
+        )?;
         Some(Graph {
             layout: Arc::new(layout),
             point_rid: ids.to_vec(),

@@ -308,6 +308,20 @@ mod tests {
     use crate::vector::distance::dot;
     use crate::vector::seeded_unit as unit;
 
+    /// The layout `hnsw_rs` builds of `data` with the default parameters.
+    fn build(data: &[f32], dim: usize) -> Layout {
+        let params = HnswParams::default();
+        let stop = AtomicBool::new(false);
+        Layout::build(
+            data,
+            dim,
+            params.max_connections,
+            params.ef_construction,
+            &stop,
+        )
+        .unwrap()
+    }
+
     /// Recall@10 of the layout's beam (ef 64) over the first `n` of `data` against exact
     /// search, over 50 queries.
     fn recall(layout: &Layout, data: &[f32], dim: usize) -> f32 {
@@ -334,7 +348,7 @@ mod tests {
         let data: Vec<f32> = (0..built + grown).flat_map(|i| unit(i, dim)).collect();
         let params = HnswParams::default();
         let split = built as usize * dim;
-        let layout = Layout::build(&data[..split], dim, &params, &AtomicBool::new(false)).unwrap();
+        let layout = build(&data[..split], dim);
         let before = recall(&layout, &data[..split], dim);
         let grown_layout = extend(
             &layout,
@@ -360,7 +374,7 @@ mod tests {
         let dim = 16;
         let data: Vec<f32> = (0..300u64).flat_map(|i| unit(i, dim)).collect();
         let params = HnswParams::default();
-        let empty = Layout::build(&[], dim, &params, &AtomicBool::new(false)).unwrap();
+        let empty = build(&[], dim);
         let layout = extend(&empty, &data, dim, &params, &AtomicBool::new(false)).unwrap();
         layout.check().unwrap();
         assert!(recall(&layout, &data, dim) >= 0.95);
@@ -371,7 +385,7 @@ mod tests {
         let dim = 8;
         let data: Vec<f32> = (0..100u64).flat_map(|i| unit(i, dim)).collect();
         let params = HnswParams::default();
-        let layout = Layout::build(&data, dim, &params, &AtomicBool::new(false)).unwrap();
+        let layout = build(&data, dim);
         assert!(extend(&layout, &data, dim, &params, &AtomicBool::new(true)).is_none());
     }
 

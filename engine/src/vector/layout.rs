@@ -21,7 +21,6 @@ use rustc_hash::FxHashMap;
 
 use super::codes::Codes;
 use super::distance::UnitDotDistance;
-use super::graph::HnswParams;
 use super::mapped::Stored;
 
 /// Points inserted between two looks at the stop flag (about 0.4 s of a 384-d build on 2
@@ -53,10 +52,12 @@ impl Layout {
     /// thread (later points are inserted into the layout itself, `super::insert`). Inserts
     /// [`BUILD_CHUNK`] points at a time and gives up (`None`) once `stop` is raised, so a
     /// closing engine waits for one chunk, not for the whole build.
+    /// `max_connections` and `ef_construction` are HNSW's `M` and the insertion beam's width.
     pub(crate) fn build(
         data: &[f32],
         dim: usize,
-        params: &HnswParams,
+        max_connections: usize,
+        ef_construction: usize,
         stop: &AtomicBool,
     ) -> Option<Layout> {
         let n = data.len() / dim.max(1);
@@ -71,10 +72,10 @@ impl Layout {
             });
         }
         let index: Index = Hnsw::new(
-            params.max_connections,
+            max_connections,
             n.max(1024),
             16,
-            params.ef_construction,
+            ef_construction,
             UnitDotDistance,
         );
         let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(0..).collect();
