@@ -113,10 +113,10 @@ impl Graph {
         })
     }
 
-    /// The graph of `layout` read back from a vector file, whose points are the records `point_rid` but for the
-    /// tombstones `dead`, beside the records `fresh`, which must be no live point. As
-    /// [`Graph::point_rid`] and [`Graph::dead_points`] gave them; an error says what does not
-    /// fit.
+    /// The graph of `layout` read back from a vector file, whose points are the records
+    /// `point_rid` but for the tombstones `dead`, beside the records `fresh`, which must be no
+    /// live point. As [`Graph::point_rid`] and [`Graph::dead_points`] gave them; an error says
+    /// what does not fit.
     pub(crate) fn restored(
         layout: Layout,
         point_rid: Vec<RecordId>,

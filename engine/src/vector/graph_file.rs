@@ -3,7 +3,8 @@
 //! Rebuilding the graph of a reopened namespace takes both cores for about a minute per
 //! 100,000 vectors, and until it is done every search scans every vector. The graph's layout
 //! (codes and links) is therefore kept in the file and read back ([`Graph::restored`]):
-//! searched at once from the file's pages, and grown like any graph. All little-endian, each array padded with zeros to a multiple of 8 bytes:
+//! searched at once from the file's pages, and grown like any graph. All little-endian, each
+//! array padded with zeros to a multiple of 8 bytes:
 //! - 0 (no graph) or 1, then for a graph:
 //! - the number of points, the record id of each;
 //! - the number of tombstones, their points;
