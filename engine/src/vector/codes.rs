@@ -39,16 +39,8 @@ impl Codes {
         for scale in &mut scales {
             *scale = if *scale > 0.0 { *scale / 127.0 } else { 1.0 };
         }
-        let codes = vectors
-            .chunks_exact(dim)
-            .flat_map(|vector| {
-                vector
-                    .iter()
-                    .zip(&scales)
-                    .map(|(x, s)| quantize(x / s, 127.0))
-            })
-            .map(|c| c as i8)
-            .collect();
+        let mut codes = Vec::with_capacity(vectors.len());
+        push_codes(&mut codes, vectors, &scales);
         Codes {
             dim,
             scales,
@@ -75,14 +67,7 @@ impl Codes {
         }
         let mut codes = Vec::with_capacity(self.codes.len() + vectors.len());
         codes.extend_from_slice(&self.codes);
-        for vector in vectors.chunks_exact(self.dim) {
-            codes.extend(
-                vector
-                    .iter()
-                    .zip(&self.scales)
-                    .map(|(x, s)| quantize(x / s, 127.0) as i8),
-            );
-        }
+        push_codes(&mut codes, vectors, &self.scales);
         Codes {
             dim: self.dim,
             scales: self.scales.clone(),
@@ -154,6 +139,18 @@ impl Codes {
     /// Bytes of the codes (in memory or mapped) and scales.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.codes.bytes() + self.scales.capacity() * 4
+    }
+}
+
+/// Appends the codes of `vectors` (one value per scale each) under `scales`.
+fn push_codes(codes: &mut Vec<i8>, vectors: &[f32], scales: &[f32]) {
+    for vector in vectors.chunks_exact(scales.len()) {
+        codes.extend(
+            vector
+                .iter()
+                .zip(scales)
+                .map(|(x, s)| quantize(x / s, 127.0) as i8),
+        );
     }
 }
 

@@ -11,20 +11,19 @@
 //! The layout holds what insertion needs: codes to compare and links to walk. Its parts here:
 //! - [`extend`]: encodes the new points with the layout's scales, inserts them one by one and
 //!   hands back the grown layout (the old one is not changed: searches go on with it);
-//! - `Links`: the layout's links copied into rows of a fixed width, so a row grows in place;
+//! - `Links`: the graph being grown; its `Rows` are the layout's links copied into rows of a
+//!   fixed width, so a row grows in place, and its `Visits` the marks of the current beam;
 //! - `Links::insert`: the HNSW insertion of one point (a level drawn from the point's number;
-//!   a greedy descent to it; on each layer below, a beam of `ef_construction`, neighbours
-//!   chosen by the diversity heuristic, and links back that prune a full row by the same
-//!   heuristic);
+//!   a greedy descent to it; on each layer below, a beam of `ef_construction` (the search's
+//!   own, `super::layout::best_first`), neighbours chosen by the diversity heuristic, and
+//!   links back that prune a full row by the same heuristic);
 //! - `select`: that heuristic, on codes.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::codes::{Codes, QueryCode};
 use super::graph::HnswParams;
-use super::layout::{Layout, Scored, UpperLayers, BUILD_CHUNK};
+use super::layout::{best_first, Layout, Scored, UpperLayers, BUILD_CHUNK};
 use super::mapped::Stored;
 
 /// Highest layer a point is given.
@@ -70,8 +69,16 @@ fn level_of(point: u32, m: usize) -> usize {
     (level as usize).min(MAX_LEVEL)
 }
 
-/// The links of a graph being grown.
+/// A graph being grown: its links, its entry and the visit marks of its beams.
 struct Links {
+    rows: Rows,
+    /// Where searches start; `None` until the first point.
+    entry: Option<u32>,
+    visits: Visits,
+}
+
+/// The neighbour lists of every layer.
+struct Rows {
     /// Width of a layer-0 row (twice `M`, or the layout's longest row if longer).
     width: usize,
     /// Layer-0 rows, `width` slots per point, the first `degree[p]` of them used.
@@ -79,11 +86,26 @@ struct Links {
     degree: Vec<u32>,
     /// Layers 1, 2, …, as in [`Layout::upper`].
     upper: UpperLayers,
-    /// Where searches start; `None` until the first point.
-    entry: Option<u32>,
-    /// Visit marks of the current beam: a point is visited when its mark is `epoch`.
+}
+
+/// Which points the current beam has seen: those whose mark is `epoch`, so that a new beam
+/// clears nothing.
+struct Visits {
     marks: Vec<u32>,
     epoch: u32,
+}
+
+impl Visits {
+    /// Starts a beam: the returned function tells whether a point is seen for the first time.
+    fn start(&mut self) -> impl FnMut(u32) -> bool + '_ {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.marks.fill(0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        move |point| std::mem::replace(&mut self.marks[point as usize], epoch) != epoch
+    }
 }
 
 impl Links {
@@ -91,27 +113,145 @@ impl Links {
     /// least `width`.
     fn of(layout: &Layout, points: usize, width: usize) -> Links {
         let old = layout.points();
-        let row =
-            |p: usize| &layout.links[layout.offsets[p] as usize..layout.offsets[p + 1] as usize];
-        let width = (0..old).map(|p| row(p).len()).max().unwrap_or(0).max(width);
+        let width = (0..old as u32)
+            .map(|p| layout.row(p).len())
+            .max()
+            .unwrap_or(0)
+            .max(width);
         let mut base = vec![0; points * width];
         let mut degree = vec![0; points];
         for p in 0..old {
-            let linked = row(p);
+            let linked = layout.row(p as u32);
             base[p * width..p * width + linked.len()].copy_from_slice(linked);
             degree[p] = linked.len() as u32;
         }
         Links {
-            width,
-            base,
-            degree,
-            upper: layout.upper.clone(),
+            rows: Rows {
+                width,
+                base,
+                degree,
+                upper: layout.upper.clone(),
+            },
             entry: (old > 0).then_some(layout.entry),
-            marks: vec![0; points],
-            epoch: 0,
+            visits: Visits {
+                marks: vec![0; points],
+                epoch: 0,
+            },
         }
     }
 
+    /// Inserts `point` (whose unit vector is `vector`) at `level`, linking it to up to `m`
+    /// neighbours per layer found by beams of `ef`.
+    fn insert(
+        &mut self,
+        codes: &Codes,
+        point: u32,
+        vector: &[f32],
+        level: usize,
+        ef: usize,
+        m: usize,
+    ) {
+        let top = self.rows.upper.len();
+        let Some(entry) = self.entry else {
+            self.raise(point, level);
+            return;
+        };
+        let query = codes.query(vector);
+        let mut nearest = vec![Scored(codes.similarity(&query, entry), entry)];
+        for layer in (level + 1..=top).rev() {
+            nearest = self.beam(codes, &query, &nearest, 1, layer);
+        }
+        for layer in (0..=level.min(top)).rev() {
+            let found = self.beam(codes, &query, &nearest, ef, layer);
+            let chosen = select(codes, &found, m);
+            let capacity = if layer == 0 { self.rows.width } else { m };
+            for &neighbour in &chosen {
+                self.link(codes, neighbour, point, layer, capacity);
+            }
+            self.rows.set_row(layer, point, chosen);
+            nearest = found;
+        }
+        if level > top {
+            self.raise(point, level);
+        }
+    }
+
+    /// Makes `point` the entry, adding the layers up to `level` it is the first of.
+    fn raise(&mut self, point: u32, level: usize) {
+        while self.rows.upper.len() < level {
+            self.rows.upper.push(Default::default());
+            let layer = self.rows.upper.len();
+            self.rows.set_row(layer, point, Vec::new());
+        }
+        if self.entry.is_none() || level >= self.rows.upper.len() {
+            self.entry = Some(point);
+        }
+    }
+
+    /// Adds `to` to the neighbours of `from` on `layer`; a row already at `capacity` keeps
+    /// the heuristic's choice among its links and `to`.
+    fn link(&mut self, codes: &Codes, from: u32, to: u32, layer: usize, capacity: usize) {
+        let mut linked = self.rows.row(layer, from).to_vec();
+        if linked.contains(&to) {
+            return;
+        }
+        if linked.len() < capacity {
+            linked.push(to);
+        } else {
+            let query = codes.query(&codes.decode(from));
+            let mut scored: Vec<Scored> = linked
+                .iter()
+                .chain([&to])
+                .map(|&p| Scored(codes.similarity(&query, p), p))
+                .collect();
+            scored.sort_unstable_by(|a, b| b.cmp(a));
+            linked = select(codes, &scored, capacity);
+        }
+        self.rows.set_row(layer, from, linked);
+    }
+
+    /// Up to `ef` points of `layer` near `query`, best first, by a beam from `entries`.
+    fn beam(
+        &mut self,
+        codes: &Codes,
+        query: &QueryCode,
+        entries: &[Scored],
+        ef: usize,
+        layer: usize,
+    ) -> Vec<Scored> {
+        let rows = &self.rows;
+        let visit = self.visits.start();
+        best_first(codes, query, entries, ef, |p| rows.row(layer, p), visit)
+    }
+
+    /// The layout of these links and `codes`: layer-0 rows packed one after the other.
+    fn into_layout(self, codes: Codes) -> Layout {
+        let Rows {
+            width,
+            base,
+            degree,
+            upper,
+        } = self.rows;
+        let points = degree.len();
+        let mut offsets = Vec::with_capacity(points + 1);
+        let mut links = Vec::with_capacity(degree.iter().map(|d| *d as usize).sum());
+        offsets.push(0);
+        for p in 0..points {
+            let start = p * width;
+            links.extend_from_slice(&base[start..start + degree[p] as usize]);
+            offsets.push(links.len() as u32);
+        }
+        Layout {
+            codes,
+            offsets: Stored::Owned(offsets),
+            links: Stored::Owned(links),
+            upper,
+            entry: self.entry.unwrap_or(0),
+        }
+    }
+}
+
+impl Rows {
     /// The neighbours of `point` on `layer`.
     fn row(&self, layer: usize, point: u32) -> &[u32] {
         match layer {
@@ -134,150 +274,6 @@ impl Links {
             _ => {
                 self.upper[layer - 1].insert(point, linked);
             }
-        }
-    }
-
-    /// Inserts `point` (whose unit vector is `vector`) at `level`, linking it to up to `m`
-    /// neighbours per layer found by beams of `ef`.
-    fn insert(
-        &mut self,
-        codes: &Codes,
-        point: u32,
-        vector: &[f32],
-        level: usize,
-        ef: usize,
-        m: usize,
-    ) {
-        let top = self.upper.len();
-        let Some(entry) = self.entry else {
-            self.raise(point, level);
-            return;
-        };
-        let query = codes.query(vector);
-        let mut nearest = vec![Scored(codes.similarity(&query, entry), entry)];
-        for layer in (level + 1..=top).rev() {
-            nearest = self.beam(codes, &query, &nearest, 1, layer);
-        }
-        for layer in (0..=level.min(top)).rev() {
-            let found = self.beam(codes, &query, &nearest, ef, layer);
-            let chosen = select(codes, &found, m);
-            let capacity = if layer == 0 { self.width } else { m };
-            for &neighbour in &chosen {
-                self.link(codes, neighbour, point, layer, capacity);
-            }
-            self.set_row(layer, point, chosen);
-            nearest = found;
-        }
-        if level > top {
-            self.raise(point, level);
-        }
-    }
-
-    /// Makes `point` the entry, adding the layers up to `level` it is the first of.
-    fn raise(&mut self, point: u32, level: usize) {
-        while self.upper.len() < level {
-            self.upper.push(Default::default());
-            let layer = self.upper.len();
-            self.set_row(layer, point, Vec::new());
-        }
-        if self.entry.is_none() || level >= self.upper.len() {
-            self.entry = Some(point);
-        }
-    }
-
-    /// Adds `to` to the neighbours of `from` on `layer`; a row already at `capacity` keeps
-    /// the heuristic's choice among its links and `to`.
-    fn link(&mut self, codes: &Codes, from: u32, to: u32, layer: usize, capacity: usize) {
-        let mut linked = self.row(layer, from).to_vec();
-        if linked.contains(&to) {
-            return;
-        }
-        if linked.len() < capacity {
-            linked.push(to);
-        } else {
-            let query = codes.query(&codes.decode(from));
-            let mut scored: Vec<Scored> = linked
-                .iter()
-                .chain([&to])
-                .map(|&p| Scored(codes.similarity(&query, p), p))
-                .collect();
-            scored.sort_unstable_by(|a, b| b.cmp(a));
-            linked = select(codes, &scored, capacity);
-        }
-        self.set_row(layer, from, linked);
-    }
-
-    /// Up to `ef` points of `layer` near `query`, best first, by a best-first beam from
-    /// `entries`.
-    fn beam(
-        &mut self,
-        codes: &Codes,
-        query: &QueryCode,
-        entries: &[Scored],
-        ef: usize,
-        layer: usize,
-    ) -> Vec<Scored> {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.marks.fill(0);
-            self.epoch = 1;
-        }
-        let mut frontier: BinaryHeap<Scored> = BinaryHeap::with_capacity(ef * 4);
-        let mut found: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
-        for &entry in entries {
-            self.marks[entry.1 as usize] = self.epoch;
-            frontier.push(entry);
-            found.push(Reverse(entry));
-            if found.len() > ef {
-                found.pop();
-            }
-        }
-        while let Some(Scored(s, point)) = frontier.pop() {
-            let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
-            if found.len() >= ef && s < worst {
-                break;
-            }
-            for i in 0..self.row(layer, point).len() {
-                let next = self.row(layer, point)[i];
-                if self.marks[next as usize] == self.epoch {
-                    continue;
-                }
-                self.marks[next as usize] = self.epoch;
-                let s = codes.similarity(query, next);
-                let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
-                if found.len() < ef || s > worst {
-                    frontier.push(Scored(s, next));
-                    found.push(Reverse(Scored(s, next)));
-                    if found.len() > ef {
-                        found.pop();
-                    }
-                }
-            }
-        }
-        found
-            .into_sorted_vec()
-            .into_iter()
-            .map(|Reverse(s)| s)
-            .collect()
-    }
-
-    /// The layout of these links and `codes`: layer-0 rows packed one after the other.
-    fn into_layout(self, codes: Codes) -> Layout {
-        let points = self.degree.len();
-        let mut offsets = Vec::with_capacity(points + 1);
-        let mut links = Vec::with_capacity(self.degree.iter().map(|d| *d as usize).sum());
-        offsets.push(0);
-        for p in 0..points {
-            let start = p * self.width;
-            links.extend_from_slice(&self.base[start..start + self.degree[p] as usize]);
-            offsets.push(links.len() as u32);
-        }
-        Layout {
-            codes,
-            offsets: Stored::Owned(offsets),
-            links: Stored::Owned(links),
-            upper: self.upper,
-            entry: self.entry.unwrap_or(0),
         }
     }
 }

@@ -12,14 +12,14 @@
 //! file's pages ([`Stored`]). Growing a graph makes a new layout (`super::insert`); the
 //! `hnsw_rs` structure is dropped once copied.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use hnsw_rs::prelude::Hnsw;
 use rustc_hash::FxHashMap;
 
-use super::codes::Codes;
+use super::codes::{Codes, QueryCode};
 use super::distance::UnitDotDistance;
 use super::mapped::Stored;
 
@@ -152,6 +152,12 @@ impl Layout {
         self.codes.heap_bytes() + self.offsets.bytes() + self.links.bytes() + upper
     }
 
+    /// The layer-0 neighbours of `point`.
+    pub(crate) fn row(&self, point: u32) -> &[u32] {
+        let p = point as usize;
+        &self.links[self.offsets[p] as usize..self.offsets[p + 1] as usize]
+    }
+
     /// Up to `ef` points near the unit vector `query` by a best-first beam of `ef`
     /// candidates, best first by their codes' similarity.
     pub(crate) fn beam(&self, query: &[f32], ef: usize) -> Vec<u32> {
@@ -181,49 +187,16 @@ impl Layout {
 
         // Best-first beam search on layer 0.
         let mut visited = vec![0u64; n.div_ceil(64)];
-        let mut visit = |p: u32| {
+        let visit = |p: u32| {
             let (word, bit) = (p as usize / 64, 1u64 << (p % 64));
             let seen = visited[word] & bit != 0;
             visited[word] |= bit;
             !seen
         };
-        visit(current);
-        let mut frontier = BinaryHeap::with_capacity(ef * 4);
-        let mut found: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
-        frontier.push(Scored(best, current));
-        found.push(std::cmp::Reverse(Scored(best, current)));
-        while let Some(Scored(s, point)) = frontier.pop() {
-            let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
-            if found.len() >= ef && s < worst {
-                break;
-            }
-            let (from, to) = (
-                self.offsets[point as usize],
-                self.offsets[point as usize + 1],
-            );
-            let neighbours = &self.links[from as usize..to as usize];
-            for &next in neighbours {
-                self.codes.prefetch(next);
-            }
-            for &next in neighbours {
-                if !visit(next) {
-                    continue;
-                }
-                let s = similarity(next);
-                let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
-                if found.len() < ef || s > worst {
-                    frontier.push(Scored(s, next));
-                    found.push(std::cmp::Reverse(Scored(s, next)));
-                    if found.len() > ef {
-                        found.pop();
-                    }
-                }
-            }
-        }
-        found
-            .into_sorted_vec()
+        let entry = Scored(best, current);
+        best_first(&self.codes, &code, &[entry], ef, |p| self.row(p), visit)
             .into_iter()
-            .map(|std::cmp::Reverse(Scored(_, p))| p)
+            .map(|Scored(_, p)| p)
             .collect()
     }
 
@@ -249,6 +222,59 @@ impl Layout {
         }
         Ok(())
     }
+}
+
+/// Up to `ef` points near `query`, best first, by a best-first beam from `entries` over the
+/// neighbour lists `neighbours` gives: what a search does on layer 0 and an insertion on every
+/// layer. `visit` tells whether a point is seen for the first time; each point is compared
+/// once, its neighbours' codes loaded ahead a whole list at a time.
+pub(super) fn best_first<'a>(
+    codes: &Codes,
+    query: &QueryCode,
+    entries: &[Scored],
+    ef: usize,
+    neighbours: impl Fn(u32) -> &'a [u32],
+    mut visit: impl FnMut(u32) -> bool,
+) -> Vec<Scored> {
+    let mut frontier = BinaryHeap::with_capacity(ef * 4);
+    let mut found: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+    for &entry in entries {
+        visit(entry.1);
+        frontier.push(entry);
+        found.push(Reverse(entry));
+        if found.len() > ef {
+            found.pop();
+        }
+    }
+    while let Some(Scored(s, point)) = frontier.pop() {
+        let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+        if found.len() >= ef && s < worst {
+            break;
+        }
+        let linked = neighbours(point);
+        for &next in linked {
+            codes.prefetch(next);
+        }
+        for &next in linked {
+            if !visit(next) {
+                continue;
+            }
+            let s = codes.similarity(query, next);
+            let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+            if found.len() < ef || s > worst {
+                frontier.push(Scored(s, next));
+                found.push(Reverse(Scored(s, next)));
+                if found.len() > ef {
+                    found.pop();
+                }
+            }
+        }
+    }
+    found
+        .into_sorted_vec()
+        .into_iter()
+        .map(|Reverse(s)| s)
+        .collect()
 }
 
 /// A point and its similarity, ordered by similarity (then point, for a total order).
