@@ -42,6 +42,9 @@ const LOOKUP_CHUNK: usize = 1024;
 /// Bytes of a pair's digest in an index key.
 const DIGEST: usize = 16;
 
+/// One entry's key: namespace, pair digest, record id.
+pub(crate) type IndexKey = [u8; 12 + DIGEST];
+
 /// The attribute index of a store: its salt, and the reading and writing of its entries.
 pub(crate) struct AttributeIndex {
     salt: [u8; 32],
@@ -109,7 +112,7 @@ impl AttributeIndex {
         out
     }
 
-    fn entry_key(&self, ns: u32, key: &str, value: &str, id: RecordId) -> [u8; 12 + DIGEST] {
+    fn entry_key(&self, ns: u32, key: &str, value: &str, id: RecordId) -> IndexKey {
         let mut out = [0u8; 12 + DIGEST];
         out[..4 + DIGEST].copy_from_slice(&self.pair_prefix(ns, key, value));
         out[4 + DIGEST..].copy_from_slice(&id.0.to_be_bytes());
@@ -123,7 +126,7 @@ impl AttributeIndex {
         ns: u32,
         id: RecordId,
         attributes: impl IntoIterator<Item = (K, V), IntoIter: 'a>,
-    ) -> impl Iterator<Item = [u8; 12 + DIGEST]> + 'a {
+    ) -> impl Iterator<Item = IndexKey> + 'a {
         attributes
             .into_iter()
             .map(move |(key, value)| self.entry_key(ns, key.as_ref(), value.as_ref(), id))

@@ -5,18 +5,20 @@
 //! share only the [`Sequencer`](crate::sequencer::Sequencer), which numbers them; each then
 //! applies itself to the in-memory lexical index without waiting for writes numbered before it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::attributes::IndexKey;
 use crate::batch::{Batch, Op, WriteReceipt};
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::keys::*;
 use crate::lexical::index::LexicalOp;
+use crate::lexical::stats::Removed;
 use crate::lexical::Term;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::state::{Inner, NamespaceState};
@@ -26,12 +28,13 @@ use crate::vector::collection::{schedule_graph_build, VectorCollection};
 /// Normalized vectors of one record, by space name.
 type SpaceVectors = Vec<(String, Vec<f32>)>;
 
-/// What a stored record that an update or delete replaces leaves behind to undo: its terms
-/// (in the BM25 statistics) and its attributes (in the attribute index).
+/// What a stored record that an update or delete replaces leaves behind to undo: its text
+/// (whose terms leave the BM25 statistics, analyzed only when the namespace's statistics are
+/// in memory) and its entries in the attribute index.
 #[derive(Clone)]
 struct Replaced {
-    terms: Vec<Term>,
-    attributes: BTreeMap<String, String>,
+    text: String,
+    index_keys: Vec<IndexKey>,
 }
 
 /// A batch operation checked against the store, ready to be written.
@@ -81,17 +84,15 @@ impl Inner {
             return Err(Error::UnknownNamespace(ns.info.name.clone()));
         }
         let mut prepared = Vec::new();
+        let ns_id = ns.info.id;
         self.attributes
-            .for_each_matching(&self.store, ns.info.id, filter, |view, _| {
+            .for_each_matching(&self.store, ns_id, filter, |view, _| {
+                let index_keys = self.attributes.keys(ns_id, view.id, &view.attributes);
                 prepared.push(Prepared::Delete {
                     id: view.id,
                     old: Replaced {
-                        terms: ns.info.analyzer.analyze(view.text),
-                        attributes: view
-                            .attributes
-                            .iter()
-                            .map(|(k, v)| (k.to_string(), v.to_string()))
-                            .collect(),
+                        text: view.text.to_string(),
+                        index_keys: index_keys.collect(),
                     },
                 });
                 Ok(())
@@ -133,8 +134,11 @@ impl Inner {
                 return Ok(known.clone());
             }
             Ok(self.store.record(ns.info.id, id)?.map(|r| Replaced {
-                terms: analyzer.analyze(&r.text),
-                attributes: r.attributes,
+                index_keys: self
+                    .attributes
+                    .keys(ns.info.id, id, &r.attributes)
+                    .collect(),
+                text: r.text,
             }))
         };
         let mut out = Vec::with_capacity(batch.ops.len());
@@ -157,8 +161,11 @@ impl Inner {
                     let (record, vectors) = self.validate(id, new)?;
                     let terms = analyzer.analyze(&record.text);
                     let now = Replaced {
-                        terms: terms.clone(),
-                        attributes: record.attributes.clone(),
+                        text: record.text.clone(),
+                        index_keys: self
+                            .attributes
+                            .keys(ns.info.id, id, &record.attributes)
+                            .collect(),
                     };
                     overlay.insert(id, Some(now));
                     Prepared::Update {
@@ -245,13 +252,13 @@ impl Inner {
                     terms,
                     old,
                 } => {
-                    for key in self.attributes.keys(ns_id, record.id, &old.attributes) {
+                    for key in &old.index_keys {
                         batch.delete_cf(index, key);
                     }
                     (record, vectors, terms, true)
                 }
                 Prepared::Delete { id, old } => {
-                    for key in self.attributes.keys(ns_id, *id, &old.attributes) {
+                    for key in &old.index_keys {
                         batch.delete_cf(index, key);
                     }
                     batch.delete_cf(records, record_key(ns_id, *id));
@@ -329,6 +336,13 @@ impl Inner {
         let Some(derived) = ns.loaded() else {
             return;
         };
+        // The replaced records' terms, counted before the statistics are locked.
+        let mut removed = Removed::default();
+        for op in prepared {
+            if let Prepared::Update { old, .. } | Prepared::Delete { old, .. } = op {
+                removed.document(ns.info.analyzer, &old.text);
+            }
+        }
         let mut touched = Vec::new();
         {
             let mut stats = derived.lexical.write();
@@ -354,9 +368,8 @@ impl Inner {
                         record,
                         vectors,
                         terms,
-                        old,
+                        old: _,
                     } => {
-                        stats.remove(&old.terms);
                         stats.add(terms);
                         for c in collections.values() {
                             c.write().remove(record.id);
@@ -370,8 +383,7 @@ impl Inner {
                             touched.push(Arc::clone(c));
                         }
                     }
-                    Prepared::Delete { id, old } => {
-                        stats.remove(&old.terms);
+                    Prepared::Delete { id, old: _ } => {
                         for c in collections.values() {
                             if c.write().remove(*id) {
                                 touched.push(Arc::clone(c));
@@ -381,6 +393,8 @@ impl Inner {
                     Prepared::PutState(..) | Prepared::DeleteState(_) => {}
                 }
             }
+            // After the additions, so that no count passes through zero on the way.
+            stats.remove(&removed);
         }
         for c in touched {
             schedule_graph_build(&c, self.options.hnsw);

@@ -83,6 +83,26 @@ impl Analyzer {
         out
     }
 
+    /// Calls `visit` with the text of every term [`analyze`](Self::analyze) returns, in the
+    /// same order, without building a `String` per term where it can (the standard analyzer
+    /// lowercases into one reused buffer): for callers that only count terms, such as the
+    /// BM25 statistics of deleted records.
+    pub fn for_each_term(self, text: &str, mut visit: impl FnMut(&str)) {
+        match self {
+            Analyzer::Standard => {
+                standard_kept(text, 0, false, &mut String::new(), |term, _, _| visit(term))
+            }
+            Analyzer::Stemmed => standard_kept(text, 0, false, &mut String::new(), |term, _, _| {
+                visit(&porter::stem(term))
+            }),
+            Analyzer::Cjk => {
+                for term in self.analyze(text) {
+                    visit(&term.text);
+                }
+            }
+        }
+    }
+
     /// A lowercased token as this analyzer indexes it (its stem for
     /// [`Stemmed`](Self::Stemmed)), for query terms built outside [`analyze`](Self::analyze).
     pub fn normalize(self, lower: String) -> String {
@@ -120,8 +140,28 @@ fn is_stop_word(term: &str) -> bool {
 
 /// Pushes the Whoosh-standard terms of `text` (offsets shifted by `base`).
 fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
+    standard_kept(text, base, false, &mut String::new(), |term, start, end| {
+        out.push(Term {
+            text: term.to_string(),
+            start,
+            end,
+        })
+    });
+}
+
+/// Calls `visit` with every lowercased Whoosh-standard token of `text` that the stop filter
+/// keeps, and its span (shifted by `base`); `lower` is the buffer each token is lowercased into.
+fn standard_kept(
+    text: &str,
+    base: usize,
+    keep_short: bool,
+    lower: &mut String,
+    mut visit: impl FnMut(&str, usize, usize),
+) {
     standard_spans(text, |start, end| {
-        push_term(&text[start..end], base + start, base + end, false, out)
+        if lowercase_kept(&text[start..end], keep_short, lower) {
+            visit(lower, base + start, base + end)
+        }
     });
 }
 
@@ -161,16 +201,17 @@ fn keeps(lower: &str, keep_short: bool) -> bool {
     (keep_short || lower.chars().nth(MIN_TOKEN_CHARS - 1).is_some()) && !is_stop_word(lower)
 }
 
-fn push_term(raw: &str, start: usize, end: usize, keep_short: bool, out: &mut Vec<Term>) {
-    let lower = raw.to_lowercase();
-    if !keeps(&lower, keep_short) || lower.len() > MAX_TOKEN_LEN {
-        return;
+/// Lowercases `raw` into `lower` and says whether the stop filter and the length limit keep it.
+fn lowercase_kept(raw: &str, keep_short: bool, lower: &mut String) -> bool {
+    lower.clear();
+    if raw.is_ascii() {
+        lower.push_str(raw);
+        lower.make_ascii_lowercase();
+    } else {
+        // `str::to_lowercase` knows context (a final sigma), which a per-character map does not.
+        lower.push_str(&raw.to_lowercase());
     }
-    out.push(Term {
-        text: lower,
-        start,
-        end,
-    });
+    keeps(lower, keep_short) && lower.len() <= MAX_TOKEN_LEN
 }
 
 fn is_cjk(c: char) -> bool {
@@ -185,13 +226,18 @@ fn jieba() -> &'static jieba_rs::Jieba {
 }
 
 fn cjk_terms(text: &str, out: &mut Vec<Term>) {
+    let mut lower = String::new();
     // Search mode also emits the dictionary words inside long compounds (合同纠纷 gives 合同,
     // 纠纷 and 合同纠纷), so a query word matches the compounds that contain it.
     for token in jieba().cut_for_search(text, true) {
         if token.word.chars().any(is_cjk) {
             let word: String = token.word.chars().filter(|c| is_word_char(*c)).collect();
-            if !word.is_empty() {
-                push_term(&word, token.byte_start, token.byte_end, true, out);
+            if !word.is_empty() && lowercase_kept(&word, true, &mut lower) {
+                out.push(Term {
+                    text: lower.clone(),
+                    start: token.byte_start,
+                    end: token.byte_end,
+                });
             }
         } else {
             standard_terms(token.word, token.byte_start, out);
@@ -244,6 +290,24 @@ mod tests {
         assert_eq!(lists.map(|w| w.len()).max(), Some(LONGEST_STOP_WORD));
         for word in ENGLISH_STOP_WORDS.iter().chain(&CHINESE_STOP_WORDS) {
             assert!(is_stop_word(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn for_each_term_visits_what_analyze_returns() {
+        let samples = [
+            "The U.S.A. is a big country, e.g. version 3.14!",
+            "I saw x and snake_case at 5 pm; painted PAINTING runs",
+            "ΣΊΣΥΦΟΣ Ünïcödé CAFÉ straße İstanbul",
+            "我们在北京大学学习法律和 Rust programming",
+            "",
+        ];
+        for analyzer in Analyzer::ALL {
+            for text in samples {
+                let mut visited = Vec::new();
+                analyzer.for_each_term(text, |t| visited.push(t.to_string()));
+                assert_eq!(visited, texts(analyzer, text), "{analyzer:?} on {text:?}");
+            }
         }
     }
 

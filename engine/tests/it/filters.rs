@@ -124,6 +124,31 @@ fn rankings(engine: &Engine) -> Vec<Vec<(u64, f32)>> {
     ]
 }
 
+/// Each record's BM25 score for a query, by text (texts are unique; ids are not compared).
+fn text_scores(engine: &Engine) -> Vec<(String, f32)> {
+    let hits = engine.search_text("ns", "cat number 12", RECORDS).unwrap();
+    let mut scores: Vec<(String, f32)> =
+        hits.into_iter().map(|h| (h.record.text, h.score)).collect();
+    scores.sort_by(|a, b| a.0.cmp(&b.0));
+    scores
+}
+
+/// A fresh engine holding only the records `engine` holds, so its statistics were never
+/// reduced by a delete.
+fn survivors_only(engine: &Engine) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = Engine::open(dir.path().join("store"), EngineOptions::default()).unwrap();
+    fresh
+        .create_namespace("ns", NamespaceOptions::default())
+        .unwrap();
+    for record in engine.records("ns").unwrap() {
+        fresh
+            .put("ns", NewRecord::new(record.unwrap().text))
+            .unwrap();
+    }
+    (dir, fresh)
+}
+
 #[test]
 fn records_where_lists_and_delete_where_deletes_the_matching_ids() {
     for filter in [
@@ -160,6 +185,8 @@ fn records_where_lists_and_delete_where_deletes_the_matching_ids() {
         assert_eq!(listed, expected, "{filter:?}");
         assert_eq!(listed.len(), matching.len());
 
+        // A search loads the namespace's statistics, which the delete must then reduce.
+        rankings(&by_filter);
         let deleted = by_filter.delete_where("ns", &filter).unwrap();
         assert_eq!(deleted, matching.len(), "{filter:?}");
         assert_eq!(by_filter.count("ns").unwrap(), (RECORDS - deleted) as u64);
@@ -173,6 +200,12 @@ fn records_where_lists_and_delete_where_deletes_the_matching_ids() {
         };
         assert_eq!(kept(&by_filter), kept(&by_ids));
         assert_eq!(rankings(&by_filter), rankings(&by_ids), "{filter:?}");
+        let (_c, fresh) = survivors_only(&by_filter);
+        assert_eq!(
+            text_scores(&by_filter),
+            text_scores(&fresh),
+            "BM25 statistics after deleting {filter:?}"
+        );
         assert_eq!(by_filter.delete_where("ns", &filter).unwrap(), 0);
     }
 }
