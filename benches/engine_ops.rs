@@ -104,8 +104,8 @@ fn open(dir: &std::path::Path, hnsw_threshold: usize) -> Engine {
     engine
 }
 
-/// The analyzers over 1 000 messages: what each write (and each delete, for the BM25
-/// statistics) pays per record before the store sees it.
+/// The analyzers over 1 000 messages: what each write pays per record before the store sees
+/// it, and (`terms only`) what each delete pays to take the record out of the BM25 statistics.
 fn analyze(c: &mut Criterion) {
     let texts = Texts::from_env();
     let mut rng = StdRng::seed_from_u64(1);
@@ -119,6 +119,16 @@ fn analyze(c: &mut Criterion) {
                     .iter()
                     .map(|m| analyzer.analyze(m).len())
                     .sum::<usize>()
+            })
+        });
+        let name = format!("{analyzer:?} terms only").to_lowercase();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut bytes = 0;
+                for m in &messages {
+                    analyzer.for_each_term(m, |term| bytes += term.len());
+                }
+                bytes
             })
         });
     }
