@@ -489,8 +489,8 @@ fn feed(slot: &mut WriterSlot, batch: Vec<UserOperation>) {
     if batch.is_empty() || slot.failed {
         return;
     }
-    match slot.writer.run(batch) {
-        Ok(_) => slot.dirty = true,
+    match super::feed::feed(&slot.writer, batch) {
+        Ok(()) => slot.dirty = true,
         Err(e) => {
             tracing::error!("the lexical index writer refused a batch: {e}");
             slot.failed = true;

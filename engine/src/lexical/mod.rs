@@ -2,6 +2,7 @@
 
 pub mod analyzer;
 mod document;
+mod feed;
 mod generation;
 pub(crate) mod index;
 mod length;
