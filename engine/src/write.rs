@@ -20,6 +20,7 @@ use crate::keys::*;
 use crate::lexical::index::LexicalOp;
 use crate::lexical::stats::Removed;
 use crate::lexical::Term;
+use crate::namespace::Analyzer;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
@@ -29,12 +30,47 @@ use crate::vector::collection::{schedule_graph_build, VectorCollection};
 type SpaceVectors = Vec<(String, Vec<f32>)>;
 
 /// What a stored record that an update or delete replaces leaves behind to undo: its text
-/// (whose terms leave the BM25 statistics, analyzed only when the namespace's statistics are
-/// in memory) and its entries in the attribute index.
+/// (whose terms leave the BM25 statistics: see [`ReplacedTexts`]) and its entries in the
+/// attribute index.
 #[derive(Clone)]
 struct Replaced {
     text: String,
     index_keys: Vec<IndexKey>,
+}
+
+/// Replaced records from which [`Inner::apply`] counts terms on a second thread while the
+/// batch is written (fewer are counted after the write, where a thread would cost more than
+/// it saves).
+const OVERLAP_COUNT: usize = 256;
+
+/// The texts of the records a batch replaces, taken out of its operations (the write does not
+/// read them), whose terms leave the BM25 statistics.
+struct ReplacedTexts {
+    analyzer: Analyzer,
+    texts: Vec<String>,
+}
+
+impl ReplacedTexts {
+    fn take(ns: &NamespaceState, prepared: &mut [Prepared]) -> ReplacedTexts {
+        let texts = prepared.iter_mut().filter_map(|op| match op {
+            Prepared::Update { old, .. } | Prepared::Delete { old, .. } => {
+                Some(std::mem::take(&mut old.text))
+            }
+            _ => None,
+        });
+        ReplacedTexts {
+            analyzer: ns.info.analyzer,
+            texts: texts.collect(),
+        }
+    }
+
+    fn count(&self) -> Removed {
+        let mut removed = Removed::default();
+        for text in &self.texts {
+            removed.document(self.analyzer, text);
+        }
+        removed
+    }
 }
 
 /// A batch operation checked against the store, ready to be written.
@@ -110,8 +146,25 @@ impl Inner {
                 deleted: 0,
             });
         }
-        let receipt = self.commit(ns, &mut prepared)?;
-        self.update_derived(ns, &prepared);
+        let replaced = ReplacedTexts::take(ns, &mut prepared);
+        let (receipt, removed) = if ns.loaded().is_some() && replaced.texts.len() >= OVERLAP_COUNT {
+            // Many replaced records (a filtered delete): count their terms on a second thread
+            // while the batch is written and synced.
+            std::thread::scope(|scope| {
+                let counting = std::thread::Builder::new()
+                    .name("mb-term-count".into())
+                    .spawn_scoped(scope, || replaced.count());
+                let receipt = self.commit(ns, &mut prepared);
+                let counted = counting.ok().and_then(|handle| handle.join().ok());
+                (receipt, counted)
+            })
+        } else {
+            (self.commit(ns, &mut prepared), None)
+        };
+        let receipt = receipt?;
+        self.update_derived(ns, &prepared, || {
+            removed.unwrap_or_else(|| replaced.count())
+        });
         if self.lexical.uncommitted() >= self.options.lexical_commit_docs {
             // The write is durable and visible; a failed commit is retried by the committer.
             if let Err(e) = self.commit_lexical() {
@@ -331,18 +384,18 @@ impl Inner {
         Ok(WriteReceipt { seq, ids, deleted })
     }
 
-    /// Mirrors a committed batch into the namespace's statistics and vector collections.
-    fn update_derived(&self, ns: &NamespaceState, prepared: &[Prepared]) {
+    /// Mirrors a committed batch into the namespace's statistics and vector collections;
+    /// `removed` counts the terms of the records it replaced.
+    fn update_derived(
+        &self,
+        ns: &NamespaceState,
+        prepared: &[Prepared],
+        removed: impl FnOnce() -> Removed,
+    ) {
         let Some(derived) = ns.loaded() else {
             return;
         };
-        // The replaced records' terms, counted before the statistics are locked.
-        let mut removed = Removed::default();
-        for op in prepared {
-            if let Prepared::Update { old, .. } | Prepared::Delete { old, .. } = op {
-                removed.document(ns.info.analyzer, &old.text);
-            }
-        }
+        let removed = removed();
         let mut touched = Vec::new();
         {
             let mut stats = derived.lexical.write();
@@ -396,6 +449,10 @@ impl Inner {
             // After the additions, so that no count passes through zero on the way.
             stats.remove(&removed);
         }
+        // Once per collection, not once per record (a filtered delete touches one a thousand
+        // times).
+        touched.sort_by_key(Arc::as_ptr);
+        touched.dedup_by(|a, b| Arc::ptr_eq(a, b));
         for c in touched {
             schedule_graph_build(&c, self.options.hnsw);
         }
