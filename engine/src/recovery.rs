@@ -183,6 +183,35 @@ impl Inner {
         )
     }
 
+    /// The namespace's BM25 statistics: its snapshot, or every record analysed again.
+    fn load_stats(&self, ns: &NamespaceState) -> Result<LexicalStats> {
+        if let Some(stats) = self.snapshots.stats(&self.store, ns.info.id) {
+            return Ok(stats);
+        }
+        let mut stats = LexicalStats::default();
+        for record in self.store.iter_records(ns.info.id)? {
+            stats.add(&ns.info.analyzer.analyze(&record?.text));
+        }
+        Ok(stats)
+    }
+
+    /// The namespace's vector collections: its vector file, or every vector read again.
+    fn load_collections(&self, ns: &NamespaceState) -> Result<HashMap<String, VectorCollection>> {
+        let source_of = |space: &str| -> Arc<dyn VectorSource> {
+            Arc::new(StoredVectors::new(&self.store, ns.info.id, space))
+        };
+        match self.snapshots.vectors(ns.info.id, &source_of) {
+            Some(mut collections) => {
+                // A graph kept in the file serves searches unless HNSW is now off for it.
+                for c in collections.values_mut() {
+                    c.fit_graph(&self.options.hnsw)?;
+                }
+                Ok(collections)
+            }
+            None => self.load_vectors(ns.info.id, ns.count.load(Ordering::SeqCst) as usize),
+        }
+    }
+
     /// Builds the derived state from the store, under the namespace's write lock so that no
     /// write lands between the scan and the installation.
     fn load_derived(&self, ns: &NamespaceState) -> Result<Arc<Derived>> {
@@ -190,29 +219,24 @@ impl Inner {
         if let Some(derived) = ns.loaded() {
             return Ok(derived);
         }
-        let stats = match self.snapshots.stats(&self.store, ns.info.id) {
-            Some(stats) => stats,
-            None => {
-                let mut stats = LexicalStats::default();
-                for record in self.store.iter_records(ns.info.id)? {
-                    stats.add(&ns.info.analyzer.analyze(&record?.text));
-                }
-                stats
-            }
-        };
-        let source_of = |space: &str| -> Arc<dyn VectorSource> {
-            Arc::new(StoredVectors::new(&self.store, ns.info.id, space))
-        };
-        let collections = match self.snapshots.vectors(ns.info.id, &source_of) {
-            Some(mut collections) => {
-                // A graph kept in the file serves searches unless HNSW is now off for it.
-                for c in collections.values_mut() {
-                    c.fit_graph(&self.options.hnsw)?;
-                }
-                collections
-            }
-            None => self.load_vectors(ns.info.id, ns.count.load(Ordering::SeqCst) as usize)?,
-        };
+        // The statistics and the vectors are independent: read on two threads (the two
+        // halves of a reopened namespace's first answer, docs/stores.md).
+        let (stats, collections) = std::thread::scope(|scope| {
+            let reading = std::thread::Builder::new()
+                .name("mb-load-stats".into())
+                .spawn_scoped(scope, || self.load_stats(ns));
+            let collections = self.load_collections(ns);
+            let stats = match reading {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(Error::Background(
+                        "reading the BM25 statistics panicked".into(),
+                    ))
+                }),
+                Err(_) => self.load_stats(ns),
+            };
+            (stats, collections)
+        });
+        let (stats, collections) = (stats?, collections?);
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()
             .map(|(space, c)| (space, Arc::new(RwLock::new(c))))

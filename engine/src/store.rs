@@ -71,6 +71,12 @@ impl Store {
         options.create_if_missing(true);
         options.create_missing_column_families(true);
         options.increase_parallelism(2);
+        // Table files are opened on this thread: RocksDB's default starts 16 threads to open
+        // a handful of files, and starting and joining them was most of opening the tables
+        // (a 100k store's reopen: docs/stores.md).
+        options.set_max_file_opening_threads(1);
+        // One old info log, not a thousand (every open starts a new one).
+        options.set_keep_log_file_num(2);
         options.set_compression_type(rocksdb::DBCompressionType::Lz4);
         let families = COLUMN_FAMILIES.iter().map(|name| {
             let mut cf = Options::default();
