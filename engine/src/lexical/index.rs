@@ -25,13 +25,14 @@ use tantivy::collector::TopDocs;
 use tantivy::indexer::UserOperation;
 use tantivy::query::{Bm25Weight, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, Term};
+use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 use super::analyzer::Term as AnalyzedTerm;
 use super::document::{namespaced, schema, Fields, PreparedTokenizer, PREPARED_TOKENIZER};
 use super::generation::Generation;
 use super::scoring::Idf;
 use super::stats::LexicalStats;
+use super::writer::WriterSlot;
 use crate::error::{Error, Result};
 use crate::namespace::Analyzer;
 use crate::record::RecordId;
@@ -72,19 +73,6 @@ pub(crate) struct OpenedLexical {
     pub index: LexicalIndex,
     /// Sequence number of the last commit, `None` for a new, empty index.
     pub committed_seq: Option<u64>,
-}
-
-/// The tantivy writer and what it holds beyond the last commit.
-struct WriterSlot {
-    writer: IndexWriter,
-    /// The sequence number through which every write is in the writer (or will be, once the
-    /// sealed generation is fed): the payload of its next commit.
-    last_seq: u64,
-    /// The writer holds changes not yet committed.
-    dirty: bool,
-    /// The writer lost operations (its indexing thread failed): it must never commit again,
-    /// so that reopening replays the change log from the last good commit.
-    failed: bool,
 }
 
 /// What searches read: the committed searcher plus uncommitted generations.
@@ -147,7 +135,6 @@ impl LexicalIndex {
             ),
             None => None,
         };
-        let writer = index.writer_with_num_threads(1, writer_memory)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -161,12 +148,11 @@ impl LexicalIndex {
             index: LexicalIndex {
                 fields,
                 reader,
-                writer: Mutex::new(WriterSlot {
-                    writer,
-                    last_seq: committed_seq.unwrap_or(0),
-                    dirty: false,
-                    failed: false,
-                }),
+                writer: Mutex::new(WriterSlot::new(
+                    index.clone(),
+                    writer_memory,
+                    committed_seq.unwrap_or(0),
+                )),
                 view: RwLock::new(view),
                 uncommitted: AtomicUsize::new(0),
             },
@@ -234,7 +220,7 @@ impl LexicalIndex {
             if let Some(mut slot) = self.writer.try_lock() {
                 let batch = std::mem::take(&mut view.current.pending);
                 drop(view);
-                feed(&mut slot, batch);
+                slot.feed(batch);
             }
         }
     }
@@ -243,7 +229,7 @@ impl LexicalIndex {
     pub(crate) fn clear(&self) -> Result<()> {
         let mut slot = self.writer.lock();
         let mut view = self.view.write();
-        slot.writer.delete_all_documents()?;
+        slot.writer()?.delete_all_documents()?;
         view.current = Generation::default();
         self.uncommitted
             .store(view.uncommitted(), Ordering::Relaxed);
@@ -290,7 +276,7 @@ impl LexicalIndex {
                 batch
             }
         };
-        feed(&mut slot, batch);
+        slot.feed(batch);
         if slot.failed {
             return Err(Error::Background("the lexical index writer failed".into()));
         }
@@ -308,11 +294,11 @@ impl LexicalIndex {
         const RETRIES: u32 = 10;
         let mut refused = 0;
         loop {
-            let segments = slot.writer.index().searchable_segment_ids()?;
+            let segments = slot.writer()?.index().searchable_segment_ids()?;
             if segments.len() < 2 {
                 break;
             }
-            match slot.writer.merge(&segments).wait() {
+            match slot.writer()?.merge(&segments).wait() {
                 Ok(_) => break,
                 Err(tantivy::TantivyError::InvalidArgument(_)) if refused < RETRIES => {
                     refused += 1;
@@ -332,7 +318,7 @@ impl LexicalIndex {
     fn commit_writer(&self, mut slot: MutexGuard<'_, WriterSlot>) -> Result<Option<u64>> {
         let seq = slot.last_seq;
         let committed = (|| -> Result<()> {
-            let mut prepared = slot.writer.prepare_commit()?;
+            let mut prepared = slot.writer()?.prepare_commit()?;
             // Segments written, the commit not yet recorded.
             fail::fail_point!("engine::lexical::commit");
             prepared.set_payload(&format!("{PAYLOAD_PREFIX}{seq}"));
@@ -480,20 +466,5 @@ impl LexicalIndex {
             })
             .collect();
         BooleanQuery::new(any_term)
-    }
-}
-
-/// Hands pending operations to the tantivy writer. If it refuses them they are lost to it, so
-/// it is marked failed and never commits again (reopening replays them from the change log).
-fn feed(slot: &mut WriterSlot, batch: Vec<UserOperation>) {
-    if batch.is_empty() || slot.failed {
-        return;
-    }
-    match super::feed::feed(&slot.writer, batch) {
-        Ok(()) => slot.dirty = true,
-        Err(e) => {
-            tracing::error!("the lexical index writer refused a batch: {e}");
-            slot.failed = true;
-        }
     }
 }

@@ -2,13 +2,13 @@
 
 pub mod analyzer;
 mod document;
-mod feed;
 mod generation;
 pub(crate) mod index;
 mod length;
 pub mod scoring;
 pub mod stats;
 pub mod whoosh;
+mod writer;
 
 pub use analyzer::{AnalyzerTokenizer, Term};
 pub use scoring::Idf;

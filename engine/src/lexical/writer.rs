@@ -1,22 +1,87 @@
-//! Handing pending operations to the tantivy writer, in their order.
+//! The tantivy writer: created on first use, and handed pending operations in their order.
+//!
+//! Creating a writer allocates its indexing memory, a tenth of a reopened 100k engine's open
+//! (docs/stores.md): an engine that only searches never pays it. The engine's holder lock
+//! already keeps every other process out of the directory, so the writer's own lock can wait
+//! for the first write too.
 //!
 //! tantivy builds a query weight for every delete operation it is handed. A filtered delete
-//! of a thousand records had spent a seventh of its time there (docs/stores.md), so a run of
-//! consecutive deletes becomes one delete by a [`TermSetQuery`] instead: the operations before
-//! the run are handed over first and the ones after it later, so every delete still applies
-//! to exactly the documents added before it.
+//! of a thousand records had spent a seventh of its time there, so a run of consecutive
+//! deletes becomes one delete by a [`TermSetQuery`] instead: the operations before the run are
+//! handed over first and the ones after it later, so every delete still applies to exactly the
+//! documents added before it.
 
 use tantivy::indexer::UserOperation;
 use tantivy::query::TermSetQuery;
-use tantivy::{IndexWriter, Term};
+use tantivy::{Index, IndexWriter, Term};
+
+use crate::error::Result;
 
 /// Consecutive deletes from which one set query replaces the single ones (shorter runs, such
 /// as an update's delete of its older version, are handed over as they are).
 const DELETE_RUN: usize = 16;
 
+/// The tantivy writer (once created) and what it holds beyond the last commit.
+pub(super) struct WriterSlot {
+    index: Index,
+    /// Indexing memory of the writer, in bytes.
+    memory: usize,
+    writer: Option<IndexWriter>,
+    /// The sequence number through which every write is in the writer (or will be, once the
+    /// sealed generation is fed): the payload of its next commit.
+    pub(super) last_seq: u64,
+    /// The writer holds changes not yet committed.
+    pub(super) dirty: bool,
+    /// The writer lost operations (its indexing thread failed, or it could not be created):
+    /// it must never commit again, so that reopening replays the change log from the last
+    /// good commit.
+    pub(super) failed: bool,
+}
+
+impl WriterSlot {
+    /// A slot for `index`'s writer with `memory` bytes, committed through `last_seq`.
+    pub(super) fn new(index: Index, memory: usize, last_seq: u64) -> WriterSlot {
+        WriterSlot {
+            index,
+            memory,
+            writer: None,
+            last_seq,
+            dirty: false,
+            failed: false,
+        }
+    }
+
+    /// The writer, created now if this is its first use.
+    pub(super) fn writer(&mut self) -> Result<&mut IndexWriter> {
+        let writer = match self.writer.take() {
+            Some(writer) => writer,
+            None => self.index.writer_with_num_threads(1, self.memory)?,
+        };
+        Ok(self.writer.insert(writer))
+    }
+
+    /// Hands pending operations to the writer. If it refuses them they are lost to it, so it
+    /// is marked failed and never commits again (reopening replays them from the change log).
+    pub(super) fn feed(&mut self, batch: Vec<UserOperation>) {
+        if batch.is_empty() || self.failed {
+            return;
+        }
+        let handed = self
+            .writer()
+            .and_then(|writer| Ok(hand_over(writer, batch)?));
+        match handed {
+            Ok(()) => self.dirty = true,
+            Err(e) => {
+                tracing::error!("the lexical index writer refused a batch: {e}");
+                self.failed = true;
+            }
+        }
+    }
+}
+
 /// Hands `ops` to `writer` in order, each run of at least [`DELETE_RUN`] consecutive deletes
 /// as one delete by query.
-pub(super) fn feed(writer: &IndexWriter, ops: Vec<UserOperation>) -> tantivy::Result<()> {
+fn hand_over(writer: &IndexWriter, ops: Vec<UserOperation>) -> tantivy::Result<()> {
     let mut batch = Vec::with_capacity(ops.len());
     let mut deletes = Vec::new();
     for op in ops {
@@ -105,7 +170,7 @@ mod tests {
         let singly = keys_after(&ops, |w, ops| {
             w.run(ops).unwrap();
         });
-        let grouped = keys_after(&ops, |w, ops| feed(w, ops).unwrap());
+        let grouped = keys_after(&ops, |w, ops| hand_over(w, ops).unwrap());
         assert_eq!(grouped, singly);
         let expected: Vec<String> = (20..40)
             .filter(|i| *i != 31)
