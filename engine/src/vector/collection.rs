@@ -18,7 +18,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use rustc_hash::FxHashSet;
 
 use super::arena::Arena;
 use super::distance::{dot, prefetch};
@@ -92,8 +91,8 @@ impl VectorCollection {
     /// Searches `graph` (read back from a vector file beside these records, which are its
     /// fresh ones) from now on; the vectors of its live points are read from `source`.
     pub(crate) fn restore_graph(&mut self, graph: Graph, source: Arc<dyn VectorSource>) {
-        let live: FxHashSet<RecordId> = graph.live_records().collect();
-        self.pending = (!live.is_empty()).then(|| Pending::new(live, source));
+        let live = graph.live_points();
+        self.pending = (live.len() > 0).then(|| Pending::new(live.clone(), source));
         self.graph = Some(graph);
     }
 

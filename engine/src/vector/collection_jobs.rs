@@ -56,7 +56,7 @@ impl VectorCollection {
         let Some(mut pending) = self.pending.take() else {
             return;
         };
-        let missing: Vec<RecordId> = pending.drain().collect();
+        let missing = pending.drain();
         if !missing.is_empty() {
             tracing::warn!(
                 "{} records of a vector file's graph have no vector in the store; searched without them",

@@ -13,9 +13,10 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::layout::Layout;
+use super::points::PointMap;
 use crate::record::RecordId;
 
 /// When and how the approximate (HNSW) index is used.
@@ -69,7 +70,7 @@ pub(crate) struct Graph {
     /// Record of each point.
     point_rid: Vec<RecordId>,
     /// The point of each record still current in the graph.
-    live: FxHashMap<RecordId, u32>,
+    live: PointMap,
     dead: usize,
     /// Records added or changed since they were last inserted, searched exactly by the collection.
     fresh: FxHashSet<RecordId>,
@@ -80,12 +81,12 @@ impl Graph {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.layout.heap_bytes()
             + self.point_rid.capacity() * 8
-            + self.live.capacity() * 24
+            + self.live.heap_bytes()
             + self.fresh.capacity() * 16
     }
 
     /// Builds the graph of `ids` and their `dim`-dimensional unit vectors (`data`); `None`
-    /// when `stop` was raised meanwhile.
+    /// when `stop` was raised meanwhile (or, logged, when `ids` repeats a record).
     pub(crate) fn build(
         ids: &[RecordId],
         data: &[f32],
@@ -100,14 +101,17 @@ impl Graph {
             params.ef_construction,
             stop,
         )?;
+        let live = match PointMap::from_entries(ids.iter().zip(0..).map(|(id, p)| (*id, p))) {
+            Ok(live) => live,
+            Err(id) => {
+                tracing::error!("record {id} given twice to a graph build; build abandoned");
+                return None;
+            }
+        };
         Some(Graph {
             layout: Arc::new(layout),
             point_rid: ids.to_vec(),
-            live: ids
-                .iter()
-                .enumerate()
-                .map(|(p, id)| (*id, p as u32))
-                .collect(),
+            live,
             dead: 0,
             fresh: FxHashSet::default(),
         })
@@ -138,15 +142,14 @@ impl Graph {
                 _ => return Err(format!("tombstone {p} repeated or of no point")),
             }
         }
-        let mut live = FxHashMap::default();
-        live.reserve(point_rid.len() - dead.len());
-        for (p, id) in point_rid.iter().enumerate() {
-            if !is_dead[p] && live.insert(*id, p as u32).is_some() {
-                return Err(format!("record {} at two live points", id.0));
-            }
-        }
+        let live_points = point_rid.iter().zip(0..).zip(&is_dead);
+        let live = live_points
+            .filter(|(_, dead)| !**dead)
+            .map(|((id, p), _)| (*id, p));
+        let live = PointMap::from_entries(live)
+            .map_err(|id| format!("record {} at two live points", id.0))?;
         let fresh: FxHashSet<RecordId> = fresh.collect();
-        if let Some(id) = fresh.iter().find(|id| live.contains_key(id)) {
+        if let Some(id) = fresh.iter().find(|id| live.contains(**id)) {
             return Err(format!("record {} both fresh and at a live point", id.0));
         }
         Ok(Graph {
@@ -176,7 +179,7 @@ impl Graph {
     /// The tombstones: points of records removed or changed since their insertion.
     pub(crate) fn dead_points(&self) -> Vec<u32> {
         (0..self.point_rid.len() as u32)
-            .filter(|p| self.live.get(&self.point_rid[*p as usize]) != Some(p))
+            .filter(|p| self.live.get(self.point_rid[*p as usize]) != Some(*p))
             .collect()
     }
 
@@ -209,12 +212,12 @@ impl Graph {
 
     /// Whether `id` is a live point (not a tombstone, not fresh).
     pub(crate) fn is_live(&self, id: &RecordId) -> bool {
-        self.live.contains_key(id)
+        self.live.contains(*id)
     }
 
-    /// The records at live points.
-    pub(crate) fn live_records(&self) -> impl Iterator<Item = RecordId> + '_ {
-        self.live.keys().copied()
+    /// The records at live points, with their points.
+    pub(crate) fn live_points(&self) -> &PointMap {
+        &self.live
     }
 
     /// Number of fresh records.
@@ -240,7 +243,7 @@ impl Graph {
     }
 
     fn kill(&mut self, id: RecordId) {
-        if self.live.remove(&id).is_some() {
+        if self.live.remove(id).is_some() {
             self.dead += 1;
         }
     }
@@ -260,7 +263,7 @@ impl Graph {
             .into_iter()
             .filter_map(|p| {
                 let id = self.point_rid[p as usize];
-                (self.live.get(&id) == Some(&p)).then_some(id)
+                (self.live.get(id) == Some(p)).then_some(id)
             })
             .collect();
         candidates.truncate(k.saturating_mul(RESCORED_PER_RESULT));

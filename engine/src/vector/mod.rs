@@ -12,6 +12,7 @@ mod io;
 mod layout;
 mod mapped;
 mod pending;
+mod points;
 mod slots;
 pub(crate) mod source;
 mod topk;

@@ -10,8 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use rustc_hash::FxHashSet;
-
+use super::points::PointMap;
 use super::source::VectorSource;
 use crate::error::{Error, Result};
 use crate::record::RecordId;
@@ -22,7 +21,9 @@ pub(super) const LOAD_BATCH: usize = 1024;
 
 /// Pending records and the store they are read from.
 pub(super) struct Pending {
-    ids: FxHashSet<RecordId>,
+    /// The pending records (with their graph points, which the load does not need: the map
+    /// is the graph's, copied, which is cheaper than hashing every record into a set).
+    ids: PointMap,
     source: Arc<dyn VectorSource>,
     /// Set when a load failed: searches still read the store, and no load is tried again.
     failed: bool,
@@ -30,7 +31,7 @@ pub(super) struct Pending {
 
 impl Pending {
     /// `ids`, whose vectors are read from `source`.
-    pub(super) fn new(ids: FxHashSet<RecordId>, source: Arc<dyn VectorSource>) -> Pending {
+    pub(super) fn new(ids: PointMap, source: Arc<dyn VectorSource>) -> Pending {
         Pending {
             ids,
             source,
@@ -45,22 +46,22 @@ impl Pending {
 
     /// Whether `id` is pending.
     pub(super) fn contains(&self, id: &RecordId) -> bool {
-        self.ids.contains(id)
+        self.ids.contains(*id)
     }
 
     /// Forgets `id` (written or removed in memory); returns whether it was pending.
     pub(super) fn remove(&mut self, id: &RecordId) -> bool {
-        self.ids.remove(id)
+        self.ids.remove(*id).is_some()
     }
 
     /// The pending records left, after a load went through the whole store.
-    pub(super) fn drain(&mut self) -> impl Iterator<Item = RecordId> + '_ {
-        self.ids.drain()
+    pub(super) fn drain(&mut self) -> Vec<RecordId> {
+        std::mem::take(&mut self.ids).records().collect()
     }
 
     /// Estimated heap bytes.
     pub(super) fn bytes(&self) -> usize {
-        self.ids.capacity() * 16
+        self.ids.heap_bytes()
     }
 
     /// The source, for a background load.
