@@ -35,6 +35,7 @@
 
 mod attributes;
 mod batch;
+mod beside;
 mod codec;
 mod committer;
 mod copy;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::beside::beside;
 use crate::error::{Error, Result};
 use crate::keys::{decode_vector_entry, CF_VECTORS};
 use crate::lexical::index::LexicalOp;
@@ -221,22 +222,17 @@ impl Inner {
         }
         // The statistics and the vectors are independent: read on two threads (the two
         // halves of a reopened namespace's first answer, docs/stores.md).
-        let (stats, collections) = std::thread::scope(|scope| {
-            let reading = std::thread::Builder::new()
-                .name("mb-load-stats".into())
-                .spawn_scoped(scope, || self.load_stats(ns));
-            let collections = self.load_collections(ns);
-            let stats = match reading {
-                Ok(handle) => handle.join().unwrap_or_else(|_| {
-                    Err(Error::Background(
-                        "reading the BM25 statistics panicked".into(),
-                    ))
-                }),
-                Err(_) => self.load_stats(ns),
-            };
-            (stats, collections)
-        });
-        let (stats, collections) = (stats?, collections?);
+        let (stats, collections) = beside(
+            "mb-load-stats",
+            || self.load_stats(ns),
+            || self.load_collections(ns),
+        );
+        let stats = stats.unwrap_or_else(|| {
+            Err(Error::Background(
+                "reading the BM25 statistics panicked".into(),
+            ))
+        })?;
+        let collections = collections?;
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()
             .map(|(space, c)| (space, Arc::new(RwLock::new(c))))

@@ -13,6 +13,7 @@ use parking_lot::RwLock;
 
 use crate::attributes::IndexKey;
 use crate::batch::{Batch, Op, WriteReceipt};
+use crate::beside::beside;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -147,19 +148,16 @@ impl Inner {
             });
         }
         let replaced = ReplacedTexts::take(ns, &mut prepared);
-        let (receipt, removed) = if ns.loaded().is_some() && replaced.texts.len() >= OVERLAP_COUNT {
+        let (removed, receipt) = if ns.loaded().is_some() && replaced.texts.len() >= OVERLAP_COUNT {
             // Many replaced records (a filtered delete): count their terms on a second thread
             // while the batch is written and synced.
-            std::thread::scope(|scope| {
-                let counting = std::thread::Builder::new()
-                    .name("mb-term-count".into())
-                    .spawn_scoped(scope, || replaced.count());
-                let receipt = self.commit(ns, &mut prepared);
-                let counted = counting.ok().and_then(|handle| handle.join().ok());
-                (receipt, counted)
-            })
+            beside(
+                "mb-term-count",
+                || replaced.count(),
+                || self.commit(ns, &mut prepared),
+            )
         } else {
-            (self.commit(ns, &mut prepared), None)
+            (None, self.commit(ns, &mut prepared))
         };
         let receipt = receipt?;
         self.update_derived(ns, &prepared, || {

@@ -89,12 +89,8 @@ impl Analyzer {
     /// BM25 statistics of deleted records.
     pub fn for_each_term(self, text: &str, mut visit: impl FnMut(&str)) {
         match self {
-            Analyzer::Standard => {
-                standard_kept(text, 0, false, &mut String::new(), |term, _, _| visit(term))
-            }
-            Analyzer::Stemmed => standard_kept(text, 0, false, &mut String::new(), |term, _, _| {
-                visit(&porter::stem(term))
-            }),
+            Analyzer::Standard => standard_kept(text, 0, |term, _, _| visit(term)),
+            Analyzer::Stemmed => standard_kept(text, 0, |term, _, _| visit(&porter::stem(term))),
             Analyzer::Cjk => {
                 for term in self.analyze(text) {
                     visit(&term.text);
@@ -183,7 +179,7 @@ const fn stop_keys() -> [u64; STOP_WORDS] {
 
 /// Pushes the Whoosh-standard terms of `text` (offsets shifted by `base`).
 fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
-    standard_kept(text, base, false, &mut String::new(), |term, start, end| {
+    standard_kept(text, base, |term, start, end| {
         out.push(Term {
             text: term.to_string(),
             start,
@@ -193,17 +189,12 @@ fn standard_terms(text: &str, base: usize, out: &mut Vec<Term>) {
 }
 
 /// Calls `visit` with every lowercased Whoosh-standard token of `text` that the stop filter
-/// keeps, and its span (shifted by `base`); `lower` is the buffer each token is lowercased into.
-fn standard_kept(
-    text: &str,
-    base: usize,
-    keep_short: bool,
-    lower: &mut String,
-    mut visit: impl FnMut(&str, usize, usize),
-) {
+/// keeps, and its span (shifted by `base`), each lowercased into one reused buffer.
+fn standard_kept(text: &str, base: usize, mut visit: impl FnMut(&str, usize, usize)) {
+    let mut lower = String::new();
     standard_spans(text, |start, end| {
-        if lowercase_kept(&text[start..end], keep_short, lower) {
-            visit(lower, base + start, base + end)
+        if lowercase_kept(&text[start..end], false, &mut lower) {
+            visit(&lower, base + start, base + end)
         }
     });
 }

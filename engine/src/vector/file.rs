@@ -36,6 +36,7 @@ use super::graph_file;
 use super::io::{Checksummed, Cursor, CHUNK};
 use super::mapped::Stored;
 use super::source::VectorSource;
+use crate::beside::beside;
 use crate::error::{Error, Result};
 use crate::record::RecordId;
 
@@ -135,19 +136,12 @@ pub(crate) fn read(
     let map = Arc::new(map);
     // The checksum (a tenth of a 1M reopen) runs on a second thread while the spaces are
     // parsed; a file whose checksum fails is refused whatever the parse made of it.
-    let checksum = || crc32fast::hash(&map[..body_len]) == stored;
-    let (sound, parsed) = std::thread::scope(|scope| {
-        let checking = std::thread::Builder::new()
-            .name("mb-vector-crc".into())
-            .spawn_scoped(scope, checksum);
-        let parsed = parse(path, &map, body_len, source_of);
-        let sound = match checking {
-            Ok(handle) => handle.join().unwrap_or(false),
-            Err(_) => checksum(),
-        };
-        (sound, parsed)
-    });
-    if !sound {
+    let (sound, parsed) = beside(
+        "mb-vector-crc",
+        || crc32fast::hash(&map[..body_len]) == stored,
+        || parse(path, &map, body_len, source_of),
+    );
+    if sound != Some(true) {
         return Err(corrupt("checksum mismatch".into()));
     }
     parsed.map(Some)
