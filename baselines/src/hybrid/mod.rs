@@ -18,14 +18,11 @@
 //!
 //! Settings are [`HybridSettings`] (`[hybrid]` in `configs/memory/hybrid.toml`).
 
-pub mod feedback;
 pub mod fusion;
-pub mod names;
 pub mod ops;
 pub mod rounds;
 pub mod sessions;
 mod settings;
-pub mod turns;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,9 +50,6 @@ pub use settings::{Fusion, HybridFile, HybridSettings, UnitSize};
 /// Key-fact operations of one write in flight at once.
 const KEY_FACTS_IN_FLIGHT: usize = 32;
 
-/// Each exchange's vector, and its first line's (none for an exchange without lines).
-type ExchangeVectors = (Vec<Vec<f32>>, Vec<Option<Vec<f32>>>);
-
 /// The attribute holding a unit's day (days since 1970-01-01).
 const DAY: &str = "day";
 /// The state key counting the memory role's operations.
@@ -64,8 +58,6 @@ const OPERATIONS: &str = "llm_operations";
 /// The hybrid memory.
 pub struct HybridMemory {
     context: MemoryContext,
-    /// The analyzer of the units' lexical index (the feedback query's words are its terms).
-    analyzer: Analyzer,
     embedder: Arc<dyn Embedder>,
     /// The cross-encoder, when `rerank_candidates` asks for one.
     reranker: Option<Arc<OnnxReranker>>,
@@ -82,12 +74,6 @@ impl HybridMemory {
             Lang::En => Analyzer::Standard,
         };
         let embedder = open_embedding_memory(&context, "hybrid", analyzer)?;
-        if settings.turn_weight > 0.0 {
-            let space = turns::space(embedder.model_id());
-            context
-                .engine
-                .create_space(mb_engine::Space::new(space, embedder.dim()))?;
-        }
         if settings.session_weight > 0.0 {
             context.engine.ensure_namespace(
                 &sessions::namespace(&context.namespace),
@@ -113,7 +99,6 @@ impl HybridMemory {
         };
         Ok(HybridMemory {
             context,
-            analyzer,
             embedder,
             reranker,
             settings,
@@ -152,13 +137,10 @@ impl HybridMemory {
             }
             keys.push(key);
         }
-        let (vectors, first_turns) = self.vectors(exchanges).await?;
+        let vectors = self.vectors(exchanges).await?;
         let space = self.embedder.model_id();
-        let turn_space = turns::space(space);
         let mut batch = Batch::new();
-        for (((exchange, key), vector), first) in
-            exchanges.iter().zip(&keys).zip(&vectors).zip(first_turns)
-        {
+        for ((exchange, key), vector) in exchanges.iter().zip(&keys).zip(&vectors) {
             let unit = Unit {
                 doc_id: exchange.doc_id.clone(),
                 index_text: key.clone(),
@@ -169,9 +151,6 @@ impl HybridMemory {
                 .with_attribute(sessions::SESSION, exchange.session.clone());
             if let Some(day) = exchange.day {
                 record = record.with_attribute(DAY, day.0.to_string());
-            }
-            if let Some(first) = first.filter(|_| self.settings.turn_weight > 0.0) {
-                record = record.with_vector(&turn_space, first);
             }
             batch.put(record);
         }
@@ -197,8 +176,8 @@ impl HybridMemory {
 
     /// One vector per exchange: the normalized sum of its lines' embeddings, each distinct
     /// line embedded once (overlapping windows share their lines, so a corpus costs one
-    /// embedding per turn whatever the unit); and beside it its first line's embedding.
-    async fn vectors(&self, exchanges: &[Exchange]) -> Result<ExchangeVectors, MemoryError> {
+    /// embedding per turn whatever the unit).
+    async fn vectors(&self, exchanges: &[Exchange]) -> Result<Vec<Vec<f32>>, MemoryError> {
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut texts = Vec::new();
         let slots: Vec<Vec<usize>> = exchanges
@@ -217,11 +196,7 @@ impl HybridMemory {
             })
             .collect();
         let lines = embed_texts(&self.embedder, texts).await?;
-        let first_turns = slots
-            .iter()
-            .map(|slot| slot.first().and_then(|&i| lines.get(i)).cloned())
-            .collect();
-        let units = slots
+        Ok(slots
             .iter()
             .map(|slot| {
                 let mut sum = vec![0.0f32; self.embedder.dim()];
@@ -236,8 +211,7 @@ impl HybridMemory {
                 }
                 sum
             })
-            .collect();
-        Ok((units, first_turns))
+            .collect())
     }
 
     fn operations(&self) -> Result<u64, MemoryError> {
@@ -269,33 +243,10 @@ impl HybridMemory {
             let hits = self.context.engine.search_vector(ns, space, vector, n)?;
             rankings.push((s.dense_weight, hits));
         }
-        let fuse = |rankings: Vec<(f32, Vec<Hit>)>| match s.fusion {
+        let mut hits = match s.fusion {
             Fusion::Rrf => fusion::fuse(rankings, s.rrf_k),
             Fusion::Scores => fusion::combine_scores(rankings),
         };
-        if s.feedback_units > 0 && s.feedback_weight > 0.0 {
-            let first = fuse(rankings.clone());
-            let expansion = feedback::expansion(
-                &first,
-                &words,
-                self.analyzer,
-                s.feedback_units,
-                s.feedback_terms,
-            );
-            if !expansion.is_empty() {
-                let hits = self.context.engine.search_text(ns, &expansion, n)?;
-                rankings.push((s.feedback_weight, hits));
-            }
-        }
-        let mut turn_scores = None;
-        if let Some(vector) = vector.as_deref().filter(|_| s.turn_weight > 0.0) {
-            let (scores, hits) = turns::scores(&self.context.engine, ns, space, vector, n)?;
-            // Weight 0: a unit found only through a turn joins the candidates with the bonus
-            // below as its whole score.
-            rankings.push((0.0, hits));
-            turn_scores = Some(scores);
-        }
-        let mut hits = fuse(rankings);
         // A bonus of `weight` first-place shares.
         let share = |weight: f32| match s.fusion {
             Fusion::Rrf => weight / (s.rrf_k + 1.0),
@@ -312,20 +263,6 @@ impl HybridMemory {
                         .and_then(|key| prior.get(key))
                         .copied()
                         .unwrap_or(0.0)
-            });
-        }
-        if let Some(scores) = &turn_scores {
-            let bonus = share(s.turn_weight);
-            fusion::boost(&mut hits, |hit| bonus * turns::best(scores, hit));
-        }
-        let asked = match s.name_weight > 0.0 {
-            true => names::names(query),
-            false => Vec::new(),
-        };
-        if !asked.is_empty() {
-            let bonus = share(s.name_weight);
-            fusion::boost(&mut hits, |hit| {
-                bonus * names::share(&asked, transcript(hit.record.content()))
             });
         }
         let today = Day::find(&self.context.date);

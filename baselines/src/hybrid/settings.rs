@@ -80,19 +80,6 @@ pub struct HybridSettings {
     /// as a whole (whole sessions ranked as the units are, best scaled to 1); 0 indexes no
     /// sessions.
     pub session_weight: f32,
-    /// Bonus, in first-place fusion shares, for a unit's best turn alone by similarity (each
-    /// unit also stores its first turn's vector); 0 stores and ranks no turns.
-    pub turn_weight: f32,
-    /// Bonus, in first-place fusion shares, times the share of the question's names and
-    /// quoted phrases a unit holds; 0 looks for none.
-    pub name_weight: f32,
-    /// Pseudo-relevance feedback: the words of the first this many fused units become a
-    /// second BM25 query, fused with the first rankings; 0 asks no second query.
-    pub feedback_units: usize,
-    /// Words the feedback query holds at most.
-    pub feedback_terms: usize,
-    /// Weight of the feedback query's ranking in the fusion.
-    pub feedback_weight: f32,
     /// The first this many fused candidates are reordered by a cross-encoder (a model call
     /// per candidate: hundreds of milliseconds per question on a CPU); 0 reranks nothing.
     pub rerank_candidates: usize,
@@ -121,9 +108,6 @@ impl HybridSettings {
             ("dense_weight", self.dense_weight),
             ("time_weight", self.time_weight),
             ("session_weight", self.session_weight),
-            ("turn_weight", self.turn_weight),
-            ("name_weight", self.name_weight),
-            ("feedback_weight", self.feedback_weight),
             ("rrf_k", self.rrf_k),
             ("rerank_blend", self.rerank_blend),
         ] {
@@ -138,16 +122,6 @@ impl HybridSettings {
                 "[hybrid] candidates = {}: give 1 to {MAX_CANDIDATES}",
                 self.candidates
             ));
-        }
-        for (key, value) in [
-            ("feedback_units", self.feedback_units),
-            ("feedback_terms", self.feedback_terms),
-        ] {
-            if value > MAX_CANDIDATES {
-                return Err(format!(
-                    "[hybrid] {key} = {value}: give 0 to {MAX_CANDIDATES}"
-                ));
-            }
         }
         if self.rerank_blend > 1.0 {
             return Err(format!(
@@ -179,11 +153,6 @@ impl Default for HybridSettings {
             time_weight: 1.0,
             dedupe: true,
             session_weight: 1.0,
-            turn_weight: 0.0,
-            name_weight: 0.0,
-            feedback_units: 0,
-            feedback_terms: 10,
-            feedback_weight: 0.5,
             rerank_candidates: 0,
             rerank_model: "ms-marco-minilm-l12-int8".to_string(),
             rerank_blend: 1.0,
