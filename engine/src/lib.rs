@@ -33,7 +33,6 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-mod arriving;
 mod attributes;
 mod batch;
 mod beside;

@@ -141,7 +141,7 @@ impl Inner {
             .into_iter()
             .map(|t| t.text)
             .collect();
-        let stats = self.stats(&derived, ns)?.read();
+        let stats = derived.lexical.read();
         self.lexical.search(
             ns.info.id,
             ns.info.analyzer,

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::arriving::Arriving;
 use crate::beside::beside;
 use crate::error::{Error, Result};
 use crate::keys::{decode_vector_entry, CF_VECTORS};
@@ -164,8 +163,8 @@ impl Inner {
         let loaded = self.loaded_derived();
         let stats: Vec<_> = loaded
             .iter()
-            .map(|(ns, d)| Ok((ns.info.id, self.stats(d, ns)?.read(), d.vectors.read())))
-            .collect::<Result<_>>()?;
+            .map(|(id, d)| (*id, d.lexical.read(), d.vectors.read()))
+            .collect();
         let collections: Vec<Vec<(&str, _)>> = stats
             .iter()
             .map(|(_, _, spaces)| spaces.iter().map(|(s, c)| (s.as_str(), c.read())).collect())
@@ -185,36 +184,11 @@ impl Inner {
         )
     }
 
-    /// The BM25 statistics of `ns`, whose derived state is `derived`: waits for a reopen's
-    /// decode of their snapshot, or analyses every record again where it failed. Writes make
-    /// them arrive before they change the store (see `write::apply`), so a rebuild never
-    /// counts a write that is then added to it.
-    pub(crate) fn stats<'d>(
-        &self,
-        derived: &'d Derived,
-        ns: &NamespaceState,
-    ) -> Result<&'d RwLock<LexicalStats>> {
-        derived.lexical.get(|| {
-            tracing::warn!(
-                "statistics snapshot of namespace {} does not decode; rebuilding",
-                ns.info.name
-            );
-            Ok(RwLock::new(self.analyse_stats(ns)?))
-        })
-    }
-
-    /// Makes the statistics of `ns`, if loaded, arrive before a write changes the store: were
-    /// their snapshot not to decode, the rebuild from the store must not hold the write
-    /// already (the caller holds the write lock).
-    pub(crate) fn stats_before_write(&self, ns: &NamespaceState) -> Result<()> {
-        if let Some(derived) = ns.loaded() {
-            self.stats(&derived, ns)?;
+    /// The namespace's BM25 statistics: its snapshot, or every record analysed again.
+    fn load_stats(&self, ns: &NamespaceState) -> Result<LexicalStats> {
+        if let Some(stats) = self.snapshots.stats(&self.store, ns.info.id) {
+            return Ok(stats);
         }
-        Ok(())
-    }
-
-    /// The namespace's BM25 statistics, every record analysed again.
-    fn analyse_stats(&self, ns: &NamespaceState) -> Result<LexicalStats> {
         let mut stats = LexicalStats::default();
         for record in self.store.iter_records(ns.info.id)? {
             stats.add(&ns.info.analyzer.analyze(&record?.text));
@@ -246,31 +220,19 @@ impl Inner {
         if let Some(derived) = ns.loaded() {
             return Ok(derived);
         }
-        // The statistics and the vectors are independent: made on two threads (the two
-        // halves of a reopened namespace's first answer, docs/stores.md). A snapshot's
-        // statistics are decoded on their own thread while the vectors load, and only a text
-        // search or a write waits for them; rebuilt ones are waited for here.
-        let (stats, collections) = match self.snapshots.stats_bytes(&self.store, ns.info.id) {
-            Some(bytes) => {
-                let stats = Arriving::made_beside("mb-decode-stats", move || {
-                    LexicalStats::from_bytes(&bytes).map(RwLock::new)
-                });
-                (stats, self.load_collections(ns)?)
-            }
-            None => {
-                let (stats, collections) = beside(
-                    "mb-load-stats",
-                    || self.analyse_stats(ns),
-                    || self.load_collections(ns),
-                );
-                let stats = stats.unwrap_or_else(|| {
-                    Err(Error::Background(
-                        "reading the BM25 statistics panicked".into(),
-                    ))
-                })?;
-                (Arriving::ready(RwLock::new(stats)), collections?)
-            }
-        };
+        // The statistics and the vectors are independent: read on two threads (the two
+        // halves of a reopened namespace's first answer, docs/stores.md).
+        let (stats, collections) = beside(
+            "mb-load-stats",
+            || self.load_stats(ns),
+            || self.load_collections(ns),
+        );
+        let stats = stats.unwrap_or_else(|| {
+            Err(Error::Background(
+                "reading the BM25 statistics panicked".into(),
+            ))
+        })?;
+        let collections = collections?;
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()
             .map(|(space, c)| (space, Arc::new(RwLock::new(c))))
@@ -279,7 +241,7 @@ impl Inner {
             schedule_graph_build(c, self.options.hnsw);
         }
         let derived = Arc::new(Derived {
-            lexical: stats,
+            lexical: RwLock::new(stats),
             vectors: RwLock::new(vectors),
         });
         ns.install(derived.clone());

@@ -81,9 +81,8 @@ impl Snapshots {
     }
 
     /// Namespace `ns`'s statistics as they were at the last close, if no write has changed
-    /// any record since, undecoded (`LexicalStats::from_bytes`; the caller rebuilds them where
-    /// they do not decode).
-    pub(crate) fn stats_bytes(&self, store: &Store, ns: u32) -> Option<Vec<u8>> {
+    /// any record since. A snapshot that does not decode is ignored (the caller rebuilds).
+    pub(crate) fn stats(&self, store: &Store, ns: u32) -> Option<LexicalStats> {
         if !self.on_disk.load(Ordering::SeqCst) {
             return None;
         }
@@ -94,7 +93,11 @@ impl Snapshots {
                 return None;
             }
         };
-        Some(bytes)
+        let stats = LexicalStats::from_bytes(&bytes);
+        if stats.is_none() {
+            tracing::warn!("statistics snapshot of namespace {ns} does not decode; rebuilding");
+        }
+        stats
     }
 
     /// Namespace `ns`'s vector collections by space as they were at the last close, if no
@@ -226,10 +229,6 @@ mod tests {
         }
     }
 
-    fn decoded(snapshots: &Snapshots, store: &Store, ns: u32) -> Option<LexicalStats> {
-        LexicalStats::from_bytes(&snapshots.stats_bytes(store, ns)?)
-    }
-
     fn stats(text: &str) -> LexicalStats {
         let mut stats = LexicalStats::default();
         stats.add(&crate::namespace::Analyzer::Standard.analyze(text));
@@ -243,19 +242,19 @@ mod tests {
         let vectors = dir.path().join("vectors");
         let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true).unwrap();
         let snapshots = open(5);
-        assert_eq!(decoded(&snapshots, &store, 1), None, "none yet");
+        assert_eq!(snapshots.stats(&store, 1), None, "none yet");
         let one = stats("apple banana");
         snapshots.write(&store, 5, [stats_only(1, &one)]).unwrap();
         let reopened = open(5);
-        assert_eq!(decoded(&reopened, &store, 1), Some(one.clone()));
-        assert_eq!(decoded(&reopened, &store, 2), None);
+        assert_eq!(reopened.stats(&store, 1), Some(one.clone()));
+        assert_eq!(reopened.stats(&store, 2), None);
 
         // A write invalidates them, in its own batch.
         let mut batch = WriteBatch::default();
         reopened.invalidate(&store, &mut batch).unwrap();
         store.write(batch).unwrap();
         reopened.invalidated();
-        assert_eq!(decoded(&reopened, &store, 1), None);
+        assert_eq!(reopened.stats(&store, 1), None);
         assert_eq!(
             store.get(CF_META, &stats_key(1)).unwrap(),
             None,
@@ -265,7 +264,7 @@ mod tests {
         // Written at 7, opened at 8 (a process wrote and never closed): deleted.
         snapshots.write(&store, 7, [stats_only(1, &one)]).unwrap();
         let stale = open(8);
-        assert_eq!(decoded(&stale, &store, 1), None);
+        assert_eq!(stale.stats(&store, 1), None);
         assert_eq!(store.get(CF_META, &stats_key(1)).unwrap(), None);
         assert_eq!(store.get(CF_META, META_STATS_SEQ).unwrap(), None);
 
@@ -274,7 +273,7 @@ mod tests {
         let mut batch = WriteBatch::default();
         batch.put_cf(store.cf(CF_META).unwrap(), stats_key(1), b"garbage");
         store.write(batch).unwrap();
-        assert_eq!(decoded(&open(9), &store, 1), None);
+        assert_eq!(open(9).stats(&store, 1), None);
     }
 
     #[test]

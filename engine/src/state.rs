@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::arriving::Arriving;
 use crate::attributes::AttributeIndex;
 use crate::codec;
 use crate::error::{Error, Result};
@@ -66,9 +65,7 @@ pub(crate) struct NamespaceState {
 
 /// Per-namespace search state derived from the store.
 pub(crate) struct Derived {
-    /// The BM25 statistics, decoded beside the vectors' load at a reopen: read them through
-    /// [`Inner::stats`], which waits for them (or rebuilds them where the decode failed).
-    pub(crate) lexical: Arriving<RwLock<LexicalStats>>,
+    pub(crate) lexical: RwLock<LexicalStats>,
     pub(crate) vectors: RwLock<HashMap<String, SharedCollection>>,
 }
 
@@ -125,8 +122,7 @@ impl Derived {
             .values()
             .map(|c| c.read().heap_bytes())
             .sum();
-        let lexical = self.lexical.arrived().map_or(0, |s| s.read().heap_bytes());
-        lexical + vectors
+        self.lexical.read().heap_bytes() + vectors
     }
 }
 
@@ -150,12 +146,12 @@ impl Inner {
     }
 
     /// The derived state of every namespace that has it in memory, with the namespace's id.
-    pub(crate) fn loaded_derived(&self) -> Vec<(Arc<NamespaceState>, Arc<Derived>)> {
+    pub(crate) fn loaded_derived(&self) -> Vec<(u32, Arc<Derived>)> {
         let namespaces: Vec<Arc<NamespaceState>> =
             self.catalog.read().namespaces.values().cloned().collect();
         namespaces
             .iter()
-            .filter_map(|ns| Some((Arc::clone(ns), ns.loaded()?)))
+            .filter_map(|ns| Some((ns.info.id, ns.loaded()?)))
             .collect()
     }
 

@@ -23,7 +23,6 @@ use crate::lexical::stats::Removed;
 use crate::lexical::Term;
 use crate::namespace::Analyzer;
 use crate::record::{NewRecord, Record, RecordId};
-use crate::residency::Evictable;
 use crate::state::{Inner, NamespaceState};
 use crate::store::{Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, VectorCollection};
@@ -148,7 +147,6 @@ impl Inner {
                 deleted: 0,
             });
         }
-        self.stats_before_write(ns)?;
         let replaced = ReplacedTexts::take(ns, &mut prepared);
         let (removed, receipt) = if ns.loaded().is_some() && replaced.texts.len() >= OVERLAP_COUNT {
             // Many replaced records (a filtered delete): count their terms on a second thread
@@ -395,13 +393,10 @@ impl Inner {
         let Some(derived) = ns.loaded() else {
             return;
         };
-        let Some(stats) = derived.lexical.arrived() else {
-            return ns.unload(); // unreachable: `apply` made them arrive, holding the lock
-        };
         let removed = removed();
         let mut touched = Vec::new();
         {
-            let mut stats = stats.write();
+            let mut stats = derived.lexical.write();
             let mut collections = derived.vectors.write();
             for op in prepared {
                 match op {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, RecordId, Space};
+use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, RecordId};
 
 const TEXTS: [&str; 6] = [
     "the cat sat on the mat",
@@ -104,43 +104,4 @@ fn a_namespace_written_in_another_session_is_rebuilt() {
     assert_eq!(scores(&engine), live);
     engine.close().unwrap();
     assert_eq!(scores(&open(dir.path())), live);
-}
-
-#[test]
-fn a_write_while_the_statistics_are_still_arriving_counts_once() {
-    // A reopened namespace answers a vector search before its statistics are decoded; a write
-    // that follows waits for them, so they count it exactly once.
-    let with_vectors = |dir: &Path| {
-        let engine = open(dir);
-        engine.create_space(Space::new("s", 2)).unwrap();
-        engine
-            .ensure_namespace("n", NamespaceOptions::default())
-            .unwrap();
-        let mut batch = Batch::new();
-        for (i, text) in TEXTS.iter().enumerate() {
-            batch.put(NewRecord::new(*text).with_vector("s", vec![1.0, i as f32]));
-        }
-        engine.write("n", batch).unwrap();
-        engine
-    };
-    let write = |engine: &Engine| {
-        let mut batch = Batch::new();
-        batch.put(NewRecord::new("a cat on a mat").with_vector("s", vec![0.0, 1.0]));
-        engine.write("n", batch).unwrap();
-    };
-    let a = tempfile::tempdir().unwrap();
-    let engine = with_vectors(a.path());
-    scores(&engine);
-    engine.close().unwrap();
-    let engine = open(a.path());
-    let nearest = engine.search_vector("n", "s", &[1.0, 0.0], 1).unwrap();
-    assert_eq!(nearest[0].record.text, TEXTS[0]);
-    write(&engine);
-    let reopened = scores(&engine);
-
-    let b = tempfile::tempdir().unwrap();
-    let live = with_vectors(b.path());
-    scores(&live);
-    write(&live);
-    assert_eq!(reopened, scores(&live));
 }
