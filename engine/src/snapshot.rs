@@ -164,11 +164,14 @@ impl Snapshots {
         for snapshot in namespaces {
             batch.put_cf(meta, stats_key(snapshot.ns), snapshot.stats.to_bytes());
             let path = self.vector_file(snapshot.ns);
-            // A file still on disk is unchanged since it was read or written at this number.
-            if self.with_vectors && !(kept && path.exists()) {
+            // A file still on disk holds these records as they were read or written at this
+            // number; it is written again only if a graph was built or grown since.
+            let graph_unsaved = snapshot.vectors.iter().any(|(_, c)| c.graph_unsaved());
+            if self.with_vectors && !(kept && path.exists() && !graph_unsaved) {
                 std::fs::create_dir_all(&self.vectors_dir)
                     .map_err(|e| Error::io(&self.vectors_dir, e))?;
                 file::write(&path, seq, &snapshot.vectors)?;
+                snapshot.vectors.iter().for_each(|(_, c)| c.graph_saved());
             }
         }
         if batch.is_empty() && !kept {

@@ -14,7 +14,7 @@
 //! live points ([`super::pending`]): the graph's candidates among them are scored from the
 //! store, and the first background job loads their vectors into the arena.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -49,6 +49,10 @@ pub(crate) struct VectorCollection {
     /// Raised when the collection is being let go (its engine closing, its namespace evicted):
     /// a build in progress gives up and no new one starts.
     stop: Arc<AtomicBool>,
+    /// Raised when a background job installs a graph built or grown since the collection was
+    /// read from its vector file or written to it: a vector file still on disk then lacks it,
+    /// and is written again at close, so that the next open does not build it again.
+    graph_unsaved: AtomicBool,
 }
 
 impl VectorCollection {
@@ -64,6 +68,7 @@ impl VectorCollection {
             graph: None,
             build: BuildState::Idle,
             stop: Arc::new(AtomicBool::new(false)),
+            graph_unsaved: AtomicBool::new(false),
         }
     }
 
@@ -86,6 +91,17 @@ impl VectorCollection {
     /// The graph serving searches, if any: what a vector file keeps beside the vectors.
     pub(crate) fn graph(&self) -> Option<&Graph> {
         self.graph.as_ref()
+    }
+
+    /// Whether the graph was built or grown since the collection was read from its vector file
+    /// or last written to one.
+    pub(crate) fn graph_unsaved(&self) -> bool {
+        self.graph_unsaved.load(Ordering::SeqCst)
+    }
+
+    /// Notes that a vector file now holds this collection's graph.
+    pub(crate) fn graph_saved(&self) {
+        self.graph_unsaved.store(false, Ordering::SeqCst);
     }
 
     /// Searches `graph` (read back from a vector file beside these records, which are its

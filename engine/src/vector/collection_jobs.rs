@@ -134,6 +134,7 @@ impl VectorCollection {
             }
         }
         self.graph = Some(graph);
+        self.graph_unsaved.store(true, Ordering::SeqCst);
     }
 }
 

@@ -250,3 +250,39 @@ fn a_graph_is_kept_with_the_vectors_unless_hnsw_is_turned_off() {
         "and again"
     );
 }
+
+#[test]
+fn a_graph_built_after_a_reopen_is_kept_by_the_next_close() {
+    let dir = tempfile::tempdir().unwrap();
+    // Written and closed without a graph: the file keeps the vectors only.
+    let engine = open_with_graphs(dir.path(), usize::MAX);
+    engine.create_space(Space::new("a", 32)).unwrap();
+    engine
+        .ensure_namespace("n", NamespaceOptions::default())
+        .unwrap();
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut batch = Batch::new();
+    for i in 0..3000u64 {
+        batch
+            .put(NewRecord::new(format!("record {i}")).with_vector("a", random_unit(&mut rng, 32)));
+    }
+    engine.write("n", batch).unwrap();
+    let exact = graph_answers(&engine);
+    engine.close().unwrap();
+
+    // Reopened with graphs and only read: the first search starts a build, flush waits for it.
+    let engine = open_with_graphs(dir.path(), 500);
+    graph_answers(&engine);
+    engine.flush().unwrap();
+    let live = graph_answers(&engine);
+    assert_ne!(live, exact, "the graph's answers are its own");
+    engine.close().unwrap();
+
+    // No record changed, yet the close wrote the graph: the next open searches through it
+    // from its first query instead of exactly while building it again.
+    assert_eq!(
+        graph_answers(&open_with_graphs(dir.path(), 500)),
+        live,
+        "the graph came back from the file"
+    );
+}
