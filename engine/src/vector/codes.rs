@@ -166,7 +166,7 @@ const AVX2_MAX_LEN: usize = 8 * 512;
 
 /// Integer dot product.
 #[inline]
-fn dot_i16_i8(a: &[i16], b: &[i8]) -> i64 {
+pub(super) fn dot_i16_i8(a: &[i16], b: &[i8]) -> i64 {
     #[cfg(target_arch = "x86_64")]
     {
         if a.len() <= AVX2_MAX_LEN && std::is_x86_feature_detected!("avx2") {

@@ -13,6 +13,7 @@ mod layout;
 mod mapped;
 mod pending;
 mod points;
+mod scan;
 mod slots;
 pub(crate) mod source;
 mod topk;

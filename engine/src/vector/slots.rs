@@ -8,13 +8,19 @@
 //! searches and left out of vector files; an update leaves a hole and appends the new vector.
 //! Once holes are a quarter of the slots, the slots are compacted into memory of their own,
 //! which their number of removals pays for.
+//!
+//! The first exact scan of at least [`SCAN_CODES_MIN`] slots also gives them int8 codes
+//! ([`super::scan`]), kept up to date by every change after, so that scans read a quarter of
+//! the bytes and still answer exactly.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
 use super::arena::Arena;
 use super::distance::dot;
+use super::scan::{ScanCodes, SCAN_CODES_MIN};
 use super::topk::TopK;
 use crate::record::RecordId;
 
@@ -29,6 +35,8 @@ pub(crate) struct Slots {
     /// 1M reopen's profile).
     slot_of: FxHashMap<RecordId, usize>,
     holes: Holes,
+    /// The int8 codes of every slot, once a scan has wanted them.
+    scan: OnceLock<ScanCodes>,
 }
 
 impl Slots {
@@ -40,6 +48,7 @@ impl Slots {
             data: Arena::default(),
             slot_of: FxHashMap::default(),
             holes: Holes::default(),
+            scan: OnceLock::new(),
         }
     }
 
@@ -79,12 +88,13 @@ impl Slots {
         self.slot_of.len()
     }
 
-    /// Estimated bytes: the arena, the id maps and the holes.
+    /// Estimated bytes: the arena, the id maps, the holes and the scan codes.
     pub(crate) fn bytes(&self) -> usize {
         self.data.bytes()
             + self.ids.capacity() * 8
             + self.slot_of.capacity() * 24
             + self.holes.words.capacity() * 8
+            + self.scan.get().map_or(0, ScanCodes::bytes)
     }
 
     /// Whether some vectors are read in place from a vector file.
@@ -114,6 +124,9 @@ impl Slots {
             Some(&slot) if !self.is_mapped_slot(slot) => {
                 let at = slot * self.dim - self.data.mapped_len();
                 self.data.owned_tail()[at..at + self.dim].copy_from_slice(vector);
+                if let Some(scan) = self.scan.get_mut() {
+                    scan.set(slot, vector);
+                }
             }
             Some(&slot) => {
                 self.holes.insert(slot);
@@ -128,6 +141,9 @@ impl Slots {
         self.slot_of.insert(id, self.ids.len());
         self.ids.push(id);
         self.data.push(vector);
+        if let Some(scan) = self.scan.get_mut() {
+            scan.push(vector);
+        }
     }
 
     /// Removes the vector of `id`; returns whether it was present.
@@ -151,6 +167,9 @@ impl Slots {
         }
         self.ids.pop();
         data.truncate(last * self.dim);
+        if let Some(scan) = self.scan.get_mut() {
+            scan.swap_remove(slot);
+        }
         true
     }
 
@@ -203,11 +222,30 @@ impl Slots {
             data: self.data.snapshot(),
             slot_of: FxHashMap::default(),
             holes: self.holes.clone(),
+            scan: OnceLock::new(),
         }
     }
 
-    /// Exact top-`k` of the unit vector `query` by scanning every vector.
+    /// Exact top-`k` of the unit vector `query` by scanning every vector: through the int8
+    /// codes from [`SCAN_CODES_MIN`] slots on (made by the first such scan), by their floats
+    /// below that or when every record is asked for.
     pub(crate) fn exact_search(&self, query: &[f32], k: usize) -> Vec<(RecordId, f32)> {
+        if self.ids.len() >= SCAN_CODES_MIN && k < self.len() {
+            let scan = self.scan.get_or_init(|| {
+                ScanCodes::encode(self.dim, (0..self.ids.len()).map(|slot| self.vector(slot)))
+            });
+            return scan.search(
+                query,
+                k,
+                |slot| !self.holes.contains(slot),
+                |slot| (self.ids[slot], dot(query, self.vector(slot))),
+            );
+        }
+        self.float_search(query, k)
+    }
+
+    /// Exact top-`k` of the unit vector `query` by the floats of every vector.
+    fn float_search(&self, query: &[f32], k: usize) -> Vec<(RecordId, f32)> {
         let mut top = TopK::new(k);
         if self.holes.count == 0 {
             for (slot, id) in self.ids.iter().enumerate() {
@@ -303,5 +341,40 @@ mod tests {
             assert_eq!((ids.len(), data.len()), (mapped.len(), mapped.len() * DIM));
         }
         assert!(!mapped.is_mapped(), "compacted once holes were a quarter");
+    }
+
+    #[test]
+    fn scans_through_codes_answer_as_the_floats_through_changes() {
+        let dim = 24;
+        let n = SCAN_CODES_MIN as u64 + 200;
+        let ids: Vec<RecordId> = (0..n).map(RecordId).collect();
+        let data: Vec<f32> = (0..n).flat_map(|i| seeded_unit(i, dim)).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&le_bytes(&data)).unwrap();
+        // SAFETY: the test's own temporary file, not changed while mapped.
+        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
+        let arena = Arena::mapped(Mapped::new(map, 0, data.len()).unwrap());
+        let mapped = Slots::from_parts(dim, ids.clone(), arena).unwrap();
+        let owned = Slots::from_parts(dim, ids, Arena::from_vec(data)).unwrap();
+        for mut slots in [mapped, owned] {
+            for step in 0..300u64 {
+                let query = seeded_unit(90_000 + step, dim);
+                for k in [1, 10] {
+                    assert_eq!(
+                        slots.exact_search(&query, k),
+                        slots.float_search(&query, k),
+                        "step {step}, k {k}"
+                    );
+                }
+                assert!(slots.scan.get().is_some(), "the first scan made the codes");
+                let id = RecordId(step * 7919 % (n + 100));
+                match step % 4 {
+                    0 => {
+                        slots.remove(id);
+                    }
+                    _ => slots.upsert(id, &seeded_unit(5_000 + step, dim)),
+                }
+            }
+        }
     }
 }
