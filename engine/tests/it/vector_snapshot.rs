@@ -211,21 +211,26 @@ fn graph_answers(engine: &Engine) -> Vec<Answers> {
         .collect()
 }
 
-#[test]
-fn a_graph_is_kept_with_the_vectors_unless_hnsw_is_turned_off() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open_with_graphs(dir.path(), 500);
+/// Writes 3 000 records with random 32-d vectors (from `seed`) into namespace `n`, space `a`.
+fn write_random_vectors(engine: &Engine, seed: u64) {
     engine.create_space(Space::new("a", 32)).unwrap();
     engine
         .ensure_namespace("n", NamespaceOptions::default())
         .unwrap();
-    let mut rng = StdRng::seed_from_u64(7);
+    let mut rng = StdRng::seed_from_u64(seed);
     let mut batch = Batch::new();
     for i in 0..3000u64 {
         batch
             .put(NewRecord::new(format!("record {i}")).with_vector("a", random_unit(&mut rng, 32)));
     }
     engine.write("n", batch).unwrap();
+}
+
+#[test]
+fn a_graph_is_kept_with_the_vectors_unless_hnsw_is_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_with_graphs(dir.path(), 500);
+    write_random_vectors(&engine, 7);
     // The first search loads the namespace and starts its graph build; flush waits for it.
     graph_answers(&engine);
     engine.flush().unwrap();
@@ -256,17 +261,7 @@ fn a_graph_built_after_a_reopen_is_kept_by_the_next_close() {
     let dir = tempfile::tempdir().unwrap();
     // Written and closed without a graph: the file keeps the vectors only.
     let engine = open_with_graphs(dir.path(), usize::MAX);
-    engine.create_space(Space::new("a", 32)).unwrap();
-    engine
-        .ensure_namespace("n", NamespaceOptions::default())
-        .unwrap();
-    let mut rng = StdRng::seed_from_u64(11);
-    let mut batch = Batch::new();
-    for i in 0..3000u64 {
-        batch
-            .put(NewRecord::new(format!("record {i}")).with_vector("a", random_unit(&mut rng, 32)));
-    }
-    engine.write("n", batch).unwrap();
+    write_random_vectors(&engine, 11);
     let exact = graph_answers(&engine);
     engine.close().unwrap();
 
