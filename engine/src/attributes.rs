@@ -28,7 +28,8 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::keys::{
-    ns_prefix, record_id_of, record_key, CF_ATTRIBUTES, CF_META, CF_RECORDS, META_ATTRIBUTE_INDEX,
+    ns_prefix, prefix_end, record_id_of, record_key, CF_ATTRIBUTES, CF_META, CF_RECORDS,
+    META_ATTRIBUTE_INDEX,
 };
 use crate::record::{RecordId, RecordView};
 use crate::store::Store;
@@ -157,17 +158,7 @@ impl AttributeIndex {
         let records = store
             .scan_prefix(CF_ATTRIBUTES, &prefix)?
             .into_iter()
-            .map(|(entry, _)| {
-                let id = entry
-                    .get(prefix.len()..)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .map(u64::from_be_bytes);
-                id.map(|id| record_key(ns, RecordId(id)))
-                    .ok_or_else(|| Error::Corrupt {
-                        what: "attribute index",
-                        detail: format!("key {entry:?}"),
-                    })
-            })
+            .map(|(entry, _)| record_of_entry(&entry, prefix.len()).map(|id| record_key(ns, id)))
             .collect::<Result<Vec<_>>>()?;
         // Ascending ids, read in batches (a lookup each cost 16 µs of a 100k namespace's
         // filtered delete). An entry is written and deleted with its record, so the record
@@ -180,6 +171,40 @@ impl AttributeIndex {
         }
         Ok(())
     }
+
+    /// The records of namespace `ns` whose attribute `key` is `value` by the index, in id
+    /// order, if there are at most `limit`; `None` if there are more. (A digest collision
+    /// can add a record that does not match: callers check the filter on what they read.)
+    pub(crate) fn records_with(
+        &self,
+        store: &Store,
+        ns: u32,
+        key: &str,
+        value: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<RecordId>>> {
+        let prefix = self.pair_prefix(ns, key, value);
+        let mut records = Vec::new();
+        for entry in store.iter_range(CF_ATTRIBUTES, &prefix, &prefix_end(&prefix))? {
+            if records.len() == limit {
+                return Ok(None);
+            }
+            records.push(record_of_entry(&entry?.0, prefix.len())?);
+        }
+        Ok(Some(records))
+    }
+}
+
+/// The record an index entry's key names, after its `prefix` bytes of namespace and digest.
+fn record_of_entry(entry: &[u8], prefix: usize) -> Result<RecordId> {
+    entry
+        .get(prefix..)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map(|b| RecordId(u64::from_be_bytes(b)))
+        .ok_or_else(|| Error::Corrupt {
+            what: "attribute index",
+            detail: format!("key {entry:?}"),
+        })
 }
 
 /// 32 bytes no other store shares: the standard library's per-process random hash keys

@@ -13,6 +13,10 @@ use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
 use crate::state::{Inner, NamespaceState};
 use crate::syntax::QuerySyntax;
 
+/// Records of a filter's first condition a filtered vector search scores one by one rather
+/// than widening a ranking, whatever the namespace's size (see `vector_among_matches`).
+const FEW_MATCHES: usize = 1024;
+
 impl Engine {
     /// The `k` best records for `query` by BM25, scored with this namespace's statistics only.
     /// The query is plain text: operators, quotes and `field:` prefixes have no meaning.
@@ -96,6 +100,12 @@ impl Engine {
         filter: &Filter,
     ) -> Result<Vec<Hit>> {
         let ns = self.inner.namespace(namespace)?;
+        if let Some(hits) = self
+            .inner
+            .vector_among_matches(&ns, space, query, k, filter)?
+        {
+            return Ok(hits);
+        }
         self.inner.filtered(&ns, k, filter, |n| {
             self.inner.vector_ranking(&ns, space, query, n)
         })
@@ -169,6 +179,55 @@ impl Inner {
                 .search(&query, k, self.ef_search.load(Ordering::Relaxed))?,
             None => Vec::new(),
         })
+    }
+
+    /// The `k` best hits that pass `filter` by exact similarity to `query`, from the records
+    /// of the filter's first condition, scored one by one, when the attribute index has few
+    /// of them (at most [`FEW_MATCHES`] or a sixteenth of the namespace): widening a ranking
+    /// until enough of them come up would rank and read many more records. `None` when they
+    /// are more, or the filter is empty.
+    fn vector_among_matches(
+        &self,
+        ns: &Arc<NamespaceState>,
+        space: &str,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Option<Vec<Hit>>> {
+        let Some((key, value)) = filter.conditions().next() else {
+            return Ok(None);
+        };
+        let k = ns.clamp_k(k);
+        if k == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let limit = FEW_MATCHES.max(ns.clamp_k(usize::MAX) / 16);
+        let Some(ids) = self
+            .attributes
+            .records_with(&self.store, ns.info.id, key, value, limit)?
+        else {
+            return Ok(None);
+        };
+        let space = self.space(space)?;
+        let query = space.normalize(query)?;
+        let derived = self.derived(ns)?;
+        let collection = derived.vectors.read().get(&space.name).cloned();
+        let scored = match collection {
+            Some(c) => c.read().score(&query, &ids)?,
+            None => Vec::new(),
+        };
+        // The best first, read a chunk at a time until `k` pass the whole filter.
+        let mut hits = Vec::with_capacity(k);
+        for chunk in scored.chunks(k.max(32)) {
+            let mut read = self.hydrate(ns, chunk.to_vec())?;
+            read.retain(|hit| filter.matches(&hit.record));
+            hits.extend(read);
+            if hits.len() >= k {
+                break;
+            }
+        }
+        hits.truncate(k);
+        Ok(Some(hits))
     }
 
     /// The `k` best hits that pass `filter`, from a ranking asked for ever more results:

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::arena::Arena;
-use super::distance::{dot, prefetch};
+use super::distance::{dot, prefetch, rank};
 use super::graph::{Graph, HnswParams};
 use super::pending::{self, Pending};
 use super::slots::Slots;
@@ -263,6 +263,27 @@ impl VectorCollection {
             }
         }
         Ok(top.into_sorted())
+    }
+
+    /// The exact similarity of `query` to the vector of each of `ids` that has one here,
+    /// best first: vectors in memory are read there, pending ones from the store.
+    pub(crate) fn score(&self, query: &[f32], ids: &[RecordId]) -> Result<Vec<(RecordId, f32)>> {
+        let mut scored = Vec::with_capacity(ids.len());
+        let mut in_store = Vec::new();
+        for id in ids {
+            match self.slots.get(id) {
+                Some(vector) => scored.push((*id, dot(query, vector))),
+                None if self.pending.as_ref().is_some_and(|p| p.contains(id)) => in_store.push(*id),
+                None => {}
+            }
+        }
+        if let (Some(pending), false) = (&self.pending, in_store.is_empty()) {
+            for (id, vector) in pending.fetch(in_store, self.dim())? {
+                scored.push((id, dot(query, &vector)));
+            }
+        }
+        scored.sort_by(rank);
+        Ok(scored)
     }
 
     /// Exact top-`k` by scanning every vector in memory (all of them unless some are

@@ -211,3 +211,69 @@ fn records_where_lists_and_delete_where_deletes_the_matching_ids() {
         assert_eq!(by_filter.delete_where("ns", &filter).unwrap(), 0);
     }
 }
+
+/// An engine whose collections get a graph from 500 vectors on, searched with the narrowest
+/// beam (so that a graph's answers differ from the exact ones), or none (`graphs` false).
+fn graph_engine(dir: &std::path::Path, graphs: bool) -> Engine {
+    let mut options = EngineOptions::default();
+    options.hnsw.threshold = if graphs { 500 } else { usize::MAX };
+    options.hnsw.ef_search = 1;
+    let engine = Engine::open(dir, options).unwrap();
+    engine
+        .create_namespace("ns", NamespaceOptions::default())
+        .unwrap();
+    engine.create_space(Space::new("s", 16)).unwrap();
+    let mut batch = mb_engine::Batch::new();
+    for i in 0..3000u32 {
+        let vector: Vec<f32> = (0..16u32)
+            .map(|d| ((i * 31 + d * 17) as f32 * 0.618).sin())
+            .collect();
+        batch.put(
+            NewRecord::new(format!("record {i}"))
+                .with_attribute("user", (i % 40).to_string())
+                .with_attribute("half", (i % 2).to_string())
+                .with_vector("s", vector),
+        );
+    }
+    engine.write("ns", batch).unwrap();
+    // The first search loads the namespace and starts the graph's build; flush waits for it.
+    engine.search_vector("ns", "s", &[1.0; 16], 1).unwrap();
+    engine.flush().unwrap();
+    engine
+}
+
+#[test]
+fn a_rare_filter_over_a_graph_is_searched_exactly() {
+    let (with, without) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (graph, exact) = (
+        graph_engine(with.path(), true),
+        graph_engine(without.path(), false),
+    );
+    let mut approximate = 0;
+    for q in 0..20u32 {
+        let query: Vec<f32> = (0..16u32).map(|d| ((q * 7 + d) as f32).cos()).collect();
+        let everything = exact.search_vector("ns", "s", &query, 3000).unwrap();
+        let user = Filter::new().attribute("user", (q % 40).to_string());
+        let got = graph
+            .search_vector_filtered("ns", "s", &query, 10, &user)
+            .unwrap();
+        assert_eq!(
+            ids(got),
+            expected(everything.clone(), &user, 10),
+            "query {q}"
+        );
+        // The graph alone misses some of the true top 10: the exactness above is the
+        // filtered path's own.
+        let unfiltered = graph.search_vector("ns", "s", &query, 10).unwrap();
+        approximate += usize::from(ids(unfiltered) != expected(everything, &Filter::new(), 10));
+
+        // Half the namespace matches: too many to score one by one, so the ranking widens.
+        let half = Filter::new().attribute("half", (q % 2).to_string());
+        let got = graph
+            .search_vector_filtered("ns", "s", &query, 10, &half)
+            .unwrap();
+        assert_eq!(got.len(), 10);
+        assert!(got.iter().all(|h| half.matches(&h.record)), "query {q}");
+    }
+    assert!(approximate > 0, "the graph answered every query exactly");
+}
