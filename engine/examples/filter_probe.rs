@@ -18,9 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let space = args.get(5).map_or("minilm", String::as_str);
     let engine = Engine::open(path, EngineOptions::default())?;
     let dim = engine
-        .spaces()
-        .into_iter()
-        .find(|s| s.name == space)
+        .space(space)
         .ok_or_else(|| format!("no space {space} in {path}"))?
         .dim;
     let query = |q: usize| -> Vec<f32> { (0..dim).map(|d| ((q * 31 + d) as f32).sin()).collect() };

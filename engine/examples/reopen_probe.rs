@@ -23,9 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let engine = Engine::open(path, EngineOptions::default())?;
         let opened = started.elapsed();
         let dim = engine
-            .spaces()
-            .into_iter()
-            .find(|s| s.name == space)
+            .space(space)
             .ok_or_else(|| format!("no space {space} in {path}"))?
             .dim;
         let query = vec![(dim as f32).sqrt().recip(); dim];

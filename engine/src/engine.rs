@@ -324,6 +324,12 @@ impl Engine {
         all
     }
 
+    /// The embedding space called `name`, if it has been created: its dimension, say, for a
+    /// caller that must build a query vector of the right length.
+    pub fn space(&self, name: &str) -> Option<Space> {
+        self.inner.catalog.read().spaces.get(name).cloned()
+    }
+
     // ----- writes -----------------------------------------------------------------------
 
     /// Applies a batch atomically to a namespace.

@@ -165,6 +165,15 @@ fn invalid_records_are_rejected_and_nothing_is_lost() {
         e.create_space(Space::new("", 3)),
         Err(Error::InvalidSpace { .. })
     ));
+    assert_eq!(
+        e.space("s").map(|s| s.dim),
+        Some(4),
+        "the first definition stands"
+    );
+    assert!(
+        e.space("z").is_none() && e.space("").is_none(),
+        "refused spaces are not made"
+    );
     assert_intact(&e, id);
 }
 
