@@ -229,34 +229,11 @@ impl VectorCollection {
         let Some(graph) = &self.graph else {
             return Ok(self.exact_search(query, k));
         };
-        // The graph's candidates are scored exactly, their vectors loaded ahead: from memory,
-        // or from the store for pending records.
-        let mut in_store = Vec::new();
-        let candidates: Vec<(RecordId, &[f32])> = graph
-            .candidates(query, k, ef)
-            .into_iter()
-            .filter_map(|id| match self.slots.get(&id) {
-                Some(vector) => Some((id, vector)),
-                None => {
-                    if self.pending.as_ref().is_some_and(|p| p.contains(&id)) {
-                        in_store.push(id);
-                    }
-                    None
-                }
-            })
-            .collect();
-        for (_, vector) in &candidates {
-            prefetch(vector);
-        }
+        // The graph's candidates are scored exactly.
         let mut top = TopK::new(k);
-        for (id, vector) in candidates {
-            top.offer(id, dot(query, vector));
-        }
-        if let (Some(pending), false) = (&self.pending, in_store.is_empty()) {
-            for (id, vector) in pending.fetch(in_store, self.dim())? {
-                top.offer(id, dot(query, &vector));
-            }
-        }
+        self.similarities(query, &graph.candidates(query, k, ef), |id, score| {
+            top.offer(id, score)
+        })?;
         for id in graph.fresh() {
             if let Some(vector) = self.slots.get(id) {
                 top.offer(*id, dot(query, vector));
@@ -269,21 +246,45 @@ impl VectorCollection {
     /// best first: vectors in memory are read there, pending ones from the store.
     pub(crate) fn score(&self, query: &[f32], ids: &[RecordId]) -> Result<Vec<(RecordId, f32)>> {
         let mut scored = Vec::with_capacity(ids.len());
+        self.similarities(query, ids, |id, score| scored.push((id, score)))?;
+        scored.sort_by(rank);
+        Ok(scored)
+    }
+
+    /// Hands `found` the exact similarity of `query` to the vector of each of `ids` that has
+    /// one here: those in memory first, loaded ahead all at once, then the pending ones, read
+    /// from the store in one batch.
+    fn similarities(
+        &self,
+        query: &[f32],
+        ids: &[RecordId],
+        mut found: impl FnMut(RecordId, f32),
+    ) -> Result<()> {
         let mut in_store = Vec::new();
-        for id in ids {
-            match self.slots.get(id) {
-                Some(vector) => scored.push((*id, dot(query, vector))),
-                None if self.pending.as_ref().is_some_and(|p| p.contains(id)) => in_store.push(*id),
-                None => {}
-            }
+        let in_memory: Vec<(RecordId, &[f32])> = ids
+            .iter()
+            .filter_map(|id| match self.slots.get(id) {
+                Some(vector) => Some((*id, vector)),
+                None => {
+                    if self.pending.as_ref().is_some_and(|p| p.contains(id)) {
+                        in_store.push(*id);
+                    }
+                    None
+                }
+            })
+            .collect();
+        for (_, vector) in &in_memory {
+            prefetch(vector);
+        }
+        for (id, vector) in in_memory {
+            found(id, dot(query, vector));
         }
         if let (Some(pending), false) = (&self.pending, in_store.is_empty()) {
             for (id, vector) in pending.fetch(in_store, self.dim())? {
-                scored.push((id, dot(query, &vector)));
+                found(id, dot(query, &vector));
             }
         }
-        scored.sort_by(rank);
-        Ok(scored)
+        Ok(())
     }
 
     /// Exact top-`k` by scanning every vector in memory (all of them unless some are
