@@ -49,15 +49,16 @@ struct CodeMeta {
     norm: f32,
 }
 
-/// A query prepared for estimates: 16-bit integers of its values over a common unit.
+/// A query prepared for estimates: 16-bit integers of its values over a common unit, and
+/// what its error bound weighs a slot's two lengths by (see [`Query::bound`]).
 struct Query {
     values: Vec<i16>,
     /// What one unit of `values` is worth.
     unit: f64,
-    /// Length of the query.
-    norm: f64,
-    /// Length of the query minus `values` times `unit`.
-    residual: f64,
+    /// Weight of a slot's residual in the bound.
+    per_residual: f64,
+    /// Weight of a slot's code length in the bound.
+    per_norm: f64,
 }
 
 impl ScanCodes {
@@ -76,16 +77,16 @@ impl ScanCodes {
 
     /// Appends the code of a new last slot.
     pub(crate) fn push(&mut self, vector: &[f32]) {
-        let meta = encode_into(vector, &mut self.codes);
+        let slot = self.meta.len();
+        self.codes.resize((slot + 1) * self.dim, 0);
+        let meta = encode_into(vector, &mut self.codes[slot * self.dim..]);
         self.meta.push(meta);
     }
 
     /// Replaces the code of `slot`.
     pub(crate) fn set(&mut self, slot: usize, vector: &[f32]) {
-        let mut code = Vec::with_capacity(self.dim);
-        let meta = encode_into(vector, &mut code);
-        self.codes[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(&code);
-        self.meta[slot] = meta;
+        let code = &mut self.codes[slot * self.dim..(slot + 1) * self.dim];
+        self.meta[slot] = encode_into(vector, code);
     }
 
     /// Moves the last slot's code into `slot` and drops the last, as the slots do on a
@@ -115,7 +116,7 @@ impl ScanCodes {
         live: impl Fn(usize) -> bool,
         exact: impl Fn(usize) -> (RecordId, f32),
     ) -> Vec<(RecordId, f32)> {
-        let query = Query::new(query);
+        let query = Query::new(query, self.dim);
         let mut floor = Floor::new(k);
         let mut candidates: Vec<(usize, f64)> = Vec::new();
         for (slot, (code, meta)) in self
@@ -127,9 +128,7 @@ impl ScanCodes {
             if !live(slot) {
                 continue;
             }
-            let estimate =
-                query.unit * f64::from(meta.scale) * dot_i16_i8(&query.values, code) as f64;
-            let bound = query.bound(meta, self.dim);
+            let (estimate, bound) = (query.estimate(code, meta), query.bound(meta));
             floor.offer(estimate - bound);
             if estimate + bound >= floor.value() {
                 candidates.push((slot, estimate + bound));
@@ -147,14 +146,14 @@ impl ScanCodes {
     }
 }
 
-/// Appends the code of `vector` to `codes`; returns its scale and error bounds.
-fn encode_into(vector: &[f32], codes: &mut Vec<i8>) -> CodeMeta {
+/// Writes the code of `vector` into `codes` (as long); returns its scale and error bounds.
+fn encode_into(vector: &[f32], codes: &mut [i8]) -> CodeMeta {
     let largest = vector.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
     let (mut residual, mut norm) = (0.0f64, 0.0f64);
-    for x in vector {
+    for (x, out) in vector.iter().zip(codes) {
         let code = (x / scale).round().clamp(-127.0, 127.0);
-        codes.push(code as i8);
+        *out = code as i8;
         let value = f64::from(code) * f64::from(scale);
         residual += (f64::from(*x) - value).powi(2);
         norm += value * value;
@@ -177,7 +176,8 @@ fn round_up(x: f64) -> f32 {
 }
 
 impl Query {
-    fn new(query: &[f32]) -> Query {
+    /// `query` (of `dim` values) prepared for estimates.
+    fn new(query: &[f32], dim: usize) -> Query {
         let largest = query.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         let unit = if largest > 0.0 {
             f64::from(largest) / f64::from(i16::MAX)
@@ -199,24 +199,31 @@ impl Query {
             .map(|x| f64::from(*x).powi(2))
             .sum::<f64>()
             .sqrt();
+        // The bound of a slot with residual r and code length c is, with q the query's
+        // length and e its own residual: the vector's rounding error seen by the query
+        // (q r), the query's seen by the code's vector (e c), and the float dot product's own
+        // rounding (at most `dim + 16` units in the last place of the products' sum, a
+        // generous margin for its 16 lanes: f q (c + r)), widened by a part in 10⁵ for the
+        // estimate's own arithmetic. Gathered per length once per query, not per slot.
+        let float_dot = (dim + 16) as f64 * f64::from(f32::EPSILON) * norm;
+        let widen = 1.0 + 1e-5;
         Query {
             values,
             unit,
-            norm,
-            residual,
+            per_residual: (norm + float_dot) * widen,
+            per_norm: (residual + float_dot) * widen,
         }
     }
 
+    /// The similarity of the query to a slot's vector, estimated from its code.
+    fn estimate(&self, code: &[i8], meta: &CodeMeta) -> f64 {
+        self.unit * f64::from(meta.scale) * dot_i16_i8(&self.values, code) as f64
+    }
+
     /// How far a slot's estimate may be from the float dot product of the query and its
-    /// vector: the vector's rounding error seen by the query, the query's rounding error seen
-    /// by the code's vector, and the float dot product's own rounding (at most `dim + 16`
-    /// units in the last place of the products' sum, a generous margin for its 16 lanes),
-    /// widened by a part in 10⁵ for the estimate's own arithmetic.
-    fn bound(&self, meta: &CodeMeta, dim: usize) -> f64 {
-        let (residual, norm) = (f64::from(meta.residual), f64::from(meta.norm));
-        let coded = self.norm * residual + self.residual * norm;
-        let float_dot = (dim + 16) as f64 * f64::from(f32::EPSILON) * self.norm * (norm + residual);
-        (coded + float_dot) * (1.0 + 1e-5) + 1e-9
+    /// vector (see [`Query::new`]).
+    fn bound(&self, meta: &CodeMeta) -> f64 {
+        self.per_residual * f64::from(meta.residual) + self.per_norm * f64::from(meta.norm) + 1e-9
     }
 }
 
@@ -370,15 +377,13 @@ mod tests {
         let vectors: Vec<Vec<f32>> = (0..300).map(|s| seeded_unit(s, dim)).collect();
         let scan = ScanCodes::encode(dim, vectors.iter().map(Vec::as_slice));
         for q in 0..10 {
-            let query = Query::new(&seeded_unit(50_000 + q, dim));
             let floats = seeded_unit(50_000 + q, dim);
+            let query = Query::new(&floats, dim);
             for (slot, v) in vectors.iter().enumerate() {
                 let code = &scan.codes[slot * dim..(slot + 1) * dim];
                 let meta = &scan.meta[slot];
-                let estimate =
-                    query.unit * f64::from(meta.scale) * dot_i16_i8(&query.values, code) as f64;
-                let error = (estimate - f64::from(dot(&floats, v))).abs();
-                let bound = query.bound(meta, dim);
+                let error = (query.estimate(code, meta) - f64::from(dot(&floats, v))).abs();
+                let bound = query.bound(meta);
                 assert!(error <= bound, "slot {slot}: off by {error}, bound {bound}");
                 assert!(bound < 0.05, "a bound this loose would rescore everything");
             }
