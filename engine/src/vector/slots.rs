@@ -307,17 +307,23 @@ mod tests {
         pairs
     }
 
-    #[test]
-    fn changes_to_mapped_slots_are_seen_as_changes_to_owned_ones() {
-        let ids: Vec<RecordId> = (0..64).map(RecordId).collect();
-        let data: Vec<f32> = (0..64).flat_map(|i| seeded_unit(i, DIM)).collect();
+    /// Records `0..n` with seeded unit vectors of `dim`, twice: mapped from a file, and owned.
+    fn mapped_and_owned(dim: usize, n: u64) -> (Slots, Slots) {
+        let ids: Vec<RecordId> = (0..n).map(RecordId).collect();
+        let data: Vec<f32> = (0..n).flat_map(|i| seeded_unit(i, dim)).collect();
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&le_bytes(&data)).unwrap();
         // SAFETY: the test's own temporary file, not changed while mapped.
         let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
         let arena = Arena::mapped(Mapped::new(map, 0, data.len()).unwrap());
-        let mut mapped = Slots::from_parts(DIM, ids.clone(), arena).unwrap();
-        let mut owned = Slots::from_parts(DIM, ids, Arena::from_vec(data)).unwrap();
+        let mapped = Slots::from_parts(dim, ids.clone(), arena).unwrap();
+        let owned = Slots::from_parts(dim, ids, Arena::from_vec(data)).unwrap();
+        (mapped, owned)
+    }
+
+    #[test]
+    fn changes_to_mapped_slots_are_seen_as_changes_to_owned_ones() {
+        let (mut mapped, mut owned) = mapped_and_owned(DIM, 64);
         assert!(mapped.is_mapped());
         // Removals, updates of mapped and of appended records, additions, in a fixed jumble.
         for step in 0..40u64 {
@@ -347,15 +353,7 @@ mod tests {
     fn scans_through_codes_answer_as_the_floats_through_changes() {
         let dim = 24;
         let n = SCAN_CODES_MIN as u64 + 200;
-        let ids: Vec<RecordId> = (0..n).map(RecordId).collect();
-        let data: Vec<f32> = (0..n).flat_map(|i| seeded_unit(i, dim)).collect();
-        let mut file = tempfile::tempfile().unwrap();
-        file.write_all(&le_bytes(&data)).unwrap();
-        // SAFETY: the test's own temporary file, not changed while mapped.
-        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
-        let arena = Arena::mapped(Mapped::new(map, 0, data.len()).unwrap());
-        let mapped = Slots::from_parts(dim, ids.clone(), arena).unwrap();
-        let owned = Slots::from_parts(dim, ids, Arena::from_vec(data)).unwrap();
+        let (mapped, owned) = mapped_and_owned(dim, n);
         for mut slots in [mapped, owned] {
             for step in 0..300u64 {
                 let query = seeded_unit(90_000 + step, dim);
