@@ -12,6 +12,7 @@ use crate::record::RecordId;
 use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
 use crate::state::{Inner, NamespaceState};
 use crate::syntax::QuerySyntax;
+use crate::vector::collection::VectorCollection;
 
 /// Records of a filter's first condition a filtered vector search scores one by one rather
 /// than widening a ranking, whatever the namespace's size (see `vector_among_matches`).
@@ -166,16 +167,26 @@ impl Inner {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<(RecordId, f32)>> {
+        let ef = self.ef_search.load(Ordering::Relaxed);
+        let ranked = self.in_collection(ns, space, query, |c, query| c.search(query, k, ef))?;
+        Ok(ranked.unwrap_or_default())
+    }
+
+    /// `run` on the namespace's collection in `space` and `query` made a unit vector of that
+    /// space (an error if it is not one of its vectors); `None` when the namespace has no
+    /// vector there.
+    fn in_collection<T>(
+        &self,
+        ns: &Arc<NamespaceState>,
+        space: &str,
+        query: &[f32],
+        run: impl FnOnce(&VectorCollection, &[f32]) -> Result<T>,
+    ) -> Result<Option<T>> {
         let space = self.space(space)?;
         let query = space.normalize(query)?;
         let derived = self.derived(ns)?;
         let collection = derived.vectors.read().get(&space.name).cloned();
-        Ok(match collection {
-            Some(c) => c
-                .read()
-                .search(&query, k, self.ef_search.load(Ordering::Relaxed))?,
-            None => Vec::new(),
-        })
+        collection.map(|c| run(&c.read(), &query)).transpose()
     }
 
     /// The `k` best hits that pass `filter` by exact similarity to `query`, from the records
@@ -206,14 +217,9 @@ impl Inner {
         else {
             return Ok(None);
         };
-        let space = self.space(space)?;
-        let query = space.normalize(query)?;
-        let derived = self.derived(ns)?;
-        let collection = derived.vectors.read().get(&space.name).cloned();
-        let scored = match collection {
-            Some(c) => c.read().score(&query, &ids)?,
-            None => Vec::new(),
-        };
+        let scored = self
+            .in_collection(ns, space, query, |c, query| c.score(query, &ids))?
+            .unwrap_or_default();
         // The best first, read a chunk at a time until `k` pass the whole filter.
         let mut hits = Vec::with_capacity(k);
         for chunk in scored.chunks(k.max(32)) {
