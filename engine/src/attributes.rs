@@ -154,12 +154,13 @@ impl AttributeIndex {
         let Some((key, value)) = filter.conditions().next() else {
             return store.for_each_in_namespace(CF_RECORDS, ns, |_, value| check(value));
         };
-        let prefix = self.pair_prefix(ns, key, value);
-        let records = store
-            .scan_prefix(CF_ATTRIBUTES, &prefix)?
+        // No limit: the records are all read below anyway.
+        let records: Vec<_> = self
+            .records_with(store, ns, key, value, usize::MAX)?
+            .unwrap_or_default()
             .into_iter()
-            .map(|(entry, _)| record_of_entry(&entry, prefix.len()).map(|id| record_key(ns, id)))
-            .collect::<Result<Vec<_>>>()?;
+            .map(|id| record_key(ns, id))
+            .collect();
         // Ascending ids, read in batches (a lookup each cost 16 µs of a 100k namespace's
         // filtered delete). An entry is written and deleted with its record, so the record
         // is there.
