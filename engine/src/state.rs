@@ -145,6 +145,11 @@ impl Inner {
             .ok_or_else(|| Error::UnknownSpace(name.to_string()))
     }
 
+    /// The name of every registered space: where a record's vectors can be.
+    pub(crate) fn space_names(&self) -> Vec<String> {
+        self.catalog.read().spaces.keys().cloned().collect()
+    }
+
     /// The derived state of every namespace that has it in memory, with the namespace's id.
     pub(crate) fn loaded_derived(&self) -> Vec<(u32, Arc<Derived>)> {
         let namespaces: Vec<Arc<NamespaceState>> =

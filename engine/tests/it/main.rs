@@ -10,6 +10,7 @@ mod damage;
 mod filters;
 mod forget;
 mod model_check;
+mod record_deletes;
 mod reopen;
 mod residency;
 mod single_writer;
