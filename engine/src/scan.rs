@@ -26,16 +26,10 @@ impl Engine {
     /// condition names through the attribute index; an empty one reads every record in place.
     pub fn records_where(&self, namespace: &str, filter: &Filter) -> Result<Vec<Record>> {
         let ns = self.inner.namespace(namespace)?;
-        let mut found = Vec::new();
-        self.inner.attributes.for_each_matching(
-            &self.inner.store,
-            ns.info.id,
-            filter,
-            |_, value| {
-                found.push(codec::decode("record", value)?);
-                Ok(())
-            },
-        )?;
-        Ok(found)
+        self.inner
+            .attributes
+            .map_matching(&self.inner.store, ns.info.id, filter, |_, value| {
+                codec::decode("record", value)
+            })
     }
 }

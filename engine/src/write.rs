@@ -120,19 +120,18 @@ impl Inner {
         if ns.dropped.load(Ordering::SeqCst) {
             return Err(Error::UnknownNamespace(ns.info.name.clone()));
         }
-        let mut prepared = Vec::new();
         let ns_id = ns.info.id;
-        self.attributes
-            .for_each_matching(&self.store, ns_id, filter, |view, _| {
+        let prepared = self
+            .attributes
+            .map_matching(&self.store, ns_id, filter, |view, _| {
                 let index_keys = self.attributes.keys(ns_id, view.id, &view.attributes);
-                prepared.push(Prepared::Delete {
+                Ok(Prepared::Delete {
                     id: view.id,
                     old: Replaced {
                         text: view.text.to_string(),
                         index_keys: index_keys.collect(),
                     },
-                });
-                Ok(())
+                })
             })?;
         self.apply(ns, prepared)
     }

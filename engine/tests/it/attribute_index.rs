@@ -58,8 +58,9 @@ fn filters_find_exactly_the_matching_records_after_every_kind_of_change() {
     engine
         .create_namespace("ns", NamespaceOptions::default())
         .unwrap();
+    // 900 records: each kind's 300 are read in two halves on two threads (from 256).
     let mut batch = Batch::new();
-    for i in 0..300 {
+    for i in 0..900 {
         batch.put(record(i));
     }
     let ids = engine.write("ns", batch).unwrap().ids;
