@@ -428,7 +428,7 @@ fn the_wheel_build_reuses_the_workspace_build() {
 fn datasets_clients_and_the_query_language_build_without_the_storage_engine() {
     for package in ["mb-datasets", "mb-llm", "mb-embed", "mb-whoosh-query"] {
         let dependencies = normal_dependencies(package);
-        for heavy in ["mb-engine", "librocksdb-sys", "tantivy", "hnsw_rs"] {
+        for heavy in ["mb-engine", "librocksdb-sys", "tantivy"] {
             assert!(
                 !dependencies.contains(heavy),
                 "{package} compiles {heavy} by default"

@@ -5,8 +5,6 @@
 
 use std::cmp::Ordering;
 
-use hnsw_rs::prelude::Distance;
-
 use crate::record::RecordId;
 
 /// Best first; equal scores rank the older record first.
@@ -72,17 +70,6 @@ fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
     sum
 }
 
-/// HNSW distance over unit vectors: `1 - dot`, clamped at zero (rounding can push a dot of
-/// unit vectors a hair above one; hnsw_rs's own dot distance asserts on that).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct UnitDotDistance;
-
-impl Distance<f32> for UnitDotDistance {
-    fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
-        (1.0 - dot(a, b)).max(0.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,11 +85,5 @@ mod tests {
                 "n={n}"
             );
         }
-    }
-
-    #[test]
-    fn distance_never_negative() {
-        let v = vec![0.6f32, 0.8];
-        assert_eq!(UnitDotDistance.eval(&v, &v), 0.0);
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
+use super::insert;
 use super::layout::Layout;
 use super::points::PointMap;
 use crate::record::RecordId;
@@ -94,13 +95,7 @@ impl Graph {
         params: &HnswParams,
         stop: &AtomicBool,
     ) -> Option<Graph> {
-        let layout = Layout::build(
-            data,
-            dim,
-            params.max_connections,
-            params.ef_construction,
-            stop,
-        )?;
+        let layout = insert::extend(&Layout::empty(dim), data, dim, params, stop)?;
         let live = match PointMap::from_entries(ids.iter().zip(0..).map(|(id, p)| (*id, p))) {
             Ok(live) => live,
             Err(id) => {

@@ -1,12 +1,15 @@
-//! Inserting new points into a layout, without the `hnsw_rs` structure it was built from.
+//! How every HNSW graph is made: points inserted into a layout, the first build into an
+//! empty one, a growth (a graph's fresh records, in a batch once they reach a fraction of its
+//! points: `super::graph`) into the current one.
 //!
-//! A graph's fresh records are inserted in a batch once they reach a fraction of its points
-//! (`super::graph`). `hnsw_rs` inserts only into its own structure, and keeping that structure
-//! for the graph's life cost a second copy of every vector and millions of small allocations
-//! (a point, a lock and a reference per link): a quarter of a 100k namespace's memory, about a
-//! second of the closing engine's time to free, and, when glibc later merged those freed
-//! blocks, 250–350 ms of the next search that allocated (docs/stores.md). A graph read back
-//! from a vector file had no such structure, so it could only be rebuilt from scratch.
+//! The graphs were first built by `hnsw_rs` and copied out. Its structure (a second copy of
+//! every vector, a point, a lock and a reference per link) cost a quarter of a 100k
+//! namespace's memory while it lived, and it could only insert into itself, so a graph read
+//! back from a vector file could only be rebuilt from scratch. Growth came here first; since
+//! 2026-11-28 the first build too: at 100k, on two cores, it takes as long on one thread as
+//! `hnsw_rs` on two (it compares int8 codes, not floats), with the same recall, and the
+//! build's peak memory is 365 MiB lower (docs/stores.md). Being one thread, it gives the
+//! same graph on every run, and leaves the other core to searches.
 //!
 //! The layout holds what insertion needs: codes to compare and links to walk. Its parts here:
 //! - [`extend`]: encodes the new points with the layout's scales, inserts them one by one and
@@ -304,16 +307,16 @@ mod tests {
     use crate::vector::distance::dot;
     use crate::vector::seeded_unit as unit;
 
-    /// The layout `hnsw_rs` builds of `data` with the default parameters.
+    /// The layout built of `data` with the default parameters (every point inserted into an
+    /// empty layout).
     fn build(data: &[f32], dim: usize) -> Layout {
         let params = HnswParams::default();
-        let stop = AtomicBool::new(false);
-        Layout::build(
+        extend(
+            &Layout::empty(dim),
             data,
             dim,
-            params.max_connections,
-            params.ef_construction,
-            &stop,
+            &params,
+            &AtomicBool::new(false),
         )
         .unwrap()
     }
@@ -370,8 +373,14 @@ mod tests {
         let dim = 16;
         let data: Vec<f32> = (0..300u64).flat_map(|i| unit(i, dim)).collect();
         let params = HnswParams::default();
-        let empty = build(&[], dim);
-        let layout = extend(&empty, &data, dim, &params, &AtomicBool::new(false)).unwrap();
+        let layout = extend(
+            &Layout::empty(dim),
+            &data,
+            dim,
+            &params,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
         layout.check().unwrap();
         assert!(recall(&layout, &data, dim) >= 0.95);
     }

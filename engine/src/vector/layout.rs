@@ -1,34 +1,24 @@
-//! The searchable copy of an HNSW index: codes and links in flat arrays, in point order.
+//! The searchable form of an HNSW graph: codes and links in flat arrays, in point order.
 //!
-//! `hnsw_rs` builds good graphs in parallel, but its search pays for generality on every visited
-//! point (reference-counted points, a lock per neighbour list, hashed visited sets). Once built,
-//! the graph is therefore copied into flat arrays (layer-0 links in compressed rows, the sparse
-//! upper layers in maps) and searched by a plain best-first beam with a bitset of visited
-//! points. The beam compares int8 codes of the vectors (a quarter of the bytes, see [`Codes`]),
-//! loaded ahead a whole neighbour list at a time. A layout keeps no vectors: its collection
-//! scores the beam's best candidates exactly from its own arena.
+//! Layer-0 links are kept in compressed rows, the sparse upper layers in maps, and a search is
+//! a plain best-first beam with a bitset of visited points. The beam compares int8 codes of the
+//! vectors (a quarter of the bytes, see [`Codes`]), loaded ahead a whole neighbour list at a
+//! time. A layout keeps no vectors: its collection scores the beam's best candidates exactly
+//! from its own arena.
 //!
 //! A layout is immutable, so the codes and links of one read from a vector file stay in the
-//! file's pages ([`Stored`]). Growing a graph makes a new layout (`super::insert`); the
-//! `hnsw_rs` structure is dropped once copied.
+//! file's pages ([`Stored`]). Every graph is made by inserting points into a layout
+//! (`super::insert`): the first build into [`Layout::empty`], a growth into the current one.
 
+use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
-
-use hnsw_rs::prelude::Hnsw;
-use rustc_hash::FxHashMap;
 
 use super::codes::{Codes, QueryCode};
-use super::distance::UnitDotDistance;
 use super::mapped::Stored;
 
-/// Points inserted between two looks at the stop flag (about 0.4 s of a 384-d build on 2
-/// cores).
+/// Points inserted between two looks at the stop flag (about half a second of a 384-d build).
 pub(crate) const BUILD_CHUNK: usize = 1024;
-
-/// The `hnsw_rs` index a layout is built with.
-type Index = Hnsw<'static, f32, UnitDotDistance>;
 
 /// The links of a graph's upper layers: layer 1 first, each a map from point to neighbours.
 pub(crate) type UpperLayers = Vec<FxHashMap<u32, Vec<u32>>>;
@@ -47,92 +37,14 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// The layout of `data` (unit vectors of `dim`, the points in order), built by `hnsw_rs`
-    /// (in parallel) and copied out; the `hnsw_rs` structure is dropped here, on the building
-    /// thread (later points are inserted into the layout itself, `super::insert`). Inserts
-    /// [`BUILD_CHUNK`] points at a time and gives up (`None`) once `stop` is raised, so a
-    /// closing engine waits for one chunk, not for the whole build.
-    /// `max_connections` and `ef_construction` are HNSW's `M` and the insertion beam's width.
-    pub(crate) fn build(
-        data: &[f32],
-        dim: usize,
-        max_connections: usize,
-        ef_construction: usize,
-        stop: &AtomicBool,
-    ) -> Option<Layout> {
-        let n = data.len() / dim.max(1);
-        if n == 0 {
-            // `hnsw_rs` cannot copy out an empty index; later points are inserted natively.
-            return Some(Layout {
-                codes: Codes::encode(&[], dim),
-                offsets: Stored::Owned(vec![0]),
-                links: Stored::Owned(Vec::new()),
-                upper: Vec::new(),
-                entry: 0,
-            });
-        }
-        let index: Index = Hnsw::new(
-            max_connections,
-            n.max(1024),
-            16,
-            ef_construction,
-            UnitDotDistance,
-        );
-        let points: Vec<(&[f32], usize)> = data.chunks_exact(dim).zip(0..).collect();
-        for chunk in points.chunks(BUILD_CHUNK) {
-            if stop.load(AtomicOrdering::SeqCst) {
-                return None;
-            }
-            index.parallel_insert_slice(&chunk.to_vec());
-        }
-        Some(Layout::copy(&index, n, dim))
-    }
-
-    /// Copies the `n` points of `index` (ids `0..n`) into flat arrays.
-    fn copy(index: &Index, n: usize, dim: usize) -> Layout {
-        let indexation = index.get_point_indexation();
-        let top = usize::from(indexation.get_max_level_observed());
-        // The vectors in point order, only to encode them.
-        let mut vectors = vec![0.0; n * dim];
-        let mut base: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut upper: UpperLayers = vec![FxHashMap::default(); top];
-        for point in indexation {
-            let origin = point.get_origin_id();
-            if origin >= n {
-                continue;
-            }
-            vectors[origin * dim..(origin + 1) * dim].copy_from_slice(point.get_v());
-            let level = usize::from(point.get_point_id().0);
-            for (layer, neighbours) in point.get_neighborhood_id().into_iter().enumerate() {
-                if layer > level {
-                    break;
-                }
-                let linked: Vec<u32> = neighbours.iter().map(|nb| nb.d_id as u32).collect();
-                match layer {
-                    0 => base[origin] = linked,
-                    _ => {
-                        upper[layer - 1].insert(origin as u32, linked);
-                    }
-                }
-            }
-        }
-        let entry = indexation
-            .get_layer_iterator(top)
-            .next()
-            .map_or(0, |p| p.get_origin_id() as u32);
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut links = Vec::with_capacity(base.iter().map(Vec::len).sum());
-        offsets.push(0);
-        for linked in base {
-            links.extend(linked);
-            offsets.push(links.len() as u32);
-        }
+    /// The layout of no point, whose codes take their scales from the first points inserted.
+    pub(crate) fn empty(dim: usize) -> Layout {
         Layout {
-            codes: Codes::encode(&vectors, dim),
-            offsets: Stored::Owned(offsets),
-            links: Stored::Owned(links),
-            upper,
-            entry,
+            codes: Codes::encode(&[], dim),
+            offsets: Stored::Owned(vec![0]),
+            links: Stored::Owned(Vec::new()),
+            upper: Vec::new(),
+            entry: 0,
         }
     }
 
