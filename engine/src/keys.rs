@@ -96,6 +96,19 @@ pub(crate) fn vector_key(ns: u32, id: RecordId, space: &str) -> Vec<u8> {
     [&record_key(ns, id)[..], space.as_bytes()].concat()
 }
 
+/// Every key record `id` of namespace `ns` can have a vector under, given the name of every
+/// registered space (a vector is only stored in one, and spaces are never removed): what a
+/// delete or update deletes point by point. One range delete per record would say the same,
+/// but RocksDB keeps range tombstones apart and every later read of the family checks them
+/// until a compaction; point deletes also write a filtered delete faster (docs/stores.md).
+pub(crate) fn vector_keys<'a>(
+    ns: u32,
+    id: RecordId,
+    spaces: &'a [String],
+) -> impl Iterator<Item = Vec<u8>> + 'a {
+    spaces.iter().map(move |space| vector_key(ns, id, space))
+}
+
 /// Space name of a vectors-family key.
 pub(crate) fn vector_space_of(key: &[u8]) -> Option<&str> {
     std::str::from_utf8(key.get(12..)?).ok()

@@ -313,7 +313,9 @@ impl Inner {
                         batch.delete_cf(index, key);
                     }
                     batch.delete_cf(records, record_key(ns_id, *id));
-                    delete_vectors(&mut batch, vectors, ns_id, *id, &spaces);
+                    for key in vector_keys(ns_id, *id, &spaces) {
+                        batch.delete_cf(vectors, key);
+                    }
                     changes.push(Change::Delete(*id));
                     lexical_ops.push(LexicalOp::Delete { ns: ns_id, id: *id });
                     deleted += 1;
@@ -330,7 +332,9 @@ impl Inner {
                 }
             };
             if replaces {
-                delete_vectors(&mut batch, vectors, ns_id, record.id, &spaces);
+                for key in vector_keys(ns_id, record.id, &spaces) {
+                    batch.delete_cf(vectors, key);
+                }
             } else {
                 record.id = RecordId(next_record);
                 next_record += 1;
@@ -484,22 +488,5 @@ impl Inner {
         ns.dropped.store(true, Ordering::SeqCst);
         catalog.namespaces.remove(name);
         Ok(())
-    }
-}
-
-/// Deletes every vector record `id` of namespace `ns` may have: one point delete per space in
-/// the catalog (a vector is only ever stored in a registered space, and spaces are never
-/// removed). One range delete per record would say the same, but RocksDB keeps range
-/// tombstones apart and every later read in the family checks them until a compaction: point
-/// deletes also write a filtered delete of a thousand records faster (docs/stores.md).
-fn delete_vectors(
-    batch: &mut rocksdb::WriteBatch,
-    vectors: &rocksdb::ColumnFamily,
-    ns: u32,
-    id: RecordId,
-    spaces: &[String],
-) {
-    for space in spaces {
-        batch.delete_cf(vectors, vector_key(ns, id, space));
     }
 }

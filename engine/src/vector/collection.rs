@@ -21,7 +21,8 @@ use parking_lot::RwLock;
 
 use super::arena::Arena;
 use super::distance::{dot, prefetch, rank};
-use super::graph::{Graph, HnswParams};
+use super::graph::Graph;
+use super::params::HnswParams;
 use super::pending::{self, Pending};
 use super::slots::Slots;
 use super::source::VectorSource;

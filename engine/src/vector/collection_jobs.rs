@@ -14,9 +14,10 @@ use rustc_hash::FxHashSet;
 
 use super::{SharedCollection, VectorCollection};
 use crate::record::RecordId;
-use crate::vector::graph::{Graph, HnswParams};
+use crate::vector::graph::Graph;
 use crate::vector::insert;
 use crate::vector::layout::Layout;
+use crate::vector::params::HnswParams;
 use crate::vector::pending::{self, Pending};
 
 /// Whether a job is running, and what changed since it took its snapshot.

@@ -25,9 +25,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::codes::{Codes, QueryCode};
-use super::graph::HnswParams;
 use super::layout::{best_first, Layout, Scored, UpperLayers, BUILD_CHUNK};
 use super::mapped::Stored;
+use super::params::HnswParams;
 
 /// Highest layer a point is given.
 const MAX_LEVEL: usize = 15;

@@ -11,6 +11,7 @@ mod insert;
 mod io;
 mod layout;
 mod mapped;
+mod params;
 mod pending;
 mod points;
 mod scan;
@@ -18,7 +19,7 @@ mod slots;
 pub(crate) mod source;
 mod topk;
 
-pub use graph::HnswParams;
+pub use params::HnswParams;
 
 /// A unit vector of `dim` pseudo-random components determined by `seed`, for tests that need
 /// many distinct, reproducible vectors without a random-number generator.
