@@ -327,7 +327,7 @@ impl Engine {
     /// The embedding space called `name`, if it has been created: its dimension, say, for a
     /// caller that must build a query vector of the right length.
     pub fn space(&self, name: &str) -> Option<Space> {
-        self.inner.catalog.read().spaces.get(name).cloned()
+        self.inner.space(name).ok()
     }
 
     // ----- writes -----------------------------------------------------------------------

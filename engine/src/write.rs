@@ -5,6 +5,7 @@
 //! share only the [`Sequencer`](crate::sequencer::Sequencer), which numbers them; each then
 //! applies itself to the in-memory lexical index without waiting for writes numbered before it.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -107,9 +108,9 @@ impl Inner {
         self.apply(ns, prepared)
     }
 
-    /// Deletes every record of the namespace that `filter` matches, in one write: one pass
-    /// over the stored records reading each in place (no copy of its text or attributes), then
-    /// one atomic batch. Writers of the namespace wait, so no matching record slips in
+    /// Deletes every record of the namespace that `filter` matches, in one write: the
+    /// matching records read in place (`AttributeIndex::map_matching`), of each only its text
+    /// and index keys kept, then one atomic batch. Writers of the namespace wait, so no matching record slips in
     /// between the scan and the delete.
     pub(crate) fn delete_where(
         &self,
@@ -283,7 +284,9 @@ impl Inner {
         let ticket = self.sequencer.reserve(puts as u64);
         let seq = ticket.seq();
         let mut next_record = ticket.first_record;
-        let spaces = self.space_names();
+        // The registered spaces, read from the catalog by the first delete or update only.
+        let spaces = OnceCell::new();
+        let registered = || spaces.get_or_init(|| self.space_names());
         let mut batch = rocksdb::WriteBatch::default();
         let mut changes = Vec::new();
         let mut lexical_ops = Vec::new();
@@ -313,7 +316,7 @@ impl Inner {
                         batch.delete_cf(index, key);
                     }
                     batch.delete_cf(records, record_key(ns_id, *id));
-                    for key in vector_keys(ns_id, *id, &spaces) {
+                    for key in vector_keys(ns_id, *id, registered()) {
                         batch.delete_cf(vectors, key);
                     }
                     changes.push(Change::Delete(*id));
@@ -332,7 +335,7 @@ impl Inner {
                 }
             };
             if replaces {
-                for key in vector_keys(ns_id, record.id, &spaces) {
+                for key in vector_keys(ns_id, record.id, registered()) {
                     batch.delete_cf(vectors, key);
                 }
             } else {

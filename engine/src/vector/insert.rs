@@ -373,15 +373,7 @@ mod tests {
     fn an_empty_layout_grows_from_its_first_point() {
         let dim = 16;
         let data: Vec<f32> = (0..300u64).flat_map(|i| unit(i, dim)).collect();
-        let params = HnswParams::default();
-        let layout = extend(
-            &Layout::empty(dim),
-            &data,
-            dim,
-            &params,
-            &AtomicBool::new(false),
-        )
-        .unwrap();
+        let layout = build(&data, dim);
         layout.check().unwrap();
         assert!(recall(&layout, &data, dim) >= 0.95);
     }

@@ -10,9 +10,10 @@
 //! file's pages ([`Stored`]). Every graph is made by inserting points into a layout
 //! (`super::insert`): the first build into [`Layout::empty`], a growth into the current one.
 
-use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
 
 use super::codes::{Codes, QueryCode};
 use super::mapped::Stored;
