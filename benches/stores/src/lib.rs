@@ -85,8 +85,16 @@ impl Data {
                 (dot, i as u64)
             })
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.into_iter().take(k).map(|(_, i)| i).collect()
+        let order = |a: &(f32, u64), b: &(f32, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if k < scored.len() {
+            scored.select_nth_unstable_by(k, order);
+            scored.truncate(k);
+        }
+        scored.sort_by(order);
+        // Collected from a borrowing iterator: `into_iter().collect()` would reuse the
+        // scores' allocation in place, and every answer would keep its 1.6 MB (at 100k
+        // records) for ten ids: 260 MiB of the benchmark's own in the engine's peak RSS.
+        scored.iter().map(|&(_, i)| i).collect()
     }
 }
 

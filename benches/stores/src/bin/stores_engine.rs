@@ -35,13 +35,17 @@ fn main() -> Result<()> {
     };
     let n: usize = n.parse()?;
     let data = Data::load(Path::new(data_dir), n)?;
+    // The exact top 10 of every query over all n records (the truth for recall), before the
+    // data's RSS is taken, as `worker.py` does.
+    let queries = QUERIES.min(data.queries.len());
+    let truth: Vec<Vec<u64>> = (0..queries).map(|q| data.exact_top(q, 10, n)).collect();
     let base_rss = peak_rss_mib().unwrap_or(f64::NAN);
     let store = PathBuf::from(store);
     let mut out = Map::new();
     out.insert("store".into(), json!("memorybench (Rust)"));
     out.insert("n".into(), json!(n));
     out.insert("rss_after_data_mib".into(), json!(base_rss));
-    let ids = run(&data, &store, &mut out)?;
+    let ids = run(&data, &truth, &store, &mut out)?;
     drop(ids);
     out.insert("peak_rss_mib".into(), json!(peak_rss_mib()));
     println!("{}", Value::Object(out));
@@ -66,7 +70,12 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn run(data: &Data, store: &Path, out: &mut Map<String, Value>) -> Result<HashMap<RecordId, u64>> {
+fn run(
+    data: &Data,
+    truth: &[Vec<u64>],
+    store: &Path,
+    out: &mut Map<String, Value>,
+) -> Result<HashMap<RecordId, u64>> {
     let n = data.rows.len();
     let bulk = n - SINGLES;
     let engine = Engine::open(store, options())?;
@@ -102,8 +111,7 @@ fn run(data: &Data, store: &Path, out: &mut Map<String, Value>) -> Result<HashMa
     engine.flush()?;
 
     // Vector search over the ef sweep, recall against exact search over the same records.
-    let queries = QUERIES.min(data.queries.len());
-    let truth: Vec<Vec<u64>> = (0..queries).map(|q| data.exact_top(q, 10, n)).collect();
+    let queries = truth.len();
     let mut curve = Vec::new();
     for ef in EF_SWEEP {
         engine.set_ef_search(ef);
