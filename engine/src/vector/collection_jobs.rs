@@ -214,14 +214,15 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                 })
             }
             _ => {
-                // The build thread takes the arena under a read lock (the same pages when
-                // they are mapped from a vector file, else a copy): copying it here, under
-                // the write lock, held up the search that scheduled the build (100 ms of a
-                // reopened 100k namespace's first answer). Changes made before the copy are
-                // in it and also marked dirty, which install handles as any change.
+                // The build thread takes its snapshot of the arena itself: the same pages
+                // when they are mapped from a vector file, else the floats frozen in place
+                // (a copy made here, under the write lock, held up the search that scheduled
+                // the build: 100 ms of a reopened 100k namespace's first answer). Changes
+                // made before the snapshot are in it and also marked dirty, which install
+                // handles as any change; the arena is thawed once the build is over.
                 let source = Arc::clone(collection);
                 Box::new(move || {
-                    let snapshot = source.read().slots.snapshot();
+                    let snapshot = source.write().slots.snapshot();
                     let (ids, data) = snapshot.live_parts();
                     Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole)
                 })
@@ -232,9 +233,15 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
     let spawned = std::thread::Builder::new()
         .name("mb-hnsw-build".into())
         .spawn(move || {
-            match job() {
-                Some(built) => shared.write().install(built),
-                None => shared.write().build = BuildState::Idle,
+            let built = job();
+            {
+                let mut c = shared.write();
+                match built {
+                    Some(built) => c.install(built),
+                    None => c.build = BuildState::Idle,
+                }
+                // The job's snapshot is gone: vectors it froze are changed in place again.
+                c.slots.thaw();
             }
             // Whatever changed meanwhile may call for the next build already.
             schedule_graph_build(&shared, params);
