@@ -5,6 +5,8 @@
 #   docs/img/flame-peak-heap.svg  memory: the heap at its peak during the benchmark's engine run
 #   docs/img/flame-reopen.svg     CPU: reopen, first vector and text search, close (reopen_probe)
 #   docs/img/flame-delete.svg     CPU: durable deletes by filter, one source each (delete_probe)
+#   docs/img/flame-mem0-19k.svg   CPU: Mem0 memorizing 19 160 DialSim turns (the cost_growth
+#                                 bench, whose per-turn cost grows more than the issue allows)
 #
 # The engine run leaves its store behind (with the vector file its last close wrote); the
 # reopens and deletes run on copies of it. Needs `perf`, `heaptrack` (Debian), inferno
@@ -66,4 +68,11 @@ flame delete "delete_where|^mb-filter-read|^mb-term-count" \
     target/release/examples/delete_probe "$work/delete-store" source \
     locomo0 locomo1 locomo2 locomo4 locomo5 locomo6 locomo7
 
-echo "wrote $img/flame-peak-heap.svg, $img/flame-reopen.svg, $img/flame-delete.svg"
+# Mem0's memorization of the whole of The Office (needs ../shared/data/dialsim).
+cargo bench --bench cost_growth --no-run
+bench="$(ls -t target/release/deps/cost_growth-* | grep -v '\.d$' | head -1)"
+MB_BENCH_SYSTEMS=mem0 MB_BENCH_TURNS=19160 flame mem0-19k "." \
+    "Mem0 memorizing 19 160 DialSim turns (cost_growth, MB_BENCH_SYSTEMS=mem0 MB_BENCH_TURNS=19160)" \
+    "$bench" --bench
+
+echo "wrote $img/flame-peak-heap.svg, $img/flame-reopen.svg, $img/flame-delete.svg, $img/flame-mem0-19k.svg"
