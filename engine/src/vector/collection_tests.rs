@@ -164,3 +164,37 @@ fn graph_searches_return_exact_similarities() {
         }
     }
 }
+
+#[test]
+fn an_installed_graph_lets_the_exact_scan_codes_go() {
+    use crate::vector::scan::SCAN_CODES_MIN;
+    use crate::vector::seeded_unit;
+    let params = HnswParams {
+        threshold: 10,
+        ..HnswParams::default()
+    };
+    let n = SCAN_CODES_MIN as u64 + 100;
+    let shared: SharedCollection = Arc::new(RwLock::new(VectorCollection::new(8)));
+    for i in 0..n {
+        shared.write().upsert(RecordId(i), &seeded_unit(i, 8));
+    }
+    let query = seeded_unit(3, 8);
+    // The first search is exact (no graph yet) and gives the slots their scan codes.
+    let exact = shared.read().search(&query, 5, params.ef_search).unwrap();
+    assert_eq!(exact[0].0, RecordId(3));
+    let with_codes = shared.read().slots.bytes();
+    assert!(shared.read().slots.has_scan_codes());
+    schedule_graph_build(&shared, params);
+    wait_for_graph_build(&shared);
+    let c = shared.read();
+    assert!(c.has_graph());
+    assert!(!c.slots.has_scan_codes(), "a graph serves the searches now");
+    assert!(
+        c.slots.bytes() < with_codes,
+        "the memory estimate counts them no more"
+    );
+    assert_eq!(
+        c.search(&query, 5, params.ef_search).unwrap()[0].0,
+        RecordId(3)
+    );
+}

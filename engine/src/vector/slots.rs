@@ -236,6 +236,18 @@ impl Slots {
         self.data.thaw();
     }
 
+    /// Drops the int8 codes of exact scans, for a collection a graph now serves (the next
+    /// exact scan, if the graph goes, makes them again).
+    pub(crate) fn forget_scan_codes(&mut self) {
+        self.scan = OnceLock::new();
+    }
+
+    /// Whether exact scans have their int8 codes.
+    #[cfg(test)]
+    pub(crate) fn has_scan_codes(&self) -> bool {
+        self.scan.get().is_some()
+    }
+
     /// Exact top-`k` of the unit vector `query` by scanning every vector: through the int8
     /// codes from [`SCAN_CODES_MIN`] slots on (made by the first such scan), by their floats
     /// below that or when every record is asked for.
