@@ -12,8 +12,8 @@
 //! their own, which their number of removals pays for.
 //!
 //! The first exact scan of at least [`SCAN_CODES_MIN`] slots also gives them int8 codes
-//! ([`super::scan`]), kept up to date by every change after, so that scans read a quarter of
-//! the bytes and still answer exactly.
+//! ([`super::scan`]), kept up to date by every change after until a graph serves the
+//! collection, so that scans read a quarter of the bytes and still answer exactly.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
