@@ -343,28 +343,35 @@ mod tests {
         (mapped, owned)
     }
 
+    /// Step `step` of a fixed jumble of removals, updates of old and of appended records,
+    /// and additions.
+    fn jumble(slots: &mut Slots, step: u64) {
+        let id = RecordId(step * 37 % 80);
+        match step % 3 {
+            0 => {
+                slots.remove(id);
+            }
+            _ => slots.upsert(id, &seeded_unit(1000 + step, DIM)),
+        }
+    }
+
+    /// Asserts that `slots` hold and answer what `owned` does, after step `step`.
+    fn assert_answer_alike(slots: &Slots, owned: &Slots, step: u64) {
+        assert_eq!(sorted(slots), sorted(owned), "after step {step}");
+        assert_eq!(slots.len(), owned.len());
+        let query = seeded_unit(500 + step, DIM);
+        assert_eq!(slots.exact_search(&query, 5), owned.exact_search(&query, 5));
+    }
+
     #[test]
     fn changes_to_mapped_slots_are_seen_as_changes_to_owned_ones() {
         let (mut mapped, mut owned) = mapped_and_owned(DIM, 64);
         assert!(mapped.is_mapped());
-        // Removals, updates of mapped and of appended records, additions, in a fixed jumble.
         for step in 0..40u64 {
-            let id = RecordId(step * 37 % 80);
             for slots in [&mut mapped, &mut owned] {
-                match step % 3 {
-                    0 => {
-                        slots.remove(id);
-                    }
-                    _ => slots.upsert(id, &seeded_unit(1000 + step, DIM)),
-                }
+                jumble(slots, step);
             }
-            assert_eq!(sorted(&mapped), sorted(&owned), "after step {step}");
-            assert_eq!(mapped.len(), owned.len());
-            let query = seeded_unit(500 + step, DIM);
-            assert_eq!(
-                mapped.exact_search(&query, 5),
-                owned.exact_search(&query, 5)
-            );
+            assert_answer_alike(&mapped, &owned, step);
             let (ids, data) = mapped.live_parts();
             assert_eq!((ids.len(), data.len()), (mapped.len(), mapped.len() * DIM));
         }
@@ -390,14 +397,8 @@ mod tests {
                 let gone = snapshot.take().unwrap();
                 assert_eq!(sorted(&gone), before, "the snapshot saw no change");
             }
-            let id = RecordId(step * 37 % 80);
             for slots in [&mut frozen, &mut owned] {
-                match step % 3 {
-                    0 => {
-                        slots.remove(id);
-                    }
-                    _ => slots.upsert(id, &seeded_unit(1000 + step, DIM)),
-                }
+                jumble(slots, step);
                 if step == 9 {
                     slots.upsert(RecordId(999), &seeded_unit(999, DIM));
                     slots.remove(RecordId(999));
@@ -405,13 +406,7 @@ mod tests {
             }
             frozen.thaw();
             assert_eq!(frozen.data.shared_len() > 0, step < 10, "step {step}");
-            assert_eq!(sorted(&frozen), sorted(&owned), "after step {step}");
-            assert_eq!(frozen.len(), owned.len());
-            let query = seeded_unit(500 + step, DIM);
-            assert_eq!(
-                frozen.exact_search(&query, 5),
-                owned.exact_search(&query, 5)
-            );
+            assert_answer_alike(&frozen, &owned, step);
         }
     }
 
