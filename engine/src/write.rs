@@ -110,8 +110,8 @@ impl Inner {
 
     /// Deletes every record of the namespace that `filter` matches, in one write: the
     /// matching records read in place (`AttributeIndex::map_matching`), of each only its text
-    /// and index keys kept, then one atomic batch. Writers of the namespace wait, so no matching record slips in
-    /// between the scan and the delete.
+    /// and index keys kept, then one atomic batch. Writers of the namespace wait, so no
+    /// matching record slips in between the scan and the delete.
     pub(crate) fn delete_where(
         &self,
         ns: &Arc<NamespaceState>,
@@ -286,7 +286,11 @@ impl Inner {
         let mut next_record = ticket.first_record;
         // The registered spaces, read from the catalog by the first delete or update only.
         let spaces = OnceCell::new();
-        let registered = || spaces.get_or_init(|| self.space_names());
+        let delete_vectors = |batch: &mut rocksdb::WriteBatch, id| {
+            for key in vector_keys(ns_id, id, spaces.get_or_init(|| self.space_names())) {
+                batch.delete_cf(vectors, key);
+            }
+        };
         let mut batch = rocksdb::WriteBatch::default();
         let mut changes = Vec::new();
         let mut lexical_ops = Vec::new();
@@ -316,9 +320,7 @@ impl Inner {
                         batch.delete_cf(index, key);
                     }
                     batch.delete_cf(records, record_key(ns_id, *id));
-                    for key in vector_keys(ns_id, *id, registered()) {
-                        batch.delete_cf(vectors, key);
-                    }
+                    delete_vectors(&mut batch, *id);
                     changes.push(Change::Delete(*id));
                     lexical_ops.push(LexicalOp::Delete { ns: ns_id, id: *id });
                     deleted += 1;
@@ -335,9 +337,7 @@ impl Inner {
                 }
             };
             if replaces {
-                for key in vector_keys(ns_id, record.id, registered()) {
-                    batch.delete_cf(vectors, key);
-                }
+                delete_vectors(&mut batch, record.id);
             } else {
                 record.id = RecordId(next_record);
                 next_record += 1;
