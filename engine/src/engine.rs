@@ -37,6 +37,7 @@ use crate::state::{Catalog, Inner, NamespaceState};
 use crate::store::Store;
 use crate::transfer::{ExportEntry, TransferCounts};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
+use crate::warmup::Warmup;
 
 const LEXICAL_DIR: &str = "lexical";
 /// Directory of the vector files written at close (`crate::snapshot`).
@@ -61,7 +62,10 @@ impl Engine {
     pub fn open(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         let path = path.as_ref().to_path_buf();
         prepare_directory(&path, options.create_if_missing)?;
-        let store = Store::open(&path, options.sync_writes)?;
+        // The vector files are read on another core while RocksDB opens on this one.
+        let vector_files = options.vector_snapshots.then(|| path.join(VECTORS_DIR));
+        let warmup = Warmup::start(vector_files, options.derived_memory_budget);
+        let store = Arc::new(Store::open(&path, options.sync_writes)?);
         discard_staged_copies(&store)?;
         let attributes = AttributeIndex::open(&store)?;
         let counters = store.counters()?;
@@ -70,6 +74,7 @@ impl Engine {
             counters.seq,
             path.join(VECTORS_DIR),
             options.vector_snapshots,
+            warmup,
         )?;
         let mut catalog = Catalog::default();
         for (info, count) in store.namespaces()? {
@@ -95,7 +100,7 @@ impl Engine {
             path,
             ef_search: AtomicUsize::new(options.hnsw.ef_search),
             options,
-            store: Arc::new(store),
+            store,
             attributes,
             lexical: opened.index,
             catalog: RwLock::new(catalog),

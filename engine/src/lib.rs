@@ -64,6 +64,7 @@ mod stored_vectors;
 mod syntax;
 mod transfer;
 pub mod vector;
+mod warmup;
 mod write;
 
 pub use batch::{Batch, WriteReceipt};

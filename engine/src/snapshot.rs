@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rocksdb::WriteBatch;
 
@@ -32,6 +33,7 @@ use crate::lexical::LexicalStats;
 use crate::store::Store;
 use crate::vector::collection::VectorCollection;
 use crate::vector::file;
+use crate::warmup::{StatsBytes, Warmup};
 
 /// Whether snapshots are on disk, and their reading and writing.
 pub(crate) struct Snapshots {
@@ -42,6 +44,8 @@ pub(crate) struct Snapshots {
     vectors_dir: PathBuf,
     /// Whether vector files are written and read ([`crate::EngineOptions::vector_snapshots`]).
     with_vectors: bool,
+    /// The vector files read while the store opened.
+    warmup: Warmup,
 }
 
 /// One namespace's derived state as [`Snapshots::write`] takes it.
@@ -54,13 +58,14 @@ pub(crate) struct NamespaceSnapshot<'a> {
 
 impl Snapshots {
     /// The snapshots of a store whose sequence number is `seq`, with vector files in
-    /// `vectors_dir` (`with_vectors`): kept when they were written at that number, deleted
-    /// otherwise (vector files also when they are not wanted).
+    /// `vectors_dir` (`with_vectors`; those read ahead in `warmup`): kept when they were
+    /// written at that number, deleted otherwise (vector files also when they are not wanted).
     pub(crate) fn open(
-        store: &Store,
+        store: &Arc<Store>,
         seq: u64,
         vectors_dir: PathBuf,
         with_vectors: bool,
+        mut warmup: Warmup,
     ) -> Result<Snapshots> {
         let written_at = store.get(CF_META, META_STATS_SEQ)?;
         let exact = written_at.as_deref().and_then(decode_u64) == Some(seq);
@@ -70,22 +75,42 @@ impl Snapshots {
             store.write(batch)?;
         }
         if !exact || !with_vectors {
+            warmup.discard();
             remove_vector_files(&vectors_dir)?;
+        }
+        if exact {
+            let store = Arc::clone(store);
+            warmup.warm_stats(move || stats_snapshots(&store));
         }
         Ok(Snapshots {
             on_disk: AtomicBool::new(exact),
             seq: AtomicU64::new(seq),
             vectors_dir,
             with_vectors,
+            warmup,
         })
     }
 
     /// Namespace `ns`'s statistics as they were at the last close, if no write has changed
-    /// any record since. A snapshot that does not decode is ignored (the caller rebuilds).
+    /// any record since, as the warm-up decoded them if it did. A snapshot that does not
+    /// decode is ignored (the caller rebuilds).
     pub(crate) fn stats(&self, store: &Store, ns: u32) -> Option<LexicalStats> {
         if !self.on_disk.load(Ordering::SeqCst) {
             return None;
         }
+        let decoded = match self.warmup.take_stats(ns) {
+            Some(decoded) => decoded,
+            None => self.read_stats(store, ns)?,
+        };
+        if decoded.is_none() {
+            tracing::warn!("statistics snapshot of namespace {ns} does not decode; rebuilding");
+        }
+        decoded
+    }
+
+    /// Namespace `ns`'s statistics snapshot read from the store: `None` if there is none (or
+    /// it cannot be read), `Some(None)` if it does not decode.
+    fn read_stats(&self, store: &Store, ns: u32) -> Option<Option<LexicalStats>> {
         let bytes = match store.get(CF_META, &stats_key(ns)) {
             Ok(bytes) => bytes?,
             Err(e) => {
@@ -93,18 +118,14 @@ impl Snapshots {
                 return None;
             }
         };
-        let stats = LexicalStats::from_bytes(&bytes);
-        if stats.is_none() {
-            tracing::warn!("statistics snapshot of namespace {ns} does not decode; rebuilding");
-        }
-        stats
+        Some(LexicalStats::from_bytes(&bytes))
     }
 
     /// Namespace `ns`'s vector collections by space as they were at the last close, if no
     /// write has changed any record since, their vectors mapped from the file (or, for the
-    /// points of a graph, read from `source_of`'s store). A file that is
-    /// missing is ignored, and one that is damaged or of another format deleted, so that the
-    /// next close writes it again (the caller reads the vectors from the store).
+    /// points of a graph, read from `source_of`'s store), as the warm-up read it if it did. A
+    /// file that is missing is ignored, and one that is damaged or of another format deleted,
+    /// so that the next close writes it again (the caller reads the vectors from the store).
     pub(crate) fn vectors(
         &self,
         ns: u32,
@@ -114,11 +135,15 @@ impl Snapshots {
             return None;
         }
         let path = self.vector_file(ns);
-        if !path.exists() {
-            return None;
-        }
-        match file::read(&path, self.seq.load(Ordering::SeqCst), source_of) {
-            Ok(collections) => collections,
+        let seq = self.seq.load(Ordering::SeqCst);
+        let decoded = match self.warmup.take_vectors(&path) {
+            Some(warmed) => warmed,
+            None if !path.exists() => return None,
+            None => file::decode(&path, Some(seq), file::Checksum::Beside),
+        };
+        match decoded {
+            Ok(Some(decoded)) if decoded.seq() == seq => Some(decoded.attach(source_of)),
+            Ok(_) => None,
             Err(e) => {
                 tracing::warn!("{e}; reading the vectors from the store");
                 if let Err(e) = std::fs::remove_file(&path) {
@@ -144,6 +169,7 @@ impl Snapshots {
     /// and the next open deletes it.)
     pub(crate) fn invalidated(&self) {
         if self.on_disk.swap(false, Ordering::SeqCst) {
+            self.warmup.discard();
             if let Err(e) = remove_vector_files(&self.vectors_dir) {
                 tracing::warn!("{e}; the stale vector files are deleted at the next open");
             }
@@ -188,6 +214,24 @@ impl Snapshots {
     fn vector_file(&self, ns: u32) -> PathBuf {
         self.vectors_dir.join(format!("{ns}.vec"))
     }
+}
+
+/// Every statistics snapshot in the store: (namespace, bytes).
+fn stats_snapshots(store: &Store) -> Result<Vec<StatsBytes>> {
+    let mut snapshots = Vec::new();
+    for entry in store.iter_range(CF_META, META_STATS_PREFIX, &prefix_end(META_STATS_PREFIX))? {
+        let (key, value) = entry?;
+        let ns = key
+            .get(META_STATS_PREFIX.len()..)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_be_bytes)
+            .ok_or_else(|| Error::Corrupt {
+                what: "statistics snapshot",
+                detail: format!("key {key:?}"),
+            })?;
+        snapshots.push((ns, value.into_vec()));
+    }
+    Ok(snapshots)
 }
 
 /// Adds the deletion of every statistics snapshot and of their sequence number to `batch`.
@@ -241,9 +285,10 @@ mod tests {
     #[test]
     fn snapshots_are_kept_only_at_their_sequence_number() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), false).unwrap();
+        let store = Arc::new(Store::open(dir.path(), false).unwrap());
         let vectors = dir.path().join("vectors");
-        let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true).unwrap();
+        let open =
+            |seq| Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none()).unwrap();
         let snapshots = open(5);
         assert_eq!(snapshots.stats(&store, 1), None, "none yet");
         let one = stats("apple banana");
@@ -282,9 +327,10 @@ mod tests {
     #[test]
     fn vector_files_follow_the_statistics() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), false).unwrap();
+        let store = Arc::new(Store::open(dir.path(), false).unwrap());
         let vectors = dir.path().join("vectors");
-        let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true).unwrap();
+        let open =
+            |seq| Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none()).unwrap();
         let mut collection = VectorCollection::new(4);
         collection.upsert(
             crate::record::RecordId(1),
@@ -325,5 +371,106 @@ mod tests {
         assert!(vectors.join("3.vec").exists());
         assert!(open(8).vectors(3, &MemorySource::none).is_none());
         assert!(!vectors.exists());
+    }
+
+    #[test]
+    fn a_file_read_ahead_is_what_the_namespace_gets_until_the_first_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), false).unwrap());
+        let vectors = dir.path().join("vectors");
+        let collection = |ids: &[u64]| {
+            let mut c = VectorCollection::new(4);
+            for &id in ids {
+                c.upsert(
+                    crate::record::RecordId(id),
+                    &crate::vector::seeded_unit(id, 4),
+                );
+            }
+            c
+        };
+        let (first, second) = (collection(&[1, 2]), collection(&[3]));
+        let one = stats("apple");
+        let write = |seq, c: &VectorCollection| {
+            let snapshot = NamespaceSnapshot {
+                ns: 3,
+                stats: &one,
+                vectors: vec![("s", c)],
+            };
+            Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none())
+                .unwrap()
+                .write(&store, seq, [snapshot])
+                .unwrap();
+        };
+        let warmed = |seq| {
+            let warmup = Warmup::start(Some(vectors.clone()), None);
+            warmup.wait();
+            Snapshots::open(&store, seq, vectors.clone(), true, warmup).unwrap()
+        };
+        write(5, &first);
+        let snapshots = warmed(5);
+        // Replaced on disk after it was read ahead: the namespace gets what was read.
+        file::write(&vectors.join("3.vec"), 5, &[("s", &second)]).unwrap();
+        let read = snapshots.vectors(3, &MemorySource::none).unwrap();
+        assert_eq!(read["s"].contents(), first.contents());
+        // Taken once: a later load reads the file.
+        let read = snapshots.vectors(3, &MemorySource::none).unwrap();
+        assert_eq!(read["s"].contents(), second.contents());
+
+        // Read ahead, then the first write: dropped with the files.
+        let snapshots = warmed(5);
+        snapshots.invalidated();
+        assert!(snapshots
+            .warmup
+            .take_vectors(&vectors.join("3.vec"))
+            .is_none());
+
+        // Read ahead from a store that wrote after the close: dropped, and the file deleted.
+        write(7, &first);
+        let snapshots = warmed(8);
+        assert!(snapshots
+            .warmup
+            .take_vectors(&vectors.join("3.vec"))
+            .is_none());
+        assert!(snapshots.vectors(3, &MemorySource::none).is_none());
+        assert!(!vectors.exists());
+    }
+
+    #[test]
+    fn statistics_read_ahead_are_what_the_namespace_gets() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), false).unwrap());
+        let vectors = dir.path().join("vectors");
+        let (one, two) = (stats("apple banana"), stats("cherry"));
+        Snapshots::open(&store, 5, vectors.clone(), true, Warmup::none())
+            .unwrap()
+            .write(&store, 5, [stats_only(1, &one), stats_only(2, &one)])
+            .unwrap();
+        let put = |stats: &LexicalStats| {
+            let mut batch = WriteBatch::default();
+            let meta = store.cf(CF_META).unwrap();
+            batch.put_cf(meta, stats_key(1), stats.to_bytes());
+            batch.put_cf(meta, stats_key(2), stats.to_bytes());
+            store.write(batch).unwrap();
+        };
+        let within = |budget| {
+            put(&one);
+            let warmup = Warmup::start(None, budget);
+            let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, warmup).unwrap();
+            snapshots.warmup.wait();
+            // Changed in the store after they were read ahead.
+            put(&two);
+            snapshots
+        };
+        let snapshots = within(None);
+        assert_eq!(snapshots.stats(&store, 1), Some(one.clone()), "read ahead");
+        assert_eq!(snapshots.stats(&store, 1), Some(two.clone()), "taken once");
+        assert_eq!(snapshots.stats(&store, 2), Some(one.clone()));
+        // A budget for one of the two.
+        let snapshots = within(Some(one.to_bytes().len()));
+        let got = [snapshots.stats(&store, 1), snapshots.stats(&store, 2)];
+        assert!(
+            got.contains(&Some(one)) && got.contains(&Some(two)),
+            "{got:?}"
+        );
     }
 }

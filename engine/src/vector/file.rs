@@ -32,6 +32,7 @@ use memmap2::{Mmap, MmapOptions};
 
 use super::arena::Arena;
 use super::collection::VectorCollection;
+use super::graph::Graph;
 use super::graph_file;
 use super::io::{Checksummed, Cursor, CHUNK};
 use super::mapped::Stored;
@@ -95,14 +96,67 @@ pub(crate) fn write(
 /// scores the graph's points from, and loads into memory.
 pub(crate) type SourceOf<'a> = &'a dyn Fn(&str) -> Arc<dyn VectorSource>;
 
-/// The collections stored in `path` if it was written at sequence number `seq`, their
-/// vectors mapped from the file (those of graph points read from `source_of`); `None` when it
-/// was written at another one.
+/// A vector file read, checksummed and parsed: all but the store's vectors of its graphs'
+/// points, which [`Decoded::attach`] adds. The open's warm-up (`crate::warmup`) makes these
+/// before the store is open, when the sequence number they must match is not known yet.
+pub(crate) struct Decoded {
+    seq: u64,
+    spaces: Vec<DecodedSpace>,
+}
+
+/// One space of a [`Decoded`] file: its collection, and its graph until it is attached.
+struct DecodedSpace {
+    name: String,
+    collection: VectorCollection,
+    graph: Option<Graph>,
+}
+
+impl Decoded {
+    /// The sequence number the file was written at.
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The collections by space, each graph given the store's vectors of its points.
+    pub(crate) fn attach(self, source_of: SourceOf<'_>) -> HashMap<String, VectorCollection> {
+        self.spaces
+            .into_iter()
+            .map(|mut space| {
+                if let Some(graph) = space.graph {
+                    space
+                        .collection
+                        .restore_graph(graph, source_of(&space.name));
+                }
+                (space.name, space.collection)
+            })
+            .collect()
+    }
+}
+
+/// The collections in `path` if it was written at `seq`, as the snapshot reads them (the
+/// tests' shorthand for [`decode`] and [`Decoded::attach`]).
+#[cfg(test)]
 pub(crate) fn read(
     path: &Path,
     seq: u64,
     source_of: SourceOf<'_>,
 ) -> Result<Option<HashMap<String, VectorCollection>>> {
+    Ok(decode(path, Some(seq), Checksum::Beside)?.map(|decoded| decoded.attach(source_of)))
+}
+
+/// Where [`decode`] computes a file's checksum.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Checksum {
+    /// On a second thread while the file is parsed (a tenth of a 1M reopen's first answer),
+    /// for a reader that has both cores.
+    Beside,
+    /// Before the parse, on the reading thread, for a reader that shares the cores.
+    Inline,
+}
+
+/// The file at `path` read, checked and parsed; `None` when it was written at another
+/// sequence number than `seq` (any number when `seq` is `None`).
+pub(crate) fn decode(path: &Path, seq: Option<u64>, checksum: Checksum) -> Result<Option<Decoded>> {
     let corrupt = |detail: String| corrupt(path, detail);
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut header = [0u8; 16];
@@ -115,7 +169,10 @@ pub(crate) fn read(
     if &header[..8] != MAGIC {
         return Err(corrupt("not a vector file of this format".into()));
     }
-    if header[8..] != seq.to_le_bytes() {
+    let mut written_at = [0u8; 8];
+    written_at.copy_from_slice(&header[8..]);
+    let written_at = u64::from_le_bytes(written_at);
+    if seq.is_some_and(|seq| seq != written_at) {
         return Ok(None);
     }
     // SAFETY: the engine never truncates or rewrites a vector file in place (it writes a new
@@ -134,32 +191,29 @@ pub(crate) fn read(
         map[body_len + 3],
     ]);
     let map = Arc::new(map);
-    // The checksum (a tenth of a 1M reopen) runs on a second thread while the spaces are
-    // parsed; a file whose checksum fails is refused whatever the parse made of it.
-    let (sound, parsed) = beside(
-        "mb-vector-crc",
-        || crc32fast::hash(&map[..body_len]) == stored,
-        || parse(path, &map, body_len, source_of),
-    );
+    let sound = || crc32fast::hash(&map[..body_len]) == stored;
+    // A file whose checksum fails is refused whatever the parse made of it.
+    let (sound, parsed) = match checksum {
+        Checksum::Beside => beside("mb-vector-crc", sound, || parse(path, &map, body_len)),
+        Checksum::Inline => (Some(sound()), parse(path, &map, body_len)),
+    };
     if sound != Some(true) {
         return Err(corrupt("checksum mismatch".into()));
     }
-    parsed.map(Some)
+    Ok(Some(Decoded {
+        seq: written_at,
+        spaces: parsed?,
+    }))
 }
 
 /// The spaces of a mapped vector file whose body (all but the checksum) is `body_len` bytes
 /// and whose header has been read.
-fn parse(
-    path: &Path,
-    map: &Arc<Mmap>,
-    body_len: usize,
-    source_of: SourceOf<'_>,
-) -> Result<HashMap<String, VectorCollection>> {
+fn parse(path: &Path, map: &Arc<Mmap>, body_len: usize) -> Result<Vec<DecodedSpace>> {
     let corrupt = |detail: String| corrupt(path, detail);
     let mut input = Cursor::new(map, 16, body_len);
     let input = &mut input;
     let spaces = input.u64().ok_or_else(|| corrupt("too short".into()))?;
-    let mut collections = HashMap::new();
+    let mut decoded: Vec<DecodedSpace> = Vec::new();
     for _ in 0..spaces {
         let name_len = input.u64().ok_or_else(|| corrupt("too short".into()))?;
         if name_len > MAX_NAME.min(input.left()) {
@@ -169,6 +223,9 @@ fn parse(
             .bytes(name_len as usize)
             .and_then(|bytes| String::from_utf8(bytes.to_vec()).ok())
             .ok_or_else(|| corrupt("space name not UTF-8".into()))?;
+        if decoded.iter().any(|space| space.name == name) {
+            return Err(corrupt(format!("space {name} twice")));
+        }
         let (Some(()), Some(dim), Some(count)) = (input.pad(), input.u64(), input.u64()) else {
             return Err(corrupt(format!("space {name} cut short")));
         };
@@ -184,15 +241,16 @@ fn parse(
             Some(Stored::Owned(floats)) => Arena::from_vec(floats),
             None => return Err(corrupt(format!("space {name} cut short"))),
         };
-        let mut collection = VectorCollection::from_parts(dim as usize, ids, data)
+        let collection = VectorCollection::from_parts(dim as usize, ids, data)
             .ok_or_else(|| corrupt(format!("space {name} repeats a record id")))?;
         let kept = collection.kept().map(|(id, _)| id);
         let graph = graph_file::read(input, dim as usize, kept)
             .map_err(|detail| corrupt(format!("graph of space {name}: {detail}")))?;
-        if let Some(graph) = graph {
-            collection.restore_graph(graph, source_of(&name));
-        }
-        collections.insert(name, collection);
+        decoded.push(DecodedSpace {
+            name,
+            collection,
+            graph,
+        });
     }
     if input.left() != 0 {
         return Err(corrupt(format!(
@@ -200,7 +258,7 @@ fn parse(
             input.left()
         )));
     }
-    Ok(collections)
+    Ok(decoded)
 }
 
 /// The error of a vector file that is not what it should be.
