@@ -33,7 +33,7 @@ use crate::keys::{
     META_ATTRIBUTE_INDEX,
 };
 use crate::record::{RecordId, RecordView};
-use crate::store::Store;
+use crate::store::{Caching, Store};
 
 /// Records indexed per batch while building the index of an existing store.
 const BUILD_CHUNK: usize = 4096;
@@ -148,6 +148,7 @@ impl AttributeIndex {
         store: &Store,
         ns: u32,
         filter: &Filter,
+        caching: Caching,
         map: impl Fn(&RecordView<'_>, &[u8]) -> Result<T> + Sync,
     ) -> Result<Vec<T>> {
         let check = |value: &[u8], out: &mut Vec<T>| -> Result<()> {
@@ -175,7 +176,7 @@ impl AttributeIndex {
         let read = |keys: &[[u8; 12]]| -> Result<Vec<T>> {
             let mut out = Vec::with_capacity(keys.len());
             for chunk in keys.chunks(LOOKUP_CHUNK) {
-                store.get_sorted(CF_RECORDS, chunk, |value| match value {
+                store.get_sorted(CF_RECORDS, chunk, caching, |value| match value {
                     Some(value) => check(value, &mut out),
                     None => Ok(()),
                 })?;

@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::filter::Filter;
 use crate::record::{Record, RecordId};
+use crate::store::Caching;
 
 impl Engine {
     /// Iterates the records of a namespace whose ids are greater than `after`, in id order
@@ -26,10 +27,12 @@ impl Engine {
     /// condition names through the attribute index; an empty one reads every record in place.
     pub fn records_where(&self, namespace: &str, filter: &Filter) -> Result<Vec<Record>> {
         let ns = self.inner.namespace(namespace)?;
-        self.inner
-            .attributes
-            .map_matching(&self.inner.store, ns.info.id, filter, |_, value| {
-                codec::decode("record", value)
-            })
+        self.inner.attributes.map_matching(
+            &self.inner.store,
+            ns.info.id,
+            filter,
+            Caching::Fill,
+            |_, value| codec::decode("record", value),
+        )
     }
 }

@@ -63,6 +63,16 @@ const VECTOR_BLOCK_BYTES: usize = 64 << 10;
 /// Read-ahead of whole-namespace scans.
 const SCAN_READAHEAD: usize = 4 << 20;
 
+/// Whether a read keeps the blocks it reads in RocksDB's block cache.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Caching {
+    /// Values read again soon (a search's candidates, a listing asked for again).
+    Fill,
+    /// Values read once: the records a delete removes. Skipping the cache spares inserting
+    /// their blocks (and allocating fresh memory for them), a sixth of a cold filtered read.
+    Skip,
+}
+
 impl Store {
     /// Opens (creating if needed) the database below an engine directory.
     pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
@@ -155,9 +165,15 @@ impl Store {
         &self,
         cf: &'static str,
         keys: &[impl AsRef<[u8]>],
+        caching: Caching,
         mut visit: impl FnMut(Option<&[u8]>) -> Result<()>,
     ) -> Result<()> {
-        for value in self.db.batched_multi_get_cf(self.cf(cf)?, keys, true) {
+        let mut read = ReadOptions::default();
+        read.fill_cache(matches!(caching, Caching::Fill));
+        for value in self
+            .db
+            .batched_multi_get_cf_opt(self.cf(cf)?, keys, true, &read)
+        {
             visit(value?.as_deref())?;
         }
         Ok(())

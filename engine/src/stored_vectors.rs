@@ -11,7 +11,7 @@ use crate::keys::{
     decode_vector, decode_vector_entry, ns_end, vector_key, vector_space_of, CF_VECTORS,
 };
 use crate::record::RecordId;
-use crate::store::Store;
+use crate::store::{Caching, Store};
 use crate::vector::source::VectorSource;
 
 /// The vectors of namespace `ns` in space `space`, read from the store.
@@ -54,7 +54,7 @@ impl VectorSource for StoredVectors {
             .collect();
         let mut out = Vec::with_capacity(ids.len());
         let mut at = 0;
-        store.get_sorted(CF_VECTORS, &keys, |value| {
+        store.get_sorted(CF_VECTORS, &keys, Caching::Fill, |value| {
             let vector = match value {
                 Some(bytes) => Some(decode_vector(bytes).ok_or_else(|| self.corrupt(&keys[at]))?),
                 None => None,

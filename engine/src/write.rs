@@ -25,7 +25,7 @@ use crate::lexical::Term;
 use crate::namespace::Analyzer;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::state::{Inner, NamespaceState};
-use crate::store::{Change, ChangeEntry};
+use crate::store::{Caching, Change, ChangeEntry};
 use crate::vector::collection::{schedule_graph_build, VectorCollection};
 
 /// Normalized vectors of one record, by space name.
@@ -122,9 +122,12 @@ impl Inner {
             return Err(Error::UnknownNamespace(ns.info.name.clone()));
         }
         let ns_id = ns.info.id;
-        let prepared = self
-            .attributes
-            .map_matching(&self.store, ns_id, filter, |view, _| {
+        let prepared = self.attributes.map_matching(
+            &self.store,
+            ns_id,
+            filter,
+            Caching::Skip,
+            |view, _| {
                 let index_keys = self.attributes.keys(ns_id, view.id, &view.attributes);
                 Ok(Prepared::Delete {
                     id: view.id,
@@ -133,7 +136,8 @@ impl Inner {
                         index_keys: index_keys.collect(),
                     },
                 })
-            })?;
+            },
+        )?;
         self.apply(ns, prepared)
     }
 
