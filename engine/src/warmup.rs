@@ -60,11 +60,10 @@ impl Warmup {
     pub(crate) fn start(dir: Option<PathBuf>, budget: Option<usize>) -> Warmup {
         let budget = budget.map_or(u64::MAX, |b| b as u64);
         let vectors = match dir {
-            // One thread: the other core is opening the store.
             Some(dir) => Warming::start(
                 "mb-warm-vectors",
                 move || fitting(vector_files(&dir), budget),
-                |path: PathBuf| file::decode(&path, None, Checksum::Inline),
+                |(path, size): (PathBuf, u64)| file::decode(&path, None, checksum_for(size)),
             ),
             None => Warming::idle(),
         };
@@ -270,8 +269,27 @@ impl<K, T> Drop for Warming<K, T> {
     }
 }
 
-/// The vector files of `dir` as (size, path, path) jobs.
-fn vector_files(dir: &Path) -> Vec<(u64, PathBuf, PathBuf)> {
+/// Largest vector file whose checksum the warming thread computes itself.
+///
+/// The other core is opening the store, so one thread reads, checks and parses a file while
+/// it does: a 53 MB file (100k vectors with their graph) in about 13 ms, about as long as the
+/// open. A larger file would keep the first search waiting on one thread, so its checksum
+/// runs on a second one, as a read after the open does (`reopen_probe`, medians of 9–15
+/// reopens: at 100k open plus first answers 26.9 ms inline against 29.5 beside; at 1M, a
+/// 407 MB file, 111.5 against 80.3).
+const INLINE_CHECKSUM_BYTES: u64 = 64 << 20;
+
+/// Where the checksum of a vector file of `size` bytes is computed while the store opens.
+fn checksum_for(size: u64) -> Checksum {
+    if size <= INLINE_CHECKSUM_BYTES {
+        Checksum::Inline
+    } else {
+        Checksum::Beside
+    }
+}
+
+/// The vector files of `dir` as (size, path, (path, size)) jobs.
+fn vector_files(dir: &Path) -> Vec<(u64, PathBuf, (PathBuf, u64))> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -281,7 +299,7 @@ fn vector_files(dir: &Path) -> Vec<(u64, PathBuf, PathBuf)> {
             let path = entry.path();
             let meta = entry.metadata().ok()?;
             (meta.is_file() && path.extension().is_some_and(|e| e == "vec"))
-                .then(|| (meta.len(), path.clone(), path))
+                .then(|| (meta.len(), path.clone(), (path, meta.len())))
         })
         .collect()
 }

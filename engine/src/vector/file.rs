@@ -150,7 +150,8 @@ pub(crate) enum Checksum {
     /// On a second thread while the file is parsed (a tenth of a 1M reopen's first answer),
     /// for a reader that has both cores.
     Beside,
-    /// Before the parse, on the reading thread, for a reader that shares the cores.
+    /// Before the parse, on the reading thread, for a reader that shares the cores (the
+    /// open's warm-up, beside RocksDB's open: `crate::warmup`).
     Inline,
 }
 
