@@ -198,14 +198,10 @@ impl Inner {
 /// Removes every copy a crash left staged (called on open, before the catalog is read).
 pub(crate) fn discard_staged_copies(store: &Store) -> Result<()> {
     for (key, _) in store.scan_prefix(CF_META, META_STAGED_COPY_PREFIX)? {
-        let id = key
-            .get(META_STAGED_COPY_PREFIX.len()..)
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map(u32::from_be_bytes)
-            .ok_or_else(|| Error::Corrupt {
-                what: "staged copy",
-                detail: format!("key {key:?}"),
-            })?;
+        let id = namespace_after(META_STAGED_COPY_PREFIX, &key).ok_or_else(|| Error::Corrupt {
+            what: "staged copy",
+            detail: format!("key {key:?}"),
+        })?;
         tracing::info!("removing the unfinished copy of namespace id {id}");
         discard_staged(store, id)?;
     }

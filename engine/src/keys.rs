@@ -62,6 +62,14 @@ pub(crate) fn stats_key(ns: u32) -> Vec<u8> {
     [META_STATS_PREFIX, &ns.to_be_bytes()[..]].concat()
 }
 
+/// The namespace id at the end of a META key that `prefix` starts ([`stats_key`],
+/// [`staged_copy_key`]); `None` when the rest is not one.
+pub(crate) fn namespace_after(prefix: &[u8], key: &[u8]) -> Option<u32> {
+    key.get(prefix.len()..)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_be_bytes)
+}
+
 pub(crate) fn staged_copy_key(ns: u32) -> Vec<u8> {
     [META_STAGED_COPY_PREFIX, &ns.to_be_bytes()[..]].concat()
 }

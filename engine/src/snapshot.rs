@@ -27,7 +27,8 @@ use rocksdb::WriteBatch;
 
 use crate::error::{Error, Result};
 use crate::keys::{
-    decode_u64, encode_u64, prefix_end, stats_key, CF_META, META_STATS_PREFIX, META_STATS_SEQ,
+    decode_u64, encode_u64, namespace_after, prefix_end, stats_key, CF_META, META_STATS_PREFIX,
+    META_STATS_SEQ,
 };
 use crate::lexical::LexicalStats;
 use crate::store::Store;
@@ -219,16 +220,11 @@ impl Snapshots {
 /// Every statistics snapshot in the store: (namespace, bytes).
 fn stats_snapshots(store: &Store) -> Result<Vec<StatsBytes>> {
     let mut snapshots = Vec::new();
-    for entry in store.iter_range(CF_META, META_STATS_PREFIX, &prefix_end(META_STATS_PREFIX))? {
-        let (key, value) = entry?;
-        let ns = key
-            .get(META_STATS_PREFIX.len()..)
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map(u32::from_be_bytes)
-            .ok_or_else(|| Error::Corrupt {
-                what: "statistics snapshot",
-                detail: format!("key {key:?}"),
-            })?;
+    for (key, value) in store.scan_prefix(CF_META, META_STATS_PREFIX)? {
+        let ns = namespace_after(META_STATS_PREFIX, &key).ok_or_else(|| Error::Corrupt {
+            what: "statistics snapshot",
+            detail: format!("key {key:?}"),
+        })?;
         snapshots.push((ns, value.into_vec()));
     }
     Ok(snapshots)
