@@ -45,7 +45,7 @@ pub(crate) struct Snapshots {
     vectors_dir: PathBuf,
     /// Whether vector files are written and read ([`crate::EngineOptions::vector_snapshots`]).
     with_vectors: bool,
-    /// The vector files read while the store opened.
+    /// The snapshots (vector files, statistics) read ahead while the engine opened.
     warmup: Warmup,
 }
 
@@ -101,25 +101,12 @@ impl Snapshots {
         }
         let decoded = match self.warmup.take_stats(ns) {
             Some(decoded) => decoded,
-            None => self.read_stats(store, ns)?,
+            None => read_stats(store, ns)?,
         };
         if decoded.is_none() {
             tracing::warn!("statistics snapshot of namespace {ns} does not decode; rebuilding");
         }
         decoded
-    }
-
-    /// Namespace `ns`'s statistics snapshot read from the store: `None` if there is none (or
-    /// it cannot be read), `Some(None)` if it does not decode.
-    fn read_stats(&self, store: &Store, ns: u32) -> Option<Option<LexicalStats>> {
-        let bytes = match store.get(CF_META, &stats_key(ns)) {
-            Ok(bytes) => bytes?,
-            Err(e) => {
-                tracing::warn!("statistics snapshot of namespace {ns}: {e}; rebuilding");
-                return None;
-            }
-        };
-        Some(LexicalStats::from_bytes(&bytes))
     }
 
     /// Namespace `ns`'s vector collections by space as they were at the last close, if no
@@ -215,6 +202,19 @@ impl Snapshots {
     fn vector_file(&self, ns: u32) -> PathBuf {
         self.vectors_dir.join(format!("{ns}.vec"))
     }
+}
+
+/// Namespace `ns`'s statistics snapshot read from the store: `None` if there is none (or
+/// it cannot be read), `Some(None)` if it does not decode.
+fn read_stats(store: &Store, ns: u32) -> Option<Option<LexicalStats>> {
+    let bytes = match store.get(CF_META, &stats_key(ns)) {
+        Ok(bytes) => bytes?,
+        Err(e) => {
+            tracing::warn!("statistics snapshot of namespace {ns}: {e}; rebuilding");
+            return None;
+        }
+    };
+    Some(LexicalStats::from_bytes(&bytes))
 }
 
 /// Every statistics snapshot in the store: (namespace, bytes).

@@ -368,6 +368,13 @@ mod tests {
             bytes[last_float] ^= 1;
             bytes
         };
+        // A space written twice: refused, not one of the two kept.
+        let a = collection(4, &[1, 2, 3]);
+        write(&path, 5, &[("a", &a), ("a", &a)]).unwrap();
+        assert!(
+            read(&path, 5, &MemorySource::none).is_err(),
+            "a space twice"
+        );
         // A count changed and the checksum made to match: refused by the bounds, before
         // anything is allocated.
         let with_count = |at: usize, count: u64| {
