@@ -202,7 +202,7 @@ impl Links {
         if linked.len() < capacity {
             linked.push(to);
         } else {
-            let query = codes.query(&codes.decode(from));
+            let query = codes.point_query(from);
             let mut scored: Vec<Scored> = linked
                 .iter()
                 .chain([&to])
@@ -287,14 +287,20 @@ impl Rows {
 /// chosen, so that the links spread in different directions instead of into one cluster.
 fn select(codes: &Codes, candidates: &[Scored], m: usize) -> Vec<u32> {
     let mut chosen: Vec<u32> = Vec::with_capacity(m);
+    // The chosen points prepared as queries, made only once a later candidate needs them.
+    let mut queries: Vec<QueryCode> = Vec::with_capacity(m);
     for &Scored(similarity, candidate) in candidates {
         if chosen.len() == m {
             break;
         }
-        let query = codes.query(&codes.decode(candidate));
-        if chosen
+        queries.extend(
+            chosen[queries.len()..]
+                .iter()
+                .map(|&p| codes.point_query(p)),
+        );
+        if queries
             .iter()
-            .all(|&kept| codes.similarity(&query, kept) < similarity)
+            .all(|kept| codes.similarity(kept, candidate) < similarity)
         {
             chosen.push(candidate);
         }

@@ -9,6 +9,7 @@ mod graph;
 mod graph_file;
 mod insert;
 mod io;
+mod kernel;
 mod layout;
 mod mapped;
 mod params;

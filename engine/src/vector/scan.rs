@@ -21,13 +21,17 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::codes::dot_i16_i8;
+use super::kernel::dots_i16_i8;
 use super::topk::TopK;
 use crate::record::RecordId;
 
 /// Slots from which a scan keeps codes: below, the floats fit in the core's cache and
 /// the codes would cost memory for nothing.
 pub(crate) const SCAN_CODES_MIN: usize = 1024;
+
+/// Slots whose integer dot products a scan computes in one call of the kernel, into a buffer
+/// on the stack.
+const BLOCK: usize = 256;
 
 /// The codes of a collection's slots, in slot order (holes included: their codes are stale
 /// like their floats, and scans skip them alike).
@@ -119,19 +123,28 @@ impl ScanCodes {
         let query = Query::new(query, self.dim);
         let mut floor = Floor::new(k);
         let mut candidates: Vec<(usize, f64)> = Vec::new();
-        for (slot, (code, meta)) in self
+        let mut dots = [0i64; BLOCK];
+        let blocks = self
             .codes
-            .chunks_exact(self.dim)
-            .zip(&self.meta)
-            .enumerate()
-        {
-            if !live(slot) {
-                continue;
-            }
-            let (estimate, bound) = (query.estimate(code, meta), query.bound(meta));
-            floor.offer(estimate - bound);
-            if estimate + bound >= floor.value() {
-                candidates.push((slot, estimate + bound));
+            .chunks(BLOCK * self.dim)
+            .zip(self.meta.chunks(BLOCK));
+        for (block, (codes, metas)) in blocks.enumerate() {
+            let dots = &mut dots[..metas.len()];
+            dots_i16_i8(&query.values, codes, dots);
+            for (i, (dot, meta)) in dots.iter().zip(metas).enumerate() {
+                let slot = block * BLOCK + i;
+                if !live(slot) {
+                    continue;
+                }
+                let (estimate, bound) = (query.estimate(*dot, meta), query.bound(meta));
+                // Most slots fall below the floor: the floor only rises, so they are out.
+                if estimate + bound < floor.value() {
+                    continue;
+                }
+                floor.offer(estimate - bound);
+                if estimate + bound >= floor.value() {
+                    candidates.push((slot, estimate + bound));
+                }
             }
         }
         let floor = floor.value();
@@ -215,9 +228,10 @@ impl Query {
         }
     }
 
-    /// The similarity of the query to a slot's vector, estimated from its code.
-    fn estimate(&self, code: &[i8], meta: &CodeMeta) -> f64 {
-        self.unit * f64::from(meta.scale) * dot_i16_i8(&self.values, code) as f64
+    /// The similarity of the query to a slot's vector, estimated from the integer dot product
+    /// of the query's values with the slot's code.
+    fn estimate(&self, dot: i64, meta: &CodeMeta) -> f64 {
+        self.unit * f64::from(meta.scale) * dot as f64
     }
 
     /// How far a slot's estimate may be from the float dot product of the query and its
@@ -232,6 +246,8 @@ struct Floor {
     k: usize,
     /// The `k` largest lower ends, smallest on top.
     heap: BinaryHeap<Lowest>,
+    /// The heap's top once it holds `k`, read for every slot.
+    value: f64,
 }
 
 /// A lower end, ordered so that the heap's top is the smallest.
@@ -259,6 +275,7 @@ impl Floor {
         Floor {
             k,
             heap: BinaryHeap::with_capacity(k + 1),
+            value: f64::NEG_INFINITY,
         }
     }
 
@@ -268,14 +285,17 @@ impl Floor {
         } else if self.heap.peek().is_some_and(|top| low > top.0) {
             self.heap.pop();
             self.heap.push(Lowest(low));
+        } else {
+            return;
+        }
+        if self.heap.len() >= self.k {
+            self.value = self.heap.peek().map_or(f64::NEG_INFINITY, |top| top.0);
         }
     }
 
+    #[inline]
     fn value(&self) -> f64 {
-        match self.heap.peek() {
-            Some(top) if self.heap.len() >= self.k => top.0,
-            _ => f64::NEG_INFINITY,
-        }
+        self.value
     }
 }
 
@@ -283,6 +303,7 @@ impl Floor {
 mod tests {
     use super::*;
     use crate::vector::distance::dot;
+    use crate::vector::kernel::dot_i16_i8;
     use crate::vector::seeded_unit;
 
     /// The best `k` of `vectors` (slots where `live` holds) by their floats.
@@ -382,7 +403,8 @@ mod tests {
             for (slot, v) in vectors.iter().enumerate() {
                 let code = &scan.codes[slot * dim..(slot + 1) * dim];
                 let meta = &scan.meta[slot];
-                let error = (query.estimate(code, meta) - f64::from(dot(&floats, v))).abs();
+                let estimate = query.estimate(dot_i16_i8(&query.values, code), meta);
+                let error = (estimate - f64::from(dot(&floats, v))).abs();
                 let bound = query.bound(meta);
                 assert!(error <= bound, "slot {slot}: off by {error}, bound {bound}");
                 assert!(bound < 0.05, "a bound this loose would rescore everything");
