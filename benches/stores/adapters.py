@@ -72,10 +72,6 @@ class Memorybench:
     def close(self):
         self.e.close()
 
-    def first_query(self, qv, qt):
-        self.e.search_vector("bench", "minilm", qv, 10)
-        self.e.search_text("bench", qt, 10)
-
 
 class Lance:
     """LanceDB: a table on local disk; flat (exact) vector search until an index is built."""
@@ -144,10 +140,6 @@ class Lance:
         self.t = None
         self.db = None
 
-    def first_query(self, qv, qt):
-        self.vector(qv)
-        self.text(qt)
-
 
 class Chroma:
     """Chroma's PersistentClient: SQLite plus an HNSW index per collection."""
@@ -202,9 +194,6 @@ class Chroma:
         self.c = None
         self.client = None
 
-    def first_query(self, qv, qt):
-        self.vector(qv)
-
 
 class Qdrant:
     """qdrant-client's local mode (`QdrantClient(path=...)`): in-process, persisted to SQLite."""
@@ -256,9 +245,6 @@ class Qdrant:
 
     def close(self):
         self.client.close()
-
-    def first_query(self, qv, qt):
-        self.vector(qv)
 
 
 STORES = {"memorybench": Memorybench, "lancedb": Lance, "chroma": Chroma, "qdrant": Qdrant}

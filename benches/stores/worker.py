@@ -6,7 +6,7 @@ Runs in its own process so that its peak RSS is the store's (plus the data it wa
 phases match `stores_engine` (the engine from Rust): bulk insert of N - 200 records until
 searchable, 200 single inserts in the store's durable mode, top-10 vector search (recall@10
 against exact search) for each setting, top-10 full-text and hybrid search, 100 deletes by id,
-a delete by filter, close, on-disk size, reopen and first query.
+a delete by filter, close, on-disk size, reopen and the first vector and text answers.
 """
 
 import json
@@ -145,8 +145,13 @@ def main():
     t = time.perf_counter()
     s.open(path, False)
     out["reopen_ms"] = (time.perf_counter() - t) * 1e3
-    s.first_query(qv_lists[0], queries[0])
+    # The first answers after the open: a vector search (every store has one), then a text
+    # search where the store ranks text, timed apart so that stores compare on the same work.
+    s.vector(qv_lists[0])
     out["reopen_first_query_ms"] = (time.perf_counter() - t) * 1e3
+    if s.text:
+        s.text(queries[0])
+        out["reopen_first_text_ms"] = (time.perf_counter() - t) * 1e3
     s.close()
     out["peak_rss_mib"] = rss_mib()
     print(json.dumps(out))

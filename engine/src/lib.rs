@@ -39,6 +39,7 @@ mod beside;
 mod codec;
 mod committer;
 mod copy;
+mod deferred_stats;
 mod directory;
 mod engine;
 mod error;

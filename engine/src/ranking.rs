@@ -149,7 +149,7 @@ impl Inner {
             .into_iter()
             .map(|t| t.text)
             .collect();
-        let stats = derived.lexical.read();
+        let stats = self.stats(ns, &derived)?.read();
         self.lexical.search(
             ns.info.id,
             ns.info.analyzer,

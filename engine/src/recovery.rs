@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::beside::beside;
+use crate::deferred_stats::DeferredStats;
 use crate::error::{Error, Result};
 use crate::keys::{decode_vector_entry, CF_VECTORS};
 use crate::lexical::index::LexicalOp;
@@ -163,7 +163,7 @@ impl Inner {
         let loaded = self.loaded_derived();
         let stats: Vec<_> = loaded
             .iter()
-            .map(|(id, d)| (*id, d.lexical.read(), d.vectors.read()))
+            .map(|(id, d)| (*id, d.lexical.get().map(|s| s.read()), d.vectors.read()))
             .collect();
         let collections: Vec<Vec<(&str, _)>> = stats
             .iter()
@@ -178,14 +178,14 @@ impl Inner {
                 .zip(&collections)
                 .map(|((ns, stats, _), spaces)| NamespaceSnapshot {
                     ns: *ns,
-                    stats,
+                    stats: stats.as_deref(),
                     vectors: spaces.iter().map(|(s, c)| (*s, &**c)).collect(),
                 }),
         )
     }
 
     /// The namespace's BM25 statistics: its snapshot, or every record analysed again.
-    fn load_stats(&self, ns: &NamespaceState) -> Result<LexicalStats> {
+    pub(crate) fn load_stats(&self, ns: &NamespaceState) -> Result<LexicalStats> {
         if let Some(stats) = self.snapshots.stats(&self.store, ns.info.id) {
             return Ok(stats);
         }
@@ -220,19 +220,9 @@ impl Inner {
         if let Some(derived) = ns.loaded() {
             return Ok(derived);
         }
-        // The statistics and the vectors are independent: read on two threads (the two
-        // halves of a reopened namespace's first answer, docs/stores.md).
-        let (stats, collections) = beside(
-            "mb-load-stats",
-            || self.load_stats(ns),
-            || self.load_collections(ns),
-        );
-        let stats = stats.unwrap_or_else(|| {
-            Err(Error::Background(
-                "reading the BM25 statistics panicked".into(),
-            ))
-        })?;
-        let collections = collections?;
+        // The statistics wait for a text search or a write that needs them (a vector search
+        // does not: see `crate::deferred_stats`).
+        let collections = self.load_collections(ns)?;
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()
             .map(|(space, c)| (space, Arc::new(RwLock::new(c))))
@@ -241,7 +231,7 @@ impl Inner {
             schedule_graph_build(c, self.options.hnsw);
         }
         let derived = Arc::new(Derived {
-            lexical: RwLock::new(stats),
+            lexical: DeferredStats::pending(),
             vectors: RwLock::new(vectors),
         });
         ns.install(derived.clone());

@@ -52,7 +52,9 @@ pub(crate) struct Snapshots {
 /// One namespace's derived state as [`Snapshots::write`] takes it.
 pub(crate) struct NamespaceSnapshot<'a> {
     pub(crate) ns: u32,
-    pub(crate) stats: &'a LexicalStats,
+    /// `None` when they were never loaded: a snapshot still on disk stays exact for them, and
+    /// one deleted since is not written again.
+    pub(crate) stats: Option<&'a LexicalStats>,
     /// The vector collections by space.
     pub(crate) vectors: Vec<(&'a str, &'a VectorCollection)>,
 }
@@ -142,6 +144,11 @@ impl Snapshots {
         }
     }
 
+    /// Whether snapshots written at the last close are still exact (no write since).
+    pub(crate) fn on_disk(&self) -> bool {
+        self.on_disk.load(Ordering::SeqCst)
+    }
+
     /// Adds the deletion of every statistics snapshot to a write's batch, while any may
     /// exist; call [`Snapshots::invalidated`] once the batch is written.
     pub(crate) fn invalidate(&self, store: &Store, batch: &mut WriteBatch) -> Result<()> {
@@ -175,8 +182,11 @@ impl Snapshots {
         let meta = store.cf(CF_META)?;
         let mut batch = WriteBatch::default();
         let kept = self.on_disk.load(Ordering::SeqCst);
+        let mut wrote_files = false;
         for snapshot in namespaces {
-            batch.put_cf(meta, stats_key(snapshot.ns), snapshot.stats.to_bytes());
+            if let Some(stats) = snapshot.stats {
+                batch.put_cf(meta, stats_key(snapshot.ns), stats.to_bytes());
+            }
             let path = self.vector_file(snapshot.ns);
             // A file still on disk holds these records as they were read or written at this
             // number; it is written again only if a graph was built or grown since.
@@ -186,9 +196,10 @@ impl Snapshots {
                     .map_err(|e| Error::io(&self.vectors_dir, e))?;
                 file::write(&path, seq, &snapshot.vectors)?;
                 snapshot.vectors.iter().for_each(|(_, c)| c.graph_saved());
+                wrote_files = true;
             }
         }
-        if batch.is_empty() && !kept {
+        if batch.is_empty() && !kept && !wrote_files {
             return Ok(());
         }
         sync_dir(&self.vectors_dir)?;
@@ -267,7 +278,7 @@ mod tests {
     fn stats_only(ns: u32, stats: &LexicalStats) -> NamespaceSnapshot<'_> {
         NamespaceSnapshot {
             ns,
-            stats,
+            stats: Some(stats),
             vectors: Vec::new(),
         }
     }
@@ -335,7 +346,7 @@ mod tests {
         let one = stats("apple");
         let snapshot = |vectors| NamespaceSnapshot {
             ns: 3,
-            stats: &one,
+            stats: Some(&one),
             vectors,
         };
         open(5)
@@ -389,7 +400,7 @@ mod tests {
         let write = |seq, c: &VectorCollection| {
             let snapshot = NamespaceSnapshot {
                 ns: 3,
-                stats: &one,
+                stats: Some(&one),
                 vectors: vec![("s", c)],
             };
             Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none())

@@ -11,10 +11,10 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::attributes::AttributeIndex;
 use crate::codec;
+use crate::deferred_stats::DeferredStats;
 use crate::error::{Error, Result};
 use crate::keys::{space_key, CF_META};
 use crate::lexical::index::LexicalIndex;
-use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
 use crate::options::EngineOptions;
 use crate::residency::{Evictable, Residency};
@@ -65,7 +65,8 @@ pub(crate) struct NamespaceState {
 
 /// Per-namespace search state derived from the store.
 pub(crate) struct Derived {
-    pub(crate) lexical: RwLock<LexicalStats>,
+    /// Loaded by the first text search or write that needs them (see [`DeferredStats`]).
+    pub(crate) lexical: DeferredStats,
     pub(crate) vectors: RwLock<HashMap<String, SharedCollection>>,
 }
 
@@ -122,7 +123,8 @@ impl Derived {
             .values()
             .map(|c| c.read().heap_bytes())
             .sum();
-        self.lexical.read().heap_bytes() + vectors
+        let lexical = self.lexical.get().map_or(0, |s| s.read().heap_bytes());
+        lexical + vectors
     }
 }
 

@@ -45,7 +45,7 @@ impl Inner {
     ) -> Result<Vec<(RecordId, f32)>> {
         let parsed = whoosh::parse(query, WHOOSH_TEXT_FIELD, &WHOOSH_FIELDS, &ns.info.analyzer);
         let derived = self.derived(ns)?;
-        let stats = derived.lexical.read();
+        let stats = self.stats(ns, &derived)?.read();
         let postings = NamespacePostings {
             inner: self,
             ns,

@@ -381,7 +381,7 @@ impl Inner {
         let entry = ChangeEntry { ns: ns_id, changes };
         self.store
             .log_change(&mut batch, &ticket.counters, &entry)?;
-        self.snapshots.invalidate(&self.store, &mut batch)?;
+        self.invalidate_snapshots(Some(ns), &self.catalog.read().namespaces, &mut batch)?;
         self.store.write(batch)?;
         self.snapshots.invalidated();
         // Durable in the store, not yet in the lexical index.
@@ -488,7 +488,7 @@ impl Inner {
         };
         self.store
             .log_change(&mut batch, &ticket.counters, &entry)?;
-        self.snapshots.invalidate(&self.store, &mut batch)?;
+        self.invalidate_snapshots(None, &catalog.namespaces, &mut batch)?;
         self.store.write(batch)?;
         self.snapshots.invalidated();
         ticket.finish(|| self.lexical.apply(&[LexicalOp::DropNamespace { ns: id }]));

@@ -7,6 +7,7 @@ mod concurrency;
 mod copy;
 mod crash;
 mod damage;
+mod deferred_stats;
 mod filters;
 mod forget;
 mod model_check;

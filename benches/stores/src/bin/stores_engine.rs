@@ -180,7 +180,8 @@ fn run(
     out.insert("delete_filter_count".into(), json!(deleted));
     engine.close()?;
 
-    // Reopen: open, then the first vector and text search (which load the derived state).
+    // Reopen: open, then the first vector search and the first text search (which load the
+    // derived state), each timed from the open.
     out.insert(
         "disk_mib".into(),
         json!(dir_bytes(store) as f64 / 1048576.0),
@@ -189,9 +190,11 @@ fn run(
     let engine = Engine::open(store, options())?;
     let opened = start.elapsed();
     engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
+    let first_vector = start.elapsed();
     engine.search_text(NS, &data.queries[0].text, 10)?;
     out.insert("reopen_ms".into(), json!(ms(opened)));
-    out.insert("reopen_first_query_ms".into(), json!(ms(start.elapsed())));
+    out.insert("reopen_first_query_ms".into(), json!(ms(first_vector)));
+    out.insert("reopen_first_text_ms".into(), json!(ms(start.elapsed())));
     engine.close()?;
     Ok(row_of)
 }
