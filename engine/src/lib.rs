@@ -49,6 +49,7 @@ mod holder;
 mod keys;
 pub mod lexical;
 mod namespace;
+mod namespace_drop;
 mod options;
 mod ranking;
 mod record;
