@@ -5,21 +5,18 @@
 //! ms of a 100k-record namespace, `docs/stores.md`) was most of that wait. Vector searches never
 //! read them, so they are loaded by the first text search or write that does.
 //!
-//! Loads are ordered with writes (see [`Inner::invalidate_snapshots`]): a write loads its namespace's
-//! statistics before it commits, since its changes are then applied to them and they must be
-//! those from before it; and while snapshots are on disk, it loads every loaded namespace's
-//! too, since it deletes the snapshots they would otherwise be decoded from.
+//! Loads are ordered with writes (`Inner::invalidate_snapshots`, in `recovery.rs`): a write
+//! loads its namespace's statistics before it commits, since its changes are then applied to
+//! them and they must be those from before it; and while snapshots are on disk, it loads every
+//! loaded namespace's too, since it deletes the snapshots they would otherwise be decoded from.
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
-use rocksdb::WriteBatch;
 
 use crate::error::Result;
 use crate::lexical::stats::Removed;
 use crate::lexical::{LexicalStats, Term};
-use crate::state::{Derived, Inner, NamespaceState};
 
 /// Statistics loaded, or to be loaded at first need.
 pub(crate) struct DeferredStats {
@@ -92,45 +89,6 @@ impl StatsWriter<'_> {
         if let Some(stats) = &mut self.0 {
             stats.remove(removed);
         }
-    }
-}
-
-impl Inner {
-    /// Namespace `ns`'s statistics (`derived` is its state), loaded first if they are not yet;
-    /// the namespace's resident bytes are then counted again, with them.
-    pub(crate) fn stats<'a>(
-        &self,
-        ns: &Arc<NamespaceState>,
-        derived: &'a Derived,
-    ) -> Result<&'a RwLock<LexicalStats>> {
-        if let Some(stats) = derived.lexical.get() {
-            return Ok(stats);
-        }
-        let stats = derived.lexical.get_or_load(|| self.load_stats(ns))?;
-        self.residency.touch(ns, || derived.heap_bytes());
-        Ok(stats)
-    }
-
-    /// Adds the deletion of the snapshots to a write's `batch` ([`Snapshots::invalidate`]),
-    /// first loading the statistics the write would make stale: those of `written` (the
-    /// namespace written, when its state is loaded) and, while snapshots are on disk, those
-    /// of every loaded namespace of `namespaces` (the catalog's).
-    ///
-    /// [`Snapshots::invalidate`]: crate::snapshot::Snapshots::invalidate
-    pub(crate) fn invalidate_snapshots(
-        &self,
-        written: Option<&NamespaceState>,
-        namespaces: &HashMap<String, Arc<NamespaceState>>,
-        batch: &mut WriteBatch,
-    ) -> Result<()> {
-        let others = namespaces.values().map(|ns| &**ns);
-        let others = others.filter(|_| self.snapshots.on_disk());
-        for ns in written.into_iter().chain(others) {
-            if let Some(derived) = ns.loaded() {
-                derived.lexical.get_or_load(|| self.load_stats(ns))?;
-            }
-        }
-        self.snapshots.invalidate(&self.store, batch)
     }
 }
 

@@ -4,14 +4,16 @@
 //! and the change log after that is replayed (gaps are writes that failed or that a crash cut
 //! short); if the log was trimmed past it, or the index is missing, newer than the store or
 //! unreadable, it is rebuilt from the records.
-//! A namespace's BM25 statistics and vector collections are built from the store the first
-//! time the namespace is searched, then maintained by every write.
+//! A namespace's vector collections are built from the store the first time the namespace is
+//! searched, its BM25 statistics the first time a text search or a write needs them
+//! (`crate::deferred_stats`); both are then maintained by every write.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
+use rocksdb::WriteBatch;
 
 use crate::deferred_stats::DeferredStats;
 use crate::error::{Error, Result};
@@ -236,6 +238,45 @@ impl Inner {
         });
         ns.install(derived.clone());
         Ok(derived)
+    }
+}
+
+impl Inner {
+    /// Namespace `ns`'s statistics (`derived` is its state), loaded first if they are not yet;
+    /// the namespace's resident bytes are then counted again, with them.
+    pub(crate) fn stats<'a>(
+        &self,
+        ns: &Arc<NamespaceState>,
+        derived: &'a Derived,
+    ) -> Result<&'a RwLock<LexicalStats>> {
+        if let Some(stats) = derived.lexical.get() {
+            return Ok(stats);
+        }
+        let stats = derived.lexical.get_or_load(|| self.load_stats(ns))?;
+        self.residency.touch(ns, || derived.heap_bytes());
+        Ok(stats)
+    }
+
+    /// Adds the deletion of the snapshots to a write's `batch` ([`Snapshots::invalidate`]),
+    /// first loading the statistics the write would make stale: those of `written` (the
+    /// namespace written, when its state is loaded) and, while snapshots are on disk, those
+    /// of every loaded namespace of `namespaces` (the catalog's).
+    ///
+    /// [`Snapshots::invalidate`]: crate::snapshot::Snapshots::invalidate
+    pub(crate) fn invalidate_snapshots(
+        &self,
+        written: Option<&NamespaceState>,
+        namespaces: &HashMap<String, Arc<NamespaceState>>,
+        batch: &mut WriteBatch,
+    ) -> Result<()> {
+        let others = namespaces.values().map(|ns| &**ns);
+        let others = others.filter(|_| self.snapshots.on_disk());
+        for ns in written.into_iter().chain(others) {
+            if let Some(derived) = ns.loaded() {
+                derived.lexical.get_or_load(|| self.load_stats(ns))?;
+            }
+        }
+        self.snapshots.invalidate(&self.store, batch)
     }
 }
 
