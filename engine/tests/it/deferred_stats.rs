@@ -5,23 +5,12 @@
 
 use std::path::Path;
 
-use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, RecordId, Space};
+use mb_engine::{Batch, Engine, NamespaceOptions, NewRecord, RecordId, Space};
 
-const TEXTS: [&str; 6] = [
-    "the cat sat on the mat",
-    "a cat and a dog went out",
-    "dogs chase cats around the garden",
-    "the weather was cold and grey",
-    "cat food is on sale today",
-    "nothing in common here",
-];
+use crate::stats_snapshot::{open, scores, TEXTS};
 
-fn open(dir: &Path) -> Engine {
-    Engine::open(dir, EngineOptions::default()).unwrap()
-}
-
-/// A store holding [`TEXTS`] with vectors in namespace `n`, and an empty namespace `m`; the
-/// ids in order.
+/// A store holding the statistics snapshot tests' [`TEXTS`] with vectors in namespace `n`, and
+/// an empty namespace `m`; the ids in order.
 fn filled(dir: &Path) -> (Engine, Vec<RecordId>) {
     let engine = open(dir);
     engine.create_space(Space::new("s", 3)).unwrap();
@@ -36,15 +25,6 @@ fn filled(dir: &Path) -> (Engine, Vec<RecordId>) {
         .map(|(i, text)| NewRecord::new(*text).with_vector("s", vec![1.0, i as f32, 0.5]));
     let ids = engine.put_many("n", records).unwrap();
     (engine, ids)
-}
-
-/// `(id, score)` of every hit of a query sharing terms with most records.
-fn scores(engine: &Engine) -> Vec<(RecordId, f32)> {
-    let hits = engine
-        .search_text("n", "cat OR mat OR food OR weather OR garden", 10)
-        .unwrap();
-    assert!(hits.len() >= 3);
-    hits.iter().map(|h| (h.record.id, h.score)).collect()
 }
 
 /// Searches `n` by vector only, which loads it without its statistics.

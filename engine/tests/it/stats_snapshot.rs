@@ -6,7 +6,7 @@ use std::path::Path;
 
 use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, RecordId};
 
-const TEXTS: [&str; 6] = [
+pub(crate) const TEXTS: [&str; 6] = [
     "the cat sat on the mat",
     "a cat and a dog went out",
     "dogs chase cats around the garden",
@@ -15,7 +15,7 @@ const TEXTS: [&str; 6] = [
     "nothing in common here",
 ];
 
-fn open(dir: &Path) -> Engine {
+pub(crate) fn open(dir: &Path) -> Engine {
     Engine::open(dir, EngineOptions::default()).unwrap()
 }
 
@@ -34,7 +34,7 @@ fn filled(dir: &Path) -> (Engine, Vec<RecordId>) {
 }
 
 /// `(id, score)` of every hit of a query sharing terms with most records.
-fn scores(engine: &Engine) -> Vec<(RecordId, f32)> {
+pub(crate) fn scores(engine: &Engine) -> Vec<(RecordId, f32)> {
     let hits = engine
         .search_text("n", "cat OR mat OR food OR weather OR garden", 10)
         .unwrap();
