@@ -3,8 +3,8 @@
 //!
 //! - [`dot_i16_i8`]: one code, for a graph search's scattered comparisons;
 //! - [`dots_i16_i8`]: every code of a contiguous run, for the exact scans. Choosing the kernel
-//!   once per run instead of once per code keeps it inlined in the loop over the codes, which
-//!   halves a scan's time per code.
+//!   once per run instead of once per code keeps it inlined in the loop over the codes (384
+//!   dimensions: 12–16 ns a code instead of 17–20).
 //!
 //! Each picks at run time the widest kernel the CPU has: AVX-512 (32 products a step), AVX2 (16
 //! a step) or a portable loop. All give the same integers.
