@@ -269,8 +269,8 @@ impl Inner {
         namespaces: &HashMap<String, Arc<NamespaceState>>,
         batch: &mut WriteBatch,
     ) -> Result<()> {
-        let others = namespaces.values().map(|ns| &**ns);
-        let others = others.filter(|_| self.snapshots.on_disk());
+        let on_disk = self.snapshots.on_disk();
+        let others = namespaces.values().filter(|_| on_disk).map(|ns| &**ns);
         for ns in written.into_iter().chain(others) {
             if let Some(derived) = ns.loaded() {
                 derived.lexical.get_or_load(|| self.load_stats(ns))?;

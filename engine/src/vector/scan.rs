@@ -246,8 +246,6 @@ struct Floor {
     k: usize,
     /// The `k` largest lower ends, smallest on top.
     heap: BinaryHeap<Lowest>,
-    /// The heap's top once it holds `k`, read for every slot.
-    value: f64,
 }
 
 /// A lower end, ordered so that the heap's top is the smallest.
@@ -275,7 +273,6 @@ impl Floor {
         Floor {
             k,
             heap: BinaryHeap::with_capacity(k + 1),
-            value: f64::NEG_INFINITY,
         }
     }
 
@@ -285,17 +282,14 @@ impl Floor {
         } else if self.heap.peek().is_some_and(|top| low > top.0) {
             self.heap.pop();
             self.heap.push(Lowest(low));
-        } else {
-            return;
-        }
-        if self.heap.len() >= self.k {
-            self.value = self.heap.peek().map_or(f64::NEG_INFINITY, |top| top.0);
         }
     }
 
-    #[inline]
     fn value(&self) -> f64 {
-        self.value
+        match self.heap.peek() {
+            Some(top) if self.heap.len() >= self.k => top.0,
+            _ => f64::NEG_INFINITY,
+        }
     }
 }
 
