@@ -200,33 +200,46 @@ fn standard_kept(text: &str, base: usize, mut visit: impl FnMut(&str, usize, usi
 }
 
 /// Calls `found` with the byte span of every Whoosh-standard token (`\w+(\.?\w+)*`) of `text`.
+/// Walks bytes, decoding a character only where one is not ASCII (most text is).
 fn standard_spans(text: &str, mut found: impl FnMut(usize, usize)) {
-    let mut chars = text.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
-        if !is_word_char(c) {
+    let len = text.len();
+    let mut i = 0;
+    while i < len {
+        let (word, width) = word_char_at(text, i);
+        i += width;
+        if !word {
             continue;
         }
         // `\w+(\.?\w+)*`: word characters, optionally joined by single dots.
-        let mut end = start + c.len_utf8();
-        loop {
-            match chars.peek().copied() {
-                Some((i, c)) if is_word_char(c) => {
-                    end = i + c.len_utf8();
-                    chars.next();
-                }
-                Some((i, '.')) => {
-                    let after = text[i + 1..].chars().next();
-                    if after.is_some_and(is_word_char) {
-                        end = i + 1;
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                _ => break,
+        let start = i - width;
+        let mut end = i;
+        while i < len {
+            let (word, width) = word_char_at(text, i);
+            if word {
+                i += width;
+                end = i;
+            } else if text.as_bytes()[i] == b'.' && i + 1 < len && word_char_at(text, i + 1).0 {
+                i += 1;
+                end = i;
+            } else {
+                break;
             }
         }
         found(start, end);
+    }
+}
+
+/// Whether the character at byte `i` of `text` (a character boundary) is a word character,
+/// and its width in bytes.
+#[inline]
+fn word_char_at(text: &str, i: usize) -> (bool, usize) {
+    let byte = text.as_bytes()[i];
+    if byte.is_ascii() {
+        return (byte.is_ascii_alphanumeric() || byte == b'_', 1);
+    }
+    match text[i..].chars().next() {
+        Some(c) => (is_word_char(c), c.len_utf8()),
+        None => (false, 1),
     }
 }
 
@@ -285,6 +298,68 @@ mod tests {
 
     fn texts(a: Analyzer, s: &str) -> Vec<String> {
         a.analyze(s).into_iter().map(|t| t.text).collect()
+    }
+
+    /// `\w+(\.?\w+)*` spans found character by character: the oracle for the byte walk.
+    fn spans_by_chars(text: &str) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((start, c)) = chars.next() {
+            if !is_word_char(c) {
+                continue;
+            }
+            let mut end = start + c.len_utf8();
+            loop {
+                match chars.peek().copied() {
+                    Some((i, c)) if is_word_char(c) => {
+                        end = i + c.len_utf8();
+                        chars.next();
+                    }
+                    Some((i, '.')) if text[i + 1..].chars().next().is_some_and(is_word_char) => {
+                        end = i + 1;
+                        chars.next();
+                    }
+                    _ => break,
+                }
+            }
+            out.push((start, end));
+        }
+        out
+    }
+
+    #[test]
+    fn byte_walk_finds_the_spans_a_character_walk_does() {
+        // Word characters of one to four bytes, a combining mark (not a word character),
+        // dots, separators: every string of up to five of them, then longer mixes.
+        let alphabet = [
+            'a', 'Z', '7', '_', '.', ' ', ',', 'é', 'Σ', '北', '\u{301}', '٣', '𝔸',
+        ];
+        let mut texts = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = texts
+                .iter()
+                .filter(|t| t.chars().count() == texts.last().map_or(0, |l| l.chars().count()))
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(longer);
+        }
+        let mut state = 7u64;
+        for _ in 0..2_000 {
+            let text: String = (0..40)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    alphabet[(state >> 33) as usize % alphabet.len()]
+                })
+                .collect();
+            texts.push(text);
+        }
+        for text in &texts {
+            let mut found = Vec::new();
+            standard_spans(text, |start, end| found.push((start, end)));
+            assert_eq!(found, spans_by_chars(text), "{text:?}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod analyzer;
 mod document;
 mod generation;
+mod id_set;
 pub(crate) mod index;
 mod length;
 pub mod scoring;

@@ -7,14 +7,14 @@
 //!
 //! tantivy builds a query weight for every delete operation it is handed. A filtered delete
 //! of a thousand records had spent a seventh of its time there, so a run of consecutive
-//! deletes becomes one delete by a [`TermSetQuery`] instead: the operations before the run are
+//! deletes becomes one delete by an [`IdSetQuery`] instead: the operations before the run are
 //! handed over first and the ones after it later, so every delete still applies to exactly the
 //! documents added before it.
 
 use tantivy::indexer::UserOperation;
-use tantivy::query::TermSetQuery;
 use tantivy::{Index, IndexWriter, Term};
 
+use super::id_set::IdSetQuery;
 use crate::error::Result;
 
 /// Consecutive deletes from which one set query replaces the single ones (shorter runs, such
@@ -114,7 +114,7 @@ fn hand_over_deletes(
     if !batch.is_empty() {
         writer.run(std::mem::take(batch))?;
     }
-    writer.delete_query(Box::new(TermSetQuery::new(std::mem::take(deletes))))?;
+    writer.delete_query(Box::new(IdSetQuery::new(std::mem::take(deletes))))?;
     Ok(())
 }
 
