@@ -339,6 +339,19 @@ mod tests {
         let marker = 24 + 16 + 16 + 8 * n + (4 * n * DIM).next_multiple_of(8);
         let tombstones = marker + 16 + 8 * points + 8;
         let entry = tombstones + (4 * dead).next_multiple_of(8);
+        // After the entry: scales, codes, layer-0 offsets, the link count, the links.
+        let offsets =
+            entry + 8 + (4 * DIM).next_multiple_of(8) + (points * DIM).next_multiple_of(8);
+        let links = offsets + (4 * (points + 1)).next_multiple_of(8);
+        let last_offset = &good[offsets + 4 * points..offsets + 4 * points + 4];
+        assert_eq!(
+            good[links..links + 4],
+            *last_offset,
+            "the link count follows the offsets"
+        );
+        let links = links + 8;
+        let link_count = u32::from_le_bytes(last_offset.try_into().unwrap()) as usize;
+        let last_link = links + 4 * (link_count - 1);
         assert_eq!(good[marker..marker + 8], 1u64.to_le_bytes());
         let with = |at: usize, value: &[u8]| {
             let mut bytes = good.clone();
@@ -363,6 +376,11 @@ mod tests {
                 with(tombstones + 4, &good[tombstones..tombstones + 4]),
             ),
             ("entry past the points", with(entry, &600u64.to_le_bytes())),
+            ("a link past the points", with(links, &600u32.to_le_bytes())),
+            (
+                "the last link past the points",
+                with(last_link, &u32::MAX.to_le_bytes()),
+            ),
             // Points 2 and 3 hold live records (0 and 1 were removed and changed).
             (
                 "a live record twice",
