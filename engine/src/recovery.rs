@@ -239,9 +239,7 @@ impl Inner {
         ns.install(derived.clone());
         Ok(derived)
     }
-}
 
-impl Inner {
     /// Namespace `ns`'s statistics (`derived` is its state), loaded first if they are not yet;
     /// the namespace's resident bytes are then counted again, with them.
     pub(crate) fn stats<'a>(
