@@ -129,7 +129,7 @@ impl Snapshots {
         let decoded = match self.warmup.take_vectors(&path) {
             Some(warmed) => warmed,
             None if !path.exists() => return None,
-            None => file::decode(&path, Some(seq), file::Checksum::Beside),
+            None => file::decode(&path, Some(seq)),
         };
         match decoded {
             Ok(Some(decoded)) if decoded.seq() == seq => Some(decoded.attach(source_of)),

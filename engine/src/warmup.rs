@@ -31,7 +31,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::Result;
 use crate::lexical::LexicalStats;
-use crate::vector::file::{self, Checksum, Decoded};
+use crate::vector::file::{self, Decoded};
 
 /// A namespace's statistics snapshot as stored: its id, its bytes.
 pub(crate) type StatsBytes = (u32, Vec<u8>);
@@ -63,7 +63,7 @@ impl Warmup {
             Some(dir) => Warming::start(
                 "mb-warm-vectors",
                 move || fitting(vector_files(&dir), budget),
-                |(path, size): (PathBuf, u64)| file::decode(&path, None, checksum_for(size)),
+                |path: PathBuf| file::decode(&path, None),
             ),
             None => Warming::idle(),
         };
@@ -269,27 +269,8 @@ impl<K, T> Drop for Warming<K, T> {
     }
 }
 
-/// Largest vector file whose checksum the warming thread computes itself.
-///
-/// The other core is opening the store, so one thread reads, checks and parses a file while
-/// it does: a 53 MB file (100k vectors with their graph) in about 13 ms, about as long as the
-/// open. A larger file would keep the first search waiting on one thread, so its checksum
-/// runs on a second one, as a read after the open does (`reopen_probe`, medians of 9–15
-/// reopens: at 100k open plus first answers 26.9 ms inline against 29.5 beside; at 1M, a
-/// 407 MB file, 111.5 against 80.3).
-const INLINE_CHECKSUM_BYTES: u64 = 64 << 20;
-
-/// Where the checksum of a vector file of `size` bytes is computed while the store opens.
-fn checksum_for(size: u64) -> Checksum {
-    if size <= INLINE_CHECKSUM_BYTES {
-        Checksum::Inline
-    } else {
-        Checksum::Beside
-    }
-}
-
-/// The vector files of `dir` as (size, path, (path, size)) jobs.
-fn vector_files(dir: &Path) -> Vec<(u64, PathBuf, (PathBuf, u64))> {
+/// The vector files of `dir` as (size, path, path) jobs.
+fn vector_files(dir: &Path) -> Vec<(u64, PathBuf, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -299,7 +280,7 @@ fn vector_files(dir: &Path) -> Vec<(u64, PathBuf, (PathBuf, u64))> {
             let path = entry.path();
             let meta = entry.metadata().ok()?;
             (meta.is_file() && path.extension().is_some_and(|e| e == "vec"))
-                .then(|| (meta.len(), path.clone(), (path, meta.len())))
+                .then(|| (meta.len(), path.clone(), path))
         })
         .collect()
 }

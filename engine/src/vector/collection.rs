@@ -12,7 +12,8 @@
 //!
 //! A collection read back from a vector file has its graph but not the vectors of the graph's
 //! live points ([`super::pending`]): the graph's candidates among them are scored from the
-//! store, and the first background job loads their vectors into the arena.
+//! store, and the first background job loads their vectors into the arena, then checks the
+//! graph's codes ([`super::codes_check`]) and drops the graph if they fail.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::arena::Arena;
+use super::codes_check::CodesCheck;
 use super::distance::{dot, prefetch, rank};
 use super::graph::Graph;
 use super::params::HnswParams;
@@ -46,6 +48,9 @@ pub(crate) struct VectorCollection {
     /// from a vector file), until a background load brings them in.
     pending: Option<Pending>,
     graph: Option<Graph>,
+    /// The check of the graph's codes, still to be made, when the graph was read back from a
+    /// vector file (the job that loads the pending records makes it).
+    codes: Option<Arc<CodesCheck>>,
     build: BuildState,
     /// Raised when the collection is being let go (its engine closing, its namespace evicted):
     /// a build in progress gives up and no new one starts.
@@ -67,6 +72,7 @@ impl VectorCollection {
             slots,
             pending: None,
             graph: None,
+            codes: None,
             build: BuildState::Idle,
             stop: Arc::new(AtomicBool::new(false)),
             graph_unsaved: AtomicBool::new(false),
@@ -106,10 +112,18 @@ impl VectorCollection {
     }
 
     /// Searches `graph` (read back from a vector file beside these records, which are its
-    /// fresh ones) from now on; the vectors of its live points are read from `source`.
-    pub(crate) fn restore_graph(&mut self, graph: Graph, source: Arc<dyn VectorSource>) {
+    /// fresh ones) from now on; the vectors of its live points are read from `source`, and
+    /// its codes checked by `codes` once they are loaded. (A graph without live points has
+    /// nothing to load, and no codes that could steer a search to an answer.)
+    pub(crate) fn restore_graph(
+        &mut self,
+        graph: Graph,
+        source: Arc<dyn VectorSource>,
+        codes: Option<Arc<CodesCheck>>,
+    ) {
         let live = graph.live_points();
         self.pending = (live.len() > 0).then(|| Pending::new(live.clone(), source));
+        self.codes = codes.filter(|_| self.pending.is_some());
         self.graph = Some(graph);
     }
 
@@ -128,6 +142,7 @@ impl VectorCollection {
             self.finish_load();
         }
         self.graph = None;
+        self.codes = None;
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! The background jobs of a vector collection: loading the vectors of pending records from the
-//! store, building its HNSW graph, growing it with fresh records.
+//! store (and checking the codes of the graph they came with), building its HNSW graph,
+//! growing it with fresh records.
 //!
 //! One job runs at a time per collection, on a thread of its own, working from what it took
 //! under a short lock; writes go on meanwhile and are caught up with when the job's result is
@@ -108,7 +109,17 @@ impl VectorCollection {
             return;
         };
         let mut graph = match built {
-            Built::Loaded => return self.finish_load(),
+            Built::Loaded { codes_sound } => {
+                self.finish_load();
+                self.codes = None;
+                if !codes_sound {
+                    // Searched exactly until the next job builds a graph again, which the
+                    // next close writes in place of the damaged file.
+                    self.graph = None;
+                    self.graph_unsaved.store(true, Ordering::SeqCst);
+                }
+                return;
+            }
             Built::LoadFailed => {
                 if let Some(pending) = &mut self.pending {
                     pending.load_failed();
@@ -154,10 +165,16 @@ enum Plan {
 
 /// What a background build hands back to the collection (`None` from a build that stopped).
 enum Built {
-    Loaded,
+    /// The pending records loaded, and whether the graph's codes passed their check.
+    Loaded {
+        codes_sound: bool,
+    },
     LoadFailed,
     Whole(Graph),
-    Grown { ids: Vec<RecordId>, layout: Layout },
+    Grown {
+        ids: Vec<RecordId>,
+        layout: Layout,
+    },
 }
 
 /// Starts a background graph build or growth if the collection has grown past the threshold,
@@ -178,6 +195,7 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
         match (plan, c.graph.as_ref()) {
             (Plan::Load, _) => {
                 let source = c.pending.as_ref().map(Pending::source);
+                let codes = c.codes.clone();
                 let shared = Arc::clone(collection);
                 Box::new(move || {
                     let source = source?;
@@ -186,7 +204,9 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                         shared.write().fill(ids, data)
                     });
                     match loaded {
-                        Ok(true) => Some(Built::Loaded),
+                        Ok(true) => Some(Built::Loaded {
+                            codes_sound: codes.is_none_or(|codes| codes.passes()),
+                        }),
                         Ok(false) => None,
                         Err(e) => {
                             tracing::error!(

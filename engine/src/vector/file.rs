@@ -15,34 +15,36 @@
 //!   kept are those of the records that are no live point of the graph (all of them when
 //!   there is none): the store has the others, and keeping them too made the engine's disk
 //!   2.2× the raw text and vectors ([`super::source`]);
-//! - a CRC-32 of everything before it.
+//! - a CRC-32 of everything before it but the graphs' codes, then one of the codes.
 //!
 //! A file is written beside its final name, synced and renamed, so a crash leaves the old
 //! file or the new one, and a mapped file is never changed in place. Every count read is
 //! checked against the bytes left before anything is allocated; a file that is short, long,
-//! or fails its checksum is refused with an error.
+//! or fails its first checksum is refused with an error. Its codes are checked later, by the
+//! collections that use them ([`super::codes_check`]).
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Read};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
 use memmap2::{Mmap, MmapOptions};
 
 use super::arena::Arena;
+use super::codes_check::CodesCheck;
 use super::collection::VectorCollection;
 use super::graph::Graph;
 use super::graph_file;
-use super::io::{Checksummed, Cursor, CHUNK};
+use super::io::{crc_of, Checksummed, Cursor, CHUNK, TRAILER};
 use super::mapped::Stored;
 use super::source::VectorSource;
-use crate::beside::beside;
 use crate::error::{Error, Result};
 use crate::record::RecordId;
 
 /// The first bytes of a vector file (its format version is the last two).
-const MAGIC: &[u8; 8] = b"MBVECS04";
+const MAGIC: &[u8; 8] = b"MBVECS05";
 
 /// Bytes before the first space: magic, sequence number, number of spaces.
 const HEADER: usize = 24;
@@ -96,12 +98,15 @@ pub(crate) fn write(
 /// scores the graph's points from, and loads into memory.
 pub(crate) type SourceOf<'a> = &'a dyn Fn(&str) -> Arc<dyn VectorSource>;
 
-/// A vector file read, checksummed and parsed: all but the store's vectors of its graphs'
-/// points, which [`Decoded::attach`] adds. The open's warm-up (`crate::warmup`) makes these
-/// before the store is open, when the sequence number they must match is not known yet.
+/// A vector file read, checksummed (but for its codes) and parsed: all but the store's
+/// vectors of its graphs' points, which [`Decoded::attach`] adds. The open's warm-up
+/// (`crate::warmup`) makes these before the store is open, when the sequence number they must
+/// match is not known yet.
 pub(crate) struct Decoded {
     seq: u64,
     spaces: Vec<DecodedSpace>,
+    /// The check of the graphs' codes, if there is a graph.
+    codes: Option<Arc<CodesCheck>>,
 }
 
 /// One space of a [`Decoded`] file: its collection, and its graph until it is attached.
@@ -123,9 +128,11 @@ impl Decoded {
             .into_iter()
             .map(|mut space| {
                 if let Some(graph) = space.graph {
-                    space
-                        .collection
-                        .restore_graph(graph, source_of(&space.name));
+                    space.collection.restore_graph(
+                        graph,
+                        source_of(&space.name),
+                        self.codes.clone(),
+                    );
                 }
                 (space.name, space.collection)
             })
@@ -141,23 +148,12 @@ pub(crate) fn read(
     seq: u64,
     source_of: SourceOf<'_>,
 ) -> Result<Option<HashMap<String, VectorCollection>>> {
-    Ok(decode(path, Some(seq), Checksum::Beside)?.map(|decoded| decoded.attach(source_of)))
+    Ok(decode(path, Some(seq))?.map(|decoded| decoded.attach(source_of)))
 }
 
-/// Where [`decode`] computes a file's checksum.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Checksum {
-    /// On a second thread while the file is parsed (a tenth of a 1M reopen's first answer),
-    /// for a reader that has both cores.
-    Beside,
-    /// Before the parse, on the reading thread, for a reader that shares the cores (the
-    /// open's warm-up, beside RocksDB's open: `crate::warmup`).
-    Inline,
-}
-
-/// The file at `path` read, checked and parsed; `None` when it was written at another
-/// sequence number than `seq` (any number when `seq` is `None`).
-pub(crate) fn decode(path: &Path, seq: Option<u64>, checksum: Checksum) -> Result<Option<Decoded>> {
+/// The file at `path` read, parsed and checked (but for its codes); `None` when it was
+/// written at another sequence number than `seq` (any number when `seq` is `None`).
+pub(crate) fn decode(path: &Path, seq: Option<u64>) -> Result<Option<Decoded>> {
     let corrupt = |detail: String| corrupt(path, detail);
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut header = [0u8; 16];
@@ -179,40 +175,49 @@ pub(crate) fn decode(path: &Path, seq: Option<u64>, checksum: Checksum) -> Resul
     // SAFETY: the engine never truncates or rewrites a vector file in place (it writes a new
     // file and renames it, or unlinks it), so the mapped bytes do not change under the map;
     // they are only read, through slices the checks below bound (see `super::arena`).
-    // `populate` reads the whole file in now, which the checksum needs anyway.
     let map =
         unsafe { MmapOptions::new().populate().map(&file) }.map_err(|e| Error::io(path, e))?;
-    let Some(body_len) = map.len().checked_sub(4).filter(|n| *n >= HEADER) else {
+    let Some(body_len) = map.len().checked_sub(TRAILER).filter(|n| *n >= HEADER) else {
         return Err(corrupt("too short".into()));
     };
-    let stored = u32::from_le_bytes([
-        map[body_len],
-        map[body_len + 1],
-        map[body_len + 2],
-        map[body_len + 3],
-    ]);
-    let map = Arc::new(map);
-    let sound = || crc32fast::hash(&map[..body_len]) == stored;
-    // A file whose checksum fails is refused whatever the parse made of it.
-    let (sound, parsed) = match checksum {
-        Checksum::Beside => beside("mb-vector-crc", sound, || parse(path, &map, body_len)),
-        Checksum::Inline => (Some(sound()), parse(path, &map, body_len)),
+    let stored = |at: usize| {
+        let mut crc = [0u8; 4];
+        crc.copy_from_slice(&map[at..at + 4]);
+        u32::from_le_bytes(crc)
     };
-    if sound != Some(true) {
+    let (rest_crc, codes_crc) = (stored(body_len), stored(body_len + 4));
+    let map = Arc::new(map);
+    // The parse checks every count and bound itself, so it comes first: it finds the codes,
+    // which the checksum of the rest leaves out.
+    let (spaces, codes) = parse(path, &map, body_len)?;
+    if crc_of(&map, &codes, Some(body_len)) != rest_crc {
         return Err(corrupt("checksum mismatch".into()));
     }
+    let codes = (!codes.is_empty()).then(|| {
+        Arc::new(CodesCheck::new(
+            Arc::clone(&map),
+            codes,
+            codes_crc,
+            path.into(),
+        ))
+    });
     Ok(Some(Decoded {
         seq: written_at,
-        spaces: parsed?,
+        spaces,
+        codes,
     }))
 }
 
-/// The spaces of a mapped vector file whose body (all but the checksum) is `body_len` bytes
-/// and whose header has been read.
-fn parse(path: &Path, map: &Arc<Mmap>, body_len: usize) -> Result<Vec<DecodedSpace>> {
+/// The spaces of a mapped vector file whose body (all but the checksums) is `body_len` bytes
+/// and whose header has been read, and where their graphs' codes lie.
+fn parse(
+    path: &Path,
+    map: &Arc<Mmap>,
+    body_len: usize,
+) -> Result<(Vec<DecodedSpace>, Vec<Range<usize>>)> {
     let corrupt = |detail: String| corrupt(path, detail);
-    let mut input = Cursor::new(map, 16, body_len);
-    let input = &mut input;
+    let mut cursor = Cursor::new(map, 16, body_len);
+    let input = &mut cursor;
     let spaces = input.u64().ok_or_else(|| corrupt("too short".into()))?;
     let mut decoded: Vec<DecodedSpace> = Vec::new();
     for _ in 0..spaces {
@@ -259,7 +264,26 @@ fn parse(path: &Path, map: &Arc<Mmap>, body_len: usize) -> Result<Vec<DecodedSpa
             input.left()
         )));
     }
-    Ok(decoded)
+    Ok((decoded, cursor.code_ranges()))
+}
+
+/// Where the codes of the (sound) vector file at `path` lie.
+#[cfg(test)]
+pub(crate) fn code_ranges(path: &Path) -> Vec<Range<usize>> {
+    let file = File::open(path).unwrap();
+    // SAFETY: a test's file, not changed while mapped.
+    let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
+    parse(path, &map, map.len() - TRAILER).unwrap().1
+}
+
+/// `damaged`, a copy of the sound vector file at `path` changed outside its codes, with its
+/// first checksum made to match again: a test of the parse's own checks.
+#[cfg(test)]
+pub(crate) fn resealed(path: &Path, mut damaged: Vec<u8>) -> Vec<u8> {
+    let body = damaged.len() - TRAILER;
+    let crc = crc_of(&damaged, &code_ranges(path), Some(body));
+    damaged[body..body + 4].copy_from_slice(&crc.to_le_bytes());
+    damaged
 }
 
 /// The error of a vector file that is not what it should be.
@@ -364,7 +388,7 @@ mod tests {
         let good = std::fs::read(&path).unwrap();
         let flipped = {
             let mut bytes = good.clone();
-            let last_float = bytes.len() - 6;
+            let last_float = bytes.len() - TRAILER - 2;
             bytes[last_float] ^= 1;
             bytes
         };
@@ -377,13 +401,11 @@ mod tests {
         );
         // A count changed and the checksum made to match: refused by the bounds, before
         // anything is allocated.
+        std::fs::write(&path, &good).unwrap();
         let with_count = |at: usize, count: u64| {
             let mut bytes = good.clone();
             bytes[at..at + 8].copy_from_slice(&count.to_le_bytes());
-            let body = bytes.len() - 4;
-            let crc = crc32fast::hash(&bytes[..body]);
-            bytes[body..].copy_from_slice(&crc.to_le_bytes());
-            bytes
+            resealed(&path, bytes)
         };
         // The count of vectors follows magic, seq, spaces, name length, name (padded to 8
         // bytes), dim.

@@ -9,7 +9,8 @@
 //! - the number of points, the record id of each;
 //! - the number of tombstones, their points;
 //! - the entry point;
-//! - the codes' scales (one float per dimension), the codes (one byte per dimension and point);
+//! - the codes' scales (one float per dimension), the codes (one byte per dimension and point,
+//!   under a checksum of their own: [`super::codes_check`]);
 //! - layer 0: offsets (one more than points), the number of links, the links;
 //! - the number of upper layers; per layer, the number of points on it, those points, their
 //!   offsets (one more), the number of links, the links.
@@ -50,8 +51,7 @@ pub(super) fn write<W: Write>(
     out.u64(u64::from(layout.entry))?;
     out.values(layout.codes.scales())?;
     out.pad()?;
-    out.values(layout.codes.codes())?;
-    out.pad()?;
+    out.codes(layout.codes.codes())?;
     write_links(out, &layout.offsets, &layout.links)?;
     out.u64(layout.upper.len() as u64)?;
     for layer in &layout.upper {
@@ -110,7 +110,7 @@ pub(super) fn read(
     let scales = input.values::<f32>(dim).ok_or_else(short)?.to_vec();
     let codes = points
         .checked_mul(dim)
-        .and_then(|n| input.values::<i8>(n))
+        .and_then(|n| input.codes(n))
         .ok_or_else(short)?;
     let codes = Codes::from_parts(dim, scales, codes).ok_or("codes of another dimension")?;
     let (offsets, links) = read_links(input, points)?;
@@ -177,7 +177,7 @@ mod tests {
     use crate::vector::collection::{
         schedule_graph_build, wait_for_graph_build, SharedCollection, VectorCollection,
     };
-    use crate::vector::file::{read, write};
+    use crate::vector::file::{code_ranges, read, resealed, write};
     use crate::vector::seeded_unit;
     use crate::vector::source::{MemorySource, VectorSource};
     use crate::vector::HnswParams;
@@ -325,6 +325,35 @@ mod tests {
     }
 
     #[test]
+    fn damaged_codes_are_found_once_loaded_and_the_graph_built_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.vec");
+        let live = with_graph();
+        write(&path, 3, &[("a", &live.read())]).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let codes = code_ranges(&path);
+        assert_eq!(codes.len(), 1);
+        assert_eq!(codes[0].len(), 600 * DIM, "a code per dimension and point");
+        let mut damaged = good.clone();
+        damaged[codes[0].start + 5 * DIM + 3] ^= 0x40;
+        for (bytes, sound) in [(good, true), (damaged, false)] {
+            std::fs::write(&path, &bytes).unwrap();
+            let back = read_back(&path, MemorySource::of(&live.read()));
+            // Used at once either way: the codes are checked by the load.
+            assert_eq!(shape(&back), Some((600, 80, 50)));
+            let shared: SharedCollection = Arc::new(RwLock::new(back));
+            build_graph(&shared);
+            let c = shared.read();
+            // Sound: grown with its fresh records, its tombstones kept. Damaged: built again
+            // from every live record, to be written at close.
+            let expected = if sound { (650, 80, 0) } else { (570, 0, 0) };
+            assert_eq!(shape(&c), Some(expected), "codes sound: {sound}");
+            assert!(c.graph_unsaved());
+            assert_eq!(c.by_id(), live.read().by_id());
+        }
+    }
+
+    #[test]
     fn a_damaged_graph_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.vec");
@@ -356,10 +385,7 @@ mod tests {
         let with = |at: usize, value: &[u8]| {
             let mut bytes = good.clone();
             bytes[at..at + value.len()].copy_from_slice(value);
-            let body = bytes.len() - 4;
-            let crc = crc32fast::hash(&bytes[..body]);
-            bytes[body..].copy_from_slice(&crc.to_le_bytes());
-            bytes
+            resealed(&path, bytes)
         };
         for (what, bytes) in [
             ("marker 2", with(marker, &2u64.to_le_bytes())),

@@ -1,7 +1,11 @@
 //! The two ends of a vector file ([`super::file`]): a writer that checksums and counts what
 //! it writes, and a reader of a mapped file that checks every length against the bytes left.
+//!
+//! A file has two checksums: one of its graphs' codes, checked in the background after the
+//! file is in use ([`super::codes_check`]), and one of everything else, checked before.
 
 use std::io::Write;
+use std::ops::Range;
 use std::sync::Arc;
 
 use memmap2::Mmap;
@@ -11,10 +15,16 @@ use super::mapped::{le_bytes, Plain, Stored};
 /// Bytes written at a time.
 pub(super) const CHUNK: usize = 1 << 20;
 
+/// Bytes after a file's body: the CRC-32 of everything but the codes, then that of the codes.
+pub(super) const TRAILER: usize = 8;
+
 /// A writer that checksums and counts what passes through it.
 pub(super) struct Checksummed<W> {
     inner: W,
-    hasher: crc32fast::Hasher,
+    /// The checksum of every byte but the codes.
+    rest: crc32fast::Hasher,
+    /// The checksum of the codes, in the order written.
+    codes: crc32fast::Hasher,
     written: usize,
 }
 
@@ -22,23 +32,37 @@ impl<W: Write> Checksummed<W> {
     pub(super) fn new(inner: W) -> Self {
         Checksummed {
             inner,
-            hasher: crc32fast::Hasher::new(),
+            rest: crc32fast::Hasher::new(),
+            codes: crc32fast::Hasher::new(),
             written: 0,
         }
     }
 
-    /// Writes the CRC-32 of everything written so far (not itself checksummed) and hands
-    /// back the writer.
+    /// Writes the [`TRAILER`] (not itself checksummed) and hands back the writer.
     pub(super) fn finish(mut self) -> std::io::Result<W> {
-        let crc = self.hasher.clone().finalize();
-        self.inner.write_all(&crc.to_le_bytes())?;
+        let rest = self.rest.clone().finalize();
+        let codes = self.codes.clone().finalize();
+        self.inner.write_all(&rest.to_le_bytes())?;
+        self.inner.write_all(&codes.to_le_bytes())?;
         Ok(self.inner)
     }
 
     pub(super) fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.hasher.update(bytes);
+        self.rest.update(bytes);
         self.written += bytes.len();
         self.inner.write_all(bytes)
+    }
+
+    /// A graph's codes, under the codes' checksum, then the zeros up to the next multiple of
+    /// 8 bytes (under the other, as every padding).
+    pub(super) fn codes(&mut self, codes: &[i8]) -> std::io::Result<()> {
+        for chunk in codes.chunks(CHUNK) {
+            let bytes = le_bytes(chunk);
+            self.codes.update(&bytes);
+            self.written += bytes.len();
+            self.inner.write_all(&bytes)?;
+        }
+        self.pad()
     }
 
     /// Zeros up to the next multiple of 8 bytes.
@@ -65,12 +89,24 @@ pub(super) struct Cursor<'a> {
     map: &'a Arc<Mmap>,
     at: usize,
     end: usize,
+    /// Where the codes read so far lie, in file order (without their padding).
+    codes: Vec<Range<usize>>,
 }
 
 impl<'a> Cursor<'a> {
     /// Reads `map`'s bytes `at..end`.
     pub(super) fn new(map: &'a Arc<Mmap>, at: usize, end: usize) -> Cursor<'a> {
-        Cursor { map, at, end }
+        Cursor {
+            map,
+            at,
+            end,
+            codes: Vec::new(),
+        }
+    }
+
+    /// Where the codes read lie, in file order.
+    pub(super) fn code_ranges(self) -> Vec<Range<usize>> {
+        self.codes
     }
 
     pub(super) fn left(&self) -> u64 {
@@ -111,4 +147,34 @@ impl<'a> Cursor<'a> {
         self.pad()?;
         Stored::read(self.map, start, n)
     }
+
+    /// `n` codes written by [`Checksummed::codes`], as [`Cursor::values`] reads values, their
+    /// place noted for the codes' checksum.
+    pub(super) fn codes(&mut self, n: usize) -> Option<Stored<i8>> {
+        let start = self.at;
+        let codes = self.values(n)?;
+        self.codes.push(start..start + n);
+        Some(codes)
+    }
+}
+
+/// The CRC-32 of `map`'s bytes in `ranges` (in order, not overlapping), or with `outside`,
+/// of its bytes `..end` outside them. (Ranges come from a [`Cursor`], so they are inside the
+/// map; one that were not would be left out, and the checksum fail.)
+pub(super) fn crc_of(map: &[u8], ranges: &[Range<usize>], outside: Option<usize>) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    match outside {
+        None => ranges
+            .iter()
+            .for_each(|r| hasher.update(map.get(r.clone()).unwrap_or_default())),
+        Some(end) => {
+            let mut at = 0;
+            for r in ranges {
+                hasher.update(map.get(at..r.start).unwrap_or_default());
+                at = r.end;
+            }
+            hasher.update(map.get(at..end).unwrap_or_default());
+        }
+    }
+    hasher.finalize()
 }

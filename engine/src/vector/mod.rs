@@ -2,6 +2,7 @@
 
 mod arena;
 mod codes;
+pub(crate) mod codes_check;
 pub(crate) mod collection;
 pub mod distance;
 pub(crate) mod file;
