@@ -1,6 +1,5 @@
 //! Two pieces of work at once: one on a scoped thread of its own, the other on the calling
-//! thread (a vector file's checksum beside its parse, a namespace's statistics beside its
-//! vectors, a delete's term count beside its write).
+//! thread (the two halves of a filtered read, a delete's term count beside its write).
 
 /// Runs `side` on a thread named `name` while this thread runs `main`, and returns both
 /// results, `side`'s first; `side`'s is `None` when it panicked. When no thread can be
