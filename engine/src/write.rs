@@ -10,8 +10,6 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::RwLock;
-
 use crate::attributes::IndexKey;
 use crate::batch::{Batch, Op, WriteReceipt};
 use crate::beside::beside;
@@ -26,7 +24,9 @@ use crate::namespace::Analyzer;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::state::{Inner, NamespaceState};
 use crate::store::{Caching, Change, ChangeEntry};
-use crate::vector::collection::{schedule_graph_build, VectorCollection};
+
+#[path = "write_derived.rs"]
+mod derived;
 
 /// Normalized vectors of one record, by space name.
 type SpaceVectors = Vec<(String, Vec<f32>)>;
@@ -152,21 +152,34 @@ impl Inner {
             });
         }
         let replaced = ReplacedTexts::take(ns, &mut prepared);
-        let (removed, receipt) = if ns.loaded().is_some() && replaced.texts.len() >= OVERLAP_COUNT {
-            // Many replaced records (a filtered delete): count their terms on a second thread
-            // while the batch is written and synced.
-            beside(
-                "mb-term-count",
-                || replaced.count(),
-                || self.commit(ns, &mut prepared),
-            )
-        } else {
-            (None, self.commit(ns, &mut prepared))
+        let many = replaced.texts.len() >= OVERLAP_COUNT;
+        let only_deletes = prepared
+            .iter()
+            .all(|op| matches!(op, Prepared::Delete { .. }));
+        let receipt = match ns.loaded() {
+            Some(derived) if many && only_deletes => {
+                self.delete_beside_derived(ns, &derived, &replaced, &mut prepared)?
+            }
+            Some(_) if many => {
+                // Many replaced records: their terms counted on a second thread while the
+                // batch is written and synced.
+                let (removed, receipt) = beside(
+                    "mb-term-count",
+                    || replaced.count(),
+                    || self.commit(ns, &mut prepared),
+                );
+                let receipt = receipt?;
+                self.update_derived(ns, &prepared, || {
+                    removed.unwrap_or_else(|| replaced.count())
+                });
+                receipt
+            }
+            _ => {
+                let receipt = self.commit(ns, &mut prepared)?;
+                self.update_derived(ns, &prepared, || replaced.count());
+                receipt
+            }
         };
-        let receipt = receipt?;
-        self.update_derived(ns, &prepared, || {
-            removed.unwrap_or_else(|| replaced.count())
-        });
         if self.lexical.uncommitted() >= self.options.lexical_commit_docs {
             // The write is durable and visible; a failed commit is retried by the committer.
             if let Err(e) = self.commit_lexical() {
@@ -389,6 +402,11 @@ impl Inner {
         self.store
             .log_change(&mut batch, &ticket.counters, &entry)?;
         self.invalidate_snapshots(Some(ns), &self.catalog.read().namespaces, &mut batch)?;
+        // A write the store refuses.
+        fail::fail_point!("engine::write::refused", |_| Err(Error::io(
+            &self.path,
+            std::io::Error::other("fault point engine::write::refused")
+        )));
         self.store.write(batch)?;
         self.snapshots.invalidated();
         // Durable in the store, not yet in the lexical index.
@@ -396,79 +414,5 @@ impl Inner {
         ns.count.store(count, Ordering::SeqCst);
         ticket.finish(|| self.lexical.apply(&lexical_ops));
         Ok(WriteReceipt { seq, ids, deleted })
-    }
-
-    /// Mirrors a committed batch into the namespace's statistics and vector collections;
-    /// `removed` counts the terms of the records it replaced.
-    fn update_derived(
-        &self,
-        ns: &NamespaceState,
-        prepared: &[Prepared],
-        removed: impl FnOnce() -> Removed,
-    ) {
-        let Some(derived) = ns.loaded() else {
-            return;
-        };
-        let removed = removed();
-        let mut touched = Vec::new();
-        {
-            let mut stats = derived.lexical.write();
-            let mut collections = derived.vectors.write();
-            for op in prepared {
-                match op {
-                    Prepared::Put {
-                        record,
-                        vectors,
-                        terms,
-                    } => {
-                        stats.add(terms);
-                        for (space, v) in vectors {
-                            let dim = v.len();
-                            let c = collections.entry(space.clone()).or_insert_with(|| {
-                                Arc::new(RwLock::new(VectorCollection::new(dim)))
-                            });
-                            c.write().upsert(record.id, v);
-                            touched.push(Arc::clone(c));
-                        }
-                    }
-                    Prepared::Update {
-                        record,
-                        vectors,
-                        terms,
-                        old: _,
-                    } => {
-                        stats.add(terms);
-                        for c in collections.values() {
-                            c.write().remove(record.id);
-                        }
-                        for (space, v) in vectors {
-                            let dim = v.len();
-                            let c = collections.entry(space.clone()).or_insert_with(|| {
-                                Arc::new(RwLock::new(VectorCollection::new(dim)))
-                            });
-                            c.write().upsert(record.id, v);
-                            touched.push(Arc::clone(c));
-                        }
-                    }
-                    Prepared::Delete { id, old: _ } => {
-                        for c in collections.values() {
-                            if c.write().remove(*id) {
-                                touched.push(Arc::clone(c));
-                            }
-                        }
-                    }
-                    Prepared::PutState(..) | Prepared::DeleteState(_) => {}
-                }
-            }
-            // After the additions, so that no count passes through zero on the way.
-            stats.remove(&removed);
-        }
-        // Once per collection, not once per record (a filtered delete touches one a thousand
-        // times).
-        touched.sort_by_key(Arc::as_ptr);
-        touched.dedup_by(|a, b| Arc::ptr_eq(a, b));
-        for c in touched {
-            schedule_graph_build(&c, self.options.hnsw);
-        }
     }
 }

@@ -12,6 +12,7 @@ mod filters;
 mod forget;
 mod model_check;
 mod record_deletes;
+mod refused_write;
 mod reopen;
 mod residency;
 mod single_writer;
