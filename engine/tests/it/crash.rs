@@ -320,9 +320,10 @@ fn crash_recovery() {
     );
 }
 
-/// The engine's named fault points (`fail::fail_point!`): a crash right after the store write
-/// and before the lexical index has it, inside a lexical commit, and while a freshly built
-/// HNSW graph is swapped in. Each is hit at several counts, then everything is checked.
+/// The engine's named fault points (`fail::fail_point!`): a crash right before the store
+/// write, right after it and before the lexical index has it, inside a lexical commit, and
+/// while a freshly built HNSW graph is swapped in. Each is hit at several counts, then
+/// everything is checked.
 #[test]
 fn crash_recovery_at_fault_points() {
     let dir = tempfile::tempdir().unwrap();
@@ -330,6 +331,7 @@ fn crash_recovery_at_fault_points() {
     let mut log = Log::default();
     let mut round = 1000;
     for name in [
+        "engine::write::refused",
         "engine::write::stored",
         "engine::lexical::commit",
         "engine::vector::install",
