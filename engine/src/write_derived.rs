@@ -96,26 +96,19 @@ impl Inner {
                         record,
                         vectors,
                         terms,
-                    } => {
-                        stats.add(terms);
-                        for (space, v) in vectors {
-                            let dim = v.len();
-                            let c = collections.entry(space.clone()).or_insert_with(|| {
-                                Arc::new(RwLock::new(VectorCollection::new(dim)))
-                            });
-                            c.write().upsert(record.id, v);
-                            touched.push(Arc::clone(c));
-                        }
                     }
-                    Prepared::Update {
+                    | Prepared::Update {
                         record,
                         vectors,
                         terms,
-                        old: _,
+                        ..
                     } => {
                         stats.add(terms);
-                        for c in collections.values() {
-                            c.write().remove(record.id);
+                        if matches!(op, Prepared::Update { .. }) {
+                            // The spaces the new version has no vector in lose the old one.
+                            for c in collections.values() {
+                                c.write().remove(record.id);
+                            }
                         }
                         for (space, v) in vectors {
                             let dim = v.len();
