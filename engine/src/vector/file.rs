@@ -175,6 +175,8 @@ pub(crate) fn decode(path: &Path, seq: Option<u64>) -> Result<Option<Decoded>> {
     // SAFETY: the engine never truncates or rewrites a vector file in place (it writes a new
     // file and renames it, or unlinks it), so the mapped bytes do not change under the map;
     // they are only read, through slices the checks below bound (see `super::arena`).
+    // `populate` maps every page now, beside RocksDB's open, rather than in the first search,
+    // which would fault them in a few at a time (its time 1.3 → 2.6 ms at 100k).
     let map =
         unsafe { MmapOptions::new().populate().map(&file) }.map_err(|e| Error::io(path, e))?;
     let Some(body_len) = map.len().checked_sub(TRAILER).filter(|n| *n >= HEADER) else {
