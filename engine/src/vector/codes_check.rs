@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 
-use super::io::crc_of;
+use super::io::crc_inside;
 
 /// A mapped vector file's codes and the checksum they must have, checked once, on demand.
 pub(crate) struct CodesCheck {
@@ -55,7 +55,7 @@ impl CodesCheck {
     /// it), and reported when they are not.
     pub(crate) fn passes(&self) -> bool {
         *self.verdict.get_or_init(|| {
-            let sound = crc_of(&self.map, &self.ranges, None) == self.expected;
+            let sound = crc_inside(&self.map, &self.ranges) == self.expected;
             if !sound {
                 tracing::error!(
                     "{}: the graphs' codes fail their checksum; the graphs are built again",

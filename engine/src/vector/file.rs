@@ -37,7 +37,7 @@ use super::codes_check::CodesCheck;
 use super::collection::VectorCollection;
 use super::graph::Graph;
 use super::graph_file;
-use super::io::{crc_of, Checksummed, Cursor, CHUNK, TRAILER};
+use super::io::{crc_outside, Checksummed, Cursor, CHUNK, TRAILER};
 use super::mapped::Stored;
 use super::source::VectorSource;
 use crate::error::{Error, Result};
@@ -192,7 +192,7 @@ pub(crate) fn decode(path: &Path, seq: Option<u64>) -> Result<Option<Decoded>> {
     // The parse checks every count and bound itself, so it comes first: it finds the codes,
     // which the checksum of the rest leaves out.
     let (spaces, codes) = parse(path, &map, body_len)?;
-    if crc_of(&map, &codes, Some(body_len)) != rest_crc {
+    if crc_outside(&map, &codes, body_len) != rest_crc {
         return Err(corrupt("checksum mismatch".into()));
     }
     let codes = (!codes.is_empty()).then(|| {
@@ -283,7 +283,7 @@ pub(crate) fn code_ranges(path: &Path) -> Vec<Range<usize>> {
 #[cfg(test)]
 pub(crate) fn resealed(path: &Path, mut damaged: Vec<u8>) -> Vec<u8> {
     let body = damaged.len() - TRAILER;
-    let crc = crc_of(&damaged, &code_ranges(path), Some(body));
+    let crc = crc_outside(&damaged, &code_ranges(path), body);
     damaged[body..body + 4].copy_from_slice(&crc.to_le_bytes());
     damaged
 }

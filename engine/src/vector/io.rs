@@ -49,8 +49,7 @@ impl<W: Write> Checksummed<W> {
 
     pub(super) fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.rest.update(bytes);
-        self.written += bytes.len();
-        self.inner.write_all(bytes)
+        self.emit(bytes)
     }
 
     /// A graph's codes, under the codes' checksum, then the zeros up to the next multiple of
@@ -59,10 +58,15 @@ impl<W: Write> Checksummed<W> {
         for chunk in codes.chunks(CHUNK) {
             let bytes = le_bytes(chunk);
             self.codes.update(&bytes);
-            self.written += bytes.len();
-            self.inner.write_all(&bytes)?;
+            self.emit(&bytes)?;
         }
         self.pad()
+    }
+
+    /// Writes and counts `bytes` that a checksum has taken.
+    fn emit(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.written += bytes.len();
+        self.inner.write_all(bytes)
     }
 
     /// Zeros up to the next multiple of 8 bytes.
@@ -158,23 +162,25 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The CRC-32 of `map`'s bytes in `ranges` (in order, not overlapping), or with `outside`,
-/// of its bytes `..end` outside them. (Ranges come from a [`Cursor`], so they are inside the
-/// map; one that were not would be left out, and the checksum fail.)
-pub(super) fn crc_of(map: &[u8], ranges: &[Range<usize>], outside: Option<usize>) -> u32 {
+/// The CRC-32 of `map`'s bytes in `ranges` (in order, not overlapping). Ranges come from a
+/// [`Cursor`], so they are inside the map; one that were not would be left out, and the
+/// checksum fail.
+pub(super) fn crc_inside(map: &[u8], ranges: &[Range<usize>]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
-    match outside {
-        None => ranges
-            .iter()
-            .for_each(|r| hasher.update(map.get(r.clone()).unwrap_or_default())),
-        Some(end) => {
-            let mut at = 0;
-            for r in ranges {
-                hasher.update(map.get(at..r.start).unwrap_or_default());
-                at = r.end;
-            }
-            hasher.update(map.get(at..end).unwrap_or_default());
-        }
+    for r in ranges {
+        hasher.update(map.get(r.clone()).unwrap_or_default());
     }
+    hasher.finalize()
+}
+
+/// The CRC-32 of `map`'s bytes `..end` outside `ranges` (as for [`crc_inside`]).
+pub(super) fn crc_outside(map: &[u8], ranges: &[Range<usize>], end: usize) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut at = 0;
+    for r in ranges {
+        hasher.update(map.get(at..r.start).unwrap_or_default());
+        at = r.end;
+    }
+    hasher.update(map.get(at..end).unwrap_or_default());
     hasher.finalize()
 }
