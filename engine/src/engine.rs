@@ -56,6 +56,10 @@ impl Engine {
     /// Opens the engine directory at `path`, creating it if allowed, and brings the indexes up
     /// to date with the store (replaying or rebuilding as needed).
     ///
+    /// An existing store is opened read-only first, which is enough for every read; its
+    /// read-write handle opens in the background once this returns (a few milliseconds), and
+    /// the first write waits for it. If that open fails, reads go on and writes return why.
+    ///
     /// Errors: [`Error::NotAnEngine`] for a directory that holds something else,
     /// [`Error::IncompatibleFormat`] for another on-disk format, [`Error::Missing`] when the
     /// directory does not exist and `create_if_missing` is off.
@@ -113,6 +117,8 @@ impl Engine {
         let committer = Committer::start(inner.options.lexical_commit_interval, move || {
             committing.commit_lexical()
         })?;
+        // The open's own reads are done; the read-write instance may take the other core.
+        inner.store.open_writable();
         Ok(Engine {
             inner,
             committer: Some(committer),

@@ -3,10 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rocksdb::{
-    ColumnFamily, ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions,
-    WriteBatch, WriteOptions, DB,
-};
+use rocksdb::{ColumnFamily, Direction, IteratorMode, ReadOptions, WriteBatch, WriteOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::codec;
@@ -17,6 +14,10 @@ use crate::keys::*;
 use crate::namespace::NamespaceInfo;
 use crate::record::{Record, RecordId};
 use crate::space::Space;
+
+#[path = "store_instances.rs"]
+mod instances;
+use instances::{family, Instances};
 
 const STORE_DIR: &str = "store";
 
@@ -51,17 +52,11 @@ pub(crate) struct Counters {
 
 /// Handle on the RocksDB database of an engine directory.
 pub(crate) struct Store {
-    db: DB,
+    instances: Instances,
     write_options: WriteOptions,
-    /// Declared after `db`, so the directory stays locked until RocksDB has closed.
+    /// Declared after `instances`, so the directory stays locked until RocksDB has closed.
     _holder: Holder,
 }
-
-/// Block size of the vectors' column family (RocksDB's default is 4 KiB, two or three vectors):
-/// about ten vectors. A search's candidates are point reads of whole blocks (40 cold ones after
-/// a reopen: 2.6 ms with 64 KiB blocks, 0.6 ms with 16), and whole-namespace scans read ahead,
-/// so they barely notice the smaller blocks.
-const VECTOR_BLOCK_BYTES: usize = 16 << 10;
 
 /// Read-ahead of whole-namespace scans.
 const SCAN_READAHEAD: usize = 4 << 20;
@@ -80,56 +75,23 @@ impl Store {
     /// Opens (creating if needed) the database below an engine directory.
     pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
         let path: PathBuf = engine_dir.join(STORE_DIR);
-        let mut options = Options::default();
-        options.create_if_missing(true);
-        options.create_missing_column_families(true);
-        options.increase_parallelism(2);
-        // Table files are opened on this thread: RocksDB's default starts 16 threads to open
-        // a handful of files, and starting and joining them was most of opening the tables
-        // (a 100k store's reopen: docs/stores.md).
-        options.set_max_file_opening_threads(1);
-        // One old info log, not a thousand (every open starts a new one).
-        options.set_keep_log_file_num(2);
-        options.set_compression_type(rocksdb::DBCompressionType::Lz4);
-        let families = COLUMN_FAMILIES.iter().map(|name| {
-            let mut cf = Options::default();
-            cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
-            if *name == CF_META {
-                cf.set_merge_operator_associative("max_u64", max_u64);
-            }
-            if *name == CF_VECTORS {
-                // Vectors do not compress, and are read whole-namespace at a time as well as
-                // one by one: blocks of a few vectors, no compression.
-                let mut block = rocksdb::BlockBasedOptions::default();
-                block.set_block_size(VECTOR_BLOCK_BYTES);
-                cf.set_block_based_table_factory(&block);
-                cf.set_compression_type(rocksdb::DBCompressionType::None);
-            }
-            ColumnFamilyDescriptor::new(*name, cf)
-        });
         // The holder lock keeps a second process out before RocksDB is asked (its own lock
         // file would too, but says so only in words).
         let holder = Holder::take(engine_dir)?;
-        let db =
-            DB::open_cf_descriptors(&options, &path, families).map_err(|e| match e.kind() {
-                rocksdb::ErrorKind::Corruption => Error::Damaged {
-                    detail: format!("{}: {}", engine_dir.display(), e.into_string()),
-                },
-                _ => Error::from(e),
-            })?;
+        let instances = Instances::open(&path, engine_dir)?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync_writes);
         let store = Store {
-            db,
+            instances,
             write_options,
             _holder: holder,
         };
         match store.get(CF_META, META_FORMAT)? {
-            None => {
-                store
-                    .db
-                    .put_cf(store.cf(CF_META)?, META_FORMAT, ENGINE_FORMAT.to_le_bytes())?
-            }
+            None => store.instances.writer()?.put_cf(
+                store.cf(CF_META)?,
+                META_FORMAT,
+                ENGINE_FORMAT.to_le_bytes(),
+            )?,
             Some(bytes) => {
                 let found = bytes
                     .as_slice()
@@ -151,15 +113,20 @@ impl Store {
         Ok(store)
     }
 
+    /// Lets the read-write instance of a store that opened read-only open in the background
+    /// (writes open it anyway); called once the engine's own open has read what it needs.
+    pub(crate) fn open_writable(&self) {
+        self.instances.open_writable();
+    }
+
+    /// A column family of the read-write instance, for a write batch (waits for it to open).
     pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
-        self.db.cf_handle(name).ok_or_else(|| Error::Corrupt {
-            what: "store",
-            detail: format!("column family {name} is missing"),
-        })
+        family(self.instances.writer()?, name)
     }
 
     pub(crate) fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get_cf(self.cf(cf)?, key)?)
+        self.instances
+            .read(|db| Ok(db.get_cf(family(db, cf)?, key)?))
     }
 
     /// The values of `keys` (in ascending order) in one family, read in one batched lookup,
@@ -173,30 +140,32 @@ impl Store {
     ) -> Result<()> {
         let mut read = ReadOptions::default();
         read.fill_cache(matches!(caching, Caching::Fill));
-        for value in self
-            .db
-            .batched_multi_get_cf_opt(self.cf(cf)?, keys, true, &read)
-        {
-            visit(value?.as_deref())?;
-        }
-        Ok(())
+        self.instances.read(|db| {
+            for value in db.batched_multi_get_cf_opt(family(db, cf)?, keys, true, &read) {
+                visit(value?.as_deref())?;
+            }
+            Ok(())
+        })
     }
 
     /// Applies a batch atomically, with the configured durability.
     pub(crate) fn write(&self, batch: WriteBatch) -> Result<()> {
-        Ok(self.db.write_opt(batch, &self.write_options)?)
+        Ok(self
+            .instances
+            .writer()?
+            .write_opt(batch, &self.write_options)?)
     }
 
     /// Forces the write-ahead log to disk.
     pub(crate) fn sync(&self) -> Result<()> {
-        Ok(self.db.flush_wal(true)?)
+        Ok(self.instances.writer()?.flush_wal(true)?)
     }
 
     /// Writes every memtable to table files, so that the next open has no write-ahead log to
     /// replay (a closed store of millions of records reopens in a fraction of a second).
     pub(crate) fn flush_memtables(&self) -> Result<()> {
         for name in COLUMN_FAMILIES {
-            self.db.flush_cf(self.cf(name)?)?;
+            self.instances.writer()?.flush_cf(self.cf(name)?)?;
         }
         Ok(())
     }
@@ -207,8 +176,12 @@ impl Store {
         let mut options = rocksdb::CompactOptions::default();
         options.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
         for name in COLUMN_FAMILIES {
-            self.db
-                .compact_range_cf_opt(self.cf(name)?, None::<&[u8]>, None::<&[u8]>, &options);
+            self.instances.writer()?.compact_range_cf_opt(
+                self.cf(name)?,
+                None::<&[u8]>,
+                None::<&[u8]>,
+                &options,
+            );
         }
         Ok(())
     }
@@ -302,13 +275,14 @@ impl Store {
 
     /// Records by id, in the order asked; `None` for ids that do not exist.
     pub(crate) fn records_by_id(&self, ns: u32, ids: &[RecordId]) -> Result<Vec<Option<Record>>> {
-        let cf = self.cf(CF_RECORDS)?;
         let keys: Vec<[u8; 12]> = ids.iter().map(|id| record_key(ns, *id)).collect();
-        self.db
-            .multi_get_cf(keys.iter().map(|k| (cf, k.as_slice())))
-            .into_iter()
-            .map(|r| r?.map(|b| codec::decode("record", &b)).transpose())
-            .collect()
+        self.instances.read(|db| {
+            let cf = family(db, CF_RECORDS)?;
+            db.multi_get_cf(keys.iter().map(|k| (cf, k.as_slice())))
+                .into_iter()
+                .map(|r| r?.map(|b| codec::decode("record", &b)).transpose())
+                .collect()
+        })
     }
 
     /// Iterates the records of a namespace in id (insertion) order.
@@ -345,8 +319,9 @@ impl Store {
     /// The vectors of one record, `(space, vector)`, in space-name order.
     pub(crate) fn vectors_of(&self, ns: u32, id: RecordId) -> Result<Vec<(String, Vec<f32>)>> {
         let (start, end) = vector_range(ns, id);
-        self.iter_range(CF_VECTORS, &start, &end)?
-            .map(|item| vector_entry(item?).map(|(_, space, vector)| (space, vector)))
+        self.scan(CF_VECTORS, &start, &end)?
+            .into_iter()
+            .map(|item| vector_entry(item).map(|(_, space, vector)| (space, vector)))
             .collect()
     }
 
@@ -358,8 +333,7 @@ impl Store {
     pub(crate) fn state_keys(&self, ns: u32, prefix: &str) -> Result<Vec<String>> {
         let start = state_key(ns, prefix);
         let mut out = Vec::new();
-        for item in self.iter_range(CF_STATE, &start, &prefix_end(&start))? {
-            let (key, _) = item?;
+        for (key, _) in self.scan(CF_STATE, &start, &prefix_end(&start))? {
             out.push(String::from_utf8_lossy(&key[4..]).into_owned());
         }
         Ok(out)
@@ -388,15 +362,17 @@ impl Store {
         // A one-off pass over a namespace: keep it out of the block cache, read ahead.
         read.fill_cache(false);
         read.set_readahead_size(SCAN_READAHEAD);
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf)?, read);
-        it.seek(ns_prefix(ns));
-        while it.valid() {
-            if let (Some(key), Some(value)) = (it.key(), it.value()) {
-                visit(key, value)?;
+        self.instances.read(|db| {
+            let mut it = db.raw_iterator_cf_opt(family(db, cf)?, read);
+            it.seek(ns_prefix(ns));
+            while it.valid() {
+                if let (Some(key), Some(value)) = (it.key(), it.value()) {
+                    visit(key, value)?;
+                }
+                it.next();
             }
-            it.next();
-        }
-        Ok(it.status()?)
+            Ok(it.status()?)
+        })
     }
 
     /// Every key and value of a family starting with `prefix`.
@@ -408,8 +384,7 @@ impl Store {
     pub(crate) fn changes_after(&self, after: u64) -> Result<Vec<(u64, ChangeEntry)>> {
         let start = changelog_key(after.saturating_add(1));
         let mut out = Vec::new();
-        for item in self.iter_range(CF_CHANGELOG, &start, &[0xff; 9])? {
-            let (key, value) = item?;
+        for (key, value) in self.scan(CF_CHANGELOG, &start, &[0xff; 9])? {
             let seq = seq_of_changelog_key(&key).ok_or_else(|| Error::Corrupt {
                 what: "change log",
                 detail: format!("key {key:?}"),
@@ -445,6 +420,8 @@ impl Store {
             .transpose()
     }
 
+    /// Iterates a family's keys from `start` to `end` (excluded), on the read-write instance
+    /// (waiting for it to open: an iterator outlives the call).
     pub(crate) fn iter_range<'a>(
         &'a self,
         cf: &'static str,
@@ -453,7 +430,7 @@ impl Store {
     ) -> Result<impl Iterator<Item = Result<KeyValue>> + 'a> {
         let mut read = ReadOptions::default();
         read.set_iterate_upper_bound(end.to_vec());
-        let it = self.db.iterator_cf_opt(
+        let it = self.instances.writer()?.iterator_cf_opt(
             self.cf(cf)?,
             read,
             IteratorMode::From(start, Direction::Forward),
@@ -461,8 +438,16 @@ impl Store {
         Ok(it.map(|r| r.map_err(Error::from)))
     }
 
+    /// Every key and value of a family from `start` to `end` (excluded), collected.
     fn scan(&self, cf: &'static str, start: &[u8], end: &[u8]) -> Result<Vec<KeyValue>> {
-        self.iter_range(cf, start, end)?.collect()
+        self.instances.read(|db| {
+            let mut read = ReadOptions::default();
+            read.set_iterate_upper_bound(end.to_vec());
+            let mode = IteratorMode::From(start, Direction::Forward);
+            db.iterator_cf_opt(family(db, cf)?, read, mode)
+                .map(|r| r.map_err(Error::from))
+                .collect()
+        })
     }
 }
 

@@ -1,0 +1,282 @@
+//! The store's RocksDB instances: a read-only one that answers first, and the read-write one
+//! that takes over.
+//!
+//! Opening an existing store read-write is mostly writing: a new MANIFEST, OPTIONS file and
+//! write-ahead log, each synced, and every column family's options dumped into the info log
+//! (7–10 ms for the 100k store of `docs/stores.md`, however small the store). Opening it
+//! read-only writes none of that (1.1–1.4 ms). So an existing store is opened read-only,
+//! which answers reads at once, while a background thread opens it read-write:
+//!
+//! - reads ([`Instances::read`]) use the read-write instance once it is open, the read-only
+//!   one until then;
+//! - writes, and reads that hand out iterators, wait for the read-write instance
+//!   ([`Instances::writer`]);
+//! - once the read-write instance is open, the read-only one is closed as soon as no read
+//!   is using it, so that it keeps no table file a compaction has deleted.
+//!
+//! Nothing is written before the read-write instance is open, so both hold the same data
+//! and a read sees the same answer from either. A new store has no read-only step.
+
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, OnceLock};
+use std::thread::JoinHandle;
+
+use parking_lot::{Mutex, RwLock};
+use rocksdb::{ColumnFamily, ColumnFamilyDescriptor, Options, DB};
+
+use crate::error::{Error, Result};
+use crate::keys::*;
+
+/// Block size of the vectors' column family (RocksDB's default is 4 KiB, two or three vectors):
+/// about ten vectors. A search's candidates are point reads of whole blocks (40 cold ones after
+/// a reopen: 2.6 ms with 64 KiB blocks, 0.6 ms with 16), and whole-namespace scans read ahead,
+/// so they barely notice the smaller blocks.
+const VECTOR_BLOCK_BYTES: usize = 16 << 10;
+
+/// The RocksDB instances of one store directory.
+pub(super) struct Instances {
+    shared: Arc<Shared>,
+    /// The thread opening the read-write instance, joined when the store closes.
+    opening: Option<JoinHandle<()>>,
+    /// Sends that thread its start (it waits, so that the engine's own reads at open do not
+    /// share the cores with it); dropped unsent, it tells the thread not to open at all.
+    go: Mutex<Option<mpsc::Sender<()>>>,
+    /// The engine directory, named in errors.
+    engine_dir: PathBuf,
+}
+
+/// What the opening thread hands over.
+struct Shared {
+    /// The read-write instance, or why it did not open.
+    writable: OnceLock<std::result::Result<DB, Failure>>,
+    /// The read-only instance, while it may still be answering.
+    early: RwLock<Option<DB>>,
+}
+
+/// Why the read-write instance did not open.
+enum Failure {
+    Store(rocksdb::Error),
+    Panicked,
+}
+
+impl Instances {
+    /// Opens the store at `path` (below `engine_dir`): read-only now and read-write in the
+    /// background if it exists, read-write now if it does not (or cannot be read read-only).
+    pub(super) fn open(path: &Path, engine_dir: &Path) -> Result<Instances> {
+        let early = match path.join("CURRENT").is_file() {
+            true => DB::open_cf_descriptors_read_only(&db_options(), path, families(), false)
+                .inspect_err(|e| tracing::debug!("read-only open of {}: {e}", path.display()))
+                .ok(),
+            false => None,
+        };
+        let shared = Arc::new(Shared {
+            writable: OnceLock::new(),
+            early: RwLock::new(early),
+        });
+        let mut instances = Instances {
+            shared: Arc::clone(&shared),
+            opening: None,
+            go: Mutex::new(None),
+            engine_dir: engine_dir.to_path_buf(),
+        };
+        if shared.early.read().is_none() {
+            let _ = shared.writable.set(open_writable(path));
+            instances.writer()?;
+            return Ok(instances);
+        }
+        let path = path.to_path_buf();
+        let (go, started) = mpsc::channel::<()>();
+        let opening = std::thread::Builder::new()
+            .name("mb-store-open".into())
+            .spawn(move || {
+                if started.recv().is_err() {
+                    return;
+                }
+                let opened = std::panic::catch_unwind(|| open_writable(&path));
+                let opened = opened.unwrap_or_else(|_| Err(Failure::Panicked));
+                let ok = opened.is_ok();
+                let _ = shared.writable.set(opened);
+                if ok {
+                    // New reads go to the read-write instance now; this waits for the
+                    // ones still on the read-only instance (writers wait for the one above,
+                    // never for this).
+                    drop(shared.early.write().take());
+                }
+            })
+            .map_err(|e| Error::io(engine_dir, e))?;
+        instances.opening = Some(opening);
+        *instances.go.lock() = Some(go);
+        Ok(instances)
+    }
+
+    /// Runs `read` on the read-write instance if it is open, else on the read-only one.
+    /// `read` must not keep what it borrows (an iterator, say): use [`Instances::writer`].
+    pub(super) fn read<T>(&self, read: impl FnOnce(&DB) -> Result<T>) -> Result<T> {
+        if let Some(Ok(db)) = self.shared.writable.get() {
+            return read(db);
+        }
+        // Recursive, so a read inside a read never waits behind the closing thread.
+        let early = self.shared.early.read_recursive();
+        match early.as_ref() {
+            Some(db) => read(db),
+            None => {
+                drop(early);
+                read(self.writer()?)
+            }
+        }
+    }
+
+    /// Starts opening the read-write instance in the background (once; no-op when it is
+    /// open or opening).
+    pub(super) fn open_writable(&self) {
+        if let Some(go) = self.go.lock().take() {
+            let _ = go.send(());
+        }
+    }
+
+    /// The read-write instance, waiting for it to open. If it could not, every call
+    /// returns why, and reads go on from the read-only instance.
+    pub(super) fn writer(&self) -> Result<&DB> {
+        self.open_writable();
+        match self.shared.writable.wait() {
+            Ok(db) => Ok(db),
+            Err(Failure::Store(e)) => Err(open_error(&self.engine_dir, e.clone())),
+            Err(Failure::Panicked) => Err(Error::Background(
+                "the store's read-write open panicked".into(),
+            )),
+        }
+    }
+}
+
+impl Drop for Instances {
+    /// Waits for the opening thread (telling it not to open if it has not started), so that
+    /// every instance is closed when the store is.
+    fn drop(&mut self) {
+        drop(self.go.get_mut().take());
+        if let Some(thread) = self.opening.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A column family of `db`.
+pub(super) fn family<'a>(db: &'a DB, name: &'static str) -> Result<&'a ColumnFamily> {
+    db.cf_handle(name).ok_or_else(|| Error::Corrupt {
+        what: "store",
+        detail: format!("column family {name} is missing"),
+    })
+}
+
+fn open_writable(path: &Path) -> std::result::Result<DB, Failure> {
+    let mut options = db_options();
+    options.create_if_missing(true);
+    options.create_missing_column_families(true);
+    DB::open_cf_descriptors(&options, path, families()).map_err(Failure::Store)
+}
+
+/// An open's failure, a corruption naming the engine directory.
+fn open_error(engine_dir: &Path, error: rocksdb::Error) -> Error {
+    match error.kind() {
+        rocksdb::ErrorKind::Corruption => Error::Damaged {
+            detail: format!("{}: {}", engine_dir.display(), error.into_string()),
+        },
+        _ => Error::from(error),
+    }
+}
+
+fn db_options() -> Options {
+    let mut options = Options::default();
+    options.increase_parallelism(2);
+    // Table files are opened on this thread: RocksDB's default starts 16 threads to open
+    // a handful of files, and starting and joining them was most of opening the tables
+    // (a 100k store's reopen: docs/stores.md).
+    options.set_max_file_opening_threads(1);
+    // One old info log, not a thousand (every open starts a new one).
+    options.set_keep_log_file_num(2);
+    options.set_compression_type(rocksdb::DBCompressionType::Lz4);
+    options
+}
+
+fn families() -> Vec<ColumnFamilyDescriptor> {
+    let families = COLUMN_FAMILIES.iter().map(|name| {
+        let mut cf = Options::default();
+        cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
+        if *name == CF_META {
+            cf.set_merge_operator_associative("max_u64", super::max_u64);
+        }
+        if *name == CF_VECTORS {
+            // Vectors do not compress, and are read whole-namespace at a time as well as
+            // one by one: blocks of a few vectors, no compression.
+            let mut block = rocksdb::BlockBasedOptions::default();
+            block.set_block_size(VECTOR_BLOCK_BYTES);
+            cf.set_block_based_table_factory(&block);
+            cf.set_compression_type(rocksdb::DBCompressionType::None);
+        }
+        ColumnFamilyDescriptor::new(*name, cf)
+    });
+    families.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use rocksdb::WriteBatch;
+
+    use crate::error::Error;
+    use crate::keys::{CF_META, COLUMN_FAMILIES};
+    use crate::store::Store;
+
+    /// A store directory holding `key` = `value` in the meta family.
+    fn store_with(dir: &std::path::Path, value: &[u8]) {
+        let store = Store::open(dir, false).unwrap();
+        let mut batch = WriteBatch::default();
+        batch.put_cf(store.cf(CF_META).unwrap(), b"key", value);
+        store.write(batch).unwrap();
+    }
+
+    #[test]
+    fn a_reopened_store_reads_before_it_can_write_then_hands_over() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), b"first");
+        let store = Store::open(dir.path(), false).unwrap();
+        assert_eq!(store.get(CF_META, b"key").unwrap().unwrap(), b"first");
+        let shared = &store.instances.shared;
+        assert!(shared.writable.get().is_none(), "the read waited to write");
+
+        let mut batch = WriteBatch::default();
+        batch.put_cf(store.cf(CF_META).unwrap(), b"key", b"second");
+        store.write(batch).unwrap();
+        assert_eq!(store.get(CF_META, b"key").unwrap().unwrap(), b"second");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while shared.early.read().is_some() {
+            assert!(
+                Instant::now() < deadline,
+                "the read-only instance stayed open"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_store_that_cannot_open_to_write_refuses_writes_and_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), b"kept");
+        // Another read-write instance holds RocksDB's lock (the engine's own holder lock
+        // would keep out another engine; this stands for any failure of the background open).
+        let mut families = COLUMN_FAMILIES.to_vec();
+        families.push("default");
+        let other = rocksdb::DB::open_cf(
+            &rocksdb::Options::default(),
+            dir.path().join("store"),
+            families,
+        )
+        .unwrap();
+        let store = Store::open(dir.path(), false).unwrap();
+        let refused = store.cf(CF_META).map(|_| ());
+        assert!(matches!(refused, Err(Error::Storage(_))), "{refused:?}");
+        assert!(matches!(store.sync(), Err(Error::Storage(_))));
+        assert_eq!(store.get(CF_META, b"key").unwrap().unwrap(), b"kept");
+        drop(other);
+    }
+}
