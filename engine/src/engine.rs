@@ -57,8 +57,8 @@ impl Engine {
     /// to date with the store (replaying or rebuilding as needed).
     ///
     /// An existing store is opened read-only first, which is enough for every read; its
-    /// read-write handle opens in the background once this returns (a few milliseconds), and
-    /// the first write waits for it. If that open fails, reads go on and writes return why.
+    /// read-write handle opens in the background shortly after (at once if a write asks for
+    /// it, which then waits for it). If that open fails, reads go on and writes return why.
     ///
     /// Errors: [`Error::NotAnEngine`] for a directory that holds something else,
     /// [`Error::IncompatibleFormat`] for another on-disk format, [`Error::Missing`] when the
@@ -117,8 +117,6 @@ impl Engine {
         let committer = Committer::start(inner.options.lexical_commit_interval, move || {
             committing.commit_lexical()
         })?;
-        // The open's own reads are done; the read-write instance may take the other core.
-        inner.store.open_writable();
         Ok(Engine {
             inner,
             committer: Some(committer),

@@ -58,6 +58,13 @@ pub(crate) struct Store {
     _holder: Holder,
 }
 
+/// How long after opening an existing store read-only its read-write instance starts opening,
+/// unless a write asks for it sooner: long enough for an engine's first reads after a reopen
+/// to have the cores to themselves (a 100k-record store's first answers take 5–8 ms, a
+/// million-record store's 60–80, `docs/stores.md`), short enough that a later write finds
+/// it open.
+const WRITABLE_OPEN_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Read-ahead of whole-namespace scans.
 const SCAN_READAHEAD: usize = 4 << 20;
 
@@ -78,7 +85,7 @@ impl Store {
         // The holder lock keeps a second process out before RocksDB is asked (its own lock
         // file would too, but says so only in words).
         let holder = Holder::take(engine_dir)?;
-        let instances = Instances::open(&path, engine_dir)?;
+        let instances = Instances::open(&path, engine_dir, WRITABLE_OPEN_DELAY)?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync_writes);
         let store = Store {
@@ -111,12 +118,6 @@ impl Store {
             }
         }
         Ok(store)
-    }
-
-    /// Lets the read-write instance of a store that opened read-only open in the background
-    /// (writes open it anyway); called once the engine's own open has read what it needs.
-    pub(crate) fn open_writable(&self) {
-        self.instances.open_writable();
     }
 
     /// A column family of the read-write instance, for a write batch (waits for it to open).
@@ -156,16 +157,23 @@ impl Store {
             .write_opt(batch, &self.write_options)?)
     }
 
-    /// Forces the write-ahead log to disk.
+    /// Forces the write-ahead log to disk (nothing to do if the read-write instance is not
+    /// open: nothing was written through it).
     pub(crate) fn sync(&self) -> Result<()> {
-        Ok(self.instances.writer()?.flush_wal(true)?)
+        match self.instances.writable() {
+            Some(db) => Ok(db.flush_wal(true)?),
+            None => Ok(()),
+        }
     }
 
     /// Writes every memtable to table files, so that the next open has no write-ahead log to
     /// replay (a closed store of millions of records reopens in a fraction of a second).
     pub(crate) fn flush_memtables(&self) -> Result<()> {
+        let Some(db) = self.instances.writable() else {
+            return Ok(());
+        };
         for name in COLUMN_FAMILIES {
-            self.instances.writer()?.flush_cf(self.cf(name)?)?;
+            db.flush_cf(family(db, name)?)?;
         }
         Ok(())
     }
@@ -362,12 +370,44 @@ impl Store {
         // A one-off pass over a namespace: keep it out of the block cache, read ahead.
         read.fill_cache(false);
         read.set_readahead_size(SCAN_READAHEAD);
+        self.visit(cf, &ns_prefix(ns), read, |key, value| {
+            visit(key, value)?;
+            Ok(true)
+        })
+    }
+
+    /// Calls `visit` with the keys and values of family `cf` from `start` to `end` (excluded),
+    /// in key order, until it returns `false`: a bounded read that, unlike
+    /// [`Store::iter_range`], any open instance answers.
+    pub(crate) fn visit_range(
+        &self,
+        cf: &'static str,
+        start: &[u8],
+        end: &[u8],
+        visit: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let mut read = ReadOptions::default();
+        read.set_iterate_upper_bound(end.to_vec());
+        self.visit(cf, start, read, visit)
+    }
+
+    /// Calls `visit` with every key and value from `start` on within `read`'s bounds, until
+    /// it returns `false`.
+    fn visit(
+        &self,
+        cf: &'static str,
+        start: &[u8],
+        read: ReadOptions,
+        mut visit: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
         self.instances.read(|db| {
             let mut it = db.raw_iterator_cf_opt(family(db, cf)?, read);
-            it.seek(ns_prefix(ns));
+            it.seek(start);
             while it.valid() {
                 if let (Some(key), Some(value)) = (it.key(), it.value()) {
-                    visit(key, value)?;
+                    if !visit(key, value)? {
+                        return Ok(());
+                    }
                 }
                 it.next();
             }

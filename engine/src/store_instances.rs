@@ -7,6 +7,8 @@
 //! read-only writes none of that (1.1–1.4 ms). So an existing store is opened read-only,
 //! which answers reads at once, while a background thread opens it read-write:
 //!
+//! - the read-write instance starts opening a moment later (`delay`: the engine's first reads
+//!   after a reopen have the two cores to themselves), or at once when a write asks for it;
 //! - reads ([`Instances::read`]) use the read-write instance once it is open, the read-only
 //!   one until then;
 //! - writes, and reads that hand out iterators, wait for the read-write instance
@@ -18,8 +20,10 @@
 //! and a read sees the same answer from either. A new store has no read-only step.
 
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use rocksdb::{ColumnFamily, ColumnFamilyDescriptor, Options, DB};
@@ -38,8 +42,8 @@ pub(super) struct Instances {
     shared: Arc<Shared>,
     /// The thread opening the read-write instance, joined when the store closes.
     opening: Option<JoinHandle<()>>,
-    /// Sends that thread its start (it waits, so that the engine's own reads at open do not
-    /// share the cores with it); dropped unsent, it tells the thread not to open at all.
+    /// Sends that thread its start, sooner than its delay; dropped unsent, it tells the
+    /// thread not to open at all.
     go: Mutex<Option<mpsc::Sender<()>>>,
     /// The engine directory, named in errors.
     engine_dir: PathBuf,
@@ -61,8 +65,9 @@ enum Failure {
 
 impl Instances {
     /// Opens the store at `path` (below `engine_dir`): read-only now and read-write in the
-    /// background if it exists, read-write now if it does not (or cannot be read read-only).
-    pub(super) fn open(path: &Path, engine_dir: &Path) -> Result<Instances> {
+    /// background `delay` later (or when a write asks) if it exists, read-write now if it
+    /// does not (or cannot be read read-only).
+    pub(super) fn open(path: &Path, engine_dir: &Path, delay: Duration) -> Result<Instances> {
         let early = match path.join("CURRENT").is_file() {
             true => DB::open_cf_descriptors_read_only(&db_options(), path, families(), false)
                 .inspect_err(|e| tracing::debug!("read-only open of {}: {e}", path.display()))
@@ -89,7 +94,7 @@ impl Instances {
         let opening = std::thread::Builder::new()
             .name("mb-store-open".into())
             .spawn(move || {
-                if started.recv().is_err() {
+                if let Err(RecvTimeoutError::Disconnected) = started.recv_timeout(delay) {
                     return;
                 }
                 let opened = std::panic::catch_unwind(|| open_writable(&path));
@@ -126,9 +131,13 @@ impl Instances {
         }
     }
 
-    /// Starts opening the read-write instance in the background (once; no-op when it is
-    /// open or opening).
-    pub(super) fn open_writable(&self) {
+    /// The read-write instance if it is open.
+    pub(super) fn writable(&self) -> Option<&DB> {
+        self.shared.writable.get()?.as_ref().ok()
+    }
+
+    /// Starts opening the read-write instance now (no-op when it is open or opening).
+    fn open_writable(&self) {
         if let Some(go) = self.go.lock().take() {
             let _ = go.send(());
         }
@@ -223,9 +232,13 @@ mod tests {
 
     use rocksdb::WriteBatch;
 
+    use super::{family, Instances};
     use crate::error::Error;
     use crate::keys::{CF_META, COLUMN_FAMILIES};
     use crate::store::Store;
+
+    /// Long enough that the read-write instance opens only when a write asks.
+    const NEVER: Duration = Duration::from_secs(3600);
 
     /// A store directory holding `key` = `value` in the meta family.
     fn store_with(dir: &std::path::Path, value: &[u8]) {
@@ -235,27 +248,48 @@ mod tests {
         store.write(batch).unwrap();
     }
 
+    fn read_key(instances: &Instances) -> Vec<u8> {
+        let read = instances.read(|db| Ok(db.get_cf(family(db, CF_META)?, b"key")?));
+        read.unwrap().unwrap()
+    }
+
     #[test]
     fn a_reopened_store_reads_before_it_can_write_then_hands_over() {
         let dir = tempfile::tempdir().unwrap();
         store_with(dir.path(), b"first");
-        let store = Store::open(dir.path(), false).unwrap();
-        assert_eq!(store.get(CF_META, b"key").unwrap().unwrap(), b"first");
-        let shared = &store.instances.shared;
-        assert!(shared.writable.get().is_none(), "the read waited to write");
+        let instances = Instances::open(&dir.path().join("store"), dir.path(), NEVER).unwrap();
+        assert_eq!(read_key(&instances), b"first");
+        assert!(instances.writable().is_none(), "the read waited to write");
 
-        let mut batch = WriteBatch::default();
-        batch.put_cf(store.cf(CF_META).unwrap(), b"key", b"second");
-        store.write(batch).unwrap();
-        assert_eq!(store.get(CF_META, b"key").unwrap().unwrap(), b"second");
+        let db = instances.writer().unwrap();
+        db.put_cf(family(db, CF_META).unwrap(), b"key", b"second")
+            .unwrap();
+        assert_eq!(read_key(&instances), b"second");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while shared.early.read().is_some() {
+        while instances.shared.early.read().is_some() {
             assert!(
                 Instant::now() < deadline,
                 "the read-only instance stayed open"
             );
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    #[test]
+    fn the_writable_instance_opens_unasked_after_its_delay() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), b"first");
+        let delay = Duration::from_millis(20);
+        let instances = Instances::open(&dir.path().join("store"), dir.path(), delay).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while instances.writable().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the read-write instance never opened"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(read_key(&instances), b"first");
     }
 
     #[test]
@@ -275,7 +309,9 @@ mod tests {
         let store = Store::open(dir.path(), false).unwrap();
         let refused = store.cf(CF_META).map(|_| ());
         assert!(matches!(refused, Err(Error::Storage(_))), "{refused:?}");
-        assert!(matches!(store.sync(), Err(Error::Storage(_))));
+        let mut batch = WriteBatch::default();
+        batch.put(b"key", b"lost");
+        assert!(matches!(store.write(batch), Err(Error::Storage(_))));
         assert_eq!(store.get(CF_META, b"key").unwrap().unwrap(), b"kept");
         drop(other);
     }

@@ -77,20 +77,17 @@ impl VectorSource for StoredVectors {
         };
         let (mut ids, mut data) = (Vec::new(), Vec::new());
         let mut vector = Vec::new();
-        for item in store.iter_range(CF_VECTORS, &start, &ns_end(self.ns))? {
-            let (key, value) = item?;
+        store.visit_range(CF_VECTORS, &start, &ns_end(self.ns), |key, value| {
             // Other spaces' vectors are skipped before they are decoded.
-            if vector_space_of(&key) != Some(self.space.as_str()) {
-                continue;
+            if vector_space_of(key) != Some(self.space.as_str()) {
+                return Ok(true);
             }
             let (id, _) =
-                decode_vector_entry(&key, &value, &mut vector).ok_or_else(|| self.corrupt(&key))?;
+                decode_vector_entry(key, value, &mut vector).ok_or_else(|| self.corrupt(key))?;
             ids.push(id);
             data.extend_from_slice(&vector);
-            if ids.len() >= max {
-                break;
-            }
-        }
+            Ok(ids.len() < max)
+        })?;
         Ok((ids, data))
     }
 }
