@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{ColumnFamily, Direction, IteratorMode, ReadOptions, WriteBatch, WriteOptions};
-use serde::{Deserialize, Serialize};
 
 use crate::codec;
 use crate::directory::ENGINE_FORMAT;
@@ -15,29 +14,14 @@ use crate::namespace::NamespaceInfo;
 use crate::record::{Record, RecordId};
 use crate::space::Space;
 
+#[path = "store_changelog.rs"]
+mod changelog;
 #[path = "store_instances.rs"]
 mod instances;
+pub(crate) use changelog::{Change, ChangeEntry};
 use instances::{family, Instances};
 
 const STORE_DIR: &str = "store";
-
-/// What one logical write changed, replayed by the derived indexes after a crash.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ChangeEntry {
-    pub ns: u32,
-    pub changes: Vec<Change>,
-}
-
-/// One change of a [`ChangeEntry`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub(crate) enum Change {
-    /// The record was created or replaced; its current version is in the records family.
-    Upsert(RecordId),
-    /// The record was deleted.
-    Delete(RecordId),
-    /// The whole namespace was dropped.
-    DropNamespace,
-}
 
 /// A raw key and value read from RocksDB.
 pub(crate) type KeyValue = (Box<[u8]>, Box<[u8]>);
@@ -214,22 +198,6 @@ impl Store {
                 }
             })?,
         })
-    }
-
-    /// Completes a numbered write's batch: its change-log entry, under the sequence number the
-    /// counters carry, and the counters themselves. Recovery replays the log from it.
-    pub(crate) fn log_change(
-        &self,
-        batch: &mut WriteBatch,
-        counters: &Counters,
-        entry: &ChangeEntry,
-    ) -> Result<()> {
-        batch.put_cf(
-            self.cf(CF_CHANGELOG)?,
-            changelog_key(counters.seq),
-            codec::encode("change log entry", entry)?,
-        );
-        self.put_counters(batch, counters)
     }
 
     /// Adds the counters to a batch. They are merged by maximum, so batches of concurrent
@@ -418,46 +386,6 @@ impl Store {
     /// Every key and value of a family starting with `prefix`.
     pub(crate) fn scan_prefix(&self, cf: &'static str, prefix: &[u8]) -> Result<Vec<KeyValue>> {
         self.scan(cf, prefix, &prefix_end(prefix))
-    }
-
-    /// Change-log entries with a sequence number above `after`, in order.
-    pub(crate) fn changes_after(&self, after: u64) -> Result<Vec<(u64, ChangeEntry)>> {
-        let start = changelog_key(after.saturating_add(1));
-        let mut out = Vec::new();
-        for (key, value) in self.scan(CF_CHANGELOG, &start, &[0xff; 9])? {
-            let seq = seq_of_changelog_key(&key).ok_or_else(|| Error::Corrupt {
-                what: "change log",
-                detail: format!("key {key:?}"),
-            })?;
-            out.push((seq, codec::decode("change log entry", &value)?));
-        }
-        Ok(out)
-    }
-
-    /// Forgets change-log entries up to and including `seq` (the indexes have them), and
-    /// records how far the log is trimmed.
-    pub(crate) fn trim_changes(&self, seq: u64) -> Result<()> {
-        let mut batch = WriteBatch::default();
-        batch.delete_range_cf(
-            self.cf(CF_CHANGELOG)?,
-            changelog_key(0),
-            changelog_key(seq.saturating_add(1)),
-        );
-        batch.merge_cf(self.cf(CF_META)?, META_CHANGELOG_TRIMMED, encode_u64(seq));
-        self.write(batch)
-    }
-
-    /// The last sequence number trimmed from the change log (`None`: a store written before
-    /// this was recorded, or never trimmed).
-    pub(crate) fn changes_trimmed(&self) -> Result<Option<u64>> {
-        self.get(CF_META, META_CHANGELOG_TRIMMED)?
-            .map(|b| {
-                decode_u64(&b).ok_or_else(|| Error::Corrupt {
-                    what: "counter",
-                    detail: "changelog_trimmed".into(),
-                })
-            })
-            .transpose()
     }
 
     /// Iterates a family's keys from `start` to `end` (excluded), on the read-write instance
