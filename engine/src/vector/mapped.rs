@@ -43,6 +43,17 @@ impl Plain for u32 {
     }
 }
 
+impl Plain for u64 {
+    fn from_le(bytes: &[u8]) -> Self {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(&bytes[..8]);
+        u64::from_le_bytes(le)
+    }
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
 impl Plain for i8 {
     fn from_le(bytes: &[u8]) -> Self {
         bytes[0] as i8
