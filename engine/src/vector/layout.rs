@@ -127,7 +127,14 @@ impl Layout {
             .iter()
             .flat_map(|layer| layer.iter())
             .all(|(p, links)| names_a_point(p) && links.iter().all(names_a_point));
-        if !self.links.iter().all(names_a_point) || !upper_ok {
+        // Folded rather than `all`, which stops early and so compares one link at a time;
+        // this compares whole vectors of them (1.3 M links of a 100k graph, at every reopen:
+        // 0.5–0.8 → 0.25 ms alone).
+        let links_ok = match u32::try_from(n) {
+            Ok(n) => self.links.iter().fold(0, |bad, &p| bad | u32::from(p >= n)) == 0,
+            Err(_) => true,
+        };
+        if !links_ok || !upper_ok {
             return Err("a link names no point".into());
         }
         if n > 0 && !names_a_point(&self.entry) {
@@ -208,5 +215,29 @@ impl PartialOrd for Scored {
 impl Ord for Scored {
     fn cmp(&self, other: &Self) -> Ordering {
         self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three points of dimension 2 linked in a ring, with `last` as the third point's link.
+    fn ring(last: u32) -> Layout {
+        let codes = Codes::from_parts(2, vec![1.0, 1.0], Stored::Owned(vec![0; 6])).unwrap();
+        Layout {
+            codes,
+            offsets: Stored::Owned(vec![0, 1, 2, 3]),
+            links: Stored::Owned(vec![1, 2, last]),
+            upper: Vec::new(),
+            entry: 0,
+        }
+    }
+
+    #[test]
+    fn a_link_past_the_last_point_is_found() {
+        assert_eq!(ring(0).check(), Ok(()));
+        assert!(ring(3).check().is_err());
+        assert!(ring(u32::MAX).check().is_err());
     }
 }
