@@ -63,7 +63,8 @@ pub(crate) enum Caching {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database below an engine directory.
+    /// Opens (creating if needed) the database below an engine directory: an existing one
+    /// read-only first, read-write in the background ([`instances`]).
     pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
         let path: PathBuf = engine_dir.join(STORE_DIR);
         // The holder lock keeps a second process out before RocksDB is asked (its own lock

@@ -80,7 +80,7 @@ impl VectorCollection {
     }
 
     /// A collection of the vectors `data` (`dim` each, unit length) of `ids`, in that order,
-    /// as [`VectorCollection::live`] gave them; `None` if the lengths disagree or an id repeats.
+    /// as [`VectorCollection::kept`] gave them; `None` if the lengths disagree or an id repeats.
     pub(crate) fn from_parts(dim: usize, ids: Vec<RecordId>, data: Arena) -> Option<Self> {
         Slots::from_parts(dim, ids, data).map(VectorCollection::of)
     }
