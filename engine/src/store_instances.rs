@@ -277,6 +277,47 @@ mod tests {
     }
 
     #[test]
+    fn reads_under_way_across_the_hand_over_see_every_acknowledged_write() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), b"0");
+        let instances = Instances::open(&dir.path().join("store"), dir.path(), NEVER).unwrap();
+        let written = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..3 {
+                scope.spawn(|| {
+                    let deadline = Instant::now() + Duration::from_secs(20);
+                    loop {
+                        let acknowledged = written.load(std::sync::atomic::Ordering::SeqCst);
+                        // A read inside a read, as a visiting read's callback may do.
+                        let (outer, inner) = instances
+                            .read(|db| {
+                                let outer = db.get_cf(family(db, CF_META)?, b"key")?;
+                                Ok((outer, read_key(&instances)))
+                            })
+                            .unwrap();
+                        for seen in [outer.unwrap(), inner] {
+                            let seen: u64 = String::from_utf8(seen).unwrap().parse().unwrap();
+                            assert!(seen >= acknowledged, "{seen} read after {acknowledged}");
+                        }
+                        if acknowledged == 50 {
+                            break;
+                        }
+                        assert!(Instant::now() < deadline, "readers stalled");
+                    }
+                });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            for n in 1..=50u64 {
+                let db = instances.writer().unwrap();
+                let value = n.to_string();
+                db.put_cf(family(db, CF_META).unwrap(), b"key", value.as_bytes())
+                    .unwrap();
+                written.store(n, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+    }
+
+    #[test]
     fn the_writable_instance_opens_unasked_after_its_delay() {
         let dir = tempfile::tempdir().unwrap();
         store_with(dir.path(), b"first");
