@@ -397,27 +397,28 @@ impl Store {
         start: &[u8],
         end: &[u8],
     ) -> Result<impl Iterator<Item = Result<KeyValue>> + 'a> {
-        let mut read = ReadOptions::default();
-        read.set_iterate_upper_bound(end.to_vec());
-        let it = self.instances.writer()?.iterator_cf_opt(
-            self.cf(cf)?,
-            read,
-            IteratorMode::From(start, Direction::Forward),
-        );
-        Ok(it.map(|r| r.map_err(Error::from)))
+        range(self.instances.writer()?, cf, start, end)
     }
 
     /// Every key and value of a family from `start` to `end` (excluded), collected.
     fn scan(&self, cf: &'static str, start: &[u8], end: &[u8]) -> Result<Vec<KeyValue>> {
-        self.instances.read(|db| {
-            let mut read = ReadOptions::default();
-            read.set_iterate_upper_bound(end.to_vec());
-            let mode = IteratorMode::From(start, Direction::Forward);
-            db.iterator_cf_opt(family(db, cf)?, read, mode)
-                .map(|r| r.map_err(Error::from))
-                .collect()
-        })
+        self.instances
+            .read(|db| range(db, cf, start, end)?.collect())
     }
+}
+
+/// The keys and values of family `cf` of `db` from `start` to `end` (excluded).
+fn range<'a>(
+    db: &'a rocksdb::DB,
+    cf: &'static str,
+    start: &[u8],
+    end: &[u8],
+) -> Result<impl Iterator<Item = Result<KeyValue>> + 'a> {
+    let mut read = ReadOptions::default();
+    read.set_iterate_upper_bound(end.to_vec());
+    let mode = IteratorMode::From(start, Direction::Forward);
+    let it = db.iterator_cf_opt(family(db, cf)?, read, mode);
+    Ok(it.map(|r| r.map_err(Error::from)))
 }
 
 /// A vectors-family entry as `(record, space, vector)`.

@@ -75,6 +75,7 @@ impl Instances {
         } else {
             None
         };
+        let reopened = early.is_some();
         let shared = Arc::new(Shared {
             writable: OnceLock::new(),
             early: RwLock::new(early),
@@ -85,7 +86,7 @@ impl Instances {
             go: Mutex::new(None),
             engine_dir: engine_dir.to_path_buf(),
         };
-        if shared.early.read().is_none() {
+        if !reopened {
             let _ = shared.writable.set(open_writable(path));
             instances.writer()?;
             return Ok(instances);

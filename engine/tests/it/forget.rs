@@ -110,8 +110,11 @@ fn forget_after_reopen(path: &Path, marks: &[String]) {
     // The table files the reopen found are all compacted away by now: none is still open
     // (the read-only instance that answered first must have closed).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !deleted_but_open(path).is_empty() {
+    loop {
         let open = deleted_but_open(path);
+        if open.is_empty() {
+            break;
+        }
         assert!(std::time::Instant::now() < deadline, "still open: {open:?}");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
