@@ -179,13 +179,20 @@ impl Snapshots {
         seq: u64,
         namespaces: impl IntoIterator<Item = NamespaceSnapshot<'a>>,
     ) -> Result<()> {
-        let meta = store.cf(CF_META)?;
-        let mut batch = WriteBatch::default();
         let kept = self.on_disk.load(Ordering::SeqCst);
+        // Nothing was written since the snapshots on disk: those are exact, and the close
+        // writes only what they lack. A session that only read so never opens the store for
+        // writing (see `store_instances`).
+        let unchanged = kept && self.seq.load(Ordering::SeqCst) == seq;
+        let mut stats_puts = Vec::new();
         let mut wrote_files = false;
         for snapshot in namespaces {
             if let Some(stats) = snapshot.stats {
-                batch.put_cf(meta, stats_key(snapshot.ns), stats.to_bytes());
+                let key = stats_key(snapshot.ns);
+                let bytes = stats.to_bytes();
+                if !(unchanged && store.get(CF_META, &key)?.as_deref() == Some(&bytes[..])) {
+                    stats_puts.push((key, bytes));
+                }
             }
             let path = self.vector_file(snapshot.ns);
             // A file still on disk holds these records as they were read or written at this
@@ -199,10 +206,15 @@ impl Snapshots {
                 wrote_files = true;
             }
         }
-        if batch.is_empty() && !kept && !wrote_files {
+        if stats_puts.is_empty() && !wrote_files && (unchanged || !kept) {
             return Ok(());
         }
         sync_dir(&self.vectors_dir)?;
+        let meta = store.cf(CF_META)?;
+        let mut batch = WriteBatch::default();
+        for (key, bytes) in stats_puts {
+            batch.put_cf(meta, key, bytes);
+        }
         batch.put_cf(meta, META_STATS_SEQ, encode_u64(seq));
         store.write(batch)?;
         self.seq.store(seq, Ordering::SeqCst);
@@ -271,213 +283,5 @@ fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::vector::source::MemorySource;
-
-    fn stats_only(ns: u32, stats: &LexicalStats) -> NamespaceSnapshot<'_> {
-        NamespaceSnapshot {
-            ns,
-            stats: Some(stats),
-            vectors: Vec::new(),
-        }
-    }
-
-    fn stats(text: &str) -> LexicalStats {
-        let mut stats = LexicalStats::default();
-        stats.add(&crate::namespace::Analyzer::Standard.analyze(text));
-        stats
-    }
-
-    #[test]
-    fn snapshots_are_kept_only_at_their_sequence_number() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), false).unwrap());
-        let vectors = dir.path().join("vectors");
-        let open =
-            |seq| Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none()).unwrap();
-        let snapshots = open(5);
-        assert_eq!(snapshots.stats(&store, 1), None, "none yet");
-        let one = stats("apple banana");
-        snapshots.write(&store, 5, [stats_only(1, &one)]).unwrap();
-        let reopened = open(5);
-        assert_eq!(reopened.stats(&store, 1), Some(one.clone()));
-        assert_eq!(reopened.stats(&store, 2), None);
-
-        // A write invalidates them, in its own batch.
-        let mut batch = WriteBatch::default();
-        reopened.invalidate(&store, &mut batch).unwrap();
-        store.write(batch).unwrap();
-        reopened.invalidated();
-        assert_eq!(reopened.stats(&store, 1), None);
-        assert_eq!(
-            store.get(CF_META, &stats_key(1)).unwrap(),
-            None,
-            "gone from disk"
-        );
-
-        // Written at 7, opened at 8 (a process wrote and never closed): deleted.
-        snapshots.write(&store, 7, [stats_only(1, &one)]).unwrap();
-        let stale = open(8);
-        assert_eq!(stale.stats(&store, 1), None);
-        assert_eq!(store.get(CF_META, &stats_key(1)).unwrap(), None);
-        assert_eq!(store.get(CF_META, META_STATS_SEQ).unwrap(), None);
-
-        // A snapshot that does not decode is ignored.
-        snapshots.write(&store, 9, [stats_only(1, &one)]).unwrap();
-        let mut batch = WriteBatch::default();
-        batch.put_cf(store.cf(CF_META).unwrap(), stats_key(1), b"garbage");
-        store.write(batch).unwrap();
-        assert_eq!(open(9).stats(&store, 1), None);
-    }
-
-    #[test]
-    fn vector_files_follow_the_statistics() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), false).unwrap());
-        let vectors = dir.path().join("vectors");
-        let open =
-            |seq| Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none()).unwrap();
-        let mut collection = VectorCollection::new(4);
-        collection.upsert(
-            crate::record::RecordId(1),
-            &crate::vector::seeded_unit(1, 4),
-        );
-        let one = stats("apple");
-        let snapshot = |vectors| NamespaceSnapshot {
-            ns: 3,
-            stats: Some(&one),
-            vectors,
-        };
-        open(5)
-            .write(&store, 5, [snapshot(vec![("s", &collection)])])
-            .unwrap();
-        let reopened = open(5);
-        let read = reopened.vectors(3, &MemorySource::none).unwrap();
-        assert_eq!(read["s"].contents(), collection.contents());
-        assert!(
-            reopened.vectors(4, &MemorySource::none).is_none(),
-            "no file, no snapshot"
-        );
-
-        // Kept at the next close when nothing wrote; deleted by the first write.
-        let modified = |path: &Path| std::fs::metadata(path).unwrap().modified().unwrap();
-        let before = modified(&vectors.join("3.vec"));
-        reopened
-            .write(&store, 5, [snapshot(vec![("s", &collection)])])
-            .unwrap();
-        assert_eq!(modified(&vectors.join("3.vec")), before, "not rewritten");
-        reopened.invalidated();
-        assert!(reopened.vectors(3, &MemorySource::none).is_none());
-        assert!(!vectors.exists(), "deleted with the write");
-
-        // Written at 7, opened at 8: deleted at open.
-        reopened
-            .write(&store, 7, [snapshot(vec![("s", &collection)])])
-            .unwrap();
-        assert!(vectors.join("3.vec").exists());
-        assert!(open(8).vectors(3, &MemorySource::none).is_none());
-        assert!(!vectors.exists());
-    }
-
-    #[test]
-    fn a_file_read_ahead_is_what_the_namespace_gets_until_the_first_write() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), false).unwrap());
-        let vectors = dir.path().join("vectors");
-        let collection = |ids: &[u64]| {
-            let mut c = VectorCollection::new(4);
-            for &id in ids {
-                c.upsert(
-                    crate::record::RecordId(id),
-                    &crate::vector::seeded_unit(id, 4),
-                );
-            }
-            c
-        };
-        let (first, second) = (collection(&[1, 2]), collection(&[3]));
-        let one = stats("apple");
-        let write = |seq, c: &VectorCollection| {
-            let snapshot = NamespaceSnapshot {
-                ns: 3,
-                stats: Some(&one),
-                vectors: vec![("s", c)],
-            };
-            Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none())
-                .unwrap()
-                .write(&store, seq, [snapshot])
-                .unwrap();
-        };
-        let warmed = |seq| {
-            let warmup = Warmup::start(Some(vectors.clone()), None);
-            warmup.wait();
-            Snapshots::open(&store, seq, vectors.clone(), true, warmup).unwrap()
-        };
-        write(5, &first);
-        let snapshots = warmed(5);
-        // Replaced on disk after it was read ahead: the namespace gets what was read.
-        file::write(&vectors.join("3.vec"), 5, &[("s", &second)]).unwrap();
-        let read = snapshots.vectors(3, &MemorySource::none).unwrap();
-        assert_eq!(read["s"].contents(), first.contents());
-        // Taken once: a later load reads the file.
-        let read = snapshots.vectors(3, &MemorySource::none).unwrap();
-        assert_eq!(read["s"].contents(), second.contents());
-
-        // Read ahead, then the first write: dropped with the files.
-        let snapshots = warmed(5);
-        snapshots.invalidated();
-        assert!(snapshots
-            .warmup
-            .take_vectors(&vectors.join("3.vec"))
-            .is_none());
-
-        // Read ahead from a store that wrote after the close: dropped, and the file deleted.
-        write(7, &first);
-        let snapshots = warmed(8);
-        assert!(snapshots
-            .warmup
-            .take_vectors(&vectors.join("3.vec"))
-            .is_none());
-        assert!(snapshots.vectors(3, &MemorySource::none).is_none());
-        assert!(!vectors.exists());
-    }
-
-    #[test]
-    fn statistics_read_ahead_are_what_the_namespace_gets() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), false).unwrap());
-        let vectors = dir.path().join("vectors");
-        let (one, two) = (stats("apple banana"), stats("cherry"));
-        Snapshots::open(&store, 5, vectors.clone(), true, Warmup::none())
-            .unwrap()
-            .write(&store, 5, [stats_only(1, &one), stats_only(2, &one)])
-            .unwrap();
-        let put = |stats: &LexicalStats| {
-            let mut batch = WriteBatch::default();
-            let meta = store.cf(CF_META).unwrap();
-            batch.put_cf(meta, stats_key(1), stats.to_bytes());
-            batch.put_cf(meta, stats_key(2), stats.to_bytes());
-            store.write(batch).unwrap();
-        };
-        let within = |budget| {
-            put(&one);
-            let warmup = Warmup::start(None, budget);
-            let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, warmup).unwrap();
-            snapshots.warmup.wait();
-            // Changed in the store after they were read ahead.
-            put(&two);
-            snapshots
-        };
-        let snapshots = within(None);
-        assert_eq!(snapshots.stats(&store, 1), Some(one.clone()), "read ahead");
-        assert_eq!(snapshots.stats(&store, 1), Some(two.clone()), "taken once");
-        assert_eq!(snapshots.stats(&store, 2), Some(one.clone()));
-        // A budget for one of the two.
-        let snapshots = within(Some(one.to_bytes().len()));
-        let got = [snapshots.stats(&store, 1), snapshots.stats(&store, 2)];
-        assert!(
-            got.contains(&Some(one)) && got.contains(&Some(two)),
-            "{got:?}"
-        );
-    }
-}
+#[path = "snapshot_tests.rs"]
+mod tests;

@@ -66,11 +66,21 @@ impl Store {
     /// Opens (creating if needed) the database below an engine directory: an existing one
     /// read-only first, read-write in the background ([`instances`]).
     pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
+        Store::open_with_delay(engine_dir, sync_writes, WRITABLE_OPEN_DELAY)
+    }
+
+    /// [`Store::open`], an existing store's read-write instance starting `delay` after it
+    /// unless a write asks sooner.
+    fn open_with_delay(
+        engine_dir: &Path,
+        sync_writes: bool,
+        delay: std::time::Duration,
+    ) -> Result<Store> {
         let path: PathBuf = engine_dir.join(STORE_DIR);
         // The holder lock keeps a second process out before RocksDB is asked (its own lock
         // file would too, but says so only in words).
         let holder = Holder::take(engine_dir)?;
-        let instances = Instances::open(&path, engine_dir, WRITABLE_OPEN_DELAY)?;
+        let instances = Instances::open(&path, engine_dir, delay)?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync_writes);
         let store = Store {
@@ -103,6 +113,19 @@ impl Store {
             }
         }
         Ok(store)
+    }
+
+    /// An existing store opened for reading only, until a write asks for the read-write
+    /// instance: for tests of what does and does not write.
+    #[cfg(test)]
+    pub(crate) fn open_for_reading(engine_dir: &Path) -> Result<Store> {
+        Store::open_with_delay(engine_dir, false, std::time::Duration::from_secs(3600))
+    }
+
+    /// Whether the read-write instance is open (tests of what does and does not write).
+    #[cfg(test)]
+    pub(crate) fn is_writable(&self) -> bool {
+        self.instances.writable().is_some()
     }
 
     /// A column family of the read-write instance, for a write batch (waits for it to open).
