@@ -51,6 +51,16 @@ const DIGEST: usize = 16;
 /// One entry's key: namespace, pair digest, record id.
 pub(crate) type IndexKey = [u8; 12 + DIGEST];
 
+/// The entry of the same namespace and attribute pair for the next record id (`None` past the
+/// last id): the end of a run of entries, which the write path deletes as one range.
+pub(crate) fn next_entry(key: &IndexKey) -> Option<IndexKey> {
+    let (pair, id) = key.split_at(4 + DIGEST);
+    let id = u64::from_be_bytes(id.try_into().ok()?).checked_add(1)?;
+    let mut next = *key;
+    next[pair.len()..].copy_from_slice(&id.to_be_bytes());
+    Some(next)
+}
+
 /// The attribute index of a store: its salt, and the reading and writing of its entries.
 pub(crate) struct AttributeIndex {
     salt: [u8; 32],

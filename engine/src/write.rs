@@ -27,6 +27,8 @@ use crate::store::{Caching, Change, ChangeEntry};
 
 #[path = "write_derived.rs"]
 mod derived;
+#[path = "write_tombstones.rs"]
+mod tombstones;
 
 /// Normalized vectors of one record, by space name.
 type SpaceVectors = Vec<(String, Vec<f32>)>;
@@ -303,21 +305,19 @@ impl Inner {
         let mut next_record = ticket.first_record;
         // The registered spaces, read from the catalog by the first delete or update only.
         let spaces = OnceCell::new();
-        let delete_vectors = |batch: &mut rocksdb::WriteBatch, id| {
-            for key in vector_keys(ns_id, id, spaces.get_or_init(|| self.space_names())) {
-                batch.delete_cf(vectors, key);
-            }
-        };
+        let spaces = || spaces.get_or_init(|| self.space_names()).as_slice();
         let mut batch = rocksdb::WriteBatch::default();
         let mut changes = Vec::new();
         let mut lexical_ops = Vec::new();
         let mut ids = Vec::new();
         let mut deleted = 0usize;
         let mut count_delta: i64 = 0;
-        // The attribute index entries of deleted records, deleted last and in key order: a
+        // Deleted records, their vectors and their attribute index entries are deleted last,
+        // in key order, where runs of consecutive ids become range tombstones (`tombstones`); a
         // record's entries lie far apart, and RocksDB inserts a batch's keys into its memtable
         // fastest in order (a filtered delete of 1 170 records: 45 -> 39 ms for four, median).
         // Safe to defer: a later operation of the batch never writes a deleted record's keys.
+        let mut removed = Vec::new();
         let mut unindexed = Vec::new();
         for op in prepared.iter_mut() {
             let (record, vs, terms, replaces) = match op {
@@ -339,8 +339,7 @@ impl Inner {
                 }
                 Prepared::Delete { id, old } => {
                     unindexed.extend(old.index_keys.iter().copied());
-                    batch.delete_cf(records, record_key(ns_id, *id));
-                    delete_vectors(&mut batch, *id);
+                    removed.push(*id);
                     changes.push(Change::Delete(*id));
                     lexical_ops.push(LexicalOp::Delete { ns: ns_id, id: *id });
                     deleted += 1;
@@ -357,7 +356,9 @@ impl Inner {
                 }
             };
             if replaces {
-                delete_vectors(&mut batch, record.id);
+                for key in vector_keys(ns_id, record.id, spaces()) {
+                    batch.delete_cf(vectors, key);
+                }
             } else {
                 record.id = RecordId(next_record);
                 next_record += 1;
@@ -389,10 +390,12 @@ impl Inner {
                 replaces,
             });
         }
-        unindexed.sort_unstable();
-        for key in &unindexed {
-            batch.delete_cf(index, key);
+        if !removed.is_empty() {
+            removed.sort_unstable();
+            tombstones::delete_records(&mut batch, (records, vectors), ns_id, &removed, spaces());
         }
+        unindexed.sort_unstable();
+        tombstones::delete_index_entries(&mut batch, index, &unindexed);
         let count = ns
             .count
             .load(Ordering::SeqCst)
