@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rocksdb::WriteBatch;
+use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
 use crate::keys::{
@@ -47,6 +49,9 @@ pub(crate) struct Snapshots {
     with_vectors: bool,
     /// The snapshots (vector files, statistics) read ahead while the engine opened.
     warmup: Warmup,
+    /// The namespaces whose statistics were read from their snapshot: while nothing is written,
+    /// a close need not write them again.
+    served: Mutex<FxHashSet<u32>>,
 }
 
 /// One namespace's derived state as [`Snapshots::write`] takes it.
@@ -91,6 +96,7 @@ impl Snapshots {
             vectors_dir,
             with_vectors,
             warmup,
+            served: Mutex::default(),
         })
     }
 
@@ -105,8 +111,13 @@ impl Snapshots {
             Some(decoded) => decoded,
             None => read_stats(store, ns)?,
         };
-        if decoded.is_none() {
-            tracing::warn!("statistics snapshot of namespace {ns} does not decode; rebuilding");
+        match &decoded {
+            Some(_) => {
+                self.served.lock().insert(ns);
+            }
+            None => {
+                tracing::warn!("statistics snapshot of namespace {ns} does not decode; rebuilding")
+            }
         }
         decoded
     }
@@ -181,17 +192,16 @@ impl Snapshots {
     ) -> Result<()> {
         let kept = self.on_disk.load(Ordering::SeqCst);
         // Nothing was written since the snapshots on disk: those are exact, and the close
-        // writes only what they lack. A session that only read so never opens the store for
-        // writing (see `store_instances`).
+        // writes only the statistics that were not read from them (rebuilt instead). A session
+        // that only read so never opens the store for writing (see `store_instances`).
         let unchanged = kept && self.seq.load(Ordering::SeqCst) == seq;
+        let served = self.served.lock();
         let mut stats_puts = Vec::new();
         let mut wrote_files = false;
         for snapshot in namespaces {
             if let Some(stats) = snapshot.stats {
-                let key = stats_key(snapshot.ns);
-                let bytes = stats.to_bytes();
-                if !(unchanged && store.get(CF_META, &key)?.as_deref() == Some(&bytes[..])) {
-                    stats_puts.push((key, bytes));
+                if !(unchanged && served.contains(&snapshot.ns)) {
+                    stats_puts.push((stats_key(snapshot.ns), stats.to_bytes()));
                 }
             }
             let path = self.vector_file(snapshot.ns);

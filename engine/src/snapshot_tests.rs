@@ -234,7 +234,7 @@ fn a_close_after_only_reads_writes_nothing() {
     );
     drop((store, snapshots));
 
-    // Statistics the snapshots lack (rebuilt, or changed) are written, and kept.
+    // Statistics not read from the snapshots (rebuilt, say) are written, and kept.
     let (store, snapshots) = reopen();
     snapshots
         .write(&store, 5, [stats_only(1, &one), stats_only(2, &two)])
