@@ -175,10 +175,13 @@ pub(crate) fn decode(path: &Path, seq: Option<u64>) -> Result<Option<Decoded>> {
     // SAFETY: the engine never truncates or rewrites a vector file in place (it writes a new
     // file and renames it, or unlinks it), so the mapped bytes do not change under the map;
     // they are only read, through slices the checks below bound (see `super::arena`).
-    // `populate` maps every page now, beside RocksDB's open, rather than in the first search,
-    // which would fault them in a few at a time (its time 1.3 → 2.6 ms at 100k).
-    let map =
-        unsafe { MmapOptions::new().populate().map(&file) }.map_err(|e| Error::io(path, e))?;
+    // Not `populate`: mapping every page now (2.1–6.6 ms for the 45 MB of a 100k file) was
+    // the longest part of the decode a reopened namespace's first vector search waits for,
+    // and most of those pages are the graph's codes, of which a search reads a few thousand
+    // and the codes' check (the first background job) reads all, on the other core. The parse
+    // faults in what it reads (docs/engine.md, reopen_probe: open + first vector answer
+    // 7.30 → 7.12 and 9.23 → 7.51 ms, medians of 30 and 45).
+    let map = unsafe { MmapOptions::new().map(&file) }.map_err(|e| Error::io(path, e))?;
     let Some(body_len) = map.len().checked_sub(TRAILER).filter(|n| *n >= HEADER) else {
         return Err(corrupt("too short".into()));
     };
