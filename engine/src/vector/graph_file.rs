@@ -21,13 +21,12 @@
 
 use std::io::Write;
 
-use rustc_hash::FxHashMap;
-
 use super::codes::Codes;
 use super::graph::Graph;
 use super::io::{Checksummed, Cursor};
 use super::layout::{Layout, UpperLayers};
 use super::mapped::Stored;
+use super::upper::UpperLayer;
 use crate::record::RecordId;
 
 /// Writes `graph` (or that there is none).
@@ -55,16 +54,18 @@ pub(super) fn write<W: Write>(
     write_links(out, &layout.offsets, &layout.links)?;
     out.u64(layout.upper.len() as u64)?;
     for layer in &layout.upper {
-        let mut points: Vec<u32> = layer.keys().copied().collect();
-        points.sort_unstable();
+        // Ascending, so that the layer reads back flat (`UpperLayer::read`).
+        let mut rows: Vec<(u32, &[u32])> = layer.rows().collect();
+        rows.sort_unstable_by_key(|(p, _)| *p);
+        let points: Vec<u32> = rows.iter().map(|(p, _)| *p).collect();
         out.u64(points.len() as u64)?;
         out.values(&points)?;
         out.pad()?;
         let mut offsets = Vec::with_capacity(points.len() + 1);
         let mut links = Vec::new();
         offsets.push(0u32);
-        for p in &points {
-            links.extend_from_slice(layer.get(p).map_or(&[][..], Vec::as_slice));
+        for (_, linked) in &rows {
+            links.extend_from_slice(linked);
             offsets.push(links.len() as u32);
         }
         write_links(out, &offsets, &links)?;
@@ -120,15 +121,8 @@ pub(super) fn read(
         let on_layer = count(input, 4)?;
         let layer_points = input.values::<u32>(on_layer).ok_or_else(short)?;
         let (offsets, links) = read_links(input, on_layer)?;
-        let mut layer = FxHashMap::default();
-        layer.reserve(on_layer);
-        for (i, p) in layer_points.iter().enumerate() {
-            let (from, to) = (offsets[i] as usize, offsets[i + 1] as usize);
-            let linked = links
-                .get(from..to)
-                .ok_or("upper-layer link offsets out of order")?;
-            layer.insert(*p, linked.to_vec());
-        }
+        let layer = UpperLayer::read(layer_points, offsets, links)
+            .ok_or("an upper-layer point repeated")?;
         upper.push(layer);
     }
     let layout = Layout {

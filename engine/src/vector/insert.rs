@@ -263,7 +263,7 @@ impl Rows {
                 let start = point as usize * self.width;
                 &self.base[start..start + self.degree[point as usize] as usize]
             }
-            _ => self.upper[layer - 1].get(&point).map_or(&[], Vec::as_slice),
+            _ => self.upper[layer - 1].get(point),
         }
     }
 

@@ -1,6 +1,7 @@
 //! The searchable form of an HNSW graph: codes and links in flat arrays, in point order.
 //!
-//! Layer-0 links are kept in compressed rows, the sparse upper layers in maps, and a search is
+//! Layer-0 links are kept in compressed rows, the sparse upper layers apart ([`UpperLayer`]),
+//! and a search is
 //! a plain best-first beam with a bitset of visited points. The beam compares int8 codes of the
 //! vectors (a quarter of the bytes, see [`Codes`]), loaded ahead a whole neighbour list at a
 //! time. A layout keeps no vectors: its collection scores the beam's best candidates exactly
@@ -13,16 +14,15 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashMap;
-
 use super::codes::{Codes, QueryCode};
 use super::mapped::Stored;
+use super::upper::UpperLayer;
 
 /// Points inserted between two looks at the stop flag (about half a second of a 384-d build).
 pub(crate) const BUILD_CHUNK: usize = 1024;
 
-/// The links of a graph's upper layers: layer 1 first, each a map from point to neighbours.
-pub(crate) type UpperLayers = Vec<FxHashMap<u32, Vec<u32>>>;
+/// The links of a graph's upper layers, layer 1 first.
+pub(crate) type UpperLayers = Vec<UpperLayer>;
 
 /// Codes and links of a graph's points, in point order.
 pub(crate) struct Layout {
@@ -56,12 +56,7 @@ impl Layout {
 
     /// Bytes of the codes and links (in memory or mapped, counted alike) and the upper layers.
     pub(crate) fn heap_bytes(&self) -> usize {
-        let upper: usize = self
-            .upper
-            .iter()
-            .flat_map(|layer| layer.values())
-            .map(|links| 32 + links.capacity() * 4)
-            .sum();
+        let upper: usize = self.upper.iter().map(UpperLayer::heap_bytes).sum();
         self.codes.heap_bytes() + self.offsets.bytes() + self.links.bytes() + upper
     }
 
@@ -86,7 +81,7 @@ impl Layout {
         for layer in self.upper.iter().rev() {
             loop {
                 let mut moved = false;
-                for &next in layer.get(&current).into_iter().flatten() {
+                for &next in layer.get(current) {
                     let s = similarity(next);
                     if s > best {
                         (best, current, moved) = (s, next, true);
@@ -125,8 +120,8 @@ impl Layout {
         let upper_ok = self
             .upper
             .iter()
-            .flat_map(|layer| layer.iter())
-            .all(|(p, links)| names_a_point(p) && links.iter().all(names_a_point));
+            .flat_map(|layer| layer.rows())
+            .all(|(p, links)| names_a_point(&p) && links.iter().all(names_a_point));
         // Folded rather than `all`, which stops early and so compares one link at a time;
         // this compares whole vectors of them (1.3 M links of a 100k graph, at every reopen:
         // 0.5–0.8 → 0.25 ms alone).

@@ -117,6 +117,7 @@ impl<T: Plain> Mapped<T> {
 }
 
 /// An immutable array of values, mapped from a file or held in memory.
+#[derive(Clone)]
 pub(crate) enum Stored<T> {
     Owned(Vec<T>),
     Mapped(Mapped<T>),

@@ -20,6 +20,7 @@ mod scan;
 mod slots;
 pub(crate) mod source;
 mod topk;
+mod upper;
 
 pub use params::HnswParams;
 
