@@ -198,10 +198,11 @@ fn open_error(engine_dir: &Path, error: rocksdb::Error) -> Error {
 fn db_options() -> Options {
     let mut options = Options::default();
     options.increase_parallelism(2);
-    // Table files are opened on this thread: RocksDB's default starts 16 threads to open
-    // a handful of files, and starting and joining them was most of opening the tables
-    // (a 100k store's reopen: docs/stores.md).
-    options.set_max_file_opening_threads(1);
+    // Table files are opened on two threads, one per core: RocksDB's default starts 16 to
+    // open a handful of files, and starting and joining them was most of opening the tables
+    // of a 100k store; one thread made a 1M store's first vector answer 44–56 ms where two
+    // make it 22–32, and a 100k store's the same within noise (docs/stores.md).
+    options.set_max_file_opening_threads(2);
     // One old info log, not a thousand (every open starts a new one).
     options.set_keep_log_file_num(2);
     options.set_compression_type(rocksdb::DBCompressionType::Lz4);
