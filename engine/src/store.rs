@@ -119,7 +119,7 @@ impl Store {
     /// instance: for tests of what does and does not write.
     #[cfg(test)]
     pub(crate) fn open_for_reading(engine_dir: &Path) -> Result<Store> {
-        Store::open_with_delay(engine_dir, false, std::time::Duration::from_secs(3600))
+        Store::open_with_delay(engine_dir, false, instances::NEVER)
     }
 
     /// Whether the read-write instance is open (tests of what does and does not write).

@@ -229,19 +229,21 @@ fn families() -> Vec<ColumnFamilyDescriptor> {
     families.collect()
 }
 
+/// A delay long enough that the read-write instance opens only when a write asks (tests of
+/// what does and does not write).
+#[cfg(test)]
+pub(super) const NEVER: Duration = Duration::from_secs(3600);
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
 
     use rocksdb::WriteBatch;
 
-    use super::{family, Instances};
+    use super::{family, Instances, NEVER};
     use crate::error::Error;
     use crate::keys::{CF_META, COLUMN_FAMILIES};
     use crate::store::Store;
-
-    /// Long enough that the read-write instance opens only when a write asks.
-    const NEVER: Duration = Duration::from_secs(3600);
 
     /// A store directory holding `key` = `value` in the meta family.
     fn store_with(dir: &std::path::Path, value: &[u8]) {
