@@ -1,10 +1,11 @@
 //! Times `delete_where` removing whole sessions: records written together, so their ids are
 //! consecutive (what a memory service forgets when a user drops a conversation), unlike the
 //! stores benchmark's filtered delete, whose records are scattered. Usage:
-//! `session_delete_probe DIR [RECORDS] [SESSION]` writes RECORDS records (default 100 000) in
-//! sessions of SESSION (default 1 000) into a new store at DIR, each with a `session`
-//! attribute, a `speaker` of two, a short text and a 384-dimensional vector, then deletes eight
-//! sessions one by one, durably, and prints each time.
+//! `session_delete_probe DIR [RECORDS] [SESSION]` writes RECORDS records (default 100 000, at
+//! most ten million) in sessions of SESSION (default 1 000, at most an eighth of them) into a
+//! new store at DIR, each with a `session` attribute, a `speaker` of two, a short text and a
+//! 384-dimensional vector, then deletes eight sessions one by one, durably, and prints each
+//! time.
 
 use std::time::{Duration, Instant};
 
@@ -17,8 +18,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Some(path) = args.get(1) else {
         return Err("usage: session_delete_probe DIR [RECORDS] [SESSION]".into());
     };
+    // Bounded: a store of ten million records takes minutes and gigabytes here.
     let records: usize = args.get(2).map_or(Ok(100_000), |n| n.parse())?;
-    let session: usize = args.get(3).map_or(Ok(1_000), |n| n.parse())?.max(1);
+    let records = records.clamp(8, 10_000_000);
+    let session: usize = args.get(3).map_or(Ok(1_000), |n| n.parse())?;
+    let session = session.clamp(1, records / 8);
     // No HNSW build in the background: it would share the cores with what is timed.
     let mut options = EngineOptions::default();
     options.hnsw.threshold = usize::MAX;
