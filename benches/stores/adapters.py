@@ -191,6 +191,10 @@ class Chroma:
         self.c.delete(where={"source": source})
 
     def close(self):
+        # `close()` stops the client's shared in-process system, as Chroma's documentation asks
+        # of a PersistentClient; without it the next client on the path reuses that system,
+        # indexes loaded, and a reopen is no reopen.
+        self.client.close()
         self.c = None
         self.client = None
 

@@ -33,14 +33,33 @@ def both(r, key):
     return f"{fmt(p50)} / {fmt(p99)}"
 
 
-def reopen(r):
+def reopen_cell(opened, vector, text):
     """Open time (+ the first vector answer after it; + the first text answer after that)."""
-    opened, vector = r.get("reopen_ms"), r.get("reopen_first_query_ms")
     if opened is None or vector is None:
         return "n/a"
     cell = f"{fmt(opened)} (+{fmt(vector - opened)}"
-    text = r.get("reopen_first_text_ms")
     return cell + (f"; +{fmt(text - vector)})" if text is not None else ")")
+
+
+def reopen(r):
+    """The median reopen round and the first one (a run before rounds shows its only one)."""
+    first = reopen_cell(r.get("reopen_ms"), r.get("reopen_first_query_ms"), r.get("reopen_first_text_ms"))
+    rounds = r.get("reopen_rounds")
+    if not rounds:
+        return first
+    median = reopen_cell(r.get("reopen_median_ms"), r.get("reopen_first_query_median_ms"),
+                         r.get("reopen_first_text_median_ms"))
+    return f"{median}, median of {len(rounds)}; first {first}"
+
+
+def delete_filter(r):
+    """The median filtered delete and the first one, with the records each removed."""
+    runs = r.get("delete_filter_runs")
+    if not runs:
+        return f"{fmt(r.get('delete_filter_ms'))} ({r.get('delete_filter_count')} rec)"
+    counts = sorted(count for _, count in runs)
+    return (f"{fmt(r.get('delete_filter_median_ms'))}, median of {len(runs)} "
+            f"({counts[0]}–{counts[-1]} rec); first {fmt(r.get('delete_filter_ms'))}")
 
 
 def best_default(r):
@@ -89,7 +108,7 @@ def main():
                 f"{both(r, 'insert')} | "
                 f"{fmt(d.get('p50_ms'))} / {fmt(d.get('p99_ms'))} ({d.get('setting')}) | "
                 f"{fmt(d.get('recall'), digits=3)} | {both(r, 'text')} | {both(r, 'hybrid')} | "
-                f"{both(r, 'delete_id')} | {fmt(r.get('delete_filter_ms'))} ({r.get('delete_filter_count')} rec) | "
+                f"{both(r, 'delete_id')} | {delete_filter(r)} | "
                 f"{reopen(r)} | "
                 f"{fmt(r.get('disk_mib'))} | {fmt(r.get('disk_mib') / raw)}× | {fmt(r.get('peak_rss_mib'))} ({fmt(r.get('rss_after_data_mib'))}) |")
     lines.append("")

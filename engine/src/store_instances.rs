@@ -42,7 +42,7 @@ const VECTOR_BLOCK_BYTES: usize = 16 << 10;
 /// log), so a full default buffer is a skip list of a few hundred thousand entries, and each
 /// point write into it (a filtered delete writes four per record) walks it through cache
 /// misses. Right after a 100k bulk load, the batch of a filtered delete of about a thousand
-/// records took 4.0 ms to write on average, 2.1 ms with 8 MiB buffers (`delete_after_load`,
+/// records took 4.1 ms to write on average, 2.1 ms with 8 MiB buffers (`delete_after_load`,
 /// sixteen deletes each), while a reopen took as long (the three more table files cost nothing
 /// measurable) and peak memory fell 597 -> 528 MiB (`docs/stores.md`). The vectors' values
 /// are 1.5 KiB, so their default buffer holds few entries, and smaller ones changed nothing.

@@ -137,6 +137,18 @@ pub fn percentiles(samples: &mut [Duration]) -> (f64, f64) {
     (at(0.50), at(0.99))
 }
 
+/// The median of `values`, the mean of the middle two when their number is even (as numpy's,
+/// which `worker.py` uses); NaN when there are none.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
 /// Mean of a set of latencies, in milliseconds.
 pub fn mean_ms(samples: &[Duration]) -> f64 {
     if samples.is_empty() {
