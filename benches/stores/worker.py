@@ -24,7 +24,7 @@ import adapters  # noqa: E402
 
 SINGLES = 200
 QUERIES = 200
-# The sources whose records the delete-by-filter phase removes, one delete each (1 089, 1 100
+# The sources whose records the delete-by-filter phase removes, one delete each (1 089, 1 099
 # and 1 175 records of the 100k data set); the first is the one earlier runs deleted alone.
 DELETE_SOURCES = ("locomo3", "locomo2", "locomo4")
 # Rounds of the reopen phase.

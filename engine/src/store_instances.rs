@@ -43,9 +43,11 @@ const VECTOR_BLOCK_BYTES: usize = 16 << 10;
 /// point write into it (a filtered delete writes four per record) walks it through cache
 /// misses. Right after a 100k bulk load, the batch of a filtered delete of about a thousand
 /// records took 4.1 ms to write on average, 2.1 ms with 8 MiB buffers (`delete_after_load`,
-/// sixteen deletes each), while a reopen took as long (the three more table files cost nothing
-/// measurable) and peak memory fell 597 -> 528 MiB (`docs/stores.md`). The vectors' values
-/// are 1.5 KiB, so their default buffer holds few entries, and smaller ones changed nothing.
+/// sixteen deletes each), while a 100k store's reopen took as long (three more table files)
+/// and peak memory fell 597 -> 528 MiB; a fresh 1M store closes with 50 table files instead of
+/// 30, and opens 8-11 ms slower with its first answer unchanged (`docs/stores.md`). The
+/// vectors' values are 1.5 KiB, so their default buffer holds few entries, and a smaller one
+/// saved little there.
 const SMALL_VALUE_WRITE_BUFFER: usize = 8 << 20;
 
 /// The RocksDB instances of one store directory.
