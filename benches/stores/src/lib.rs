@@ -6,6 +6,7 @@ use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 use std::time::Duration;
 
+use mb_engine::NewRecord;
 use serde::Deserialize;
 
 /// Dimension of the cached MiniLM vectors.
@@ -63,6 +64,16 @@ impl Data {
             queries,
             query_vectors,
         })
+    }
+
+    /// Record `i` as the engine's drivers store it: its text, its `source` and `speaker`
+    /// attributes, and its vector in `space`.
+    pub fn engine_record(&self, i: usize, space: &str) -> NewRecord {
+        let row = &self.rows[i];
+        NewRecord::new(row.text.as_str())
+            .with_attribute("source", row.source.as_str())
+            .with_attribute("speaker", row.speaker.as_str())
+            .with_vector(space, self.vector(i).to_vec())
     }
 
     /// The vector of record `i`.

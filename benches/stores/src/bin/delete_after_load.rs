@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use mb_engine::{Engine, EngineOptions, Filter, NamespaceOptions, NewRecord, Space};
+use mb_engine::{Engine, EngineOptions, Filter, NamespaceOptions, Space};
 use mb_stores_bench::{Data, DIM};
 
 const NS: &str = "bench";
@@ -29,23 +29,16 @@ fn main() -> Result<()> {
     let engine = Engine::open(store, options)?;
     engine.create_namespace(NS, NamespaceOptions::default())?;
     engine.create_space(Space::new(SPACE, DIM))?;
-    let record = |i: usize| {
-        let row = &data.rows[i];
-        NewRecord::new(row.text.as_str())
-            .with_attribute("source", row.source.as_str())
-            .with_attribute("speaker", row.speaker.as_str())
-            .with_vector(SPACE, data.vector(i).to_vec())
-    };
     let bulk = n.saturating_sub(SINGLES);
     for chunk in (0..bulk).collect::<Vec<_>>().chunks(1000) {
-        engine.put_many(NS, chunk.iter().map(|&i| record(i)))?;
+        engine.put_many(NS, chunk.iter().map(|&i| data.engine_record(i, SPACE)))?;
     }
     engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
     engine.search_text(NS, &data.queries[0].text, 10)?;
     engine.merge_lexical_segments()?;
     let mut first = Vec::new();
     for i in bulk..n {
-        first.push(engine.put(NS, record(i))?);
+        first.push(engine.put(NS, data.engine_record(i, SPACE))?);
     }
     engine.flush()?;
     for id in first.iter().take(100) {

@@ -9,9 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mb_engine::{
-    Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, NewRecord, RecordId, Space,
-};
+use mb_engine::{Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, RecordId, Space};
 use mb_stores_bench::{dir_bytes, median, peak_rss_mib, percentiles, record_bulk, Data, DIM};
 use serde_json::{json, Map, Value};
 
@@ -61,14 +59,6 @@ fn options() -> EngineOptions {
     options
 }
 
-fn record(data: &Data, i: usize) -> NewRecord {
-    let row = &data.rows[i];
-    NewRecord::new(row.text.as_str())
-        .with_attribute("source", row.source.as_str())
-        .with_attribute("speaker", row.speaker.as_str())
-        .with_vector(SPACE, data.vector(i).to_vec())
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -90,7 +80,7 @@ fn run(
     // HNSW graph that the first search starts building).
     let start = Instant::now();
     for chunk in (0..bulk).collect::<Vec<_>>().chunks(1000) {
-        let ids = engine.put_many(NS, chunk.iter().map(|&i| record(data, i)))?;
+        let ids = engine.put_many(NS, chunk.iter().map(|&i| data.engine_record(i, SPACE)))?;
         row_of.extend(ids.into_iter().zip(chunk.iter().map(|&i| i as u64)));
     }
     let written = start.elapsed();
@@ -104,7 +94,7 @@ fn run(
     let mut times = Vec::with_capacity(SINGLES);
     for i in bulk..n {
         let start = Instant::now();
-        let id = engine.put(NS, record(data, i))?;
+        let id = engine.put(NS, data.engine_record(i, SPACE))?;
         times.push(start.elapsed());
         row_of.insert(id, i as u64);
     }
