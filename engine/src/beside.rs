@@ -28,10 +28,11 @@ pub(crate) fn beside<S: Send, M>(
 
 /// Runs `work` over `items`, `chunk` at a time, on this thread and on one named `name`, each
 /// taking the next chunk as soon as it is done with its last, and returns the results in the
-/// items' order (or the first error either thread met). Halves fixed in advance waited on each
-/// other when chunks cost unequally: of a filtered read's records, those still in RocksDB's
-/// memtable took four times as long to read as those in its table files. If the other thread
-/// panics, the chunks it took are worked again here.
+/// items' order, or the first error either thread met (the other then stops at its next
+/// chunk). Halves fixed in advance waited on each other when chunks cost unequally: of a
+/// filtered read's records, those still in RocksDB's memtable took four times as long to read
+/// as those in its table files. If the other thread panics, the chunks it took are worked
+/// again here.
 pub(crate) fn in_chunks_beside<I: Sync, T: Send, E: Send>(
     name: &str,
     items: &[I],
@@ -47,7 +48,14 @@ pub(crate) fn in_chunks_beside<I: Sync, T: Send, E: Send>(
             let Some(items) = chunks.get(i) else {
                 return Ok(done);
             };
-            done.push((i, work(items)?));
+            match work(items) {
+                Ok(results) => done.push((i, results)),
+                Err(e) => {
+                    // The other thread takes no more chunks: the whole fails anyway.
+                    next.store(chunks.len(), Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
         }
     };
     let (side, main) = beside(name, take, take);
