@@ -1,6 +1,8 @@
 //! Times filtered deletes right after a bulk load, in the state the stores benchmark deletes
 //! in (its memtables full of the load, its search state loaded), once per LoCoMo source of the
-//! data set: eight samples of the operation `stores_engine` times once.
+//! data set: eight samples of the operation `stores_engine` times three times. It skips
+//! `stores_engine`'s search phases, and its 100 single deletes remove 100 of its 200 single
+//! inserts, where `stores_engine`'s remove the first 100 records of the bulk load.
 //!
 //! Usage: `delete_after_load DATA_DIR N STORE_DIR` (`STORE_DIR` must not exist).
 
