@@ -131,18 +131,21 @@ impl ScanCodes {
         for (block, (codes, metas)) in blocks.enumerate() {
             let dots = &mut dots[..metas.len()];
             dots_i16_i8(&query.values, codes, dots);
+            // The floor changes only when a slot is offered: read once per offer, not per slot.
+            let mut lowest = floor.value();
             for (i, (dot, meta)) in dots.iter().zip(metas).enumerate() {
+                let (estimate, bound) = (query.estimate(*dot, meta), query.bound(meta));
+                // Most slots fall below the floor: the floor only rises, so they are out.
+                if estimate + bound < lowest {
+                    continue;
+                }
                 let slot = block * BLOCK + i;
                 if !live(slot) {
                     continue;
                 }
-                let (estimate, bound) = (query.estimate(*dot, meta), query.bound(meta));
-                // Most slots fall below the floor: the floor only rises, so they are out.
-                if estimate + bound < floor.value() {
-                    continue;
-                }
                 floor.offer(estimate - bound);
-                if estimate + bound >= floor.value() {
+                lowest = floor.value();
+                if estimate + bound >= lowest {
                     candidates.push((slot, estimate + bound));
                 }
             }
