@@ -124,6 +124,7 @@ impl ScanCodes {
         let mut floor = Floor::new(k);
         let mut candidates: Vec<(usize, f64)> = Vec::new();
         let mut dots = [0i64; BLOCK];
+        let mut uppers = [0f64; BLOCK];
         let blocks = self
             .codes
             .chunks(BLOCK * self.dim)
@@ -131,14 +132,17 @@ impl ScanCodes {
         for (block, (codes, metas)) in blocks.enumerate() {
             let dots = &mut dots[..metas.len()];
             dots_i16_i8(&query.values, codes, dots);
+            let uppers = &mut uppers[..metas.len()];
+            query.upper_ends(dots, metas, uppers);
             // The floor changes only when a slot is offered: read once per offer, not per slot.
             let mut lowest = floor.value();
-            for (i, (dot, meta)) in dots.iter().zip(metas).enumerate() {
-                let (estimate, bound) = (query.estimate(*dot, meta), query.bound(meta));
+            for (i, upper) in uppers.iter().enumerate() {
                 // Most slots fall below the floor: the floor only rises, so they are out.
-                if estimate + bound < lowest {
+                if *upper < lowest {
                     continue;
                 }
+                let (meta, dot) = (&metas[i], dots[i]);
+                let (estimate, bound) = (query.estimate(dot, meta), query.bound(meta));
                 let slot = block * BLOCK + i;
                 if !live(slot) {
                     continue;
@@ -233,14 +237,43 @@ impl Query {
 
     /// The similarity of the query to a slot's vector, estimated from the integer dot product
     /// of the query's values with the slot's code.
+    #[inline(always)]
     fn estimate(&self, dot: i64, meta: &CodeMeta) -> f64 {
         self.unit * f64::from(meta.scale) * dot as f64
     }
 
     /// How far a slot's estimate may be from the float dot product of the query and its
     /// vector (see [`Query::new`]).
+    #[inline(always)]
     fn bound(&self, meta: &CodeMeta) -> f64 {
         self.per_residual * f64::from(meta.residual) + self.per_norm * f64::from(meta.norm) + 1e-9
+    }
+
+    /// Writes into `out[i]` the upper end `estimate + bound` of the slot with integer dot
+    /// product `dots[i]` and code `metas[i]`: the same arithmetic as one slot at a time, in
+    /// AVX-512 registers where the CPU has them (eight slots an instruction). Exact top-10,
+    /// three runs each alternating: 31.1–31.6 µs against 31.6–33.0 over 2 000 slots, 99–106
+    /// against 106–111 over 10 000, no change over 5 000.
+    fn upper_ends(&self, dots: &[i64], metas: &[CodeMeta], out: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") {
+            // SAFETY: the CPU supports AVX-512 F and DQ, checked just above.
+            return unsafe { self.upper_ends_avx512(dots, metas, out) };
+        }
+        self.upper_ends_portable(dots, metas, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn upper_ends_avx512(&self, dots: &[i64], metas: &[CodeMeta], out: &mut [f64]) {
+        self.upper_ends_portable(dots, metas, out);
+    }
+
+    #[inline(always)]
+    fn upper_ends_portable(&self, dots: &[i64], metas: &[CodeMeta], out: &mut [f64]) {
+        for ((out, dot), meta) in out.iter_mut().zip(dots).zip(metas) {
+            *out = self.estimate(*dot, meta) + self.bound(meta);
+        }
     }
 }
 
