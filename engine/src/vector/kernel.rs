@@ -447,9 +447,24 @@ mod tests {
                 let query = ByteQuery::new(&q);
                 for make_code in codes {
                     let all: Vec<i8> = (0..dim * 7).map(make_code).collect();
+                    let want = expected(&q, &all);
                     let mut out = [0i64; 7];
                     query.dots(&all, &mut out);
-                    assert_eq!(out[..], expected(&q, &all)[..], "dim {dim}");
+                    assert_eq!(out[..], want[..], "dim {dim}");
+                    // The kernels this CPU would not pick for runs, where it has them.
+                    #[cfg(target_arch = "x86_64")]
+                    {
+                        if has_avx512() {
+                            // SAFETY: the CPU supports AVX-512 F and BW, checked just above.
+                            unsafe { dots_avx512(query.wide(), &all, &mut out) };
+                            assert_eq!(out[..], want[..], "AVX-512, dim {dim}");
+                        }
+                        if std::is_x86_feature_detected!("avx2") {
+                            // SAFETY: the CPU supports AVX2, checked just above.
+                            unsafe { dots_avx2(query.wide(), &all, &mut out) };
+                            assert_eq!(out[..], want[..], "AVX2, dim {dim}");
+                        }
+                    }
                 }
             }
         }
