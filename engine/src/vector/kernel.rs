@@ -20,9 +20,10 @@ const AVX2_MAX_LEN: usize = 8 * 512;
 #[cfg(target_arch = "x86_64")]
 const AVX512_MAX_LEN: usize = 8 * 1024;
 
-/// Longest queries the VNNI kernel takes: a product of two bytes is below 2^14 in magnitude,
-/// and each of the 32-bit sums [`sum_four`] adds holds a quarter of them, at most 2^14 when
-/// the query is this long (the lanes' raw sums, offset by `128 × query`, stay below 2^27).
+/// Longest queries the VNNI kernel takes. A product of two bytes is at most 2^14 in magnitude;
+/// each 32-bit sum [`sum_four`] forms holds a quarter of a code's products, so at this length
+/// it stays within 2^28 (and a lane's raw sum, before the query's offset comes off, within
+/// 2^27: 4 096 terms below 2^15).
 #[cfg(target_arch = "x86_64")]
 const VNNI_MAX_LEN: usize = 1 << 16;
 
@@ -280,6 +281,8 @@ fn vnni_lanes<const K: usize>(
     let len = query.wide.len();
     let flip = _mm512_set1_epi8(i8::MIN);
     let mut sums = [_mm512_setzero_si512(); K];
+    // Never taken (the codes come from `chunks_exact`), but it keeps every load below inside
+    // its code whatever the caller passes.
     if codes.iter().any(|code| code.len() < len) {
         return sums;
     }
