@@ -221,13 +221,20 @@ unsafe fn dot_avx512(a: &[i16], b: &[i8]) -> i64 {
         odd = _mm512_add_epi32(odd, _mm512_madd_epi16(x, y));
     }
     // The lanes' total may not fit an `i32`: widened before they are added up.
-    let wide = |x: __m512i| {
-        _mm512_add_epi64(
-            _mm512_cvtepi32_epi64(_mm512_castsi512_si256(x)),
-            _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(x)),
-        )
-    };
-    _mm512_reduce_add_epi64(_mm512_add_epi64(wide(even), wide(odd)))
+    _mm512_reduce_add_epi64(_mm512_add_epi64(widen_halves(even), widen_halves(odd)))
+}
+
+/// The 16 lanes of `x` widened to 64 bits, lane `i` added to lane `i + 8`: eight sums that
+/// cannot overflow, for the kernels to add up.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn widen_halves(x: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    _mm512_add_epi64(
+        _mm512_cvtepi32_epi64(_mm512_castsi512_si256(x)),
+        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(x)),
+    )
 }
 
 /// The VNNI kernel. `vpdpbusd` multiplies unsigned bytes by signed bytes, four to a 32-bit
@@ -343,10 +350,7 @@ fn sum_four(
     let cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
     // In each quarter: the quarter's totals of a, b, c and d.
     let abcd = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
-    let halves = _mm512_add_epi64(
-        _mm512_cvtepi32_epi64(_mm512_castsi512_si256(abcd)),
-        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(abcd)),
-    );
+    let halves = widen_halves(abcd);
     let total = _mm256_add_epi64(
         _mm512_castsi512_si256(halves),
         _mm512_extracti64x4_epi64::<1>(halves),
@@ -362,11 +366,7 @@ fn sum_four(
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn sum_one(lanes: std::arch::x86_64::__m512i) -> i64 {
-    use std::arch::x86_64::*;
-    _mm512_reduce_add_epi64(_mm512_add_epi64(
-        _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lanes)),
-        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(lanes)),
-    ))
+    std::arch::x86_64::_mm512_reduce_add_epi64(widen_halves(lanes))
 }
 
 #[cfg(test)]

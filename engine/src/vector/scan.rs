@@ -140,21 +140,20 @@ impl ScanCodes {
             query.upper_ends(dots, metas, uppers);
             // The floor changes only when a slot is offered: read once per offer, not per slot.
             let mut lowest = floor.value();
-            for (i, upper) in uppers.iter().enumerate() {
+            for (i, &upper) in uppers.iter().enumerate() {
                 // Most slots fall below the floor: the floor only rises, so they are out.
-                if *upper < lowest {
+                if upper < lowest {
                     continue;
                 }
-                let (meta, dot) = (&metas[i], dots[i]);
-                let (estimate, bound) = (query.estimate(dot, meta), query.bound(meta));
                 let slot = block * BLOCK + i;
                 if !live(slot) {
                     continue;
                 }
-                floor.offer(estimate - bound);
+                let meta = &metas[i];
+                floor.offer(query.estimate(dots[i], meta) - query.bound(meta));
                 lowest = floor.value();
-                if estimate + bound >= lowest {
-                    candidates.push((slot, estimate + bound));
+                if upper >= lowest {
+                    candidates.push((slot, upper));
                 }
             }
         }
