@@ -37,7 +37,6 @@ use crate::state::{Catalog, Inner, NamespaceState};
 use crate::store::Store;
 use crate::transfer::{ExportEntry, TransferCounts};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
-use crate::warmup::Warmup;
 
 const LEXICAL_DIR: &str = "lexical";
 /// Directory of the vector files written at close (`crate::snapshot`).
@@ -66,9 +65,6 @@ impl Engine {
     pub fn open(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         let path = path.as_ref().to_path_buf();
         prepare_directory(&path, options.create_if_missing)?;
-        // The vector files are read on another core while RocksDB opens on this one.
-        let vector_files = options.vector_snapshots.then(|| path.join(VECTORS_DIR));
-        let warmup = Warmup::start(vector_files, options.derived_memory_budget);
         let store = Arc::new(Store::open(&path, options.sync_writes)?);
         discard_staged_copies(&store)?;
         let attributes = AttributeIndex::open(&store)?;
@@ -78,7 +74,7 @@ impl Engine {
             counters.seq,
             path.join(VECTORS_DIR),
             options.vector_snapshots,
-            warmup,
+            options.derived_memory_budget,
         )?;
         let mut catalog = Catalog::default();
         for (info, count) in store.namespaces()? {

@@ -47,7 +47,7 @@ pub(crate) struct Snapshots {
     vectors_dir: PathBuf,
     /// Whether vector files are written and read ([`crate::EngineOptions::vector_snapshots`]).
     with_vectors: bool,
-    /// The snapshots (vector files, statistics) read ahead while the engine opened.
+    /// The statistics decoded while the engine opened.
     warmup: Warmup,
     /// The namespaces whose statistics were read from their snapshot: while nothing is written,
     /// a close need not write them again.
@@ -66,15 +66,17 @@ pub(crate) struct NamespaceSnapshot<'a> {
 
 impl Snapshots {
     /// The snapshots of a store whose sequence number is `seq`, with vector files in
-    /// `vectors_dir` (`with_vectors`; those read ahead in `warmup`): kept when they were
-    /// written at that number, deleted otherwise (vector files also when they are not wanted).
+    /// `vectors_dir` (`with_vectors`): kept when they were written at that number, deleted
+    /// otherwise (vector files also when they are not wanted). Kept statistics start decoding
+    /// on a thread of their own ([`crate::warmup`]), those that fit `stats_budget` bytes.
     pub(crate) fn open(
         store: &Arc<Store>,
         seq: u64,
         vectors_dir: PathBuf,
         with_vectors: bool,
-        mut warmup: Warmup,
+        stats_budget: Option<usize>,
     ) -> Result<Snapshots> {
+        let mut warmup = Warmup::new(stats_budget);
         let written_at = store.get(CF_META, META_STATS_SEQ)?;
         let exact = written_at.as_deref().and_then(decode_u64) == Some(seq);
         if written_at.is_some() && !exact {
@@ -83,7 +85,6 @@ impl Snapshots {
             store.write(batch)?;
         }
         if !exact || !with_vectors {
-            warmup.discard();
             remove_vector_files(&vectors_dir)?;
         }
         if exact {
@@ -124,9 +125,9 @@ impl Snapshots {
 
     /// Namespace `ns`'s vector collections by space as they were at the last close, if no
     /// write has changed any record since, their vectors mapped from the file (or, for the
-    /// points of a graph, read from `source_of`'s store), as the warm-up read it if it did. A
-    /// file that is missing is ignored, and one that is damaged or of another format deleted,
-    /// so that the next close writes it again (the caller reads the vectors from the store).
+    /// points of a graph, read from `source_of`'s store). A file that is missing is ignored,
+    /// and one that is damaged or of another format deleted, so that the next close writes it
+    /// again (the caller reads the vectors from the store).
     pub(crate) fn vectors(
         &self,
         ns: u32,
@@ -137,14 +138,12 @@ impl Snapshots {
         }
         let path = self.vector_file(ns);
         let seq = self.seq.load(Ordering::SeqCst);
-        let decoded = match self.warmup.take_vectors(&path) {
-            Some(warmed) => warmed,
-            None if !path.exists() => return None,
-            None => file::decode(&path, Some(seq)),
-        };
-        match decoded {
-            Ok(Some(decoded)) if decoded.seq() == seq => Some(decoded.attach(source_of)),
-            Ok(_) => None,
+        if !path.exists() {
+            return None;
+        }
+        match file::decode(&path, seq) {
+            Ok(Some(decoded)) => Some(decoded.attach(source_of)),
+            Ok(None) => None,
             Err(e) => {
                 tracing::warn!("{e}; reading the vectors from the store");
                 if let Err(e) = std::fs::remove_file(&path) {

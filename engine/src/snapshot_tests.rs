@@ -23,7 +23,7 @@ fn snapshots_are_kept_only_at_their_sequence_number() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path(), false).unwrap());
     let vectors = dir.path().join("vectors");
-    let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none()).unwrap();
+    let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true, None).unwrap();
     let snapshots = open(5);
     assert_eq!(snapshots.stats(&store, 1), None, "none yet");
     let one = stats("apple banana");
@@ -64,7 +64,7 @@ fn vector_files_follow_the_statistics() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path(), false).unwrap());
     let vectors = dir.path().join("vectors");
-    let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none()).unwrap();
+    let open = |seq| Snapshots::open(&store, seq, vectors.clone(), true, None).unwrap();
     let mut collection = VectorCollection::new(4);
     collection.upsert(
         crate::record::RecordId(1),
@@ -108,74 +108,12 @@ fn vector_files_follow_the_statistics() {
 }
 
 #[test]
-fn a_file_read_ahead_is_what_the_namespace_gets_until_the_first_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), false).unwrap());
-    let vectors = dir.path().join("vectors");
-    let collection = |ids: &[u64]| {
-        let mut c = VectorCollection::new(4);
-        for &id in ids {
-            c.upsert(
-                crate::record::RecordId(id),
-                &crate::vector::seeded_unit(id, 4),
-            );
-        }
-        c
-    };
-    let (first, second) = (collection(&[1, 2]), collection(&[3]));
-    let one = stats("apple");
-    let write = |seq, c: &VectorCollection| {
-        let snapshot = NamespaceSnapshot {
-            ns: 3,
-            stats: Some(&one),
-            vectors: vec![("s", c)],
-        };
-        Snapshots::open(&store, seq, vectors.clone(), true, Warmup::none())
-            .unwrap()
-            .write(&store, seq, [snapshot])
-            .unwrap();
-    };
-    let warmed = |seq| {
-        let warmup = Warmup::start(Some(vectors.clone()), None);
-        warmup.wait();
-        Snapshots::open(&store, seq, vectors.clone(), true, warmup).unwrap()
-    };
-    write(5, &first);
-    let snapshots = warmed(5);
-    // Replaced on disk after it was read ahead: the namespace gets what was read.
-    file::write(&vectors.join("3.vec"), 5, &[("s", &second)]).unwrap();
-    let read = snapshots.vectors(3, &MemorySource::none).unwrap();
-    assert_eq!(read["s"].contents(), first.contents());
-    // Taken once: a later load reads the file.
-    let read = snapshots.vectors(3, &MemorySource::none).unwrap();
-    assert_eq!(read["s"].contents(), second.contents());
-
-    // Read ahead, then the first write: dropped with the files.
-    let snapshots = warmed(5);
-    snapshots.invalidated();
-    assert!(snapshots
-        .warmup
-        .take_vectors(&vectors.join("3.vec"))
-        .is_none());
-
-    // Read ahead from a store that wrote after the close: dropped, and the file deleted.
-    write(7, &first);
-    let snapshots = warmed(8);
-    assert!(snapshots
-        .warmup
-        .take_vectors(&vectors.join("3.vec"))
-        .is_none());
-    assert!(snapshots.vectors(3, &MemorySource::none).is_none());
-    assert!(!vectors.exists());
-}
-
-#[test]
 fn statistics_read_ahead_are_what_the_namespace_gets() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path(), false).unwrap());
     let vectors = dir.path().join("vectors");
     let (one, two) = (stats("apple banana"), stats("cherry"));
-    Snapshots::open(&store, 5, vectors.clone(), true, Warmup::none())
+    Snapshots::open(&store, 5, vectors.clone(), true, None)
         .unwrap()
         .write(&store, 5, [stats_only(1, &one), stats_only(2, &one)])
         .unwrap();
@@ -188,8 +126,7 @@ fn statistics_read_ahead_are_what_the_namespace_gets() {
     };
     let within = |budget| {
         put(&one);
-        let warmup = Warmup::start(None, budget);
-        let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, warmup).unwrap();
+        let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, budget).unwrap();
         snapshots.warmup.wait();
         // Changed in the store after they were read ahead.
         put(&two);
@@ -215,12 +152,12 @@ fn a_close_after_only_reads_writes_nothing() {
     let (one, two) = (stats("apple banana"), stats("cherry"));
     {
         let store = Arc::new(Store::open(dir.path(), false).unwrap());
-        let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, Warmup::none()).unwrap();
+        let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, None).unwrap();
         snapshots.write(&store, 5, [stats_only(1, &one)]).unwrap();
     }
     let reopen = || {
         let store = Arc::new(Store::open_for_reading(dir.path()).unwrap());
-        let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, Warmup::none()).unwrap();
+        let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, None).unwrap();
         (store, snapshots)
     };
 

@@ -82,9 +82,14 @@ impl Instances {
     /// does not (or cannot be read read-only).
     pub(super) fn open(path: &Path, engine_dir: &Path, delay: Duration) -> Result<Instances> {
         let early = if path.join("CURRENT").is_file() {
-            DB::open_cf_descriptors_read_only(&db_options(), path, families(), false)
-                .inspect_err(|e| tracing::debug!("read-only open of {}: {e}", path.display()))
-                .ok()
+            DB::open_cf_descriptors_read_only(
+                &db_options(table_files(path)),
+                path,
+                families(),
+                false,
+            )
+            .inspect_err(|e| tracing::debug!("read-only open of {}: {e}", path.display()))
+            .ok()
         } else {
             None
         };
@@ -192,7 +197,7 @@ pub(super) fn family<'a>(db: &'a DB, name: &'static str) -> Result<&'a ColumnFam
 }
 
 fn open_writable(path: &Path) -> std::result::Result<DB, Failure> {
-    let mut options = db_options();
+    let mut options = db_options(table_files(path));
     options.create_if_missing(true);
     options.create_missing_column_families(true);
     DB::open_cf_descriptors(&options, path, families()).map_err(Failure::Store)
@@ -208,18 +213,38 @@ fn open_error(engine_dir: &Path, error: rocksdb::Error) -> Error {
     }
 }
 
-fn db_options() -> Options {
+/// The database options, for a store holding `table_files` table files.
+fn db_options(table_files: usize) -> Options {
     let mut options = Options::default();
     options.increase_parallelism(2);
-    // Table files are opened on two threads, one per core: RocksDB's default starts 16 to
-    // open a handful of files, and starting and joining them was most of opening the tables
-    // of a 100k store; one thread made a 1M store's first vector answer 44–56 ms where two
-    // make it 22–32, and a 100k store's the same within noise (docs/stores.md).
-    options.set_max_file_opening_threads(2);
+    // RocksDB opens a column family's table files on this many threads, starting all but one
+    // of them afresh for every family at every open, however few files it has (its default
+    // is 16). A second thread pays for its start only when the families have several files
+    // each: measured on this machine's two cores (docs/engine.md), it cost a 100k store (ten
+    // files) 0.5 ms of its 2.1 ms open, and saved a million-record store (51 files) 5 ms of
+    // its first vector answer.
+    let threads = if table_files > 2 * (COLUMN_FAMILIES.len() + 1) {
+        2
+    } else {
+        1
+    };
+    options.set_max_file_opening_threads(threads);
     // One old info log, not a thousand (every open starts a new one).
     options.set_keep_log_file_num(2);
     options.set_compression_type(rocksdb::DBCompressionType::Lz4);
     options
+}
+
+/// How many table files the store at `path` holds (none if it cannot be listed: RocksDB's
+/// open then says why).
+fn table_files(path: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    let is_table = |name: &std::ffi::OsStr| name.as_encoded_bytes().ends_with(b".sst");
+    entries
+        .filter(|entry| entry.as_ref().is_ok_and(|e| is_table(&e.file_name())))
+        .count()
 }
 
 fn families() -> Vec<ColumnFamilyDescriptor> {

@@ -1,29 +1,27 @@
-//! Snapshots read while the engine opens.
+//! The BM25 statistics snapshots, decoded while the engine opens.
 //!
-//! Opening RocksDB keeps one core busy for most of an engine's open (8 ms of a 100k-record
-//! store, `docs/stores.md`), and a reopened namespace's first search then spent about as long
-//! again on its snapshots ([`crate::snapshot`]): mapping its vector file, checking its checksum
-//! and parsing it ([`crate::vector::file`]), and decoding its BM25 statistics. The open starts
-//! that work on threads of its own and the first search takes what they made:
-//! - the vector files before the store opens (they do not need it), on the core RocksDB's open
-//!   leaves idle;
-//! - the statistics as soon as the store is open and found to match them, while the open
-//!   goes on (the lexical index, the catalog).
+//! A reopened namespace's first text search needs its statistics, and decoding a 100k-record
+//! namespace's snapshot takes a few milliseconds ([`crate::snapshot`]). Once the store is open
+//! and found to match the snapshots, the open starts decoding them on a thread of its own
+//! while it goes on (the lexical index, the catalog), and the first search takes what it made.
 //!
-//! What is warmed, and how long it lives:
-//! - The snapshots on disk at the open, which are those of the namespaces the last sessions
-//!   kept in memory; vector files largest first, while their total fits the derived-state
-//!   budget when one is set ([`crate::EngineOptions::derived_memory_budget`]), and statistics
-//!   within the same budget.
-//! - Trusted no more than a snapshot read later: a vector file's sequence number is still
-//!   checked against the store's, and a file or statistics that failed their checks are
+//! The vector files were read ahead here too, from before the store opened, until the
+//! thread reading them slowed the open more than it sped up the first vector search: on this
+//! machine's two cores, 1.3 ms of a 100k store's 3.5 ms open and 4 ms of a million-record
+//! store's, against no measurable gain in the first answer (`docs/engine.md`). The first
+//! vector search decodes the file itself.
+//!
+//! What is decoded, and how long it lives:
+//! - The snapshots in the store at the open, which are those of the namespaces the last
+//!   sessions kept in memory; the largest first, while their total fits the derived-state
+//!   budget when one is set ([`crate::EngineOptions::derived_memory_budget`]).
+//! - Trusted no more than a snapshot read later: statistics that failed to decode are
 //!   reported as if they had just been read.
 //! - Dropped when taken, and with the snapshots (the first write that changes records deletes
-//!   them), so nothing warmed outlives its use.
+//!   them), so nothing decoded outlives its use.
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -31,46 +29,23 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::Result;
 use crate::lexical::LexicalStats;
-use crate::vector::file::{self, Decoded};
 
 /// A namespace's statistics snapshot as stored: its id, its bytes.
 pub(crate) type StatsBytes = (u32, Vec<u8>);
 
-/// The snapshots being read ahead: vector files by path, statistics by namespace.
+/// The statistics snapshots being decoded, by namespace.
 pub(crate) struct Warmup {
-    vectors: Warming<PathBuf, Result<Option<Decoded>>>,
     stats: Warming<u32, Option<LexicalStats>>,
     budget: u64,
 }
 
 impl Warmup {
-    /// Nothing warmed.
-    #[cfg(test)]
-    pub(crate) fn none() -> Warmup {
+    /// Nothing decoded yet: [`Warmup::warm_stats`] starts it, within `budget` bytes (none: no
+    /// limit).
+    pub(crate) fn new(budget: Option<usize>) -> Warmup {
         Warmup {
-            vectors: Warming::idle(),
             stats: Warming::idle(),
-            budget: 0,
-        }
-    }
-
-    /// Starts reading the vector files in `dir` (which may not exist; none without one) whose
-    /// total fits `budget` bytes (none: no limit), the largest first; the statistics follow
-    /// once the store is open ([`Warmup::warm_stats`]), within the same budget.
-    pub(crate) fn start(dir: Option<PathBuf>, budget: Option<usize>) -> Warmup {
-        let budget = budget.map_or(u64::MAX, |b| b as u64);
-        let vectors = match dir {
-            Some(dir) => Warming::start(
-                "mb-warm-vectors",
-                move || fitting(vector_files(&dir), budget),
-                |path: PathBuf| file::decode(&path, None),
-            ),
-            None => Warming::idle(),
-        };
-        Warmup {
-            vectors,
-            stats: Warming::idle(),
-            budget,
+            budget: budget.map_or(u64::MAX, |b| b as u64),
         }
     }
 
@@ -97,28 +72,20 @@ impl Warmup {
         );
     }
 
-    /// What was made of the vector file at `path`, waiting for it if it is still being read;
-    /// `None` if it was not planned, or was taken or dropped already.
-    pub(crate) fn take_vectors(&self, path: &Path) -> Option<Result<Option<Decoded>>> {
-        self.vectors.take(path)
-    }
-
     /// Namespace `ns`'s statistics as decoded (`None` inside: they did not decode), waiting
     /// for them if need be; `None` if they were not planned, or were taken or dropped.
     pub(crate) fn take_stats(&self, ns: u32) -> Option<Option<LexicalStats>> {
         self.stats.take(&ns)
     }
 
-    /// Drops everything read ahead and not taken, and stops the reading.
+    /// Drops everything decoded and not taken, and stops the decoding.
     pub(crate) fn discard(&self) {
-        self.vectors.discard();
         self.stats.discard();
     }
 
-    /// Waits until everything planned is read (or dropped).
+    /// Waits until everything planned is decoded (or dropped).
     #[cfg(test)]
     pub(crate) fn wait(&self) {
-        self.vectors.wait();
         self.stats.wait();
     }
 }
@@ -269,22 +236,6 @@ impl<K, T> Drop for Warming<K, T> {
     }
 }
 
-/// The vector files of `dir` as (size, path, path) jobs.
-fn vector_files(dir: &Path) -> Vec<(u64, PathBuf, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let path = entry.path();
-            let meta = entry.metadata().ok()?;
-            (meta.is_file() && path.extension().is_some_and(|e| e == "vec"))
-                .then(|| (meta.len(), path.clone(), path))
-        })
-        .collect()
-}
-
 /// The (key, job) of `sized` jobs, the largest first, while their total fits `budget` bytes.
 fn fitting<K: Ord, J>(mut sized: Vec<(u64, K, J)>, budget: u64) -> Vec<(K, J)> {
     sized.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -305,74 +256,44 @@ fn fitting<K: Ord, J>(mut sized: Vec<(u64, K, J)>, budget: u64) -> Vec<(K, J)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::RecordId;
-    use crate::vector::collection::VectorCollection;
-    use crate::vector::seeded_unit;
-    use crate::vector::source::MemorySource;
-
-    /// Writes `n` vectors of 8 into `dir/{name}.vec` at sequence number `seq`; its size.
-    fn vector_file(dir: &Path, name: &str, n: u64, seq: u64) -> u64 {
-        let mut c = VectorCollection::new(8);
-        for id in 0..n {
-            c.upsert(RecordId(id), &seeded_unit(id, 8));
-        }
-        let path = dir.join(format!("{name}.vec"));
-        file::write(&path, seq, &[("s", &c)]).unwrap();
-        std::fs::metadata(&path).unwrap().len()
-    }
 
     #[test]
-    fn the_largest_files_that_fit_the_budget_are_read_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let large = vector_file(dir.path(), "1", 40, 7);
-        let small = vector_file(dir.path(), "2", 3, 7);
-        let middle = vector_file(dir.path(), "3", 20, 7);
-        std::fs::write(dir.path().join("4.tmp"), b"not a vector file").unwrap();
-        let warmup = Warmup::start(Some(dir.path().into()), Some((large + small) as usize));
-        let path = |name: &str| dir.path().join(name);
-        let decoded = warmup
-            .take_vectors(&path("1.vec"))
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        assert_eq!(decoded.seq(), 7);
-        let spaces = decoded.attach(&MemorySource::none);
-        assert_eq!(spaces["s"].len(), 40);
-        assert!(warmup.take_vectors(&path("1.vec")).is_none(), "taken once");
-        assert!(
-            warmup.take_vectors(&path("3.vec")).is_none(),
-            "{middle} bytes do not fit beside the largest"
+    fn the_largest_jobs_that_fit_the_budget_are_planned_largest_first() {
+        let sized = vec![(40, 'a', 1), (3, 'b', 2), (20, 'c', 3), (3, 'd', 4)];
+        assert_eq!(fitting(sized.clone(), 43), vec![('a', 1), ('b', 2)]);
+        assert_eq!(
+            fitting(sized.clone(), 46),
+            vec![('a', 1), ('b', 2), ('d', 4)]
         );
-        assert!(
-            warmup.take_vectors(&path("2.vec")).unwrap().is_ok(),
-            "the small one does"
+        assert_eq!(fitting(sized.clone(), 2), vec![]);
+        assert_eq!(fitting(sized, u64::MAX).len(), 4);
+    }
+
+    #[test]
+    fn results_are_taken_once_and_unplanned_keys_are_not_waited_for() {
+        let warming = Warming::start("test-warm", || vec![(1, 10), (2, 20)], |n: i32| n + 1);
+        assert_eq!(warming.take(&2), Some(21));
+        assert_eq!(warming.take(&2), None, "taken once");
+        assert_eq!(warming.take(&3), None, "never planned");
+        assert_eq!(warming.take(&1), Some(11));
+    }
+
+    #[test]
+    fn discarded_results_are_not_given() {
+        let warming = Warming::start("test-warm", || vec![(1, 10)], |n: i32| n + 1);
+        warming.wait();
+        warming.discard();
+        assert_eq!(warming.take(&1), None);
+    }
+
+    #[test]
+    fn a_job_that_panics_leaves_no_taker_waiting() {
+        let warming = Warming::start(
+            "test-warm",
+            || vec![(1, 0), (2, 1)],
+            |n: i32| if n == 0 { panic!("a bug in a job") } else { n },
         );
-        assert!(warmup.take_vectors(&path("4.tmp")).is_none());
-        assert!(Warmup::start(Some(path("missing")), None)
-            .take_vectors(&path("missing/1.vec"))
-            .is_none());
-    }
-
-    #[test]
-    fn a_damaged_file_is_reported_to_its_taker() {
-        let dir = tempfile::tempdir().unwrap();
-        vector_file(dir.path(), "1", 10, 3);
-        let path = dir.path().join("1.vec");
-        let mut bytes = std::fs::read(&path).unwrap();
-        let middle = bytes.len() / 2;
-        bytes[middle] ^= 1;
-        std::fs::write(&path, bytes).unwrap();
-        let warmup = Warmup::start(Some(dir.path().into()), None);
-        assert!(warmup.take_vectors(&path).unwrap().is_err());
-    }
-
-    #[test]
-    fn discarded_files_are_not_given() {
-        let dir = tempfile::tempdir().unwrap();
-        vector_file(dir.path(), "1", 10, 3);
-        let warmup = Warmup::start(Some(dir.path().into()), None);
-        warmup.wait();
-        warmup.discard();
-        assert!(warmup.take_vectors(&dir.path().join("1.vec")).is_none());
+        assert_eq!(warming.take(&2), None, "the panic ended the thread");
+        assert_eq!(warming.take(&1), None);
     }
 }

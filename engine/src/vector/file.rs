@@ -99,11 +99,8 @@ pub(crate) fn write(
 pub(crate) type SourceOf<'a> = &'a dyn Fn(&str) -> Arc<dyn VectorSource>;
 
 /// A vector file read, checksummed (but for its codes) and parsed: all but the store's
-/// vectors of its graphs' points, which [`Decoded::attach`] adds. The open's warm-up
-/// (`crate::warmup`) makes these before the store is open, when the sequence number they must
-/// match is not known yet.
+/// vectors of its graphs' points, which [`Decoded::attach`] adds.
 pub(crate) struct Decoded {
-    seq: u64,
     spaces: Vec<DecodedSpace>,
     /// The check of the graphs' codes, if there is a graph.
     codes: Option<Arc<CodesCheck>>,
@@ -117,11 +114,6 @@ struct DecodedSpace {
 }
 
 impl Decoded {
-    /// The sequence number the file was written at.
-    pub(crate) fn seq(&self) -> u64 {
-        self.seq
-    }
-
     /// The collections by space, each graph given the store's vectors of its points.
     pub(crate) fn attach(self, source_of: SourceOf<'_>) -> HashMap<String, VectorCollection> {
         self.spaces
@@ -148,12 +140,12 @@ pub(crate) fn read(
     seq: u64,
     source_of: SourceOf<'_>,
 ) -> Result<Option<HashMap<String, VectorCollection>>> {
-    Ok(decode(path, Some(seq))?.map(|decoded| decoded.attach(source_of)))
+    Ok(decode(path, seq)?.map(|decoded| decoded.attach(source_of)))
 }
 
 /// The file at `path` read, parsed and checked (but for its codes); `None` when it was
-/// written at another sequence number than `seq` (any number when `seq` is `None`).
-pub(crate) fn decode(path: &Path, seq: Option<u64>) -> Result<Option<Decoded>> {
+/// written at another sequence number than `seq`.
+pub(crate) fn decode(path: &Path, seq: u64) -> Result<Option<Decoded>> {
     let corrupt = |detail: String| corrupt(path, detail);
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut header = [0u8; 16];
@@ -169,7 +161,7 @@ pub(crate) fn decode(path: &Path, seq: Option<u64>) -> Result<Option<Decoded>> {
     let mut written_at = [0u8; 8];
     written_at.copy_from_slice(&header[8..]);
     let written_at = u64::from_le_bytes(written_at);
-    if seq.is_some_and(|seq| seq != written_at) {
+    if written_at != seq {
         return Ok(None);
     }
     // SAFETY: the engine never truncates or rewrites a vector file in place (it writes a new
@@ -206,11 +198,7 @@ pub(crate) fn decode(path: &Path, seq: Option<u64>) -> Result<Option<Decoded>> {
             path.into(),
         ))
     });
-    Ok(Some(Decoded {
-        seq: written_at,
-        spaces,
-        codes,
-    }))
+    Ok(Some(Decoded { spaces, codes }))
 }
 
 /// The spaces of a mapped vector file whose body (all but the checksums) is `body_len` bytes
