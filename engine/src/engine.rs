@@ -16,31 +16,23 @@ use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::attributes::AttributeIndex;
 use crate::batch::{Batch, WriteReceipt};
 use crate::codec;
 use crate::committer::Committer;
-use crate::copy::discard_staged_copies;
 use crate::directory::prepare_directory;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::keys::{count_key, encode_u64, namespace_key, CF_META};
-use crate::lexical::index::LexicalIndex;
 use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
+use crate::opening;
 use crate::options::EngineOptions;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::residency::{Residency, ResidentState};
 use crate::sequencer::Sequencer;
-use crate::snapshot::Snapshots;
 use crate::space::Space;
-use crate::state::{Catalog, Inner, NamespaceState};
-use crate::store::Store;
+use crate::state::{Inner, NamespaceState};
 use crate::transfer::{ExportEntry, TransferCounts};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
-
-const LEXICAL_DIR: &str = "lexical";
-/// Directory of the vector files written at close (`crate::snapshot`).
-const VECTORS_DIR: &str = "vectors";
 
 /// An embedded memory store: records in namespaces, BM25 and vector search over them.
 ///
@@ -65,50 +57,21 @@ impl Engine {
     pub fn open(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         let path = path.as_ref().to_path_buf();
         prepare_directory(&path, options.create_if_missing)?;
-        let store = Arc::new(Store::open(&path, options.sync_writes)?);
-        discard_staged_copies(&store)?;
-        let attributes = AttributeIndex::open(&store)?;
-        let counters = store.counters()?;
-        let snapshots = Snapshots::open(
-            &store,
-            counters.seq,
-            path.join(VECTORS_DIR),
-            options.vector_snapshots,
-            options.derived_memory_budget,
-        )?;
-        let mut catalog = Catalog::default();
-        for (info, count) in store.namespaces()? {
-            catalog.namespaces.insert(
-                info.name.clone(),
-                Arc::new(NamespaceState::new(info, count)),
-            );
-        }
-        for space in store.spaces()? {
-            catalog.spaces.insert(space.name.clone(), space);
-        }
-        let lexical_dir = path.join(LEXICAL_DIR);
-        let opened = match LexicalIndex::open(&lexical_dir, options.lexical_writer_memory) {
-            Ok(opened) => opened,
-            Err(e) => {
-                tracing::warn!("lexical index unusable ({e}); rebuilding it from the store");
-                std::fs::remove_dir_all(&lexical_dir).map_err(|e| Error::io(&lexical_dir, e))?;
-                LexicalIndex::open(&lexical_dir, options.lexical_writer_memory)?
-            }
-        };
+        let opened = opening::open(&path, &options)?;
         let options_budget = options.derived_memory_budget;
         let inner = Arc::new(Inner {
             path,
             ef_search: AtomicUsize::new(options.hnsw.ef_search),
             options,
-            store,
-            attributes,
-            lexical: opened.index,
-            catalog: RwLock::new(catalog),
-            sequencer: Sequencer::new(counters),
+            store: opened.store,
+            attributes: opened.attributes,
+            lexical: opened.lexical.index,
+            catalog: RwLock::new(opened.catalog),
+            sequencer: Sequencer::new(opened.counters),
             residency: Residency::new(options_budget),
-            snapshots,
+            snapshots: opened.snapshots,
         });
-        inner.catch_up_lexical(opened.committed_seq)?;
+        inner.catch_up_lexical(opened.lexical.committed_seq)?;
         let committing = Arc::clone(&inner);
         let committer = Committer::start(inner.options.lexical_commit_interval, move || {
             committing.commit_lexical()

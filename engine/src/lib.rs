@@ -50,6 +50,7 @@ mod keys;
 pub mod lexical;
 mod namespace;
 mod namespace_drop;
+mod opening;
 mod options;
 mod ranking;
 mod record;

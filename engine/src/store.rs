@@ -63,23 +63,27 @@ pub(crate) enum Caching {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database below an engine directory: an existing one
-    /// read-only first, read-write in the background ([`instances`]).
-    pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
-        Store::open_with_delay(engine_dir, sync_writes, WRITABLE_OPEN_DELAY)
+    /// Opens (creating if needed) the database below an engine directory whose lock `holder`
+    /// is: an existing one read-only first, read-write in the background ([`instances`]).
+    pub(crate) fn open_held(holder: Holder, engine_dir: &Path, sync_writes: bool) -> Result<Store> {
+        Store::open_with_delay(holder, engine_dir, sync_writes, WRITABLE_OPEN_DELAY)
     }
 
-    /// [`Store::open`], an existing store's read-write instance starting `delay` after it
+    /// [`Store::open_held`], taking the directory's lock itself (tests' shorthand).
+    #[cfg(test)]
+    pub(crate) fn open(engine_dir: &Path, sync_writes: bool) -> Result<Store> {
+        Store::open_held(Holder::take(engine_dir)?, engine_dir, sync_writes)
+    }
+
+    /// [`Store::open_held`], an existing store's read-write instance starting `delay` after it
     /// unless a write asks sooner.
     fn open_with_delay(
+        holder: Holder,
         engine_dir: &Path,
         sync_writes: bool,
         delay: std::time::Duration,
     ) -> Result<Store> {
         let path: PathBuf = engine_dir.join(STORE_DIR);
-        // The holder lock keeps a second process out before RocksDB is asked (its own lock
-        // file would too, but says so only in words).
-        let holder = Holder::take(engine_dir)?;
         let instances = Instances::open(&path, engine_dir, delay)?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(sync_writes);
@@ -119,7 +123,12 @@ impl Store {
     /// instance: for tests of what does and does not write.
     #[cfg(test)]
     pub(crate) fn open_for_reading(engine_dir: &Path) -> Result<Store> {
-        Store::open_with_delay(engine_dir, false, instances::NEVER)
+        Store::open_with_delay(
+            Holder::take(engine_dir)?,
+            engine_dir,
+            false,
+            instances::NEVER,
+        )
     }
 
     /// Whether the read-write instance is open (tests of what does and does not write).

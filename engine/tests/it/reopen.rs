@@ -172,6 +172,34 @@ fn missing_or_corrupt_lexical_index_is_rebuilt() {
     assert_eq!(snapshot(&e), before);
 }
 
+#[test]
+fn an_engine_in_use_is_refused_before_its_lexical_index_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e");
+    let e = reopen(&path);
+    populate(&e);
+    let before = snapshot(&e);
+    e.flush().unwrap();
+    // What an opener would take for a damaged index, and rebuild, if it read it.
+    let meta = path.join("lexical").join("meta.json");
+    std::fs::write(&meta, b"{ not json").unwrap();
+    match Engine::open(&path, EngineOptions::default()) {
+        Err(mb_engine::Error::InUse { .. }) => {}
+        Err(other) => panic!("expected InUse, got {other}"),
+        Ok(_) => panic!("a second engine opened a directory in use"),
+    }
+    assert_eq!(
+        std::fs::read(&meta).unwrap(),
+        b"{ not json",
+        "the refused opener rebuilt the holder's lexical index"
+    );
+    // The holder goes on, and its records come back whole.
+    e.close().unwrap();
+    let e = reopen(&path);
+    assert_indexes_agree(&e, &before);
+    assert_eq!(snapshot(&e), before);
+}
+
 /// The number of segments of the lexical index on disk.
 fn lexical_segments(path: &Path) -> usize {
     let meta = std::fs::read_to_string(path.join("lexical").join("meta.json")).unwrap();
