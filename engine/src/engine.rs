@@ -57,7 +57,9 @@ impl Engine {
     pub fn open(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         let path = path.as_ref().to_path_buf();
         prepare_directory(&path, options.create_if_missing)?;
-        let opened = opening::open(&path, &options)?;
+        let mut opened = opening::open(&path, &options)?;
+        // Everything is open: the statistics snapshots now have the cores to themselves.
+        opened.snapshots.start_decoding(&opened.store);
         let options_budget = options.derived_memory_budget;
         let inner = Arc::new(Inner {
             path,

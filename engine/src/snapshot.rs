@@ -67,8 +67,8 @@ pub(crate) struct NamespaceSnapshot<'a> {
 impl Snapshots {
     /// The snapshots of a store whose sequence number is `seq`, with vector files in
     /// `vectors_dir` (`with_vectors`): kept when they were written at that number, deleted
-    /// otherwise (vector files also when they are not wanted). Kept statistics start decoding
-    /// on a thread of their own ([`crate::warmup`]), those that fit `stats_budget` bytes.
+    /// otherwise (vector files also when they are not wanted). Kept statistics are decoded
+    /// ahead once [`Snapshots::start_decoding`] is called, those that fit `stats_budget` bytes.
     pub(crate) fn open(
         store: &Arc<Store>,
         seq: u64,
@@ -76,7 +76,7 @@ impl Snapshots {
         with_vectors: bool,
         stats_budget: Option<usize>,
     ) -> Result<Snapshots> {
-        let mut warmup = Warmup::new(stats_budget);
+        let warmup = Warmup::new(stats_budget);
         let written_at = store.get(CF_META, META_STATS_SEQ)?;
         let exact = written_at.as_deref().and_then(decode_u64) == Some(seq);
         if written_at.is_some() && !exact {
@@ -87,10 +87,6 @@ impl Snapshots {
         if !exact || !with_vectors {
             remove_vector_files(&vectors_dir)?;
         }
-        if exact {
-            let store = Arc::clone(store);
-            warmup.warm_stats(move || stats_snapshots(&store));
-        }
         Ok(Snapshots {
             on_disk: AtomicBool::new(exact),
             seq: AtomicU64::new(seq),
@@ -99,6 +95,16 @@ impl Snapshots {
             warmup,
             served: Mutex::default(),
         })
+    }
+
+    /// Starts decoding the statistics snapshots kept at the open on a thread of their own
+    /// ([`crate::warmup`]). The engine calls it once the rest of its open is done, so that the
+    /// decoding does not compete with it for the cores.
+    pub(crate) fn start_decoding(&mut self, store: &Arc<Store>) {
+        if self.on_disk.load(Ordering::SeqCst) {
+            let store = Arc::clone(store);
+            self.warmup.warm_stats(move || stats_snapshots(&store));
+        }
     }
 
     /// Namespace `ns`'s statistics as they were at the last close, if no write has changed

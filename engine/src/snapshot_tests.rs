@@ -126,7 +126,8 @@ fn statistics_read_ahead_are_what_the_namespace_gets() {
     };
     let within = |budget| {
         put(&one);
-        let snapshots = Snapshots::open(&store, 5, vectors.clone(), true, budget).unwrap();
+        let mut snapshots = Snapshots::open(&store, 5, vectors.clone(), true, budget).unwrap();
+        snapshots.start_decoding(&store);
         snapshots.warmup.wait();
         // Changed in the store after they were read ahead.
         put(&two);
