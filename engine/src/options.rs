@@ -31,10 +31,10 @@ pub struct EngineOptions {
     pub hnsw: HnswParams,
     /// Most bytes (estimated) of derived search state (BM25 statistics, vector arenas, HNSW
     /// graphs) kept in memory across namespaces; the least recently searched namespaces' state
-    /// is dropped beyond it and rebuilt from the store when next searched. It also bounds what
-    /// the open reads ahead: the snapshots of the namespaces the last sessions kept in memory,
-    /// vector files and statistics each within this many bytes. `None` (the default):
-    /// everything searched stays resident, and every snapshot is read ahead.
+    /// is dropped beyond it and rebuilt from the store when next searched. It also bounds the
+    /// BM25 statistics snapshots the open decodes ahead (those of the namespaces the last
+    /// sessions kept in memory) to this many bytes. `None` (the default): everything searched
+    /// stays resident, and every statistics snapshot is decoded ahead.
     pub derived_memory_budget: Option<usize>,
     /// Write each searched namespace's vectors to one file at close (`vectors/` in the engine
     /// directory), read at the next open while no write has happened since (default `true`).
