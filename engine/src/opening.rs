@@ -9,6 +9,9 @@
 //! The directory's lock ([`Holder`]) is taken first: nothing in a directory another process
 //! holds is read, the lexical index is only ever rebuilt by its holder, and a second process
 //! is told who holds it (RocksDB's own lock would keep it out too, but says so only in words).
+//! The directory's format was checked before ([`crate::directory`]). If the store then fails
+//! to open, the lexical side may already have replaced an unusable index with an empty one:
+//! derived data, which the next open that succeeds fills from the store.
 
 use std::path::Path;
 use std::sync::Arc;
