@@ -4,9 +4,9 @@
 use std::fs;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use mb_engine::NewRecord;
+use mb_engine::{Engine, EngineOptions, NewRecord};
 use serde::Deserialize;
 
 /// Dimension of the cached MiniLM vectors.
@@ -205,4 +205,28 @@ pub fn record_bulk(
         "bulk_rate".into(),
         (records as f64 / indexed.as_secs_f64()).into(),
     );
+}
+
+/// One reopen round of the closed engine directory `store`, opened with `options`: the
+/// milliseconds from the open's start to its end, to the first vector answer in `space` and to
+/// the first text answer after it (the data set's first query both ways, in namespace `ns`);
+/// the engine is closed after. The stores benchmark's reopen phase and `open_rounds` time it.
+pub fn reopen_round(
+    data: &Data,
+    store: &Path,
+    options: EngineOptions,
+    ns: &str,
+    space: &str,
+) -> Result<[f64; 3], Box<dyn std::error::Error>> {
+    let query = data.queries.first().ok_or("the data set has no queries")?;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let start = Instant::now();
+    let engine = Engine::open(store, options)?;
+    let opened = start.elapsed();
+    engine.search_vector(ns, space, data.query_vector(0), 10)?;
+    let first_vector = start.elapsed();
+    engine.search_text(ns, &query.text, 10)?;
+    let first_text = start.elapsed();
+    engine.close()?;
+    Ok([ms(opened), ms(first_vector), ms(first_text)])
 }

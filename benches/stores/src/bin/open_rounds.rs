@@ -10,10 +10,9 @@
 //! left unwritten (a vector file, say), so later rounds all start from the same directory.
 
 use std::path::Path;
-use std::time::Instant;
 
-use mb_engine::{Engine, EngineOptions};
-use mb_stores_bench::{median, Data};
+use mb_engine::EngineOptions;
+use mb_stores_bench::{median, reopen_round, Data};
 use serde_json::json;
 
 const NS: &str = "bench";
@@ -23,6 +22,13 @@ const ROUNDS: usize = 20;
 const MAX_ROUNDS: usize = 10_000;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+/// The stores benchmark's options: every write synced before it returns.
+fn options() -> EngineOptions {
+    let mut options = EngineOptions::default();
+    options.sync_writes = true;
+    options
+}
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -39,12 +45,9 @@ fn main() -> Result<()> {
     }
     // Only the queries are read: the smallest data set that holds them.
     let data = Data::load(Path::new(data_dir), 1)?;
-    if data.queries.is_empty() {
-        return Err(format!("{data_dir}: the data set has no queries").into());
-    }
     let mut all = Vec::with_capacity(rounds);
     for _ in 0..rounds {
-        all.push(round(&data, store)?);
+        all.push(reopen_round(&data, store, options(), NS, SPACE)?);
     }
     let column = |i: usize| median(all.iter().map(|r: &[f64; 3]| r[i]).collect());
     let out = json!({
@@ -56,19 +59,4 @@ fn main() -> Result<()> {
     });
     println!("{out}");
     Ok(())
-}
-
-/// One round: the milliseconds from the open's start to its end, to the first vector answer,
-/// and to the first text answer after it.
-fn round(data: &Data, store: &Path) -> Result<[f64; 3]> {
-    let start = Instant::now();
-    let engine = Engine::open(store, EngineOptions::default())?;
-    let opened = start.elapsed();
-    engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
-    let vector = start.elapsed();
-    engine.search_text(NS, &data.queries[0].text, 10)?;
-    let text = start.elapsed();
-    engine.close()?;
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    Ok([ms(opened), ms(vector), ms(text)])
 }

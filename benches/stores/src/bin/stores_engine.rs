@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mb_engine::{Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, RecordId, Space};
-use mb_stores_bench::{dir_bytes, median, peak_rss_mib, percentiles, record_bulk, Data, DIM};
+use mb_stores_bench::{
+    dir_bytes, median, peak_rss_mib, percentiles, record_bulk, reopen_round, Data, DIM,
+};
 use serde_json::{json, Map, Value};
 
 const NS: &str = "bench";
@@ -187,7 +189,7 @@ fn run(
     );
     let mut rounds = Vec::with_capacity(REOPENS);
     for _ in 0..REOPENS {
-        rounds.push(reopen(data, store)?);
+        rounds.push(reopen_round(data, store, options(), NS, SPACE)?);
     }
     out.insert("reopen_rounds".into(), json!(rounds));
     for (i, key) in ["reopen", "reopen_first_query", "reopen_first_text"]
@@ -199,18 +201,4 @@ fn run(
         out.insert(format!("{key}_median_ms"), json!(median(times)));
     }
     Ok(row_of)
-}
-
-/// One reopen round: the milliseconds from the open to its end, to the first vector answer
-/// and to the first text answer after it.
-fn reopen(data: &Data, store: &Path) -> Result<[f64; 3]> {
-    let start = Instant::now();
-    let engine = Engine::open(store, options())?;
-    let opened = start.elapsed();
-    engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
-    let first_vector = start.elapsed();
-    engine.search_text(NS, &data.queries[0].text, 10)?;
-    let first_text = start.elapsed();
-    engine.close()?;
-    Ok([ms(opened), ms(first_vector), ms(first_text)])
 }
