@@ -81,15 +81,12 @@ impl Instances {
     /// background `delay` later (or when a write asks) if it exists, read-write now if it
     /// does not (or cannot be read read-only).
     pub(super) fn open(path: &Path, engine_dir: &Path, delay: Duration) -> Result<Instances> {
+        // Nothing writes before the read-write instance is open: both opens see these files.
+        let tables = table_files(path);
         let early = if path.join("CURRENT").is_file() {
-            DB::open_cf_descriptors_read_only(
-                &db_options(table_files(path)),
-                path,
-                families(),
-                false,
-            )
-            .inspect_err(|e| tracing::debug!("read-only open of {}: {e}", path.display()))
-            .ok()
+            DB::open_cf_descriptors_read_only(&db_options(tables), path, families(), false)
+                .inspect_err(|e| tracing::debug!("read-only open of {}: {e}", path.display()))
+                .ok()
         } else {
             None
         };
@@ -105,7 +102,7 @@ impl Instances {
             engine_dir: engine_dir.to_path_buf(),
         };
         if !reopened {
-            let _ = shared.writable.set(open_writable(path));
+            let _ = shared.writable.set(open_writable(path, tables));
             instances.writer()?;
             return Ok(instances);
         }
@@ -117,7 +114,7 @@ impl Instances {
                 if let Err(RecvTimeoutError::Disconnected) = started.recv_timeout(delay) {
                     return;
                 }
-                let opened = std::panic::catch_unwind(|| open_writable(&path));
+                let opened = std::panic::catch_unwind(|| open_writable(&path, tables));
                 let opened = opened.unwrap_or_else(|_| Err(Failure::Panicked));
                 let ok = opened.is_ok();
                 let _ = shared.writable.set(opened);
@@ -196,8 +193,9 @@ pub(super) fn family<'a>(db: &'a DB, name: &'static str) -> Result<&'a ColumnFam
     })
 }
 
-fn open_writable(path: &Path) -> std::result::Result<DB, Failure> {
-    let mut options = db_options(table_files(path));
+/// The read-write instance of the store at `path`, which holds `table_files` table files.
+fn open_writable(path: &Path, table_files: usize) -> std::result::Result<DB, Failure> {
+    let mut options = db_options(table_files);
     options.create_if_missing(true);
     options.create_missing_column_families(true);
     DB::open_cf_descriptors(&options, path, families()).map_err(Failure::Store)

@@ -63,10 +63,14 @@ impl ByteQuery {
         let (bytes, offsets) = {
             let mut bytes = values.to_vec();
             bytes.resize(values.len().div_ceil(64) * 64, 0);
+            // Only the VNNI kernel reads them, and only up to its length, within which they
+            // stay below 2^26; past it they would be summed for nothing (and could overflow).
             let mut offsets = [0i32; 16];
-            for step in bytes.chunks_exact(64) {
-                for (offset, four) in offsets.iter_mut().zip(step.chunks_exact(4)) {
-                    *offset += four.iter().map(|v| 128 * i32::from(*v)).sum::<i32>();
+            if values.len() <= VNNI_MAX_LEN {
+                for step in bytes.chunks_exact(64) {
+                    for (offset, four) in offsets.iter_mut().zip(step.chunks_exact(4)) {
+                        *offset += four.iter().map(|v| 128 * i32::from(*v)).sum::<i32>();
+                    }
                 }
             }
             (bytes, offsets)
