@@ -4,7 +4,7 @@
 //! `delete_where` scanning).
 //!
 //! Its parts:
-//! - one empty value per (namespace, key, value, record) in [`CF_ATTRIBUTES`], keyed
+//! - one empty value per (namespace, key, value, record) in [`Family::Attributes`], keyed
 //!   `ns | pair digest | record id`, so the records of one (key, value) are one key range, in
 //!   id order. The digest is the first 16 bytes of SHA-256 over the store's random salt and
 //!   the pair: keys never hold what a record says, because RocksDB copies some keys (the
@@ -21,17 +21,14 @@
 
 use std::hash::BuildHasher;
 
-use rocksdb::WriteBatch;
+use crate::store::StoreBatch;
 use sha2::{Digest, Sha256};
 
 use crate::beside::in_chunks_beside;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
-use crate::keys::{
-    ns_prefix, prefix_end, record_id_of, record_key, CF_ATTRIBUTES, CF_META, CF_RECORDS,
-    META_ATTRIBUTE_INDEX,
-};
+use crate::keys::{ns_prefix, prefix_end, record_id_of, record_key, Family, META_ATTRIBUTE_INDEX};
 use crate::record::{RecordId, RecordView};
 use crate::store::{Caching, Store};
 
@@ -73,7 +70,7 @@ impl AttributeIndex {
     /// The store's index: its salt read from META, or, for a store written before the index
     /// existed, a new salt and every stored record indexed (before anything else writes).
     pub(crate) fn open(store: &Store) -> Result<AttributeIndex> {
-        if let Some(salt) = store.get(CF_META, META_ATTRIBUTE_INDEX)? {
+        if let Some(salt) = store.get(Family::Meta, META_ATTRIBUTE_INDEX)? {
             let salt = <[u8; 32]>::try_from(salt.as_slice()).map_err(|_| Error::Corrupt {
                 what: "attribute index",
                 detail: format!("salt of {} bytes", salt.len()),
@@ -87,10 +84,10 @@ impl AttributeIndex {
 
     /// Indexes every stored record, then stores the salt, which marks the index complete.
     fn build(&self, store: &Store) -> Result<()> {
-        let cf = store.cf(CF_ATTRIBUTES)?;
-        let mut batch = WriteBatch::default();
+        let cf = store.cf(Family::Attributes)?;
+        let mut batch = StoreBatch::default();
         let mut indexed = 0usize;
-        for item in store.iter_range(CF_RECORDS, &[], &[0xff; 5])? {
+        for item in store.iter_range(Family::Records, &[], &[0xff; 5])? {
             let (key, value) = item?;
             let ns = key.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok());
             let (Some(ns), Some(id)) = (ns.map(u32::from_be_bytes), record_id_of(&key)) else {
@@ -101,14 +98,14 @@ impl AttributeIndex {
             };
             let view: RecordView<'_> = codec::decode_borrowed("record", &value)?;
             for key in self.keys(ns, id, &view.attributes) {
-                batch.put_cf(cf, key, []);
+                batch.put(cf, key, []);
             }
             indexed += 1;
             if indexed.is_multiple_of(BUILD_CHUNK) {
                 store.write(std::mem::take(&mut batch))?;
             }
         }
-        batch.put_cf(store.cf(CF_META)?, META_ATTRIBUTE_INDEX, self.salt);
+        batch.put(store.cf(Family::Meta)?, META_ATTRIBUTE_INDEX, self.salt);
         store.write(batch)?;
         if indexed > 0 {
             tracing::info!("indexed the attributes of {indexed} stored records");
@@ -173,7 +170,7 @@ impl AttributeIndex {
         };
         let Some((key, value)) = filter.conditions().next() else {
             let mut out = Vec::new();
-            store.for_each_in_namespace(CF_RECORDS, ns, |_, value| check(value, &mut out))?;
+            store.for_each_in_namespace(Family::Records, ns, |_, value| check(value, &mut out))?;
             return Ok(out);
         };
         // No limit: the records are all read below anyway.
@@ -189,7 +186,7 @@ impl AttributeIndex {
         let read = |keys: &[[u8; 12]]| -> Result<Vec<T>> {
             let mut out = Vec::with_capacity(keys.len());
             for chunk in keys.chunks(LOOKUP_CHUNK) {
-                store.get_sorted(CF_RECORDS, chunk, caching, |value| match value {
+                store.get_sorted(Family::Records, chunk, caching, |value| match value {
                     Some(value) => check(value, &mut out),
                     None => Ok(()),
                 })?;
@@ -215,7 +212,7 @@ impl AttributeIndex {
     ) -> Result<Option<Vec<RecordId>>> {
         let prefix = self.pair_prefix(ns, key, value);
         let mut records = Vec::new();
-        for entry in store.iter_range(CF_ATTRIBUTES, &prefix, &prefix_end(&prefix))? {
+        for entry in store.iter_range(Family::Attributes, &prefix, &prefix_end(&prefix))? {
             if records.len() == limit {
                 return Ok(None);
             }
@@ -262,7 +259,10 @@ mod tests {
     /// The index's keys, and the keys every stored record calls for.
     fn index_and_records(dir: &std::path::Path) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         let store = Store::open(dir, false).unwrap();
-        let salt = store.get(CF_META, META_ATTRIBUTE_INDEX).unwrap().unwrap();
+        let salt = store
+            .get(Family::Meta, META_ATTRIBUTE_INDEX)
+            .unwrap()
+            .unwrap();
         let index = AttributeIndex {
             salt: salt.try_into().unwrap(),
         };
@@ -273,9 +273,9 @@ mod tests {
                 .map(|(key, value)| (key.to_vec(), value.to_vec()))
                 .collect()
         };
-        let entries = all(CF_ATTRIBUTES);
+        let entries = all(Family::Attributes);
         let mut expected = Vec::new();
-        for (key, value) in all(CF_RECORDS) {
+        for (key, value) in all(Family::Records) {
             let ns = u32::from_be_bytes(key[..4].try_into().unwrap());
             let record: Record = codec::decode("record", &value).unwrap();
             for (k, v) in &record.attributes {
@@ -316,14 +316,18 @@ mod tests {
         // A store from before the index: no mark, no entries. The next open builds it.
         {
             let store = Store::open(dir.path(), false).unwrap();
-            let mut batch = WriteBatch::default();
-            batch.delete_range_cf(store.cf(CF_ATTRIBUTES).unwrap(), vec![], ns_end(u32::MAX));
-            batch.delete_cf(store.cf(CF_META).unwrap(), META_ATTRIBUTE_INDEX);
+            let mut batch = StoreBatch::default();
+            batch.delete_range(
+                store.cf(Family::Attributes).unwrap(),
+                vec![],
+                ns_end(u32::MAX),
+            );
+            batch.delete(store.cf(Family::Meta).unwrap(), META_ATTRIBUTE_INDEX);
             store.write(batch).unwrap();
         }
         let store = Store::open(dir.path(), false).unwrap();
         assert!(store
-            .iter_range(CF_ATTRIBUTES, &[], &[0xff; 5])
+            .iter_range(Family::Attributes, &[], &[0xff; 5])
             .unwrap()
             .next()
             .is_none());

@@ -26,18 +26,23 @@ use crate::lexical::index::LexicalOp;
 use crate::namespace::{validate_name, Analyzer, NamespaceInfo};
 use crate::record::{Record, RecordId};
 use crate::state::{Inner, NamespaceState};
-use crate::store::{Change, ChangeEntry, Store};
+use crate::store::{Change, ChangeEntry, Store, StoreBatch};
 
 /// Entries (records, vectors or state values) written per staging batch.
 pub(crate) const COPY_CHUNK: usize = 1024;
 
 /// The families holding what is stored of a namespace, keyed by the namespace id first.
-const STORED_FAMILIES: [&str; 3] = [CF_RECORDS, CF_VECTORS, CF_STATE];
+const STORED_FAMILIES: [Family; 3] = [Family::Records, Family::Vectors, Family::State];
 
 /// Every family holding a namespace's entries: what is stored, and its attribute index (whose
 /// keys do not depend on the namespace id, so a copy copies them; they depend on the store's
 /// salt, so a digest, which two stores compare, leaves them out).
-const NAMESPACE_FAMILIES: [&str; 4] = [CF_RECORDS, CF_VECTORS, CF_STATE, CF_ATTRIBUTES];
+const NAMESPACE_FAMILIES: [Family; 4] = [
+    Family::Records,
+    Family::Vectors,
+    Family::State,
+    Family::Attributes,
+];
 
 /// What staging wrote: the records' ids and their lexical index entries (a copy's, or an
 /// import's).
@@ -94,9 +99,9 @@ impl Inner {
             id,
             analyzer,
         };
-        let mut batch = rocksdb::WriteBatch::default();
-        batch.put_cf(
-            self.store.cf(CF_META)?,
+        let mut batch = StoreBatch::default();
+        batch.put(
+            self.store.cf(Family::Meta)?,
             staged_copy_key(info.id),
             codec::encode("namespace", &info)?,
         );
@@ -113,15 +118,15 @@ impl Inner {
         };
         for family in NAMESPACE_FAMILIES {
             let cf = self.store.cf(family)?;
-            let mut batch = rocksdb::WriteBatch::default();
+            let mut batch = StoreBatch::default();
             for item in self.store.iter_namespace_raw(family, source.id)? {
                 let (key, value) = item?;
-                if family == CF_RECORDS {
+                if family == Family::Records {
                     let record: Record = codec::decode("record", &value)?;
                     staged.add(copy, &record);
                 }
                 let suffix = key.get(4..).unwrap_or_default();
-                batch.put_cf(cf, [&ns_prefix(copy.id)[..], suffix].concat(), value);
+                batch.put(cf, [&ns_prefix(copy.id)[..], suffix].concat(), value);
                 if batch.len() >= COPY_CHUNK {
                     self.store.write(std::mem::take(&mut batch))?;
                 }
@@ -151,15 +156,15 @@ impl Inner {
         }
         let ticket = self.sequencer.reserve(0);
         let count = staged.ids.len() as u64;
-        let meta = self.store.cf(CF_META)?;
-        let mut batch = rocksdb::WriteBatch::default();
-        batch.put_cf(
+        let meta = self.store.cf(Family::Meta)?;
+        let mut batch = StoreBatch::default();
+        batch.put(
             meta,
             namespace_key(&info.name),
             codec::encode("namespace", info)?,
         );
-        batch.put_cf(meta, count_key(info.id), encode_u64(count));
-        batch.delete_cf(meta, staged_copy_key(info.id));
+        batch.put(meta, count_key(info.id), encode_u64(count));
+        batch.delete(meta, staged_copy_key(info.id));
         let entry = ChangeEntry {
             ns: info.id,
             changes: staged.ids.into_iter().map(Change::Upsert).collect(),
@@ -181,7 +186,7 @@ impl Inner {
         let _no_writes = ns.write_lock.lock();
         let mut hash = Sha256::new();
         for family in STORED_FAMILIES {
-            hash.update(family.as_bytes());
+            hash.update(family.name().as_bytes());
             for item in self.store.iter_namespace_raw(family, ns.info.id)? {
                 let (key, value) = item?;
                 let suffix = key.get(4..).unwrap_or_default();
@@ -197,7 +202,7 @@ impl Inner {
 
 /// Removes every copy a crash left staged (called on open, before the catalog is read).
 pub(crate) fn discard_staged_copies(store: &Store) -> Result<()> {
-    for (key, _) in store.scan_prefix(CF_META, META_STAGED_COPY_PREFIX)? {
+    for (key, _) in store.scan_prefix(Family::Meta, META_STAGED_COPY_PREFIX)? {
         let id = namespace_after(META_STAGED_COPY_PREFIX, &key).ok_or_else(|| Error::Corrupt {
             what: "staged copy",
             detail: format!("key {key:?}"),
@@ -210,10 +215,10 @@ pub(crate) fn discard_staged_copies(store: &Store) -> Result<()> {
 
 /// Deletes the data staged under namespace id `id` and its staged mark, atomically.
 pub(crate) fn discard_staged(store: &Store, id: u32) -> Result<()> {
-    let mut batch = rocksdb::WriteBatch::default();
+    let mut batch = StoreBatch::default();
     for family in NAMESPACE_FAMILIES {
-        batch.delete_range_cf(store.cf(family)?, ns_prefix(id).to_vec(), ns_end(id));
+        batch.delete_range(store.cf(family)?, ns_prefix(id), ns_end(id));
     }
-    batch.delete_cf(store.cf(CF_META)?, staged_copy_key(id));
+    batch.delete(store.cf(Family::Meta)?, staged_copy_key(id));
     store.write(batch)
 }

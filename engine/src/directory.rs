@@ -1,6 +1,8 @@
 //! The engine directory: created when allowed, recognised by a marker file naming its format,
 //! and refused when it is something else (a file, a non-empty directory without the marker, an
-//! engine of another format).
+//! engine of a format this build does not read). An engine of an older format this build can
+//! upgrade is told apart ([`DirectoryFormat::Format1`]): `crate::opening` upgrades it under
+//! the directory's lock, then marks it current ([`mark_current`]).
 
 use std::fs;
 use std::io::Write;
@@ -10,14 +12,29 @@ use crate::error::{Error, Result};
 
 /// On-disk format of the whole engine directory. Bump when the key layout or the meaning of
 /// stored values changes incompatibly.
-pub const ENGINE_FORMAT: u32 = 1;
+///
+/// Format 2 keeps every family of stored data but the vectors in one RocksDB column family
+/// (format 1 had one column family per family); a format-1 directory is upgraded on open.
+pub const ENGINE_FORMAT: u32 = 2;
+
+/// The format whose directories are upgraded on open.
+const UPGRADABLE_FORMAT: u32 = 1;
+
+/// What an engine directory's marker says of its format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DirectoryFormat {
+    /// [`ENGINE_FORMAT`], or a new directory.
+    Current,
+    /// Format 1: its store is upgraded on open (`crate::store::upgrade_format_1`).
+    Format1,
+}
 
 /// Marker file identifying an engine directory.
 const MARKER: &str = "MEMORY_ENGINE";
 const MARKER_TEXT: &str = "memorybench-rs memory engine\nformat ";
 
 /// Prepares `path` as an engine directory (creating it if allowed) and checks its marker.
-pub(crate) fn prepare_directory(path: &Path, create_if_missing: bool) -> Result<()> {
+pub(crate) fn prepare_directory(path: &Path, create_if_missing: bool) -> Result<DirectoryFormat> {
     if path.to_str().is_none() {
         return Err(Error::NonUtf8Path { path: path.into() });
     }
@@ -43,14 +60,15 @@ pub(crate) fn prepare_directory(path: &Path, create_if_missing: bool) -> Result<
                 path: path.into(),
                 reason: format!("{MARKER} does not hold an engine format line"),
             })?;
-        if found != ENGINE_FORMAT {
-            return Err(Error::IncompatibleFormat {
+        return match found {
+            ENGINE_FORMAT => Ok(DirectoryFormat::Current),
+            UPGRADABLE_FORMAT => Ok(DirectoryFormat::Format1),
+            _ => Err(Error::IncompatibleFormat {
                 path: path.into(),
                 found,
                 expected: ENGINE_FORMAT,
-            });
-        }
-        return Ok(());
+            }),
+        };
     }
     let mut entries = fs::read_dir(path).map_err(|e| Error::io(path, e))?;
     if entries.next().is_some() {
@@ -62,7 +80,13 @@ pub(crate) fn prepare_directory(path: &Path, create_if_missing: bool) -> Result<
     if !create_if_missing {
         return Err(Error::Missing { path: path.into() });
     }
-    write_marker(&marker)
+    write_marker(&marker)?;
+    Ok(DirectoryFormat::Current)
+}
+
+/// Marks the engine directory `path` as of [`ENGINE_FORMAT`] (once its upgrade is done).
+pub(crate) fn mark_current(path: &Path) -> Result<()> {
+    write_marker(&path.join(MARKER))
 }
 
 /// Writes the marker so that a crash leaves none or all of it: a temporary file beside it,

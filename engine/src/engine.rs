@@ -22,7 +22,7 @@ use crate::committer::Committer;
 use crate::directory::prepare_directory;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
-use crate::keys::{count_key, encode_u64, namespace_key, CF_META};
+use crate::keys::{count_key, encode_u64, namespace_key, Family};
 use crate::namespace::{validate_name, NamespaceInfo, NamespaceOptions};
 use crate::opening;
 use crate::options::EngineOptions;
@@ -31,6 +31,7 @@ use crate::residency::{Residency, ResidentState};
 use crate::sequencer::Sequencer;
 use crate::space::Space;
 use crate::state::{Inner, NamespaceState};
+use crate::store::StoreBatch;
 use crate::transfer::{ExportEntry, TransferCounts};
 use crate::vector::collection::{wait_for_graph_build, SharedCollection};
 
@@ -51,13 +52,17 @@ impl Engine {
     /// read-write handle opens in the background shortly after (at once if a write asks for
     /// it, which then waits for it). If that open fails, reads go on and writes return why.
     ///
+    /// A directory of format 1 is upgraded to [`crate::ENGINE_FORMAT`] first, which rewrites
+    /// its store's small values once (a few seconds for a million records); the upgraded
+    /// directory no longer opens with a build of format 1.
+    ///
     /// Errors: [`Error::NotAnEngine`] for a directory that holds something else,
     /// [`Error::IncompatibleFormat`] for another on-disk format, [`Error::Missing`] when the
     /// directory does not exist and `create_if_missing` is off.
     pub fn open(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         let path = path.as_ref().to_path_buf();
-        prepare_directory(&path, options.create_if_missing)?;
-        let mut opened = opening::open(&path, &options)?;
+        let format = prepare_directory(&path, options.create_if_missing)?;
+        let mut opened = opening::open(&path, format, &options)?;
         // Everything is open: the statistics snapshots now have the cores to themselves.
         opened.snapshots.start_decoding(&opened.store);
         let options_budget = options.derived_memory_budget;
@@ -167,14 +172,14 @@ impl Engine {
             analyzer: options.analyzer,
         };
         let store = &self.inner.store;
-        let meta = store.cf(CF_META)?;
-        let mut batch = rocksdb::WriteBatch::default();
-        batch.put_cf(
+        let meta = store.cf(Family::Meta)?;
+        let mut batch = StoreBatch::default();
+        batch.put(
             meta,
             namespace_key(name),
             codec::encode("namespace", &info)?,
         );
-        batch.put_cf(meta, count_key(info.id), encode_u64(0));
+        batch.put(meta, count_key(info.id), encode_u64(0));
         store.put_counters(&mut batch, &counters)?;
         store.write(batch)?;
         catalog.namespaces.insert(

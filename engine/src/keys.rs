@@ -1,32 +1,86 @@
-//! The on-disk key layout of every column family.
+//! The on-disk key layout of every family of stored data.
 //!
 //! Integers are big-endian so that RocksDB's byte order is numeric order: records iterate in
 //! insertion order within a namespace and the change log in sequence order.
 
 use crate::record::RecordId;
 
-/// Column family of engine metadata: format, counters, namespace and space catalog, counts.
-pub(crate) const CF_META: &str = "meta";
-/// Column family of records, keyed by namespace id then record id.
-pub(crate) const CF_RECORDS: &str = "records";
-/// Column family of normalized vectors, keyed by namespace id, record id, space name.
-pub(crate) const CF_VECTORS: &str = "vectors";
-/// Column family of index bookkeeping: the change log the derived indexes replay.
-pub(crate) const CF_CHANGELOG: &str = "changelog";
-/// Column family of free-form per-namespace state owned by memory systems.
-pub(crate) const CF_STATE: &str = "state";
-/// Column family of the attribute index (see `attributes.rs`), keyed by namespace id first.
-pub(crate) const CF_ATTRIBUTES: &str = "attributes";
+/// What the engine stores, each kind in a key range of its own.
+///
+/// Vectors have a RocksDB column family of their own (1.5 KiB values that do not compress,
+/// read in blocks of a few). The other kinds are small values with the same options, so they
+/// share RocksDB's default family, each under a one-byte tag ([`Family::tag`]) in front of
+/// its keys: RocksDB opens every column family at every open, and each one more cost about
+/// 0.04 ms of a 100k store's 1.5 ms open (`docs/engine.md`). Up to format 1 each kind had a
+/// column family of its own (`crate::store` upgrades such a store on open).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// Engine metadata: format, counters, namespace and space catalog, counts.
+    Meta,
+    /// Records, keyed by namespace id then record id.
+    Records,
+    /// Normalized vectors, keyed by namespace id, record id, space name.
+    Vectors,
+    /// Index bookkeeping: the change log the derived indexes replay.
+    Changelog,
+    /// Free-form per-namespace state owned by memory systems.
+    State,
+    /// The attribute index (see `attributes.rs`), keyed by namespace id first.
+    Attributes,
+}
 
-/// Every column family the engine opens.
-pub(crate) const COLUMN_FAMILIES: [&str; 6] = [
-    CF_META,
-    CF_RECORDS,
-    CF_VECTORS,
-    CF_CHANGELOG,
-    CF_STATE,
-    CF_ATTRIBUTES,
-];
+/// RocksDB's default column family: every family but the vectors', each under its tag.
+pub(crate) const SHARED_COLUMN: &str = "default";
+/// The vectors' column family.
+pub(crate) const VECTORS_COLUMN: &str = "vectors";
+/// Every column family the store has.
+pub(crate) const COLUMNS: [&str; 2] = [SHARED_COLUMN, VECTORS_COLUMN];
+
+impl Family {
+    /// The column family holding this family's keys.
+    pub(crate) fn column(self) -> &'static str {
+        match self {
+            Family::Vectors => VECTORS_COLUMN,
+            _ => SHARED_COLUMN,
+        }
+    }
+
+    /// The bytes in front of every key of this family in its column family: one distinct byte
+    /// in the shared one, none in the vectors' own.
+    pub(crate) fn tag(self) -> &'static [u8] {
+        match self {
+            Family::Meta => b"\x01",
+            Family::Records => b"\x02",
+            Family::Changelog => b"\x03",
+            Family::State => b"\x04",
+            Family::Attributes => b"\x05",
+            Family::Vectors => b"",
+        }
+    }
+
+    /// The family's name: the column family it had up to format 1 (before all but the
+    /// vectors' shared one), and what a namespace digest hashes it as.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Family::Meta => "meta",
+            Family::Records => "records",
+            Family::Vectors => VECTORS_COLUMN,
+            Family::Changelog => "changelog",
+            Family::State => "state",
+            Family::Attributes => "attributes",
+        }
+    }
+
+    /// Every family.
+    pub(crate) const ALL: [Family; 6] = [
+        Family::Meta,
+        Family::Records,
+        Family::Vectors,
+        Family::Changelog,
+        Family::State,
+        Family::Attributes,
+    ];
+}
 
 pub(crate) const META_FORMAT: &[u8] = b"format";
 pub(crate) const META_SEQ: &[u8] = b"seq";
@@ -210,6 +264,17 @@ mod tests {
         assert_eq!(vector_space_of(&v), Some("minilm"));
         let (lo, hi) = vector_range(1, RecordId(7));
         assert!(lo.as_slice() <= v.as_slice() && v.as_slice() < hi.as_slice());
+    }
+
+    #[test]
+    fn families_sharing_a_column_have_distinct_tags() {
+        for a in Family::ALL {
+            for b in Family::ALL {
+                if a != b && a.column() == b.column() {
+                    assert!(!a.tag().is_empty() && a.tag() != b.tag(), "{a:?} {b:?}");
+                }
+            }
+        }
     }
 
     #[test]

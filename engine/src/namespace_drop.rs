@@ -5,11 +5,10 @@
 use std::sync::atomic::Ordering;
 
 use crate::error::{Error, Result};
-use crate::keys::{count_key, namespace_key, ns_end, ns_prefix};
-use crate::keys::{CF_ATTRIBUTES, CF_META, CF_RECORDS, CF_STATE, CF_VECTORS};
+use crate::keys::{count_key, namespace_key, ns_end, ns_prefix, Family};
 use crate::lexical::index::LexicalOp;
 use crate::state::Inner;
-use crate::store::{Change, ChangeEntry};
+use crate::store::{Change, ChangeEntry, StoreBatch};
 
 impl Inner {
     /// Drops namespace `name`; errors with [`Error::UnknownNamespace`] if there is none.
@@ -23,12 +22,17 @@ impl Inner {
         let id = ns.info.id;
         self.residency.forget(id);
         let ticket = self.sequencer.reserve(0);
-        let mut batch = rocksdb::WriteBatch::default();
-        let meta = self.store.cf(CF_META)?;
-        batch.delete_cf(meta, namespace_key(name));
-        batch.delete_cf(meta, count_key(id));
-        for cf in [CF_RECORDS, CF_VECTORS, CF_STATE, CF_ATTRIBUTES] {
-            batch.delete_range_cf(self.store.cf(cf)?, ns_prefix(id).to_vec(), ns_end(id));
+        let mut batch = StoreBatch::default();
+        let meta = self.store.cf(Family::Meta)?;
+        batch.delete(meta, namespace_key(name));
+        batch.delete(meta, count_key(id));
+        for cf in [
+            Family::Records,
+            Family::Vectors,
+            Family::State,
+            Family::Attributes,
+        ] {
+            batch.delete_range(self.store.cf(cf)?, ns_prefix(id), ns_end(id));
         }
         let entry = ChangeEntry {
             ns: id,

@@ -9,7 +9,8 @@
 //! The directory's lock ([`Holder`]) is taken first: nothing in a directory another process
 //! holds is read, the lexical index is only ever rebuilt by its holder, and a second process
 //! is told who holds it (RocksDB's own lock would keep it out too, but says so only in words).
-//! The directory's format was checked before ([`crate::directory`]). If the store then fails
+//! The directory's format was checked before ([`crate::directory`]); a format-1 directory's
+//! store is upgraded under the lock, before either side opens. If the store then fails
 //! to open, the lexical side may already have replaced an unusable index with an empty one:
 //! derived data, which the next open that succeeds fills from the store.
 
@@ -18,13 +19,14 @@ use std::sync::Arc;
 
 use crate::attributes::AttributeIndex;
 use crate::copy::discard_staged_copies;
+use crate::directory::{mark_current, DirectoryFormat};
 use crate::error::{Error, Result};
 use crate::holder::Holder;
 use crate::lexical::index::{LexicalIndex, OpenedLexical};
 use crate::options::EngineOptions;
 use crate::snapshot::Snapshots;
 use crate::state::{Catalog, NamespaceState};
-use crate::store::{Counters, Store};
+use crate::store::{upgrade_format_1, Counters, Store};
 
 /// The lexical index's directory in an engine directory.
 const LEXICAL_DIR: &str = "lexical";
@@ -41,10 +43,19 @@ pub(crate) struct Opened {
     pub(crate) lexical: OpenedLexical,
 }
 
-/// Opens the engine directory `path` (which exists and is an engine's): takes its lock, then
-/// opens the lexical index on another thread while the store opens on this one.
-pub(crate) fn open(path: &Path, options: &EngineOptions) -> Result<Opened> {
+/// Opens the engine directory `path` (which exists and is an engine's, of `format`): takes its
+/// lock, upgrades it if it is of format 1, then opens the lexical index on another thread
+/// while the store opens on this one.
+pub(crate) fn open(
+    path: &Path,
+    format: DirectoryFormat,
+    options: &EngineOptions,
+) -> Result<Opened> {
     let holder = Holder::take(path)?;
+    if format == DirectoryFormat::Format1 {
+        upgrade_format_1(path)?;
+        mark_current(path)?;
+    }
     let lexical_dir = path.join(LEXICAL_DIR);
     let memory = options.lexical_writer_memory;
     let (stored, lexical) = std::thread::scope(|scope| {

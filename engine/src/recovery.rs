@@ -12,12 +12,12 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::store::StoreBatch;
 use parking_lot::RwLock;
-use rocksdb::WriteBatch;
 
 use crate::deferred_stats::DeferredStats;
 use crate::error::{Error, Result};
-use crate::keys::{decode_vector_entry, CF_VECTORS};
+use crate::keys::{decode_vector_entry, Family};
 use crate::lexical::index::LexicalOp;
 use crate::lexical::LexicalStats;
 use crate::namespace::NamespaceInfo;
@@ -137,7 +137,7 @@ impl Inner {
         let mut collections: HashMap<String, VectorCollection> = HashMap::new();
         let mut vector: Vec<f32> = Vec::new();
         self.store
-            .for_each_in_namespace(CF_VECTORS, ns, |key, value| {
+            .for_each_in_namespace(Family::Vectors, ns, |key, value| {
                 let corrupt = || Error::Corrupt {
                     what: "vector",
                     detail: format!("key {key:?}"),
@@ -265,7 +265,7 @@ impl Inner {
         &self,
         written: Option<&NamespaceState>,
         namespaces: &HashMap<String, Arc<NamespaceState>>,
-        batch: &mut WriteBatch,
+        batch: &mut StoreBatch,
     ) -> Result<()> {
         let on_disk = self.snapshots.on_disk();
         let others = namespaces.values().filter(|_| on_disk).map(|ns| &**ns);

@@ -23,13 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::store::StoreBatch;
 use parking_lot::Mutex;
-use rocksdb::WriteBatch;
 use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
 use crate::keys::{
-    decode_u64, encode_u64, namespace_after, prefix_end, stats_key, CF_META, META_STATS_PREFIX,
+    decode_u64, encode_u64, namespace_after, prefix_end, stats_key, Family, META_STATS_PREFIX,
     META_STATS_SEQ,
 };
 use crate::lexical::LexicalStats;
@@ -77,10 +77,10 @@ impl Snapshots {
         stats_budget: Option<usize>,
     ) -> Result<Snapshots> {
         let warmup = Warmup::new(stats_budget);
-        let written_at = store.get(CF_META, META_STATS_SEQ)?;
+        let written_at = store.get(Family::Meta, META_STATS_SEQ)?;
         let exact = written_at.as_deref().and_then(decode_u64) == Some(seq);
         if written_at.is_some() && !exact {
-            let mut batch = WriteBatch::default();
+            let mut batch = StoreBatch::default();
             delete_all(store, &mut batch)?;
             store.write(batch)?;
         }
@@ -167,7 +167,7 @@ impl Snapshots {
 
     /// Adds the deletion of every statistics snapshot to a write's batch, while any may
     /// exist; call [`Snapshots::invalidated`] once the batch is written.
-    pub(crate) fn invalidate(&self, store: &Store, batch: &mut WriteBatch) -> Result<()> {
+    pub(crate) fn invalidate(&self, store: &Store, batch: &mut StoreBatch) -> Result<()> {
         if self.on_disk.load(Ordering::SeqCst) {
             delete_all(store, batch)?;
         }
@@ -225,12 +225,12 @@ impl Snapshots {
             return Ok(());
         }
         sync_dir(&self.vectors_dir)?;
-        let meta = store.cf(CF_META)?;
-        let mut batch = WriteBatch::default();
+        let meta = store.cf(Family::Meta)?;
+        let mut batch = StoreBatch::default();
         for (key, bytes) in stats_puts {
-            batch.put_cf(meta, key, bytes);
+            batch.put(meta, key, bytes);
         }
-        batch.put_cf(meta, META_STATS_SEQ, encode_u64(seq));
+        batch.put(meta, META_STATS_SEQ, encode_u64(seq));
         store.write(batch)?;
         self.seq.store(seq, Ordering::SeqCst);
         self.on_disk.store(true, Ordering::SeqCst);
@@ -245,7 +245,7 @@ impl Snapshots {
 /// Namespace `ns`'s statistics snapshot read from the store: `None` if there is none (or
 /// it cannot be read), `Some(None)` if it does not decode.
 fn read_stats(store: &Store, ns: u32) -> Option<Option<LexicalStats>> {
-    let bytes = match store.get(CF_META, &stats_key(ns)) {
+    let bytes = match store.get(Family::Meta, &stats_key(ns)) {
         Ok(bytes) => bytes?,
         Err(e) => {
             tracing::warn!("statistics snapshot of namespace {ns}: {e}; rebuilding");
@@ -258,7 +258,7 @@ fn read_stats(store: &Store, ns: u32) -> Option<Option<LexicalStats>> {
 /// Every statistics snapshot in the store: (namespace, bytes).
 fn stats_snapshots(store: &Store) -> Result<Vec<StatsBytes>> {
     let mut snapshots = Vec::new();
-    for (key, value) in store.scan_prefix(CF_META, META_STATS_PREFIX)? {
+    for (key, value) in store.scan_prefix(Family::Meta, META_STATS_PREFIX)? {
         let ns = namespace_after(META_STATS_PREFIX, &key).ok_or_else(|| Error::Corrupt {
             what: "statistics snapshot",
             detail: format!("key {key:?}"),
@@ -269,14 +269,10 @@ fn stats_snapshots(store: &Store) -> Result<Vec<StatsBytes>> {
 }
 
 /// Adds the deletion of every statistics snapshot and of their sequence number to `batch`.
-fn delete_all(store: &Store, batch: &mut WriteBatch) -> Result<()> {
-    let meta = store.cf(CF_META)?;
-    batch.delete_range_cf(
-        meta,
-        META_STATS_PREFIX.to_vec(),
-        prefix_end(META_STATS_PREFIX),
-    );
-    batch.delete_cf(meta, META_STATS_SEQ);
+fn delete_all(store: &Store, batch: &mut StoreBatch) -> Result<()> {
+    let meta = store.cf(Family::Meta)?;
+    batch.delete_range(meta, META_STATS_PREFIX, prefix_end(META_STATS_PREFIX));
+    batch.delete(meta, META_STATS_SEQ);
     Ok(())
 }
 

@@ -33,13 +33,13 @@ fn snapshots_are_kept_only_at_their_sequence_number() {
     assert_eq!(reopened.stats(&store, 2), None);
 
     // A write invalidates them, in its own batch.
-    let mut batch = WriteBatch::default();
+    let mut batch = StoreBatch::default();
     reopened.invalidate(&store, &mut batch).unwrap();
     store.write(batch).unwrap();
     reopened.invalidated();
     assert_eq!(reopened.stats(&store, 1), None);
     assert_eq!(
-        store.get(CF_META, &stats_key(1)).unwrap(),
+        store.get(Family::Meta, &stats_key(1)).unwrap(),
         None,
         "gone from disk"
     );
@@ -48,13 +48,13 @@ fn snapshots_are_kept_only_at_their_sequence_number() {
     snapshots.write(&store, 7, [stats_only(1, &one)]).unwrap();
     let stale = open(8);
     assert_eq!(stale.stats(&store, 1), None);
-    assert_eq!(store.get(CF_META, &stats_key(1)).unwrap(), None);
-    assert_eq!(store.get(CF_META, META_STATS_SEQ).unwrap(), None);
+    assert_eq!(store.get(Family::Meta, &stats_key(1)).unwrap(), None);
+    assert_eq!(store.get(Family::Meta, META_STATS_SEQ).unwrap(), None);
 
     // A snapshot that does not decode is ignored.
     snapshots.write(&store, 9, [stats_only(1, &one)]).unwrap();
-    let mut batch = WriteBatch::default();
-    batch.put_cf(store.cf(CF_META).unwrap(), stats_key(1), b"garbage");
+    let mut batch = StoreBatch::default();
+    batch.put(store.cf(Family::Meta).unwrap(), stats_key(1), b"garbage");
     store.write(batch).unwrap();
     assert_eq!(open(9).stats(&store, 1), None);
 }
@@ -118,10 +118,10 @@ fn statistics_read_ahead_are_what_the_namespace_gets() {
         .write(&store, 5, [stats_only(1, &one), stats_only(2, &one)])
         .unwrap();
     let put = |stats: &LexicalStats| {
-        let mut batch = WriteBatch::default();
-        let meta = store.cf(CF_META).unwrap();
-        batch.put_cf(meta, stats_key(1), stats.to_bytes());
-        batch.put_cf(meta, stats_key(2), stats.to_bytes());
+        let mut batch = StoreBatch::default();
+        let meta = store.cf(Family::Meta).unwrap();
+        batch.put(meta, stats_key(1), stats.to_bytes());
+        batch.put(meta, stats_key(2), stats.to_bytes());
         store.write(batch).unwrap();
     };
     let within = |budget| {

@@ -13,7 +13,7 @@ use crate::attributes::AttributeIndex;
 use crate::codec;
 use crate::deferred_stats::DeferredStats;
 use crate::error::{Error, Result};
-use crate::keys::{space_key, CF_META};
+use crate::keys::{space_key, Family};
 use crate::lexical::index::LexicalIndex;
 use crate::namespace::NamespaceInfo;
 use crate::options::EngineOptions;
@@ -21,7 +21,7 @@ use crate::residency::{Evictable, Residency};
 use crate::sequencer::Sequencer;
 use crate::snapshot::Snapshots;
 use crate::space::Space;
-use crate::store::Store;
+use crate::store::{Store, StoreBatch};
 use crate::vector::collection::{stop_graph_builds, SharedCollection};
 
 /// State shared by the engine, its write path and its background committer.
@@ -194,9 +194,9 @@ impl Inner {
             return Ok(existing.clone());
         }
         let store = &self.store;
-        let mut batch = rocksdb::WriteBatch::default();
-        batch.put_cf(
-            store.cf(CF_META)?,
+        let mut batch = StoreBatch::default();
+        batch.put(
+            store.cf(Family::Meta)?,
             space_key(&space.name),
             codec::encode("space", &space)?,
         );

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rocksdb::{ColumnFamily, Direction, IteratorMode, ReadOptions, WriteBatch, WriteOptions};
+use rocksdb::{Direction, IteratorMode, ReadOptions, WriteOptions};
 
 use crate::codec;
 use crate::directory::ENGINE_FORMAT;
@@ -14,14 +14,21 @@ use crate::namespace::NamespaceInfo;
 use crate::record::{Record, RecordId};
 use crate::space::Space;
 
+#[path = "store_batch.rs"]
+mod batch;
 #[path = "store_changelog.rs"]
 mod changelog;
 #[path = "store_instances.rs"]
 mod instances;
+#[path = "store_upgrade.rs"]
+mod upgrade;
+use batch::tagged;
+pub(crate) use batch::{FamilyHandle, StoreBatch};
 pub(crate) use changelog::{Change, ChangeEntry};
-use instances::{family, Instances};
+use instances::{column, Instances};
+pub(crate) use upgrade::upgrade_format_1;
 
-const STORE_DIR: &str = "store";
+pub(super) const STORE_DIR: &str = "store";
 
 /// A raw key and value read from RocksDB.
 pub(crate) type KeyValue = (Box<[u8]>, Box<[u8]>);
@@ -92,12 +99,16 @@ impl Store {
             write_options,
             _holder: holder,
         };
-        match store.get(CF_META, META_FORMAT)? {
-            None => store.instances.writer()?.put_cf(
-                store.cf(CF_META)?,
-                META_FORMAT,
-                ENGINE_FORMAT.to_le_bytes(),
-            )?,
+        match store.get(Family::Meta, META_FORMAT)? {
+            None => {
+                let mut batch = StoreBatch::default();
+                batch.put(
+                    store.cf(Family::Meta)?,
+                    META_FORMAT,
+                    ENGINE_FORMAT.to_le_bytes(),
+                );
+                store.write(batch)?;
+            }
             Some(bytes) => {
                 let found = bytes
                     .as_slice()
@@ -137,29 +148,40 @@ impl Store {
         self.instances.writable().is_some()
     }
 
-    /// A column family of the read-write instance, for a write batch (waits for it to open).
-    pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
-        family(self.instances.writer()?, name)
+    /// A family of the read-write instance, for a write batch (waits for it to open).
+    pub(crate) fn cf(&self, family: Family) -> Result<FamilyHandle<'_>> {
+        let column = column(self.instances.writer()?, family.column())?;
+        Ok(FamilyHandle { column, family })
     }
 
-    pub(crate) fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn get(&self, family: Family, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let key = tagged(&mut Vec::new(), family, key).to_vec();
         self.instances
-            .read(|db| Ok(db.get_cf(family(db, cf)?, key)?))
+            .read(|db| Ok(db.get_cf(column(db, family.column())?, &key)?))
     }
 
     /// The values of `keys` (in ascending order) in one family, read in one batched lookup,
     /// each given to `visit` (with `None` for a missing key) in order.
     pub(crate) fn get_sorted(
         &self,
-        cf: &'static str,
+        family: Family,
         keys: &[impl AsRef<[u8]>],
         caching: Caching,
         mut visit: impl FnMut(Option<&[u8]>) -> Result<()>,
     ) -> Result<()> {
         let mut read = ReadOptions::default();
         read.fill_cache(matches!(caching, Caching::Fill));
+        let tagged_keys: Vec<Vec<u8>>;
+        let keys: Vec<&[u8]> = if family.tag().is_empty() {
+            keys.iter().map(AsRef::as_ref).collect()
+        } else {
+            let tag = |key: &[u8]| tagged(&mut Vec::new(), family, key).to_vec();
+            tagged_keys = keys.iter().map(|key| tag(key.as_ref())).collect();
+            tagged_keys.iter().map(Vec::as_slice).collect()
+        };
         self.instances.read(|db| {
-            for value in db.batched_multi_get_cf_opt(family(db, cf)?, keys, true, &read) {
+            let cf = column(db, family.column())?;
+            for value in db.batched_multi_get_cf_opt(cf, &keys, true, &read) {
                 visit(value?.as_deref())?;
             }
             Ok(())
@@ -167,11 +189,11 @@ impl Store {
     }
 
     /// Applies a batch atomically, with the configured durability.
-    pub(crate) fn write(&self, batch: WriteBatch) -> Result<()> {
+    pub(crate) fn write(&self, batch: StoreBatch) -> Result<()> {
         Ok(self
             .instances
             .writer()?
-            .write_opt(batch, &self.write_options)?)
+            .write_opt(batch.into_inner(), &self.write_options)?)
     }
 
     /// Forces the write-ahead log to disk (nothing to do if the read-write instance is not
@@ -189,8 +211,8 @@ impl Store {
         let Some(db) = self.instances.writable() else {
             return Ok(());
         };
-        for name in COLUMN_FAMILIES {
-            db.flush_cf(family(db, name)?)?;
+        for name in COLUMNS {
+            db.flush_cf(column(db, name)?)?;
         }
         Ok(())
     }
@@ -200,20 +222,16 @@ impl Store {
     pub(crate) fn compact_all(&self) -> Result<()> {
         let mut options = rocksdb::CompactOptions::default();
         options.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
-        for name in COLUMN_FAMILIES {
-            self.instances.writer()?.compact_range_cf_opt(
-                self.cf(name)?,
-                None::<&[u8]>,
-                None::<&[u8]>,
-                &options,
-            );
+        let db = self.instances.writer()?;
+        for name in COLUMNS {
+            db.compact_range_cf_opt(column(db, name)?, None::<&[u8]>, None::<&[u8]>, &options);
         }
         Ok(())
     }
 
     pub(crate) fn counters(&self) -> Result<Counters> {
         let u64_at = |key: &[u8]| -> Result<u64> {
-            match self.get(CF_META, key)? {
+            match self.get(Family::Meta, key)? {
                 None => Ok(0),
                 Some(b) => decode_u64(&b).ok_or_else(|| Error::Corrupt {
                     what: "counter",
@@ -235,11 +253,11 @@ impl Store {
 
     /// Adds the counters to a batch. They are merged by maximum, so batches of concurrent
     /// writers may land in any order and the stored counters still cover every number used.
-    pub(crate) fn put_counters(&self, batch: &mut WriteBatch, c: &Counters) -> Result<()> {
-        let meta = self.cf(CF_META)?;
-        batch.merge_cf(meta, META_SEQ, encode_u64(c.seq));
-        batch.merge_cf(meta, META_NEXT_RECORD, encode_u64(c.next_record));
-        batch.merge_cf(
+    pub(crate) fn put_counters(&self, batch: &mut StoreBatch, c: &Counters) -> Result<()> {
+        let meta = self.cf(Family::Meta)?;
+        batch.merge(meta, META_SEQ, encode_u64(c.seq));
+        batch.merge(meta, META_NEXT_RECORD, encode_u64(c.next_record));
+        batch.merge(
             meta,
             META_NEXT_NAMESPACE,
             encode_u64(u64::from(c.next_namespace)),
@@ -251,12 +269,12 @@ impl Store {
     pub(crate) fn namespaces(&self) -> Result<Vec<(NamespaceInfo, u64)>> {
         let mut out = Vec::new();
         for (_, value) in self.scan(
-            CF_META,
+            Family::Meta,
             META_NAMESPACE_PREFIX,
             &prefix_end(META_NAMESPACE_PREFIX),
         )? {
             let info: NamespaceInfo = codec::decode("namespace", &value)?;
-            let count = match self.get(CF_META, &count_key(info.id))? {
+            let count = match self.get(Family::Meta, &count_key(info.id))? {
                 Some(b) => decode_u64(&b).ok_or_else(|| Error::Corrupt {
                     what: "namespace count",
                     detail: info.name.clone(),
@@ -270,23 +288,29 @@ impl Store {
 
     /// Every embedding space.
     pub(crate) fn spaces(&self) -> Result<Vec<Space>> {
-        self.scan(CF_META, META_SPACE_PREFIX, &prefix_end(META_SPACE_PREFIX))?
-            .into_iter()
-            .map(|(_, v)| codec::decode("space", &v))
-            .collect()
+        self.scan(
+            Family::Meta,
+            META_SPACE_PREFIX,
+            &prefix_end(META_SPACE_PREFIX),
+        )?
+        .into_iter()
+        .map(|(_, v)| codec::decode("space", &v))
+        .collect()
     }
 
     pub(crate) fn record(&self, ns: u32, id: RecordId) -> Result<Option<Record>> {
-        self.get(CF_RECORDS, &record_key(ns, id))?
+        self.get(Family::Records, &record_key(ns, id))?
             .map(|b| codec::decode("record", &b))
             .transpose()
     }
 
     /// Records by id, in the order asked; `None` for ids that do not exist.
     pub(crate) fn records_by_id(&self, ns: u32, ids: &[RecordId]) -> Result<Vec<Option<Record>>> {
-        let keys: Vec<[u8; 12]> = ids.iter().map(|id| record_key(ns, *id)).collect();
+        let tag =
+            |id: &RecordId| tagged(&mut Vec::new(), Family::Records, &record_key(ns, *id)).to_vec();
+        let keys: Vec<Vec<u8>> = ids.iter().map(tag).collect();
         self.instances.read(|db| {
-            let cf = family(db, CF_RECORDS)?;
+            let cf = column(db, Family::Records.column())?;
             db.multi_get_cf(keys.iter().map(|k| (cf, k.as_slice())))
                 .into_iter()
                 .map(|r| r?.map(|b| codec::decode("record", &b)).transpose())
@@ -299,7 +323,7 @@ impl Store {
         &self,
         ns: u32,
     ) -> Result<impl Iterator<Item = Result<Record>> + '_> {
-        let it = self.iter_range(CF_RECORDS, &ns_prefix(ns), &ns_end(ns))?;
+        let it = self.iter_range(Family::Records, &ns_prefix(ns), &ns_end(ns))?;
         Ok(it.map(|item| {
             let (_, value) = item?;
             codec::decode("record", &value)
@@ -312,7 +336,7 @@ impl Store {
         ns: u32,
         from: RecordId,
     ) -> Result<impl Iterator<Item = Result<Record>> + '_> {
-        let it = self.iter_range(CF_RECORDS, &record_key(ns, from), &ns_end(ns))?;
+        let it = self.iter_range(Family::Records, &record_key(ns, from), &ns_end(ns))?;
         Ok(it.map(|item| codec::decode("record", &item?.1)))
     }
 
@@ -321,28 +345,28 @@ impl Store {
         &self,
         ns: u32,
     ) -> Result<impl Iterator<Item = Result<(RecordId, String, Vec<f32>)>> + '_> {
-        let it = self.iter_range(CF_VECTORS, &ns_prefix(ns), &ns_end(ns))?;
+        let it = self.iter_range(Family::Vectors, &ns_prefix(ns), &ns_end(ns))?;
         Ok(it.map(|item| vector_entry(item?)))
     }
 
     /// The vectors of one record, `(space, vector)`, in space-name order.
     pub(crate) fn vectors_of(&self, ns: u32, id: RecordId) -> Result<Vec<(String, Vec<f32>)>> {
         let (start, end) = vector_range(ns, id);
-        self.scan(CF_VECTORS, &start, &end)?
+        self.scan(Family::Vectors, &start, &end)?
             .into_iter()
             .map(|item| vector_entry(item).map(|(_, space, vector)| (space, vector)))
             .collect()
     }
 
     pub(crate) fn state(&self, ns: u32, key: &str) -> Result<Option<Vec<u8>>> {
-        self.get(CF_STATE, &state_key(ns, key))
+        self.get(Family::State, &state_key(ns, key))
     }
 
     /// State keys of a namespace starting with `prefix`, in byte order.
     pub(crate) fn state_keys(&self, ns: u32, prefix: &str) -> Result<Vec<String>> {
         let start = state_key(ns, prefix);
         let mut out = Vec::new();
-        for (key, _) in self.scan(CF_STATE, &start, &prefix_end(&start))? {
+        for (key, _) in self.scan(Family::State, &start, &prefix_end(&start))? {
             out.push(String::from_utf8_lossy(&key[4..]).into_owned());
         }
         Ok(out)
@@ -352,7 +376,7 @@ impl Store {
     /// vectors, state), in key order, as stored.
     pub(crate) fn iter_namespace_raw(
         &self,
-        cf: &'static str,
+        cf: Family,
         ns: u32,
     ) -> Result<impl Iterator<Item = Result<KeyValue>> + '_> {
         self.iter_range(cf, &ns_prefix(ns), &ns_end(ns))
@@ -362,12 +386,12 @@ impl Store {
     /// borrowed from RocksDB's iterator: no copy per entry, for scans of a whole namespace.
     pub(crate) fn for_each_in_namespace(
         &self,
-        cf: &'static str,
+        cf: Family,
         ns: u32,
         mut visit: impl FnMut(&[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
         let mut read = ReadOptions::default();
-        read.set_iterate_upper_bound(ns_end(ns));
+        read.set_iterate_upper_bound(tagged(&mut Vec::new(), cf, &ns_end(ns)).to_vec());
         // A one-off pass over a namespace: keep it out of the block cache, read ahead.
         read.fill_cache(false);
         read.set_readahead_size(SCAN_READAHEAD);
@@ -382,31 +406,32 @@ impl Store {
     /// [`Store::iter_range`], any open instance answers.
     pub(crate) fn visit_range(
         &self,
-        cf: &'static str,
+        cf: Family,
         start: &[u8],
         end: &[u8],
         visit: impl FnMut(&[u8], &[u8]) -> Result<bool>,
     ) -> Result<()> {
         let mut read = ReadOptions::default();
-        read.set_iterate_upper_bound(end.to_vec());
+        read.set_iterate_upper_bound(tagged(&mut Vec::new(), cf, end).to_vec());
         self.visit(cf, start, read, visit)
     }
 
-    /// Calls `visit` with every key and value from `start` on within `read`'s bounds, until
-    /// it returns `false`.
+    /// Calls `visit` with every key (untagged) and value of family `cf` from `start` on within
+    /// `read`'s bounds (tagged), until it returns `false`.
     fn visit(
         &self,
-        cf: &'static str,
+        cf: Family,
         start: &[u8],
         read: ReadOptions,
         mut visit: impl FnMut(&[u8], &[u8]) -> Result<bool>,
     ) -> Result<()> {
+        let untag = cf.tag().len();
         self.instances.read(|db| {
-            let mut it = db.raw_iterator_cf_opt(family(db, cf)?, read);
-            it.seek(start);
+            let mut it = db.raw_iterator_cf_opt(column(db, cf.column())?, read);
+            it.seek(tagged(&mut Vec::new(), cf, start));
             while it.valid() {
                 if let (Some(key), Some(value)) = (it.key(), it.value()) {
-                    if !visit(key, value)? {
+                    if !visit(key.get(untag..).unwrap_or_default(), value)? {
                         return Ok(());
                     }
                 }
@@ -417,7 +442,7 @@ impl Store {
     }
 
     /// Every key and value of a family starting with `prefix`.
-    pub(crate) fn scan_prefix(&self, cf: &'static str, prefix: &[u8]) -> Result<Vec<KeyValue>> {
+    pub(crate) fn scan_prefix(&self, cf: Family, prefix: &[u8]) -> Result<Vec<KeyValue>> {
         self.scan(cf, prefix, &prefix_end(prefix))
     }
 
@@ -425,7 +450,7 @@ impl Store {
     /// (waiting for it to open: an iterator outlives the call).
     pub(crate) fn iter_range<'a>(
         &'a self,
-        cf: &'static str,
+        cf: Family,
         start: &[u8],
         end: &[u8],
     ) -> Result<impl Iterator<Item = Result<KeyValue>> + 'a> {
@@ -433,24 +458,33 @@ impl Store {
     }
 
     /// Every key and value of a family from `start` to `end` (excluded), collected.
-    fn scan(&self, cf: &'static str, start: &[u8], end: &[u8]) -> Result<Vec<KeyValue>> {
+    fn scan(&self, cf: Family, start: &[u8], end: &[u8]) -> Result<Vec<KeyValue>> {
         self.instances
             .read(|db| range(db, cf, start, end)?.collect())
     }
 }
 
-/// The keys and values of family `cf` of `db` from `start` to `end` (excluded).
+/// The keys (untagged) and values of family `cf` of `db` from `start` to `end` (excluded).
 fn range<'a>(
     db: &'a rocksdb::DB,
-    cf: &'static str,
+    cf: Family,
     start: &[u8],
     end: &[u8],
 ) -> Result<impl Iterator<Item = Result<KeyValue>> + 'a> {
     let mut read = ReadOptions::default();
-    read.set_iterate_upper_bound(end.to_vec());
-    let mode = IteratorMode::From(start, Direction::Forward);
-    let it = db.iterator_cf_opt(family(db, cf)?, read, mode);
-    Ok(it.map(|r| r.map_err(Error::from)))
+    read.set_iterate_upper_bound(tagged(&mut Vec::new(), cf, end).to_vec());
+    let start = tagged(&mut Vec::new(), cf, start).to_vec();
+    let mode = IteratorMode::From(&start, Direction::Forward);
+    let it = db.iterator_cf_opt(column(db, cf.column())?, read, mode);
+    let untag = cf.tag().len();
+    Ok(it.map(move |entry| {
+        let (key, value) = entry?;
+        let key = match untag {
+            0 => key,
+            n => key.get(n..).unwrap_or_default().into(),
+        };
+        Ok((key, value))
+    }))
 }
 
 /// A vectors-family entry as `(record, space, vector)`.

@@ -1,7 +1,7 @@
 //! The store's change log: what each numbered write changed, kept until the derived indexes
 //! have it, so that recovery replays what they miss.
 
-use rocksdb::WriteBatch;
+use crate::store::StoreBatch;
 use serde::{Deserialize, Serialize};
 
 use super::{Counters, Store};
@@ -33,12 +33,12 @@ impl Store {
     /// counters carry, and the counters themselves. Recovery replays the log from it.
     pub(crate) fn log_change(
         &self,
-        batch: &mut WriteBatch,
+        batch: &mut StoreBatch,
         counters: &Counters,
         entry: &ChangeEntry,
     ) -> Result<()> {
-        batch.put_cf(
-            self.cf(CF_CHANGELOG)?,
+        batch.put(
+            self.cf(Family::Changelog)?,
             changelog_key(counters.seq),
             codec::encode("change log entry", entry)?,
         );
@@ -49,7 +49,7 @@ impl Store {
     pub(crate) fn changes_after(&self, after: u64) -> Result<Vec<(u64, ChangeEntry)>> {
         let start = changelog_key(after.saturating_add(1));
         let mut out = Vec::new();
-        for (key, value) in self.scan(CF_CHANGELOG, &start, &[0xff; 9])? {
+        for (key, value) in self.scan(Family::Changelog, &start, &[0xff; 9])? {
             let seq = seq_of_changelog_key(&key).ok_or_else(|| Error::Corrupt {
                 what: "change log",
                 detail: format!("key {key:?}"),
@@ -62,20 +62,24 @@ impl Store {
     /// Forgets change-log entries up to and including `seq` (the indexes have them), and
     /// records how far the log is trimmed.
     pub(crate) fn trim_changes(&self, seq: u64) -> Result<()> {
-        let mut batch = WriteBatch::default();
-        batch.delete_range_cf(
-            self.cf(CF_CHANGELOG)?,
+        let mut batch = StoreBatch::default();
+        batch.delete_range(
+            self.cf(Family::Changelog)?,
             changelog_key(0),
             changelog_key(seq.saturating_add(1)),
         );
-        batch.merge_cf(self.cf(CF_META)?, META_CHANGELOG_TRIMMED, encode_u64(seq));
+        batch.merge(
+            self.cf(Family::Meta)?,
+            META_CHANGELOG_TRIMMED,
+            encode_u64(seq),
+        );
         self.write(batch)
     }
 
     /// The last sequence number trimmed from the change log (`None`: a store written before
     /// this was recorded, or never trimmed).
     pub(crate) fn changes_trimmed(&self) -> Result<Option<u64>> {
-        self.get(CF_META, META_CHANGELOG_TRIMMED)?
+        self.get(Family::Meta, META_CHANGELOG_TRIMMED)?
             .map(|b| {
                 decode_u64(&b).ok_or_else(|| Error::Corrupt {
                     what: "counter",

@@ -37,9 +37,9 @@ use crate::keys::*;
 /// so they barely notice the smaller blocks.
 const VECTOR_BLOCK_BYTES: usize = 16 << 10;
 
-/// Write buffer (memtable) of every column family but the vectors': 8 MiB, where RocksDB's
-/// default is 64. These families hold small values (records' text, index entries, change
-/// log), so a full default buffer is a skip list of a few hundred thousand entries, and each
+/// Write buffer (memtable) of the column family every family but the vectors' shares: 8 MiB,
+/// where RocksDB's default is 64. These families hold small values (records' text, index
+/// entries, change log), so a full default buffer is a skip list of a few hundred thousand entries, and each
 /// point write into it (a filtered delete writes four per record) walks it through cache
 /// misses. Right after a 100k bulk load, the batch of a filtered delete of about a thousand
 /// records took 4.1 ms to write on average, 2.1 ms with 8 MiB buffers (`delete_after_load`,
@@ -47,7 +47,8 @@ const VECTOR_BLOCK_BYTES: usize = 16 << 10;
 /// and peak memory fell 597 -> 528 MiB; a fresh 1M store closes with 50 table files instead of
 /// 30, and opens 8-11 ms slower with its first answer unchanged (`docs/stores.md`). The
 /// vectors' values are 1.5 KiB, so their default buffer holds few entries, and a smaller one
-/// saved little there.
+/// saved little there. (Those were five column families of 8 MiB each; sharing one since
+/// format 2, the filtered deletes and the open measured as fast or faster, `docs/engine.md`.)
 const SMALL_VALUE_WRITE_BUFFER: usize = 8 << 20;
 
 /// The RocksDB instances of one store directory.
@@ -84,7 +85,7 @@ impl Instances {
         // Nothing writes before the read-write instance is open: both opens see these files.
         let tables = table_files(path);
         let early = if path.join("CURRENT").is_file() {
-            DB::open_cf_descriptors_read_only(&db_options(tables), path, families(), false)
+            DB::open_cf_descriptors_read_only(&db_options(tables), path, columns(), false)
                 .inspect_err(|e| tracing::debug!("read-only open of {}: {e}", path.display()))
                 .ok()
         } else {
@@ -186,7 +187,7 @@ impl Drop for Instances {
 }
 
 /// A column family of `db`.
-pub(super) fn family<'a>(db: &'a DB, name: &'static str) -> Result<&'a ColumnFamily> {
+pub(super) fn column<'a>(db: &'a DB, name: &'static str) -> Result<&'a ColumnFamily> {
     db.cf_handle(name).ok_or_else(|| Error::Corrupt {
         what: "store",
         detail: format!("column family {name} is missing"),
@@ -198,7 +199,7 @@ fn open_writable(path: &Path, table_files: usize) -> std::result::Result<DB, Fai
     let mut options = db_options(table_files);
     options.create_if_missing(true);
     options.create_missing_column_families(true);
-    DB::open_cf_descriptors(&options, path, families()).map_err(Failure::Store)
+    DB::open_cf_descriptors(&options, path, columns()).map_err(Failure::Store)
 }
 
 /// An open's failure, a corruption naming the engine directory.
@@ -212,16 +213,17 @@ fn open_error(engine_dir: &Path, error: rocksdb::Error) -> Error {
 }
 
 /// The database options, for a store holding `table_files` table files.
-fn db_options(table_files: usize) -> Options {
+pub(super) fn db_options(table_files: usize) -> Options {
     let mut options = Options::default();
     options.increase_parallelism(2);
     // RocksDB opens a column family's table files on this many threads, starting all but one
     // of them afresh for every family at every open, however few files it has (its default
     // is 16). A second thread pays for its start only when the families have several files
-    // each: measured on this machine's two cores (docs/engine.md), it cost a 100k store (ten
-    // files) 0.5 ms of its 2.1 ms open, and saved a million-record store (51 files) 5 ms of
-    // its first vector answer.
-    let threads = if table_files > 2 * (COLUMN_FAMILIES.len() + 1) {
+    // each: measured on this machine's two cores (docs/engine.md), with seven column families
+    // it cost a 100k store (ten files) 0.5 ms of its 2.1 ms open, and saved a million-record
+    // store (51 files) 5 ms of its first vector answer; with two, a 100k store (seven files)
+    // opens as fast on two threads as on one (1.16 against 1.15 ms).
+    let threads = if table_files > 2 * COLUMNS.len() {
         2
     } else {
         1
@@ -245,27 +247,33 @@ fn table_files(path: &Path) -> usize {
         .count()
 }
 
-fn families() -> Vec<ColumnFamilyDescriptor> {
-    let families = COLUMN_FAMILIES.iter().map(|name| {
-        let mut cf = Options::default();
-        cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
-        if *name != CF_VECTORS {
-            cf.set_write_buffer_size(SMALL_VALUE_WRITE_BUFFER);
-        }
-        if *name == CF_META {
-            cf.set_merge_operator_associative("max_u64", super::max_u64);
-        }
-        if *name == CF_VECTORS {
-            // Vectors do not compress, and are read whole-namespace at a time as well as
-            // one by one: blocks of a few vectors, no compression.
-            let mut block = rocksdb::BlockBasedOptions::default();
-            block.set_block_size(VECTOR_BLOCK_BYTES);
-            cf.set_block_based_table_factory(&block);
-            cf.set_compression_type(rocksdb::DBCompressionType::None);
-        }
-        ColumnFamilyDescriptor::new(*name, cf)
-    });
-    families.collect()
+/// The store's column families ([`COLUMNS`]), with their options.
+fn columns() -> Vec<ColumnFamilyDescriptor> {
+    vec![
+        ColumnFamilyDescriptor::new(SHARED_COLUMN, shared_column_options()),
+        ColumnFamilyDescriptor::new(VECTORS_COLUMN, vectors_column_options()),
+    ]
+}
+
+/// The options of the column family every family but the vectors' shares: small values,
+/// compressed, the counters merged by maximum.
+pub(super) fn shared_column_options() -> Options {
+    let mut cf = Options::default();
+    cf.set_compression_type(rocksdb::DBCompressionType::Lz4);
+    cf.set_write_buffer_size(SMALL_VALUE_WRITE_BUFFER);
+    cf.set_merge_operator_associative("max_u64", super::max_u64);
+    cf
+}
+
+/// The options of the vectors' column family: vectors do not compress, and are read
+/// whole-namespace at a time as well as one by one, so blocks of a few vectors, uncompressed.
+pub(super) fn vectors_column_options() -> Options {
+    let mut cf = Options::default();
+    let mut block = rocksdb::BlockBasedOptions::default();
+    block.set_block_size(VECTOR_BLOCK_BYTES);
+    cf.set_block_based_table_factory(&block);
+    cf.set_compression_type(rocksdb::DBCompressionType::None);
+    cf
 }
 
 /// A delay long enough that the read-write instance opens only when a write asks (tests of
@@ -277,23 +285,24 @@ pub(super) const NEVER: Duration = Duration::from_secs(3600);
 mod tests {
     use std::time::{Duration, Instant};
 
-    use rocksdb::WriteBatch;
-
-    use super::{family, Instances, NEVER};
+    use super::{column, Instances, NEVER};
     use crate::error::Error;
-    use crate::keys::{CF_META, COLUMN_FAMILIES};
-    use crate::store::Store;
+    use crate::keys::{Family, COLUMNS, SHARED_COLUMN};
+    use crate::store::{Store, StoreBatch};
+
+    /// The meta family's `key`, as stored in its column family.
+    const KEY: &[u8] = b"\x01key";
 
     /// A store directory holding `key` = `value` in the meta family.
     fn store_with(dir: &std::path::Path, value: &[u8]) {
         let store = Store::open(dir, false).unwrap();
-        let mut batch = WriteBatch::default();
-        batch.put_cf(store.cf(CF_META).unwrap(), b"key", value);
+        let mut batch = StoreBatch::default();
+        batch.put(store.cf(Family::Meta).unwrap(), b"key", value);
         store.write(batch).unwrap();
     }
 
     fn read_key(instances: &Instances) -> Vec<u8> {
-        let read = instances.read(|db| Ok(db.get_cf(family(db, CF_META)?, b"key")?));
+        let read = instances.read(|db| Ok(db.get_cf(column(db, SHARED_COLUMN)?, KEY)?));
         read.unwrap().unwrap()
     }
 
@@ -306,7 +315,7 @@ mod tests {
         assert!(instances.writable().is_none(), "the read waited to write");
 
         let db = instances.writer().unwrap();
-        db.put_cf(family(db, CF_META).unwrap(), b"key", b"second")
+        db.put_cf(column(db, SHARED_COLUMN).unwrap(), KEY, b"second")
             .unwrap();
         assert_eq!(read_key(&instances), b"second");
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -334,7 +343,7 @@ mod tests {
                         // A read inside a read, as a visiting read's callback may do.
                         let (outer, inner) = instances
                             .read(|db| {
-                                let outer = db.get_cf(family(db, CF_META)?, b"key")?;
+                                let outer = db.get_cf(column(db, SHARED_COLUMN)?, KEY)?;
                                 Ok((outer, read_key(&instances)))
                             })
                             .unwrap();
@@ -353,7 +362,7 @@ mod tests {
             for n in 1..=50u64 {
                 let db = instances.writer().unwrap();
                 let value = n.to_string();
-                db.put_cf(family(db, CF_META).unwrap(), b"key", value.as_bytes())
+                db.put_cf(column(db, SHARED_COLUMN).unwrap(), KEY, value.as_bytes())
                     .unwrap();
                 written.store(n, std::sync::atomic::Ordering::SeqCst);
             }
@@ -383,21 +392,20 @@ mod tests {
         store_with(dir.path(), b"kept");
         // Another read-write instance holds RocksDB's lock (the engine's own holder lock
         // would keep out another engine; this stands for any failure of the background open).
-        let mut families = COLUMN_FAMILIES.to_vec();
-        families.push("default");
         let other = rocksdb::DB::open_cf(
             &rocksdb::Options::default(),
             dir.path().join("store"),
-            families,
+            COLUMNS,
         )
         .unwrap();
         let store = Store::open(dir.path(), false).unwrap();
-        let refused = store.cf(CF_META).map(|_| ());
+        let refused = store.cf(Family::Meta).map(|_| ());
         assert!(matches!(refused, Err(Error::Storage(_))), "{refused:?}");
-        let mut batch = WriteBatch::default();
-        batch.put(b"key", b"lost");
-        assert!(matches!(store.write(batch), Err(Error::Storage(_))));
-        assert_eq!(store.get(CF_META, b"key").unwrap().unwrap(), b"kept");
+        assert!(matches!(
+            store.write(StoreBatch::default()),
+            Err(Error::Storage(_))
+        ));
+        assert_eq!(store.get(Family::Meta, b"key").unwrap().unwrap(), b"kept");
         drop(other);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 
 use crate::error::{Error, Result};
 use crate::keys::{
-    decode_vector, decode_vector_entry, ns_end, vector_key, vector_space_of, CF_VECTORS,
+    decode_vector, decode_vector_entry, ns_end, vector_key, vector_space_of, Family,
 };
 use crate::record::RecordId;
 use crate::store::{Caching, Store};
@@ -54,7 +54,7 @@ impl VectorSource for StoredVectors {
             .collect();
         let mut out = Vec::with_capacity(ids.len());
         let mut at = 0;
-        store.get_sorted(CF_VECTORS, &keys, Caching::Fill, |value| {
+        store.get_sorted(Family::Vectors, &keys, Caching::Fill, |value| {
             let vector = match value {
                 Some(bytes) => Some(decode_vector(bytes).ok_or_else(|| self.corrupt(&keys[at]))?),
                 None => None,
@@ -77,7 +77,7 @@ impl VectorSource for StoredVectors {
         };
         let (mut ids, mut data) = (Vec::new(), Vec::new());
         let mut vector = Vec::new();
-        store.visit_range(CF_VECTORS, &start, &ns_end(self.ns), |key, value| {
+        store.visit_range(Family::Vectors, &start, &ns_end(self.ns), |key, value| {
             // Other spaces' vectors are skipped before they are decoded.
             if vector_space_of(key) != Some(self.space.as_str()) {
                 return Ok(true);
@@ -94,7 +94,7 @@ impl VectorSource for StoredVectors {
 
 #[cfg(test)]
 mod tests {
-    use rocksdb::WriteBatch;
+    use crate::store::StoreBatch;
 
     use super::*;
     use crate::keys::encode_vector;
@@ -104,14 +104,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path(), false).unwrap());
         let vector = |id: u64, space: u8| vec![id as f32, f32::from(space)];
-        let mut batch = WriteBatch::default();
-        let cf = store.cf(CF_VECTORS).unwrap();
+        let mut batch = StoreBatch::default();
+        let cf = store.cf(Family::Vectors).unwrap();
         for ns in [1u32, 2] {
             for id in 0..10u64 {
                 // Space "b" sorts after "a" under every record; record 4 has no "a".
                 for (space, name) in [(0u8, "a"), (1, "b")] {
                     if !(name == "a" && id == 4) {
-                        batch.put_cf(
+                        batch.put(
                             cf,
                             vector_key(ns, RecordId(id), name),
                             encode_vector(&vector(id + 100 * u64::from(ns), space)),

@@ -31,6 +31,11 @@ use crate::namespace::{validate_name, Analyzer, NamespaceInfo};
 use crate::record::{Record, RecordId};
 use crate::space::Space;
 use crate::state::Inner;
+use crate::store::StoreBatch;
+
+/// Engine formats whose exports this build imports. An export holds records, vectors and state
+/// values, not keys, so format 2's new key layout left it as format 1 wrote it.
+const IMPORTED_FORMATS: std::ops::RangeInclusive<u32> = 1..=ENGINE_FORMAT;
 
 /// One entry of a namespace export (one line of the JSON-lines form).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,7 +109,7 @@ impl Inner {
             records: ns.count.load(Ordering::SeqCst),
         })?;
         let mut spaces = BTreeSet::new();
-        for item in self.store.iter_namespace_raw(CF_VECTORS, id)? {
+        for item in self.store.iter_namespace_raw(Family::Vectors, id)? {
             let (key, _) = item?;
             spaces.insert(vector_space_of(&key).unwrap_or_default().to_string());
         }
@@ -121,7 +126,7 @@ impl Inner {
             emit(ExportEntry::Vector { id, space, vector })?;
             counts.vectors += 1;
         }
-        for item in self.store.iter_namespace_raw(CF_STATE, id)? {
+        for item in self.store.iter_namespace_raw(Family::State, id)? {
             let (key, value) = item?;
             let key = std::str::from_utf8(key.get(4..).unwrap_or_default()).map_err(|_| {
                 Error::Corrupt {
@@ -160,12 +165,12 @@ impl Inner {
                 "the first entry must be the namespace header".into(),
             ));
         };
-        if format != ENGINE_FORMAT || values != VALUE_FORMAT {
+        if !IMPORTED_FORMATS.contains(&format) || values != VALUE_FORMAT {
             return Err(invalid(
                 1,
                 format!(
                     "exported by engine format {format} with value format {values}; this build \
-                     reads {ENGINE_FORMAT} and {VALUE_FORMAT}"
+                     reads engine formats {IMPORTED_FORMATS:?} with value format {VALUE_FORMAT}"
                 ),
             ));
         }
@@ -202,7 +207,7 @@ impl Inner {
 struct Stage<'a> {
     inner: &'a Inner,
     info: &'a NamespaceInfo,
-    batch: rocksdb::WriteBatch,
+    batch: StoreBatch,
     staged: Staged,
     imported: HashSet<RecordId>,
     /// The spaces declared so far, as this engine has them.
@@ -216,7 +221,7 @@ impl<'a> Stage<'a> {
         Stage {
             inner,
             info,
-            batch: rocksdb::WriteBatch::default(),
+            batch: StoreBatch::default(),
             staged: Staged::default(),
             imported: HashSet::new(),
             spaces: HashMap::new(),
@@ -270,11 +275,14 @@ impl<'a> Stage<'a> {
                 self.max_id = self.max_id.max(id.0);
                 self.staged.add(self.info, &record);
                 let value = codec::encode("record", &record)?;
-                self.batch
-                    .put_cf(self.inner.store.cf(CF_RECORDS)?, record_key(ns, id), value);
-                let index = self.inner.store.cf(CF_ATTRIBUTES)?;
+                self.batch.put(
+                    self.inner.store.cf(Family::Records)?,
+                    record_key(ns, id),
+                    value,
+                );
+                let index = self.inner.store.cf(Family::Attributes)?;
                 for key in self.inner.attributes.keys(ns, id, &record.attributes) {
-                    self.batch.put_cf(index, key, []);
+                    self.batch.put(index, key, []);
                 }
                 self.counts.records += 1;
             }
@@ -293,8 +301,8 @@ impl<'a> Stage<'a> {
                 declared
                     .normalize(&vector)
                     .map_err(|e| invalid(at, e.to_string()))?;
-                self.batch.put_cf(
-                    self.inner.store.cf(CF_VECTORS)?,
+                self.batch.put(
+                    self.inner.store.cf(Family::Vectors)?,
                     vector_key(ns, id, &space),
                     encode_vector(&vector),
                 );
@@ -310,8 +318,11 @@ impl<'a> Stage<'a> {
                         format!("state {key:?}: not a value of format {VALUE_FORMAT}"),
                     ));
                 }
-                self.batch
-                    .put_cf(self.inner.store.cf(CF_STATE)?, state_key(ns, &key), bytes);
+                self.batch.put(
+                    self.inner.store.cf(Family::State)?,
+                    state_key(ns, &key),
+                    bytes,
+                );
                 self.counts.state += 1;
             }
         }

@@ -23,7 +23,7 @@ use crate::lexical::Term;
 use crate::namespace::Analyzer;
 use crate::record::{NewRecord, Record, RecordId};
 use crate::state::{Inner, NamespaceState};
-use crate::store::{Caching, Change, ChangeEntry};
+use crate::store::{Caching, Change, ChangeEntry, StoreBatch};
 
 #[path = "write_derived.rs"]
 mod derived;
@@ -291,10 +291,10 @@ impl Inner {
     fn commit(&self, ns: &NamespaceState, prepared: &mut [Prepared]) -> Result<WriteReceipt> {
         let ns_id = ns.info.id;
         let (records, vectors, state, index) = (
-            self.store.cf(CF_RECORDS)?,
-            self.store.cf(CF_VECTORS)?,
-            self.store.cf(CF_STATE)?,
-            self.store.cf(CF_ATTRIBUTES)?,
+            self.store.cf(Family::Records)?,
+            self.store.cf(Family::Vectors)?,
+            self.store.cf(Family::State)?,
+            self.store.cf(Family::Attributes)?,
         );
         let puts = prepared
             .iter()
@@ -306,7 +306,7 @@ impl Inner {
         // The registered spaces, read from the catalog by the first delete or update only.
         let spaces = OnceCell::new();
         let spaces = || spaces.get_or_init(|| self.space_names()).as_slice();
-        let mut batch = rocksdb::WriteBatch::default();
+        let mut batch = StoreBatch::default();
         let mut changes = Vec::new();
         let mut lexical_ops = Vec::new();
         let mut ids = Vec::new();
@@ -333,7 +333,7 @@ impl Inner {
                     old,
                 } => {
                     for key in &old.index_keys {
-                        batch.delete_cf(index, key);
+                        batch.delete(index, key);
                     }
                     (record, vectors, terms, true)
                 }
@@ -347,17 +347,17 @@ impl Inner {
                     continue;
                 }
                 Prepared::PutState(key, value) => {
-                    batch.put_cf(state, state_key(ns_id, key), value);
+                    batch.put(state, state_key(ns_id, key), value);
                     continue;
                 }
                 Prepared::DeleteState(key) => {
-                    batch.delete_cf(state, state_key(ns_id, key));
+                    batch.delete(state, state_key(ns_id, key));
                     continue;
                 }
             };
             if replaces {
                 for key in vector_keys(ns_id, record.id, spaces()) {
-                    batch.delete_cf(vectors, key);
+                    batch.delete(vectors, key);
                 }
             } else {
                 record.id = RecordId(next_record);
@@ -367,15 +367,15 @@ impl Inner {
             }
             record.seq = seq;
             for key in self.attributes.keys(ns_id, record.id, &record.attributes) {
-                batch.put_cf(index, key, []);
+                batch.put(index, key, []);
             }
-            batch.put_cf(
+            batch.put(
                 records,
                 record_key(ns_id, record.id),
                 codec::encode("record", record)?,
             );
             for (space, v) in vs.iter() {
-                batch.put_cf(
+                batch.put(
                     vectors,
                     vector_key(ns_id, record.id, space),
                     encode_vector(v),
@@ -400,7 +400,11 @@ impl Inner {
             .count
             .load(Ordering::SeqCst)
             .saturating_add_signed(count_delta);
-        batch.put_cf(self.store.cf(CF_META)?, count_key(ns_id), encode_u64(count));
+        batch.put(
+            self.store.cf(Family::Meta)?,
+            count_key(ns_id),
+            encode_u64(count),
+        );
         let entry = ChangeEntry { ns: ns_id, changes };
         self.store
             .log_change(&mut batch, &ticket.counters, &entry)?;

@@ -15,7 +15,7 @@
 //! every read of the family looks them up until a compaction drops them, and one costs about
 //! three points to insert.
 
-use rocksdb::{ColumnFamily, WriteBatch};
+use crate::store::{FamilyHandle, StoreBatch};
 
 use crate::attributes::{next_entry, IndexKey};
 use crate::keys::{record_key, vector_keys};
@@ -27,8 +27,8 @@ const RANGE_FROM: usize = 16;
 /// Adds to `batch` the tombstones of records `ids` of namespace `ns` (ascending, distinct) and
 /// of their vectors, in every space of `spaces`.
 pub(super) fn delete_records(
-    batch: &mut WriteBatch,
-    (records, vectors): (&ColumnFamily, &ColumnFamily),
+    batch: &mut StoreBatch,
+    (records, vectors): (FamilyHandle<'_>, FamilyHandle<'_>),
     ns: u32,
     ids: &[RecordId],
     spaces: &[String],
@@ -38,14 +38,14 @@ pub(super) fn delete_records(
         match last.0.checked_add(1) {
             Some(end) if run.len() >= RANGE_FROM => {
                 let (from, to) = (record_key(ns, first), record_key(ns, RecordId(end)));
-                batch.delete_range_cf(records, from, to);
-                batch.delete_range_cf(vectors, from, to);
+                batch.delete_range(records, from, to);
+                batch.delete_range(vectors, from, to);
             }
             _ => {
                 for &id in run {
-                    batch.delete_cf(records, record_key(ns, id));
+                    batch.delete(records, record_key(ns, id));
                     for key in vector_keys(ns, id, spaces) {
-                        batch.delete_cf(vectors, key);
+                        batch.delete(vectors, key);
                     }
                 }
             }
@@ -55,16 +55,16 @@ pub(super) fn delete_records(
 
 /// Adds to `batch` the tombstones of the attribute index entries `keys` (ascending, distinct).
 pub(super) fn delete_index_entries(
-    batch: &mut WriteBatch,
-    index: &ColumnFamily,
+    batch: &mut StoreBatch,
+    index: FamilyHandle<'_>,
     keys: &[IndexKey],
 ) {
     for run in keys.chunk_by(|a, b| next_entry(a).as_ref() == Some(b)) {
         match next_entry(&run[run.len() - 1]) {
-            Some(end) if run.len() >= RANGE_FROM => batch.delete_range_cf(index, run[0], end),
+            Some(end) if run.len() >= RANGE_FROM => batch.delete_range(index, run[0], end),
             _ => {
                 for key in run {
-                    batch.delete_cf(index, key);
+                    batch.delete(index, key);
                 }
             }
         }

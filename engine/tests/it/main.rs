@@ -18,5 +18,6 @@ mod residency;
 mod single_writer;
 mod stats_snapshot;
 mod transfer;
+mod upgrade;
 mod vector_recall;
 mod vector_snapshot;
