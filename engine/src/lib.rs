@@ -80,7 +80,7 @@ pub use options::EngineOptions;
 pub use record::{NewRecord, Record, RecordId};
 pub use residency::ResidentState;
 pub use search::{Hit, HybridQuery};
-pub use space::Space;
+pub use space::{Space, MAX_DIM, MAX_SPACE_NAME};
 pub use syntax::{QuerySyntax, WHOOSH_TEXT_FIELD};
 pub use transfer::{ExportEntry, TransferCounts};
 pub use vector::HnswParams;

@@ -4,6 +4,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// Largest accepted dimension of a space: 16 times the largest embedding models' (4 096), and
+/// no longer than the VNNI scan kernel's longest query (`vector/kernel.rs` asserts it).
+pub const MAX_DIM: usize = 1 << 16;
+
+/// Longest accepted space name, in bytes (the name is part of every vector's key).
+pub const MAX_SPACE_NAME: usize = 256;
+
 /// An embedding space: vectors produced by one model, all of one dimension. Vectors from
 /// different spaces are never compared with each other.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use crate::options::EngineOptions;
 use crate::residency::{Evictable, Residency};
 use crate::sequencer::Sequencer;
 use crate::snapshot::Snapshots;
-use crate::space::Space;
+use crate::space::{Space, MAX_DIM, MAX_SPACE_NAME};
 use crate::store::{Store, StoreBatch};
 use crate::vector::collection::{stop_graph_builds, SharedCollection};
 
@@ -179,8 +179,14 @@ impl Inner {
         if space.name.is_empty() {
             return Err(invalid("empty name"));
         }
+        if space.name.len() > MAX_SPACE_NAME {
+            return Err(invalid("name longer than 256 bytes"));
+        }
         if space.dim == 0 {
             return Err(invalid("dimension 0"));
+        }
+        if space.dim > MAX_DIM {
+            return Err(invalid("dimension above 65 536"));
         }
         let mut catalog = self.catalog.write();
         if let Some(existing) = catalog.spaces.get(&space.name) {

@@ -73,12 +73,13 @@ pub(crate) fn upgrade_format_1(engine_dir: &Path) -> Result<()> {
     batch.put(meta, META_FORMAT, ENGINE_FORMAT.to_le_bytes());
     db.write(batch.into_inner())?;
     db.flush_cf(shared)?;
-    for (dropped, family) in old.into_iter().enumerate() {
-        // An upgrade cut short with some old column families dropped and some not.
-        fail::fail_point!("store::upgrade::dropping", dropped == 1, |_| Err(
-            crate::error::Error::io(&path, std::io::Error::other("upgrade cut short"))
-        ));
+    for family in old {
         db.drop_cf(family.name())?;
+        // An upgrade cut short with some old column families dropped and some not.
+        fail::fail_point!("store::upgrade::dropped", |_| Err(crate::error::Error::io(
+            &path,
+            std::io::Error::other("upgrade cut short")
+        )));
     }
     Ok(())
 }

@@ -27,6 +27,10 @@ const AVX512_MAX_LEN: usize = 8 * 1024;
 #[cfg(target_arch = "x86_64")]
 const VNNI_MAX_LEN: usize = 1 << 16;
 
+// Every space's vectors fit the VNNI kernel.
+#[cfg(target_arch = "x86_64")]
+const _: () = assert!(crate::space::MAX_DIM <= VNNI_MAX_LEN);
+
 /// The dot product of `a` and `b` (over the shorter's length).
 #[inline]
 pub(super) fn dot_i16_i8(a: &[i16], b: &[i8]) -> i64 {

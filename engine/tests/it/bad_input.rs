@@ -165,6 +165,21 @@ fn invalid_records_are_rejected_and_nothing_is_lost() {
         e.create_space(Space::new("", 3)),
         Err(Error::InvalidSpace { .. })
     ));
+    assert!(matches!(
+        e.create_space(Space::new("huge", mb_engine::MAX_DIM + 1)),
+        Err(Error::InvalidSpace {
+            reason: "dimension above 65 536",
+            ..
+        })
+    ));
+    assert!(e
+        .create_space(Space::new("widest", mb_engine::MAX_DIM))
+        .is_ok());
+    let long_name = "n".repeat(mb_engine::MAX_SPACE_NAME + 1);
+    assert!(matches!(
+        e.create_space(Space::new(long_name, 3)),
+        Err(Error::InvalidSpace { .. })
+    ));
     assert_eq!(
         e.space("s").map(|s| s.dim),
         Some(4),

@@ -142,9 +142,9 @@ fn check_fixture_with(engine: &Engine, new: RecordId) {
 fn an_upgrade_cut_short_is_finished_by_the_next_open() {
     let _turn = UPGRADING.lock();
     let (_dir, engine_dir) = format_1_engine();
-    fail::cfg("store::upgrade::dropping", "return").unwrap();
+    fail::cfg("store::upgrade::dropped", "return").unwrap();
     let cut = Engine::open(&engine_dir, EngineOptions::default());
-    fail::remove("store::upgrade::dropping");
+    fail::remove("store::upgrade::dropped");
     assert!(cut.is_err(), "the fault point was not reached");
     // Only a finished upgrade marks the directory current; one old column family of five
     // was dropped.
