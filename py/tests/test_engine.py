@@ -2,6 +2,7 @@
 bad input raising typed exceptions without losing what was stored."""
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -197,6 +198,26 @@ def test_closed_and_busy_stores(tmp_path):
         mb.Engine(tmp_path / "missing", create=False)
     with mb.Engine(path) as again:
         assert [r.text for r in again.records("n")] == ["survives"]
+
+
+FORMAT_1 = os.path.join(os.path.dirname(__file__), "..", "..", "engine", "tests", "fixtures", "format-1")
+
+
+def test_a_store_of_the_previous_format_is_upgraded_on_open(tmp_path):
+    # Written by the format-1 wheel (engine/tests/fixtures/make_format_1.py).
+    path = tmp_path / "old"
+    shutil.copytree(FORMAT_1, path)
+    assert "format 1" in (path / "MEMORY_ENGINE").read_text()
+    with mb.Engine(path, create=False) as engine:
+        assert engine.namespaces() == ["chat", "notes"]
+        assert engine.count("notes") == 5
+        assert engine.get("notes", 2).text == "note 2 rewritten about rain and tea"
+        assert engine.get("notes", 4) is None
+        hits = engine.search_vector("notes", "tiny", [0.0, 0.0, 1.0, 0.0], 1)
+        assert hits[0].record.id == 2
+        assert sorted(h.record.id for h in engine.search_text("notes", "rain")) == [2, 3]
+        assert engine.get_state("notes", "heat/alice") == {"level": 3}
+    assert f"format {mb.ENGINE_FORMAT}" in (path / "MEMORY_ENGINE").read_text()
 
 
 def test_acknowledged_writes_survive_kill(tmp_path):
