@@ -10,6 +10,7 @@
 
 use super::distance::prefetch;
 use super::kernel::dot_i16_i8;
+use super::kernel_split::SplitQuery;
 use super::mapped::Stored;
 
 /// The codes of a set of `dim`-dimensional vectors, in point order.
@@ -21,11 +22,14 @@ pub(crate) struct Codes {
     codes: Stored<i8>,
 }
 
-/// A query prepared for [`Codes::similarity`].
+/// A query prepared for [`Codes::similarity`] and [`Codes::similarities`].
 pub(crate) struct QueryCode {
     values: Vec<i16>,
     /// What one unit of the integer dot product is worth.
     unit: f32,
+    /// The values split for the VNNI kernel, for a search's batches of comparisons (`None`
+    /// on CPUs without it, and for a point's query, which compares a few points only).
+    split: Option<SplitQuery>,
 }
 
 impl Codes {
@@ -104,9 +108,12 @@ impl Codes {
         self.codes.len() / self.dim.max(1)
     }
 
-    /// Prepares `query` (of the codes' dimension) for comparisons.
+    /// Prepares `query` (of the codes' dimension) for comparisons, a search's many.
     pub(crate) fn query(&self, query: &[f32]) -> QueryCode {
-        QueryCode::of_scaled(query.iter().zip(&self.scales).map(|(y, s)| y * s).collect())
+        let mut prepared =
+            QueryCode::of_scaled(query.iter().zip(&self.scales).map(|(y, s)| y * s).collect());
+        prepared.split = SplitQuery::new(&prepared.values);
+        prepared
     }
 
     /// The approximate similarity of the prepared query and `point`.
@@ -114,6 +121,32 @@ impl Codes {
     pub(crate) fn similarity(&self, query: &QueryCode, point: u32) -> f32 {
         let start = point as usize * self.dim;
         query.unit * dot_i16_i8(&query.values, &self.codes[start..start + self.dim]) as f32
+    }
+
+    /// The approximate similarities of the prepared query and each of `points`, in `out`
+    /// (cleared first): what [`Codes::similarity`] gives each, four at a time where the query
+    /// is split for the VNNI kernel.
+    pub(crate) fn similarities(&self, query: &QueryCode, points: &[u32], out: &mut Vec<f32>) {
+        out.clear();
+        let Some(split) = &query.split else {
+            out.extend(points.iter().map(|&p| self.similarity(query, p)));
+            return;
+        };
+        let code = |p: u32| {
+            let start = p as usize * self.dim;
+            &self.codes[start..start + self.dim]
+        };
+        let mut fours = points.chunks_exact(4);
+        for four in &mut fours {
+            let dots = split.dots4([code(four[0]), code(four[1]), code(four[2]), code(four[3])]);
+            out.extend(dots.map(|dot| query.unit * dot as f32));
+        }
+        out.extend(
+            fours
+                .remainder()
+                .iter()
+                .map(|&p| query.unit * split.dot(code(p)) as f32),
+        );
     }
 
     /// Asks the CPU to start loading the codes of `point` (see [`prefetch`]).
@@ -140,6 +173,7 @@ impl QueryCode {
             return QueryCode {
                 values: vec![0; scaled.len()],
                 unit: 0.0,
+                split: None,
             };
         }
         let unit = largest / f32::from(i16::MAX);
@@ -149,6 +183,7 @@ impl QueryCode {
                 .map(|z| quantize(z / unit, f32::from(i16::MAX)) as i16)
                 .collect(),
             unit,
+            split: None,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Integer dot products with 8-bit codes: what every approximate comparison of the vector
 //! index computes, with a kernel per CPU.
 //!
-//! - [`dot_i16_i8`]: a 16-bit query with one code, for a graph search's scattered comparisons;
+//! - [`dot_i16_i8`]: a 16-bit query with one code, for a graph search's scattered comparisons
+//!   (four at a time on CPUs with VNNI: `super::kernel_split`);
 //! - [`ByteQuery::dots`]: an 8-bit query with every code of a contiguous run, for the exact
 //!   scans. Choosing the kernel once per run instead of once per code keeps it inlined in the
 //!   loop over the codes (384 dimensions: 12–16 ns a code instead of 17–20).
@@ -132,7 +133,7 @@ fn has_avx512() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn has_vnni() -> bool {
+pub(super) fn has_vnni() -> bool {
     has_avx512() && std::is_x86_feature_detected!("avx512vnni")
 }
 
@@ -346,7 +347,7 @@ fn vnni_lanes<const K: usize>(
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn sum_four(
+pub(super) fn sum_four(
     a: std::arch::x86_64::__m512i,
     b: std::arch::x86_64::__m512i,
     c: std::arch::x86_64::__m512i,
@@ -373,7 +374,7 @@ fn sum_four(
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn sum_one(lanes: std::arch::x86_64::__m512i) -> i64 {
+pub(super) fn sum_one(lanes: std::arch::x86_64::__m512i) -> i64 {
     std::arch::x86_64::_mm512_reduce_add_epi64(widen_halves(lanes))
 }
 

@@ -74,15 +74,16 @@ impl Layout {
             return Vec::new();
         }
         let code = self.codes.query(query);
-        let similarity = |point: u32| self.codes.similarity(&code, point);
         // Greedy descent through the upper layers.
         let mut current = self.entry;
-        let mut best = similarity(current);
+        let mut best = self.codes.similarity(&code, current);
+        let mut scores = Vec::new();
         for layer in self.upper.iter().rev() {
             loop {
                 let mut moved = false;
-                for &next in layer.get(current) {
-                    let s = similarity(next);
+                let linked = layer.get(current);
+                self.codes.similarities(&code, linked, &mut scores);
+                for (&next, &s) in linked.iter().zip(&scores) {
                     if s > best {
                         (best, current, moved) = (s, next, true);
                     }
@@ -142,7 +143,8 @@ impl Layout {
 /// Up to `ef` points near `query`, best first, by a best-first beam from `entries` over the
 /// neighbour lists `neighbours` gives: what a search does on layer 0 and an insertion on every
 /// layer. `visit` tells whether a point is seen for the first time; each point is compared
-/// once, its neighbours' codes loaded ahead a whole list at a time.
+/// once. A point's neighbours not seen before are compared together ([`Codes::similarities`],
+/// their codes loaded ahead), then taken in their order, as one by one.
 pub(super) fn best_first<'a>(
     codes: &Codes,
     query: &QueryCode,
@@ -153,6 +155,7 @@ pub(super) fn best_first<'a>(
 ) -> Vec<Scored> {
     let mut frontier = BinaryHeap::with_capacity(ef * 4);
     let mut found: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+    let (mut fresh, mut scores) = (Vec::new(), Vec::new());
     for &entry in entries {
         visit(entry.1);
         frontier.push(entry);
@@ -166,15 +169,15 @@ pub(super) fn best_first<'a>(
         if found.len() >= ef && s < worst {
             break;
         }
-        let linked = neighbours(point);
-        for &next in linked {
-            codes.prefetch(next);
-        }
-        for &next in linked {
-            if !visit(next) {
-                continue;
+        fresh.clear();
+        for &next in neighbours(point) {
+            if visit(next) {
+                codes.prefetch(next);
+                fresh.push(next);
             }
-            let s = codes.similarity(query, next);
+        }
+        codes.similarities(query, &fresh, &mut scores);
+        for (&next, &s) in fresh.iter().zip(&scores) {
             let worst = found.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
             if found.len() < ef || s > worst {
                 frontier.push(Scored(s, next));

@@ -11,6 +11,7 @@ mod graph_file;
 mod insert;
 mod io;
 mod kernel;
+mod kernel_split;
 mod layout;
 mod mapped;
 mod params;
