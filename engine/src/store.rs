@@ -22,7 +22,7 @@ mod changelog;
 mod instances;
 #[path = "store_upgrade.rs"]
 mod upgrade;
-use batch::tagged;
+use batch::tagged_key;
 pub(crate) use batch::{FamilyHandle, StoreBatch};
 pub(crate) use catalog::Counters;
 pub(crate) use changelog::{Change, ChangeEntry};
@@ -148,7 +148,7 @@ impl Store {
     }
 
     pub(crate) fn get(&self, family: Family, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let key = tagged(&mut Vec::new(), family, key).to_vec();
+        let key = tagged_key(family, key);
         self.instances
             .read(|db| Ok(db.get_cf(column(db, family.column())?, &key)?))
     }
@@ -164,12 +164,15 @@ impl Store {
     ) -> Result<()> {
         let mut read = ReadOptions::default();
         read.fill_cache(matches!(caching, Caching::Fill));
+        // The vectors' keys have no tag: no copy of them.
         let tagged_keys: Vec<Vec<u8>>;
         let keys: Vec<&[u8]> = if family.tag().is_empty() {
             keys.iter().map(AsRef::as_ref).collect()
         } else {
-            let tag = |key: &[u8]| tagged(&mut Vec::new(), family, key).to_vec();
-            tagged_keys = keys.iter().map(|key| tag(key.as_ref())).collect();
+            tagged_keys = keys
+                .iter()
+                .map(|k| tagged_key(family, k.as_ref()))
+                .collect();
             tagged_keys.iter().map(Vec::as_slice).collect()
         };
         self.instances.read(|db| {
@@ -230,8 +233,7 @@ impl Store {
 
     /// Records by id, in the order asked; `None` for ids that do not exist.
     pub(crate) fn records_by_id(&self, ns: u32, ids: &[RecordId]) -> Result<Vec<Option<Record>>> {
-        let tag =
-            |id: &RecordId| tagged(&mut Vec::new(), Family::Records, &record_key(ns, *id)).to_vec();
+        let tag = |id: &RecordId| tagged_key(Family::Records, &record_key(ns, *id));
         let keys: Vec<Vec<u8>> = ids.iter().map(tag).collect();
         self.instances.read(|db| {
             let cf = column(db, Family::Records.column())?;
@@ -315,7 +317,7 @@ impl Store {
         mut visit: impl FnMut(&[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
         let mut read = ReadOptions::default();
-        read.set_iterate_upper_bound(tagged(&mut Vec::new(), cf, &ns_end(ns)).to_vec());
+        read.set_iterate_upper_bound(tagged_key(cf, &ns_end(ns)));
         // A one-off pass over a namespace: keep it out of the block cache, read ahead.
         read.fill_cache(false);
         read.set_readahead_size(SCAN_READAHEAD);
@@ -336,7 +338,7 @@ impl Store {
         visit: impl FnMut(&[u8], &[u8]) -> Result<bool>,
     ) -> Result<()> {
         let mut read = ReadOptions::default();
-        read.set_iterate_upper_bound(tagged(&mut Vec::new(), cf, end).to_vec());
+        read.set_iterate_upper_bound(tagged_key(cf, end));
         self.visit(cf, start, read, visit)
     }
 
@@ -352,7 +354,7 @@ impl Store {
         let untag = cf.tag().len();
         self.instances.read(|db| {
             let mut it = db.raw_iterator_cf_opt(column(db, cf.column())?, read);
-            it.seek(tagged(&mut Vec::new(), cf, start));
+            it.seek(tagged_key(cf, start));
             while it.valid() {
                 if let (Some(key), Some(value)) = (it.key(), it.value()) {
                     if !visit(key.get(untag..).unwrap_or_default(), value)? {
@@ -396,8 +398,8 @@ fn range<'a>(
     end: &[u8],
 ) -> Result<impl Iterator<Item = Result<KeyValue>> + 'a> {
     let mut read = ReadOptions::default();
-    read.set_iterate_upper_bound(tagged(&mut Vec::new(), cf, end).to_vec());
-    let start = tagged(&mut Vec::new(), cf, start).to_vec();
+    read.set_iterate_upper_bound(tagged_key(cf, end));
+    let start = tagged_key(cf, start);
     let mode = IteratorMode::From(&start, Direction::Forward);
     let it = db.iterator_cf_opt(column(db, cf.column())?, read, mode);
     let untag = cf.tag().len();

@@ -80,8 +80,13 @@ impl StoreBatch {
     }
 }
 
-/// `key` of `family` as stored in its column family: its tag, then the key, in `buffer`.
-pub(super) fn tagged<'b>(buffer: &'b mut Vec<u8>, family: Family, key: &[u8]) -> &'b [u8] {
+/// `key` of `family` as stored in its column family: its tag, then the key.
+pub(super) fn tagged_key(family: Family, key: &[u8]) -> Vec<u8> {
+    [family.tag(), key].concat()
+}
+
+/// [`tagged_key`], written into `buffer` (a batch reuses one).
+fn tagged<'b>(buffer: &'b mut Vec<u8>, family: Family, key: &[u8]) -> &'b [u8] {
     buffer.clear();
     buffer.extend_from_slice(family.tag());
     buffer.extend_from_slice(key);
