@@ -83,10 +83,9 @@ impl Codes {
     /// `point` prepared as a query, to compare other points with it: the query of the vector
     /// its code stands for, made from the code directly.
     pub(crate) fn point_query(&self, point: u32) -> QueryCode {
-        let start = point as usize * self.dim;
-        let code = &self.codes[start..start + self.dim];
         QueryCode::of_scaled(
-            code.iter()
+            self.code(point)
+                .iter()
                 .zip(&self.scales)
                 .map(|(c, s)| f32::from(*c) * s * s)
                 .collect(),
@@ -119,8 +118,14 @@ impl Codes {
     /// The approximate similarity of the prepared query and `point`.
     #[inline]
     pub(crate) fn similarity(&self, query: &QueryCode, point: u32) -> f32 {
+        query.unit * dot_i16_i8(&query.values, self.code(point)) as f32
+    }
+
+    /// The code of `point`.
+    #[inline]
+    fn code(&self, point: u32) -> &[i8] {
         let start = point as usize * self.dim;
-        query.unit * dot_i16_i8(&query.values, &self.codes[start..start + self.dim]) as f32
+        &self.codes[start..start + self.dim]
     }
 
     /// The approximate similarities of the prepared query and each of `points`, in `out`
@@ -132,10 +137,7 @@ impl Codes {
             out.extend(points.iter().map(|&p| self.similarity(query, p)));
             return;
         };
-        let code = |p: u32| {
-            let start = p as usize * self.dim;
-            &self.codes[start..start + self.dim]
-        };
+        let code = |p: u32| self.code(p);
         let mut fours = points.chunks_exact(4);
         for four in &mut fours {
             let dots = split.dots4([code(four[0]), code(four[1]), code(four[2]), code(four[3])]);

@@ -70,14 +70,11 @@ impl ByteQuery {
             bytes.resize(values.len().div_ceil(64) * 64, 0);
             // Only the VNNI kernel reads them, and only up to its length, within which they
             // stay below 2^26; past it they would be summed for nothing (and could overflow).
-            let mut offsets = [0i32; 16];
-            if values.len() <= VNNI_MAX_LEN {
-                for step in bytes.chunks_exact(64) {
-                    for (offset, four) in offsets.iter_mut().zip(step.chunks_exact(4)) {
-                        *offset += four.iter().map(|v| 128 * i32::from(*v)).sum::<i32>();
-                    }
-                }
-            }
+            let offsets = if values.len() <= VNNI_MAX_LEN {
+                lane_sums(&bytes, 128)
+            } else {
+                [0; 16]
+            };
             (bytes, offsets)
         };
         ByteQuery {
@@ -129,6 +126,19 @@ impl ByteQuery {
 #[inline]
 fn has_avx512() -> bool {
     std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+}
+
+/// For each 32-bit lane of a 64-byte VNNI step, `weight ×` the sum of the bytes of `bytes`
+/// (whole steps) that lane multiplies: the query's share a VNNI kernel takes off each lane.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn lane_sums(bytes: &[i8], weight: i32) -> [i32; 16] {
+    let mut sums = [0i32; 16];
+    for step in bytes.chunks_exact(64) {
+        for (sum, four) in sums.iter_mut().zip(step.chunks_exact(4)) {
+            *sum += four.iter().map(|v| weight * i32::from(*v)).sum::<i32>();
+        }
+    }
+    sums
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -18,7 +18,7 @@
 //! Codes past [`SPLIT_MAX_LEN`], and CPUs without VNNI, take `dot_i16_i8` one code at a time.
 
 #[cfg(target_arch = "x86_64")]
-use super::kernel::{has_vnni, sum_four, sum_one};
+use super::kernel::{has_vnni, lane_sums, sum_four, sum_one};
 
 /// Longest queries the kernel takes, 31 of its 64-byte steps: [`sum_four`] adds four lanes in
 /// 32 bits, 16 products a step, 496 in all, each at most 2^22 in magnitude (32 768 × 128):
@@ -52,17 +52,11 @@ impl SplitQuery {
                 lo[i] = low;
                 hi[i] = high as i8;
             }
-            let mut offsets = [0i32; 16];
-            for step in hi.chunks_exact(64) {
-                for (offset, four) in offsets.iter_mut().zip(step.chunks_exact(4)) {
-                    *offset += four.iter().map(|h| 32_768 * i32::from(*h)).sum::<i32>();
-                }
-            }
             Some(SplitQuery {
                 len: query.len(),
+                offsets: lane_sums(&hi, 32_768),
                 lo,
                 hi,
-                offsets,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
