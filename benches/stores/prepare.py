@@ -119,16 +119,40 @@ def main():
         for r in recs:
             f.write(json.dumps(r) + "\n")
     tmp = vec_path + ".part"
-    with open(tmp, "wb") as f:
+    done = resumable(tmp, args.max, len(recs))
+    with open(tmp, "r+b" if done else "wb") as f:
+        f.truncate(done * 384 * 4)
+        f.seek(0, os.SEEK_END)
         step = 2048
-        for i in range(0, len(recs), step):
+        for i in range(done, len(recs), step):
             chunk = [r["text"] for r in recs[i : i + step]]
             np.asarray(emb.embed(chunk), dtype=np.float32).tofile(f)
-            done = i + len(chunk)
-            rate = done / (time.time() - t0)
-            print(f"embedded {done}/{len(recs)} ({rate:.0f}/s)", flush=True)
+            f.flush()
+            os.fsync(f.fileno())
+            end = i + len(chunk)
+            rate = (end - done) / (time.time() - t0)
+            print(f"embedded {end}/{len(recs)} ({rate:.0f}/s)", flush=True)
     os.replace(tmp, vec_path)
+    os.remove(tmp + ".n")
     print(f"embedding took {time.time() - t0:.0f} s")
+
+
+def resumable(part, n, total):
+    """How many vectors of an interrupted run's `part` file can be kept: whole vectors of a run
+    for the same `n` (its sidecar says which), else none. The records are the same for the same
+    `n` (the shuffle is seeded), so the vectors already written stay right."""
+    sidecar = part + ".n"
+    try:
+        with open(sidecar, encoding="utf-8") as f:
+            same = int(f.read().strip()) == n
+        kept = os.path.getsize(part) // (384 * 4) if same else 0
+    except (OSError, ValueError):
+        kept = 0
+    with open(sidecar, "w", encoding="utf-8") as f:
+        f.write(f"{n}\n")
+    if kept:
+        print(f"resuming: {min(kept, total)} of {total} vectors already embedded", flush=True)
+    return min(kept, total)
 
 
 if __name__ == "__main__":

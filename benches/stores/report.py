@@ -1,13 +1,19 @@
-"""The stores benchmark's table and plot from `target/stores/results.jsonl`.
+"""The stores benchmark's tables and plot from `target/stores/results.jsonl`.
 
-Usage: report.py RESULTS.jsonl — prints the markdown table (also written to
-`target/stores/report.md`) and draws latency against recall per store into `docs/img/stores.png`.
-For each (store, size) the newest run counts.
+Usage: report.py RESULTS.jsonl — prints the markdown report (also written to
+`target/stores/report.md`): per size, the engine against the closest peer on every operation
+(`glance.py`), then every store's row and every vector setting. Draws latency against recall per
+store into `docs/img/stores.png` and writes the whole report, plot inlined, as one HTML page,
+`target/stores/report.html` (`page.py`). For each (store, size) the newest run counts.
 """
 
+import io
 import json
 import os
 import sys
+
+from glance import glance
+from page import write_page
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -87,6 +93,13 @@ def main():
             r = json.loads(line)
             rows[(r["key"], r["n"])] = r
     sizes = sorted({n for _, n in rows})
+    sections = []
+    for n in sizes:
+        sections.append((f"At a glance, {n:,} records",
+                         "Each operation: the engine from Rust and through its Python package "
+                         "against the peer with the best figure (the vector row: the peer "
+                         "where the Rust driver leads least, at equal recall).",
+                         glance(rows, n, raw_mib(n))))
     lines = []
     header = ("| store | n | bulk insert rec/s: written / all indexes built | durable insert p50 / p99 ms | vector top-10 p50 / p99 ms "
               "(default) | recall@10 | full-text top-10 p50 / p99 ms | hybrid p50 / p99 ms | "
@@ -111,25 +124,43 @@ def main():
                 f"{both(r, 'delete_id')} | {delete_filter(r)} | "
                 f"{reopen(r)} | "
                 f"{fmt(r.get('disk_mib'))} | {fmt(r.get('disk_mib') / raw)}× | {fmt(r.get('peak_rss_mib'))} ({fmt(r.get('rss_after_data_mib'))}) |")
-    lines.append("")
-    lines.append("Vector search settings (latency against recall, the plot's points):")
-    lines.append("")
-    lines.append("| store | n | setting | p50 ms | p99 ms | recall@10 |")
-    lines.append("|---|---|---|---|---|---|")
+    sections.append(("Every store", "Medians beside the first of the delete-by-filter "
+                     "and reopen rounds; peak RSS beside what the data alone took.", lines))
+    lines = ["| store | n | setting | p50 ms | p99 ms | recall@10 |", "|---|---|---|---|---|---|"]
     for n in sizes:
         for key in ORDER:
             r = rows.get((key, n))
             for c in (r or {}).get("vector_curve", []):
                 lines.append(f"| {r['store']} | {n:,} | {c['setting']} | {fmt(c['p50_ms'])} | "
                              f"{fmt(c['p99_ms'])} | {fmt(c['recall'], digits=3)} |")
-    text = "\n".join(lines)
+    sections.append(("Vector search settings", "Latency against recall, the plot's points.",
+                     lines))
+    text = "\n\n".join(f"## {h}\n\n{note}\n\n" + "\n".join(t) for h, note, t in sections)
     print(text)
-    with open(os.path.join(ROOT, "target", "stores", "report.md"), "w", encoding="utf-8") as f:
+    out = os.path.join(ROOT, "target", "stores")
+    with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
         f.write(text + "\n")
-    plot(rows, sizes)
+    svg = plot(rows, sizes)
+    stamps = sorted(r["at"] for r in rows.values() if r.get("at"))
+    stamp = (f"Runs of {stamps[0]} to {stamps[-1]} on {cpu()}, "
+             "by python3 benches/stores/run.py." if stamps else "")
+    write_page(os.path.join(out, "report.html"), sections, svg, stamp)
+    print(f"page: {os.path.join(out, 'report.html')}")
+
+
+def cpu():
+    """The machine's processor, as /proc/cpuinfo names it, with its core count."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [l.split(":", 1)[1].strip() for l in f if l.startswith("model name")]
+    except OSError:
+        return "an unknown machine"
+    return f"{len(names)} × {names[0]}" if names else "an unknown machine"
 
 
 def plot(rows, sizes):
+    """Draws latency against recall per store, one panel per size, into docs/img/stores.png;
+    returns the same figure as SVG text for the HTML page."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -159,6 +190,10 @@ def plot(rows, sizes):
     path = os.path.join(ROOT, "docs", "img", "stores.png")
     fig.savefig(path, dpi=110)
     print(f"plot: {path}")
+    svg = io.StringIO()
+    fig.savefig(svg, format="svg")
+    text = svg.getvalue()
+    return text[text.find("<svg"):]
 
 
 if __name__ == "__main__":

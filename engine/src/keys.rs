@@ -162,7 +162,7 @@ pub(crate) fn vector_key(ns: u32, id: RecordId, space: &str) -> Vec<u8> {
 /// registered space (a vector is only stored in one, and spaces are never removed): what a
 /// delete or update deletes point by point. One range delete per record would say the same,
 /// but RocksDB keeps range tombstones apart and every later read of the family checks them
-/// until a compaction; point deletes also write a filtered delete faster (docs/stores.md).
+/// until a compaction; point deletes also write a filtered delete faster (docs/stores-history.md).
 pub(crate) fn vector_keys<'a>(
     ns: u32,
     id: RecordId,

@@ -29,7 +29,7 @@ const CRATES: [&str; 12] = [
 /// Most lines in one source file.
 const MAX_FILE_LINES: usize = 500;
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -69,7 +69,7 @@ fn module_path(src: &Path, file: &Path) -> Vec<String> {
 
 /// The code of a module: comments (doc links are not dependencies) and unit tests (everything
 /// from `#[cfg(test)]` on) removed.
-fn code_of(text: &str) -> String {
+pub(crate) fn code_of(text: &str) -> String {
     let code = match text.find("#[cfg(test)]") {
         Some(at) => &text[..at],
         None => text,

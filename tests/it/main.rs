@@ -4,5 +4,6 @@ mod architecture;
 mod common;
 mod locomo_retrieval;
 mod offline_operations;
+mod outside_crates;
 mod whoosh_locomo;
 mod whoosh_ranking;

@@ -130,7 +130,7 @@ fn is_word_char(c: char) -> bool {
 fn is_stop_word(term: &str) -> bool {
     // Most terms are longer than every stop word and skip the search; the rest compare
     // numbers, not strings (string comparisons had been a sixth of a filtered delete's time:
-    // docs/stores.md).
+    // docs/stores-history.md).
     term.len() <= LONGEST_STOP_WORD && STOP_KEYS.binary_search(&packed(term.as_bytes())).is_ok()
 }
 

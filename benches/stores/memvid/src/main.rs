@@ -20,7 +20,7 @@
 //!   `commit` at the end.
 
 #[allow(dead_code)]
-#[path = "../../src/lib.rs"]
+#[path = "../../src/data.rs"]
 mod data;
 
 use std::collections::HashMap;

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use mb_engine::{Engine, EngineOptions, Filter, NamespaceOptions, Space};
-use mb_stores_bench::{Data, DIM};
+use mb_stores_bench::{engine_record, Data, DIM};
 
 const NS: &str = "bench";
 const SPACE: &str = "minilm";
@@ -33,14 +33,14 @@ fn main() -> Result<()> {
     engine.create_space(Space::new(SPACE, DIM))?;
     let bulk = n.saturating_sub(SINGLES);
     for chunk in (0..bulk).collect::<Vec<_>>().chunks(1000) {
-        engine.put_many(NS, chunk.iter().map(|&i| data.engine_record(i, SPACE)))?;
+        engine.put_many(NS, chunk.iter().map(|&i| engine_record(&data, i, SPACE)))?;
     }
     engine.search_vector(NS, SPACE, data.query_vector(0), 10)?;
     engine.search_text(NS, &data.queries[0].text, 10)?;
     engine.merge_lexical_segments()?;
     let mut first = Vec::new();
     for i in bulk..n {
-        first.push(engine.put(NS, data.engine_record(i, SPACE))?);
+        first.push(engine.put(NS, engine_record(&data, i, SPACE))?);
     }
     engine.flush()?;
     for id in first.iter().take(100) {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use mb_engine::{Engine, EngineOptions, Filter, HybridQuery, NamespaceOptions, RecordId, Space};
 use mb_stores_bench::{
-    dir_bytes, median, peak_rss_mib, percentiles, record_bulk, reopen_round, Data, DIM,
+    dir_bytes, engine_record, median, peak_rss_mib, percentiles, record_bulk, reopen_round, Data,
+    DIM,
 };
 use serde_json::{json, Map, Value};
 
@@ -82,7 +83,7 @@ fn run(
     // HNSW graph that the first search starts building).
     let start = Instant::now();
     for chunk in (0..bulk).collect::<Vec<_>>().chunks(1000) {
-        let ids = engine.put_many(NS, chunk.iter().map(|&i| data.engine_record(i, SPACE)))?;
+        let ids = engine.put_many(NS, chunk.iter().map(|&i| engine_record(data, i, SPACE)))?;
         row_of.extend(ids.into_iter().zip(chunk.iter().map(|&i| i as u64)));
     }
     let written = start.elapsed();
@@ -96,7 +97,7 @@ fn run(
     let mut times = Vec::with_capacity(SINGLES);
     for i in bulk..n {
         let start = Instant::now();
-        let id = engine.put(NS, data.engine_record(i, SPACE))?;
+        let id = engine.put(NS, engine_record(data, i, SPACE))?;
         times.push(start.elapsed());
         row_of.insert(id, i as u64);
     }
