@@ -79,7 +79,7 @@ impl Postings for NamespacePostings<'_> {
         if doc_freq == 0 {
             return Ok(Vec::new());
         }
-        self.inner.lexical.search(
+        self.inner.lexical.matches(
             self.ns.info.id,
             self.ns.info.analyzer,
             &[term.to_string()],
