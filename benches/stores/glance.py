@@ -35,35 +35,32 @@ def _disk_ratio(r, raw):
     return r["disk_mib"] / raw
 
 
-# (label, unit, higher is better, value of a run row or None). `raw` is the raw text and
-# vectors in MiB, for the disk row. Rows in `STEADY` are sizes, not timings: they do not move
+# (label, unit, higher is better, steady, value of a run row or None). `raw` is the raw text
+# and vectors in MiB, for the disk row. Steady rows are sizes, not timings: they do not move
 # between runs, so they are never called level.
 OPERATIONS = [
-    ("bulk insert, as written", "records/s", True,
+    ("bulk insert, as written", "records/s", True, False,
      lambda r, raw: (r["n"] - 200) / r["bulk_write_s"]),
-    ("bulk insert, until searchable with a vector index", "records/s", True,
+    ("bulk insert, until searchable with a vector index", "records/s", True, False,
      lambda r, raw: _indexed_rate(r)),
-    ("durable single insert, p50", "ms", False, lambda r, raw: r.get("insert_p50_ms")),
-    ("durable single insert, p99", "ms", False, lambda r, raw: r.get("insert_p99_ms")),
-    ("full-text top-10, p50", "ms", False, lambda r, raw: r.get("text_p50_ms")),
-    ("hybrid top-10, p50", "ms", False, lambda r, raw: r.get("hybrid_p50_ms")),
-    ("delete by id, p50", "ms", False, lambda r, raw: r.get("delete_id_p50_ms")),
-    ("delete by filter, median of 3", "ms", False,
+    ("durable single insert, p50", "ms", False, False, lambda r, raw: r.get("insert_p50_ms")),
+    ("durable single insert, p99", "ms", False, False, lambda r, raw: r.get("insert_p99_ms")),
+    ("full-text top-10, p50", "ms", False, False, lambda r, raw: r.get("text_p50_ms")),
+    ("hybrid top-10, p50", "ms", False, False, lambda r, raw: r.get("hybrid_p50_ms")),
+    ("delete by id, p50", "ms", False, False, lambda r, raw: r.get("delete_id_p50_ms")),
+    ("delete by filter, median of 3", "ms", False, False,
      lambda r, raw: r.get("delete_filter_median_ms", r.get("delete_filter_ms"))),
-    ("reopen: the open, median of 5", "ms", False,
+    ("reopen: the open, median of 5", "ms", False, False,
      lambda r, raw: r.get("reopen_median_ms", r.get("reopen_ms"))),
-    ("reopen: open to first vector answer, median of 5", "ms", False,
+    ("reopen: open to first vector answer, median of 5", "ms", False, False,
      lambda r, raw: r.get("reopen_first_query_median_ms", r.get("reopen_first_query_ms"))),
-    ("disk / raw text and vectors", "×", False, lambda r, raw: _disk_ratio(r, raw)),
-    ("peak RSS above the data", "MiB", False, lambda r, raw: _above_data(r)),
+    ("disk / raw text and vectors", "×", False, True, lambda r, raw: _disk_ratio(r, raw)),
+    ("peak RSS above the data", "MiB", False, True, lambda r, raw: _above_data(r)),
 ]
 
 
-STEADY = ("disk / raw text and vectors", "peak RSS above the data")
-
-
 def _value(op, r, raw):
-    _, _, _, get = op
+    get = op[-1]
     if r is None or "error" in r:
         return None
     try:
@@ -142,7 +139,7 @@ def glance(rows, n, raw):
         "|---|---|---|---|---|---|",
     ]
     for op in OPERATIONS:
-        label, unit, higher, _ = op
+        label, unit, higher, steady, _ = op
         mine = [_value(op, e, raw) for e in engines]
         best = None
         for key, r in peers:
@@ -156,7 +153,6 @@ def glance(rows, n, raw):
         else:
             peer_cell = f"{best[0]}: {fmt(best[1], unit)}"
             leads = [_lead(m, best[1], higher) for m in mine]
-        steady = label in STEADY
         lines.append(f"| {label} | {fmt(mine[0], unit)} | {fmt(mine[1], unit)} | {peer_cell} | "
                      f"{_verdict(leads[0], steady)} | {_verdict(leads[1], steady)} |")
     lines.append(_vector_line(engines, peers))
