@@ -45,6 +45,7 @@ mod engine;
 mod error;
 mod filter;
 mod forget;
+mod heap_release;
 mod holder;
 mod keys;
 pub mod lexical;

@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 use rustc_hash::FxHashSet;
 
 use super::{SharedCollection, VectorCollection};
+use crate::heap_release::release_freed_heap;
 use crate::record::RecordId;
 use crate::vector::graph::Graph;
 use crate::vector::insert;
@@ -266,6 +267,8 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                 // The job's snapshot is gone: vectors it froze are changed in place again.
                 c.slots.thaw();
             }
+            // The build's working memory is free now (`crate::heap_release`).
+            release_freed_heap();
             // Whatever changed meanwhile may call for the next build already.
             schedule_graph_build(&shared, params);
         });
