@@ -11,8 +11,13 @@
 //! `MB_BENCH_KEEP_ONE_SIDED=1` files them as pages (`keep_one_sided`), so its tiers grow.
 //! `MB_BENCH_HNSW_THRESHOLD=N` sets the engine's HNSW threshold (default 5 000 vectors; a huge
 //! value searches every collection exactly), to tell the graph's cost from the rest.
-//! A memorization shorter than a second is repeated (fresh engine each time) and its median
-//! kept, so the small sizes' ratios are not noise. Besides the Markdown table on stdout, the
+//! Every memorization is repeated in rounds (five, `MB_BENCH_REPEATS=N`; a fresh engine each
+//! time), the sizes taking turns within a round, and a size's median over the rounds is kept,
+//! with the fastest and slowest round beside it. Within a round a memorization shorter than
+//! half a second is run again until its runs have taken that long (their median is the
+//! round's). The growth is the median of the rounds' own ratios, largest size over smallest.
+//! Single runs, one size after the other, moved the ratio by a third from run to run on a
+//! 2-core machine (1.07–1.95× for the same code). Besides the Markdown table on stdout, the
 //! numbers go to `target/cost_growth/cost_growth.csv` and a plot of both curves per system to
 //! `target/cost_growth/cost_growth.svg` (the one in `docs/img/` is a copy).
 
@@ -20,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use memorybench::baselines::memoryos::MemoryOsSettings;
-use memorybench::baselines::{registry, MemoryContext, SystemSettings};
+use memorybench::baselines::{registry, MemoryContext, SystemSettings, SystemSpec};
 use memorybench::core::Lang;
 use memorybench::datasets::corpus::{parse_dialsim, Conversation};
 use memorybench::datasets::dataset::CorpusFormat;
@@ -29,14 +34,22 @@ use memorybench::engine::{Engine, EngineOptions};
 use memorybench::llm::{CacheMode, LlmSettings, LlmStack};
 use plotters::prelude::*;
 
-/// Repeats of a memorization that took less than a second (the median is kept).
-const SHORT_RUN_REPEATS: usize = 5;
+/// Repeats of each memorization unless `MB_BENCH_REPEATS` says otherwise (the median is kept).
+const REPEATS: usize = 5;
+/// The most repeats `MB_BENCH_REPEATS` may ask for.
+const MAX_REPEATS: usize = 100;
+/// Within a round, a memorization is run again until its runs have taken this long, and their
+/// median is the round's figure: 1 000 turns take 70 ms, which one slow moment doubles.
+const ROUND_TIME: Duration = Duration::from_millis(500);
 
 /// One measurement: a system at one size.
 struct Row {
     system: &'static str,
     turns: usize,
     memorize: Duration,
+    /// The fastest and the slowest of the repeats.
+    fastest: Duration,
+    slowest: Duration,
     per_thousand_s: f64,
     retrieval_p50: Duration,
 }
@@ -54,6 +67,57 @@ fn first_turns(conversation: &Conversation, turns: usize) -> Conversation {
         true
     });
     cut
+}
+
+/// What every memorization shares: the offline LLM roles, MemoryOS's settings, the runtime
+/// and the retrieval questions.
+struct Bench {
+    llm: Arc<LlmStack>,
+    memoryos_settings: SystemSettings,
+    runtime: tokio::runtime::Runtime,
+    questions: Vec<String>,
+}
+
+impl Bench {
+    /// Memorizes `conversation` with `spec`'s system in a fresh engine, then asks every
+    /// question: the memorization's time and each retrieval's.
+    fn once(&self, spec: &SystemSpec, conversation: &Conversation) -> (Duration, Vec<Duration>) {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let engine =
+            Arc::new(Engine::open(dir.path().join("engine"), engine_options()).expect("engine"));
+        let context = MemoryContext {
+            engine,
+            namespace: spec.name.to_string(),
+            llm: self.llm.clone(),
+            embedder: Some(Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>),
+            lang: Lang::En,
+            // MemoryOS's own settings; the other systems read the defaults.
+            settings: if spec.name == "memoryos" {
+                self.memoryos_settings.clone()
+            } else {
+                SystemSettings::default()
+            },
+            date: "2023-05-08".to_string(),
+        };
+        let memory = spec.build(context).expect("memory");
+        let started = Instant::now();
+        self.runtime
+            .block_on(memory.memorize_corpus(conversation, CorpusFormat::DialSim))
+            .expect("memorized");
+        let memorized = started.elapsed();
+        let retrievals = self
+            .questions
+            .iter()
+            .map(|q| {
+                let started = Instant::now();
+                self.runtime
+                    .block_on(memory.retrieve(q, Lang::En, 5))
+                    .expect("retrieved");
+                started.elapsed()
+            })
+            .collect();
+        (memorized, retrievals)
+    }
 }
 
 fn p50(mut samples: Vec<Duration>) -> Duration {
@@ -89,6 +153,16 @@ fn main() {
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000, 5_000, whole.turn_count()]);
     let wanted = std::env::var("MB_BENCH_SYSTEMS").ok();
+    let repeats = match std::env::var("MB_BENCH_REPEATS") {
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if (1..=MAX_REPEATS).contains(&n) => n,
+            _ => {
+                eprintln!("MB_BENCH_REPEATS: {v:?} is not a count from 1 to {MAX_REPEATS}");
+                std::process::exit(2);
+            }
+        },
+        Err(_) => REPEATS,
+    };
     let keep_one_sided = std::env::var("MB_BENCH_KEEP_ONE_SIDED").is_ok_and(|v| v == "1");
     let memoryos_settings = SystemSettings::default()
         .with_own(&MemoryOsSettings::default().keeping_one_sided(keep_one_sided))
@@ -108,8 +182,17 @@ fn main() {
         .map(|t| t.text.clone())
         .collect();
 
-    println!("| system | turns | memorize | per 1 000 turns | retrieval p50 |");
-    println!("|---|---|---|---|---|");
+    let bench = Bench {
+        llm,
+        memoryos_settings,
+        runtime,
+        questions,
+    };
+    println!(
+        "Medians of {repeats} memorizations (fresh engine each), fastest and slowest beside.\n"
+    );
+    println!("| system | turns | memorize | fastest – slowest | per 1 000 turns | retrieval p50 |");
+    println!("|---|---|---|---|---|---|");
     let mut rows: Vec<Row> = Vec::new();
     for spec in registry::REGISTRY {
         if spec.memoryless
@@ -119,83 +202,83 @@ fn main() {
         {
             continue;
         }
-        let first_row = rows.len();
-        for &turns in &sizes {
-            let conversation = first_turns(&whole, turns);
-            let mut memorizations = Vec::new();
-            let mut latencies = Vec::new();
-            while memorizations.len() < SHORT_RUN_REPEATS {
-                let dir = tempfile::tempdir().expect("temporary directory");
-                let engine = Arc::new(
-                    Engine::open(dir.path().join("engine"), engine_options()).expect("engine"),
-                );
-                let context = MemoryContext {
-                    engine: engine.clone(),
-                    namespace: spec.name.to_string(),
-                    llm: llm.clone(),
-                    embedder: Some(Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>),
-                    lang: Lang::En,
-                    // MemoryOS's own settings; the other systems read the defaults.
-                    settings: if spec.name == "memoryos" {
-                        memoryos_settings.clone()
-                    } else {
-                        SystemSettings::default()
-                    },
-                    date: "2023-05-08".to_string(),
-                };
-                let memory = spec.build(context).expect("memory");
-                let started = Instant::now();
-                runtime
-                    .block_on(memory.memorize_corpus(&conversation, CorpusFormat::DialSim))
-                    .expect("memorized");
-                let memorized = started.elapsed();
-                memorizations.push(memorized);
-                for q in &questions {
-                    let started = Instant::now();
-                    runtime
-                        .block_on(memory.retrieve(q, Lang::En, 5))
-                        .expect("retrieved");
-                    latencies.push(started.elapsed());
+        // The sizes take turns within each round, so that a machine slower for a while
+        // slows every size alike rather than one of them.
+        let conversations: Vec<Conversation> = sizes
+            .iter()
+            .map(|&turns| first_turns(&whole, turns))
+            .collect();
+        let mut memorizations = vec![Vec::new(); sizes.len()];
+        let mut latencies = vec![Vec::new(); sizes.len()];
+        for _ in 0..repeats {
+            for (i, conversation) in conversations.iter().enumerate() {
+                let mut round = Vec::new();
+                while round.iter().sum::<Duration>() < ROUND_TIME {
+                    let (memorized, retrievals) = bench.once(spec, conversation);
+                    round.push(memorized);
+                    latencies[i].extend(retrievals);
                 }
-                if memorized >= Duration::from_secs(1) {
-                    break;
-                }
+                memorizations[i].push(p50(round));
             }
+        }
+        let first_row = rows.len();
+        for ((conversation, memorized), retrievals) in
+            conversations.iter().zip(&memorizations).zip(latencies)
+        {
             let count = conversation.turn_count();
-            let memorize = p50(memorizations);
+            let memorize = p50(memorized.clone());
             let row = Row {
                 system: spec.name,
                 turns: count,
                 memorize,
+                fastest: memorized.iter().copied().min().unwrap_or_default(),
+                slowest: memorized.iter().copied().max().unwrap_or_default(),
                 per_thousand_s: memorize.as_secs_f64() * 1000.0 / count as f64,
-                retrieval_p50: p50(latencies),
+                retrieval_p50: p50(retrievals),
             };
             println!(
-                "| {} | {count} | {:.2} s | {:.3} s | {:.2} ms |",
+                "| {} | {count} | {:.2} s | {:.2} – {:.2} s | {:.3} s | {:.2} ms |",
                 row.system,
                 row.memorize.as_secs_f64(),
+                row.fastest.as_secs_f64(),
+                row.slowest.as_secs_f64(),
                 row.per_thousand_s,
                 row.retrieval_p50.as_secs_f64() * 1000.0
             );
             rows.push(row);
         }
         if let (Some(first), Some(last)) = (rows.get(first_row), rows.last()) {
+            // Each round's own ratio, largest size over smallest, then their median: the two
+            // sizes of a round ran a few seconds apart, on the same machine state.
+            let scale = first.turns as f64 / last.turns as f64;
+            let mut paired: Vec<f64> = memorizations[0]
+                .iter()
+                .zip(&memorizations[sizes.len() - 1])
+                .map(|(small, large)| large.as_secs_f64() / small.as_secs_f64() * scale)
+                .collect();
+            paired.sort_by(f64::total_cmp);
             println!(
-                "| {} | growth of the per-turn cost, largest / smallest | | {:.2}x | |",
+                "| {} | growth of the per-turn cost, largest / smallest | | | {:.2}x (rounds: {:.2} – {:.2}x) | |",
                 spec.name,
-                last.per_thousand_s / first.per_thousand_s
+                paired[paired.len() / 2],
+                paired[0],
+                paired[paired.len() - 1]
             );
         }
     }
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cost_growth");
     std::fs::create_dir_all(&out).expect("output directory");
-    let mut csv = String::from("system,turns,memorize_s,per_1000_turns_s,retrieval_p50_ms\n");
+    let mut csv = String::from(
+        "system,turns,memorize_s,fastest_s,slowest_s,per_1000_turns_s,retrieval_p50_ms\n",
+    );
     for row in &rows {
         csv.push_str(&format!(
-            "{},{},{:.4},{:.4},{:.3}\n",
+            "{},{},{:.4},{:.4},{:.4},{:.4},{:.3}\n",
             row.system,
             row.turns,
             row.memorize.as_secs_f64(),
+            row.fastest.as_secs_f64(),
+            row.slowest.as_secs_f64(),
             row.per_thousand_s,
             row.retrieval_p50.as_secs_f64() * 1000.0
         ));
