@@ -183,7 +183,10 @@ enum Built {
 /// graph lacks, and correct, until the result is installed.
 pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswParams) {
     type Job = Box<dyn FnOnce() -> Option<Built> + Send>;
-    let job: Job = {
+    // Whether the job frees enough to hand back (`crate::heap_release`): a whole build or a
+    // load does; a growth frees a copy of the fresh vectors and of the graph's links, which
+    // the next growth reuses, so it does not take the allocator's locks for that.
+    let (job, releases_heap): (Job, bool) = {
         let mut c = collection.write();
         let Some(plan) = c.plan(&params) else {
             return;
@@ -193,7 +196,8 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
             handle: None,
         };
         let (dim, stop) = (c.dim(), Arc::clone(&c.stop));
-        match (plan, c.graph.as_ref()) {
+        let releases_heap = !matches!(plan, Plan::Grow);
+        let job: Job = match (plan, c.graph.as_ref()) {
             (Plan::Load, _) => {
                 let source = c.pending.as_ref().map(Pending::source);
                 let codes = c.codes.clone();
@@ -251,7 +255,8 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                     Graph::build(&ids, &data, dim, &params, &stop).map(Built::Whole)
                 })
             }
-        }
+        };
+        (job, releases_heap)
     };
     let shared = Arc::clone(collection);
     let spawned = std::thread::Builder::new()
@@ -267,8 +272,9 @@ pub(crate) fn schedule_graph_build(collection: &SharedCollection, params: HnswPa
                 // The job's snapshot is gone: vectors it froze are changed in place again.
                 c.slots.thaw();
             }
-            // The build's working memory is free now (`crate::heap_release`).
-            release_freed_heap();
+            if releases_heap {
+                release_freed_heap();
+            }
             // Whatever changed meanwhile may call for the next build already.
             schedule_graph_build(&shared, params);
         });
