@@ -14,8 +14,8 @@
 //! Every memorization is repeated in rounds (five, `MB_BENCH_REPEATS=N`; a fresh engine each
 //! time), the sizes taking turns within a round, and a size's median over the rounds is kept,
 //! with the fastest and slowest round beside it. Within a round a memorization shorter than
-//! half a second is run again until its runs have taken that long (their median is the
-//! round's). The growth is the median of the rounds' own ratios, largest size over smallest.
+//! half a second is run again until its runs have taken that long, ten runs at most (their
+//! median is the round's). The growth is the median of the rounds' own ratios, largest size over smallest.
 //! Single runs, one size after the other, moved the ratio by a third from run to run on a
 //! 2-core machine (1.07–1.95× for the same code). Besides the Markdown table on stdout, the
 //! numbers go to `target/cost_growth/cost_growth.csv` and a plot of both curves per system to
@@ -39,8 +39,11 @@ const REPEATS: usize = 5;
 /// The most repeats `MB_BENCH_REPEATS` may ask for.
 const MAX_REPEATS: usize = 100;
 /// Within a round, a memorization is run again until its runs have taken this long, and their
-/// median is the round's figure: 1 000 turns take 70 ms, which one slow moment doubles.
+/// median is the round's figure: Mem0's 1 000 turns take 70 ms, which one slow moment doubles.
 const ROUND_TIME: Duration = Duration::from_millis(500);
+/// At most this many runs of a size make one round: a memorization of 10 ms would otherwise
+/// take fifty, each with its engine opened and closed and its questions asked.
+const ROUND_RUNS_MAX: usize = 10;
 
 /// One measurement: a system at one size.
 struct Row {
@@ -189,7 +192,7 @@ fn main() {
         questions,
     };
     println!(
-        "Medians of {repeats} memorizations (fresh engine each), fastest and slowest beside.\n"
+        "Medians of {repeats} rounds (a fresh engine each run), the fastest and slowest round beside.\n"
     );
     println!("| system | turns | memorize | fastest – slowest | per 1 000 turns | retrieval p50 |");
     println!("|---|---|---|---|---|---|");
@@ -213,7 +216,7 @@ fn main() {
         for _ in 0..repeats {
             for (i, conversation) in conversations.iter().enumerate() {
                 let mut round = Vec::new();
-                while round.iter().sum::<Duration>() < ROUND_TIME {
+                while round.len() < ROUND_RUNS_MAX && round.iter().sum::<Duration>() < ROUND_TIME {
                     let (memorized, retrievals) = bench.once(spec, conversation);
                     round.push(memorized);
                     latencies[i].extend(retrievals);
