@@ -4,18 +4,25 @@
 //! block has been freed it serves blocks of that size from its heap rather than from maps of
 //! their own (its dynamic mmap threshold), where freeing them returns nothing. A bulk load
 //! frees a great deal this way: write batches, memtables flushed to disk, lexical buffers.
-//! At 100k records through the Python package the process kept about 75 MiB that nothing
-//! used, and then built the vector collection and its graph on top of it (the stores
+//! At 100k records through the Python package the process held about 115 MiB free after the
+//! bulk write, and then built the vector collection and its graph on top of it (the stores
 //! benchmark's peak RSS; docs/stores.md).
 //!
 //! So the engine asks the allocator to return what is free ([`release_freed_heap`]) at two
-//! moments: before a namespace's derived search state is built from the store (its largest
-//! allocation, usually right after a bulk of writes) and when a background job has built a
+//! moments: before the derived search state of a namespace of at least
+//! [`LARGE_LOAD_RECORDS`] records is built from the store (its largest allocation, usually
+//! right after a bulk of writes) and when a background job has built a
 //! whole graph or loaded a collection's vectors (its working memory freed). Only free memory
 //! is returned; nothing the host holds is touched. The call holds each of the allocator's
 //! arenas in turn: 16 ms in a 2 GB Python process right after a bulk load (most of it handing
 //! back 75 MiB of pages), 0.2–1 ms when little is free. So graph growths, which run often and
 //! free little, do not call it. Elsewhere than on glibc it does nothing.
+
+/// Records from which building a namespace's derived state is first preceded by a release: a
+/// smaller load allocates a few MiB (15 MiB of 384-d vectors at this size), too little to be
+/// worth holding the allocator's arenas on a namespace's first search, which a service with
+/// many small namespaces, each reloaded after eviction, makes often.
+pub(crate) const LARGE_LOAD_RECORDS: usize = 10_000;
 
 /// Returns the allocator's free memory to the operating system (glibc: `malloc_trim(0)`).
 pub(crate) fn release_freed_heap() {

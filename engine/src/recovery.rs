@@ -17,7 +17,7 @@ use parking_lot::RwLock;
 
 use crate::deferred_stats::DeferredStats;
 use crate::error::{Error, Result};
-use crate::heap_release::release_freed_heap;
+use crate::heap_release::{release_freed_heap, LARGE_LOAD_RECORDS};
 use crate::keys::{decode_vector_entry, Family};
 use crate::lexical::index::LexicalOp;
 use crate::lexical::LexicalStats;
@@ -223,10 +223,12 @@ impl Inner {
         if let Some(derived) = ns.loaded() {
             return Ok(derived);
         }
-        // What earlier writes freed goes back first, so that the collections are not built
+        // What earlier writes freed goes back first, so that large collections are not built
         // on top of it (`crate::heap_release`). The statistics wait for a text search or a
         // write that needs them (a vector search does not: see `crate::deferred_stats`).
-        release_freed_heap();
+        if ns.count.load(Ordering::SeqCst) as usize >= LARGE_LOAD_RECORDS {
+            release_freed_heap();
+        }
         let collections = self.load_collections(ns)?;
         let vectors: HashMap<String, SharedCollection> = collections
             .into_iter()
