@@ -15,7 +15,7 @@ class Memorybench:
 
     name = "memorybench (Python)"
     durable = "sync_writes=True (the package's default): WAL fsynced before a write returns"
-    settings = ["ef 32", "ef 64", "ef 96", "ef 160", "ef 256"]
+    settings = ["ef 32", "ef 64", "ef 96", "ef 160", "ef 256", "ef 400", "ef 640"]
 
     def open(self, path, create):
         import memorybench
@@ -181,6 +181,11 @@ class Chroma:
         ef = int(setting.split()[1])
         if ef != 100:
             self.c.modify(configuration={"hnsw": {"ef_search": ef}})
+            # The loaded index keeps searching with the beam it was loaded with (ef 10 after
+            # `modify` gave the same recall as ef 100 in the same client); a new client
+            # loads it with the new one.
+            self.close()
+            self.open(self.path, False)
 
     def vector(self, v):
         res = self.c.query(query_embeddings=[v], n_results=10, include=[])

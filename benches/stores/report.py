@@ -74,9 +74,11 @@ def best_default(r):
     return next((x for x in c if x.get("setting") == "ef 96"), c[0])
 
 
-def raw_mib(n):
-    """Bytes of the first n records' text plus their f32 vectors (the disk target's basis)."""
-    path = os.path.join(ROOT, "target", "stores", "data", "records.jsonl")
+def raw_mib(n, data):
+    """Bytes of the first n records' text plus their f32 vectors (the disk target's basis), in
+    the data set the runs read: `real` (`prepare.py`'s) or `stand-in` (`stand_in.py`'s)."""
+    folder = "data-stand-in" if data == "stand-in" else "data"
+    path = os.path.join(ROOT, "target", "stores", folder, "records.jsonl")
     text = 0
     with open(path, encoding="utf-8") as f:
         for i, line in enumerate(f):
@@ -93,11 +95,14 @@ def main():
             r = json.loads(line)
             rows[(r["key"], r["n"])] = r
     sizes = sorted({n for _, n in rows})
+    data = {n: next((r.get("data", "real") for (_, m), r in rows.items() if m == n), "real")
+            for n in sizes}
     # Each size's raw bytes read the data set once, for the glance and the full table alike.
-    raws = {n: raw_mib(n) for n in sizes}
+    raws = {n: raw_mib(n, data[n]) for n in sizes}
     sections = []
     for n in sizes:
-        sections.append((f"At a glance, {n:,} records",
+        kind = " (stand-in records: stand_in.py)" if data[n] == "stand-in" else ""
+        sections.append((f"At a glance, {n:,} records{kind}",
                          "Each operation: the engine from Rust and through its Python package "
                          "against the peer with the best figure (the vector row: the peer "
                          "where the Rust driver leads least, at equal recall).",
