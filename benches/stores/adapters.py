@@ -1,7 +1,8 @@
 """One adapter per store, each used the way its documentation recommends.
 
 Every adapter offers the same operations to `worker.py`; an operation a store lacks is `None`
-(the table says so). Vectors arrive as Python lists of floats, rows as dicts with `id`, `text`,
+(the table says so). `tune_builds_index` says whether changing a vector setting builds an
+index (whose time then counts toward "until searchable"). Vectors arrive as Python lists of floats, rows as dicts with `id`, `text`,
 `source`, `speaker`. Each `durable` note says what a single insert's return guarantees.
 """
 
@@ -16,6 +17,7 @@ class Memorybench:
     name = "memorybench (Python)"
     durable = "sync_writes=True (the package's default): WAL fsynced before a write returns"
     settings = ["ef 32", "ef 64", "ef 96", "ef 160", "ef 256", "ef 400", "ef 640"]
+    tune_builds_index = False
 
     def open(self, path, create):
         import memorybench
@@ -84,6 +86,7 @@ class Lance:
     name = "LanceDB 0.40.0"
     durable = "each add() commits a new table version (data files and manifest written, no fsync)"
     settings = ["flat (default, no index)", "IVF_HNSW_SQ ef 64", "IVF_HNSW_SQ ef 160"]
+    tune_builds_index = True
 
     def open(self, path, create):
         import lancedb
@@ -152,6 +155,7 @@ class Chroma:
     name = "Chroma 1.5.9"
     durable = "PersistentClient: each add() is committed to its SQLite write-ahead log"
     settings = ["ef 100 (default)", "ef 200", "ef 400"]
+    tune_builds_index = False
 
     def open(self, path, create):
         import chromadb
@@ -215,6 +219,7 @@ class Qdrant:
     name = "Qdrant local 1.20.0"
     durable = "local mode: each upsert is committed to its SQLite file"
     settings = ["exact (local mode has no HNSW)"]
+    tune_builds_index = False
 
     def open(self, path, create):
         from qdrant_client import QdrantClient, models

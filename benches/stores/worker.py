@@ -130,7 +130,8 @@ def main():
             found += len(truth[q] & set(got))
         p50, p99 = pct(times)
         curve.append({"setting": setting, "p50_ms": p50, "p99_ms": p99,
-                      "recall": found / (10 * len(qv_lists)), "tune_s": tune_s})
+                      "recall": found / (10 * len(qv_lists)), "tune_s": tune_s,
+                      "builds_index": s.tune_builds_index})
     out["vector_curve"] = curve
 
     for op, call in (("text", lambda q: s.text(queries[q])),

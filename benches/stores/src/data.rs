@@ -120,7 +120,7 @@ fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path, limit: usize) -> io::Re
 fn read_f32(path: &Path, count: usize) -> io::Result<Vec<f32>> {
     const BLOCK: usize = 1 << 16;
     let short = || io::Error::other(format!("{} is shorter than {count} floats", path.display()));
-    let mut file = BufReader::new(fs::File::open(path)?);
+    let mut file = fs::File::open(path)?;
     let mut out = Vec::with_capacity(count);
     let mut bytes = vec![0u8; BLOCK * 4];
     while out.len() < count {
