@@ -16,6 +16,8 @@ class Memorybench:
 
     name = "memorybench (Python)"
     durable = "sync_writes=True (the package's default): WAL fsynced before a write returns"
+    # The beam widths of the Rust driver's sweep (`stores_engine.rs`, EF_SWEEP): both drivers
+    # draw the same curve.
     settings = ["ef 32", "ef 64", "ef 96", "ef 160", "ef 256", "ef 400", "ef 640"]
     tune_builds_index = False
 

@@ -3,28 +3,23 @@
 //! vector files written at close (`EngineOptions::vector_snapshots`, which keep the HNSW graph
 //! too), and what those files cost on disk.
 //!
-//! Usage: `reopen_scale DATA_DIR N STORE_DIR [EF_CONSTRUCTION]` (the data set `prepare.py`
-//! wrote; the HNSW build's candidate list, the engine's default unless given: a graph of a
-//! million stand-in vectors takes both cores for about 40 minutes at the default). Embedding a
-//! million real records takes about three hours here, so a store larger than the data set is
-//! made from it: record `i` is row `i mod rows` with its copy number appended to the text, and
-//! its vector is that row's vector with a small deterministic perturbation, normalized (so
-//! copies are near, not equal). `STORE_DIR` is built once and reused by later runs. Prints one
-//! JSON object.
+//! Usage: `reopen_scale DATA_DIR N STORE_DIR [EF_CONSTRUCTION]`: the data set `prepare.py`
+//! wrote or, for more records than it holds, the stand-in `stand_in.py` makes from it (a
+//! million real records would take hours to embed here); the HNSW build's candidate list, the
+//! engine's default unless given. `STORE_DIR` is built once and reused by later runs. Prints
+//! one JSON object.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, NewRecord, Space};
-use mb_stores_bench::{dir_bytes, Data, DIM};
+use mb_engine::{Batch, Engine, EngineOptions, NamespaceOptions, Space};
+use mb_stores_bench::{dir_bytes, engine_record, Data, DIM};
 use serde_json::{json, Map, Value};
 
 const NS: &str = "bench";
 const SPACE: &str = "minilm";
 /// Records per write while building.
 const CHUNK: usize = 5_000;
-/// Rows of the data set used (every one `prepare.py` writes by default).
-const ROWS: usize = 100_000;
 /// Reopens timed per setting.
 const ROUNDS: usize = 3;
 
@@ -40,7 +35,7 @@ fn main() -> Result<()> {
     if let Some(ef) = args.get(4) {
         options.hnsw.ef_construction = ef.parse::<usize>()?.clamp(1, 4096);
     }
-    let data = Data::load(Path::new(data_dir), n.min(ROWS))?;
+    let data = Data::load(Path::new(data_dir), n)?;
     let store = PathBuf::from(store);
     let mut out = Map::new();
     out.insert("n".into(), json!(n));
@@ -79,7 +74,7 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Writes `n` records made from `data` (no HNSW graph is built while writing: the reopen is
+/// Writes the `n` records of `data` (no HNSW graph is built while writing: the reopen is
 /// what is measured).
 fn build(data: &Data, n: usize, store: &Path) -> Result<()> {
     let mut options = EngineOptions::default();
@@ -87,40 +82,15 @@ fn build(data: &Data, n: usize, store: &Path) -> Result<()> {
     let engine = Engine::open(store, options)?;
     engine.create_space(Space::new(SPACE, DIM))?;
     engine.create_namespace(NS, NamespaceOptions::default())?;
-    let rows = data.rows.len();
     for start in (0..n).step_by(CHUNK) {
         let mut batch = Batch::new();
         for i in start..(start + CHUNK).min(n) {
-            let row = &data.rows[i % rows];
-            let copy = i / rows;
-            let text = match copy {
-                0 => row.text.clone(),
-                _ => format!("{} ({copy})", row.text),
-            };
-            batch.put(
-                NewRecord::new(text)
-                    .with_attribute("source", row.source.as_str())
-                    .with_vector(SPACE, perturbed(data.vector(i % rows), copy)),
-            );
+            batch.put(engine_record(data, i, SPACE));
         }
         engine.write(NS, batch)?;
     }
     engine.close()?;
     Ok(())
-}
-
-/// `vector` moved a little for copy `copy` (copy 0 is the vector itself), normalized.
-fn perturbed(vector: &[f32], copy: usize) -> Vec<f32> {
-    let moved: Vec<f32> = vector
-        .iter()
-        .enumerate()
-        .map(|(j, x)| match copy {
-            0 => *x,
-            _ => x + 0.02 * ((copy * 7919 + j * 104_729) as f32).sin(),
-        })
-        .collect();
-    let norm = moved.iter().map(|x| x * x).sum::<f32>().sqrt();
-    moved.into_iter().map(|x| x / norm).collect()
 }
 
 /// Vector searches timed after the first answers.

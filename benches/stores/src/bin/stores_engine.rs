@@ -23,7 +23,8 @@ const SINGLES: usize = 200;
 /// Queries timed per search phase.
 const QUERIES: usize = 200;
 /// HNSW beam widths of the latency/recall curve. The two widest reach, at a million stand-in
-/// records, the recall the peers' widest settings reach there (docs/stores.md).
+/// records, the recall the peers' widest settings reach there (docs/stores.md). `adapters.py`
+/// sweeps the same widths through the Python package.
 const EF_SWEEP: [usize; 7] = [32, 64, 96, 160, 256, 400, 640];
 /// The sources whose records the delete-by-filter phase removes, one delete each, as
 /// `worker.py` deletes them (the first is the one earlier runs deleted alone).
