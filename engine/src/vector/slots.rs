@@ -11,11 +11,15 @@
 //! are none). Once holes are a quarter of the slots, the slots are compacted into memory of
 //! their own, which their number of removals pays for.
 //!
-//! The first exact scan of at least [`SCAN_CODES_MIN`] slots also gives them int8 codes
+//! The second exact scan of at least [`SCAN_CODES_MIN`] slots also gives them int8 codes
 //! ([`super::scan`]), kept up to date by every change after until a graph serves the
-//! collection, so that scans read a quarter of the bytes and still answer exactly.
+//! collection, so that scans read a quarter of the bytes and still answer exactly. The first
+//! reads the floats: making the codes takes longer than one scan of the floats, and a
+//! collection scanned once, as the first search of one about to get its graph is, never
+//! needs them (at a million MiniLM vectors they are 378 MiB beside the graph build's own).
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
@@ -37,8 +41,10 @@ pub(crate) struct Slots {
     /// 1M reopen's profile).
     slot_of: FxHashMap<RecordId, usize>,
     holes: Holes,
-    /// The int8 codes of every slot, once a scan has wanted them.
+    /// The int8 codes of every slot, once a second scan has wanted them.
     scan: OnceLock<ScanCodes>,
+    /// Whether a scan that could have used codes read the floats instead (the next makes them).
+    scanned: AtomicBool,
 }
 
 impl Slots {
@@ -51,6 +57,7 @@ impl Slots {
             slot_of: FxHashMap::default(),
             holes: Holes::default(),
             scan: OnceLock::new(),
+            scanned: AtomicBool::new(false),
         }
     }
 
@@ -227,6 +234,7 @@ impl Slots {
             slot_of: FxHashMap::default(),
             holes: self.holes.clone(),
             scan: OnceLock::new(),
+            scanned: AtomicBool::new(false),
         }
     }
 
@@ -240,6 +248,7 @@ impl Slots {
     /// exact scan, if the graph goes, makes them again).
     pub(crate) fn forget_scan_codes(&mut self) {
         self.scan = OnceLock::new();
+        self.scanned = AtomicBool::new(false);
     }
 
     /// Whether exact scans have their int8 codes.
@@ -249,13 +258,19 @@ impl Slots {
     }
 
     /// Exact top-`k` of the unit vector `query` by scanning every vector: through the int8
-    /// codes from [`SCAN_CODES_MIN`] slots on (made by the first such scan), by their floats
-    /// below that or when every record is asked for.
+    /// codes from [`SCAN_CODES_MIN`] slots on (made by the second such scan), by their floats
+    /// below that, in the first such scan, or when every record is asked for.
     pub(crate) fn exact_search(&self, query: &[f32], k: usize) -> Vec<(RecordId, f32)> {
         if self.ids.len() >= SCAN_CODES_MIN && k < self.len() {
-            let scan = self.scan.get_or_init(|| {
-                ScanCodes::encode(self.dim, (0..self.ids.len()).map(|slot| self.vector(slot)))
-            });
+            let scan = match self.scan.get() {
+                Some(scan) => scan,
+                None if !self.scanned.swap(true, Ordering::Relaxed) => {
+                    return self.float_search(query, k)
+                }
+                None => self.scan.get_or_init(|| {
+                    ScanCodes::encode(self.dim, (0..self.ids.len()).map(|slot| self.vector(slot)))
+                }),
+            };
             return scan.search(
                 query,
                 k,
@@ -411,6 +426,23 @@ mod tests {
     }
 
     #[test]
+    fn the_second_scan_makes_the_codes_and_a_graph_resets_the_count() {
+        let (_, mut slots) = mapped_and_owned(DIM, SCAN_CODES_MIN as u64);
+        let query = seeded_unit(7, DIM);
+        let floats = slots.float_search(&query, 3);
+        assert_eq!(slots.exact_search(&query, 3), floats);
+        assert!(!slots.has_scan_codes(), "one scan read the floats");
+        assert_eq!(slots.exact_search(&query, 3), floats);
+        assert!(slots.has_scan_codes(), "the second made the codes");
+        slots.forget_scan_codes();
+        slots.exact_search(&query, 3);
+        assert!(
+            !slots.has_scan_codes(),
+            "counted afresh once a graph served them"
+        );
+    }
+
+    #[test]
     fn scans_through_codes_answer_as_the_floats_through_changes() {
         let dim = 24;
         let n = SCAN_CODES_MIN as u64 + 200;
@@ -425,7 +457,7 @@ mod tests {
                         "step {step}, k {k}"
                     );
                 }
-                assert!(slots.scan.get().is_some(), "the first scan made the codes");
+                assert!(slots.scan.get().is_some(), "the second scan made the codes");
                 let id = RecordId(step * 7919 % (n + 100));
                 match step % 4 {
                     0 => {
