@@ -15,17 +15,14 @@
 //! leave holes as changes to a file's pages do, and [`Arena::thaw`] takes them back once the
 //! build has let go.
 //!
-//! The owned floats grow by doubling while small and by an eighth once large ([`growth`]): a
-//! million MiniLM vectors loaded from the store fill their allocation exactly, and the first
-//! vector written after that had doubled it to 3 GiB (heaptrack over the stores benchmark at a
-//! million: its largest allocation). Linux's allocator moves such a block without copying, but
-//! the engine's memory budget counts the capacity, and an allocator that copies would hold
-//! both blocks at once.
+//! The owned floats grow by doubling while small and by an eighth once large
+//! ([`super::growth`]).
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::growth::make_room;
 use super::mapped::Mapped;
 
 /// Floats that several owners read and none changes.
@@ -169,42 +166,17 @@ impl Arena {
     }
 }
 
-/// Floats up to which the owned floats double when they grow (4 MiB: about 2 700 MiniLM
-/// vectors); past it they grow by at least as much, and by an eighth from eight times it.
-const DOUBLING_UNTIL: usize = 1 << 20;
-
-/// Makes room in `floats` for `additional` more, growing it by [`growth`] when it has too
-/// little.
-fn make_room(floats: &mut Vec<f32>, additional: usize) {
-    if floats.capacity() - floats.len() < additional {
-        floats.reserve_exact(growth(floats.len(), additional));
-    }
-}
-
-/// How many floats to add to an allocation holding `len` that needs `additional` more: `len`
-/// (doubling) while small, then [`DOUBLING_UNTIL`], then an eighth of `len`; never less than
-/// `additional`. Geometric either way, so appends stay amortized constant time.
-fn growth(len: usize, additional: usize) -> usize {
-    len.min((len / 8).max(DOUBLING_UNTIL)).max(additional)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn growth_doubles_while_small_then_takes_an_eighth() {
-        assert_eq!(growth(0, 384), 384);
-        assert_eq!(growth(1000, 384), 1000);
-        assert_eq!(growth(DOUBLING_UNTIL, 384), DOUBLING_UNTIL);
-        assert_eq!(growth(4 * DOUBLING_UNTIL, 384), DOUBLING_UNTIL);
-        assert_eq!(growth(384_000_000, 384), 48_000_000);
-        assert_eq!(growth(10, 5000), 5000);
-    }
+    /// Floats (64 MiB) far enough past the arrays' doubling (`super::growth`) that they grow
+    /// by an eighth.
+    const LARGE: usize = 16 << 20;
 
     #[test]
     fn a_full_large_arena_grows_by_an_eighth_not_double() {
-        let len = 16 * DOUBLING_UNTIL;
+        let len = LARGE;
         let mut arena = Arena::from_vec(vec![0.5; len]);
         assert_eq!(arena.bytes(), len * 4);
         arena.push(&[0.25; 384]);
@@ -219,7 +191,7 @@ mod tests {
 
     #[test]
     fn thawing_after_a_build_grows_by_an_eighth_not_double() {
-        let len = 16 * DOUBLING_UNTIL;
+        let len = LARGE;
         let mut arena = Arena::from_vec(vec![0.5; len]);
         arena.freeze();
         let snapshot = arena.snapshot();

@@ -8,6 +8,7 @@ pub mod distance;
 pub(crate) mod file;
 mod graph;
 mod graph_file;
+mod growth;
 mod insert;
 mod io;
 mod kernel;

@@ -21,6 +21,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::growth::make_room;
 use super::kernel::ByteQuery;
 use super::topk::TopK;
 use crate::record::RecordId;
@@ -72,10 +73,11 @@ struct Query {
 impl ScanCodes {
     /// Codes of `vectors` (each of `dim` floats), in slot order.
     pub(crate) fn encode<'a>(dim: usize, vectors: impl Iterator<Item = &'a [f32]>) -> ScanCodes {
+        let slots = vectors.size_hint().0;
         let mut scan = ScanCodes {
             dim,
-            codes: Vec::new(),
-            meta: Vec::new(),
+            codes: Vec::with_capacity(slots.saturating_mul(dim)),
+            meta: Vec::with_capacity(slots),
         };
         for vector in vectors {
             scan.push(vector);
@@ -86,6 +88,8 @@ impl ScanCodes {
     /// Appends the code of a new last slot.
     pub(crate) fn push(&mut self, vector: &[f32]) {
         let slot = self.meta.len();
+        make_room(&mut self.codes, self.dim);
+        make_room(&mut self.meta, 1);
         self.codes.resize((slot + 1) * self.dim, 0);
         let meta = encode_into(vector, &mut self.codes[slot * self.dim..]);
         self.meta.push(meta);
