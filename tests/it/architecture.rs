@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The library and binary crates, by directory.
-const CRATES: [&str; 12] = [
+const CRATES: [&str; 13] = [
     "core",
+    "upstream",
     "text",
     "whoosh-query",
     "engine",

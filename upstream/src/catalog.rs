@@ -1,0 +1,220 @@
+//! Where each of upstream's prompts stands in its sources, and the hash of the text the known
+//! version has there: a declarative table, one row per prompt the project sends in upstream's
+//! words. The project holds no sentence of upstream's; these rows only point at them.
+
+/// The upstream MemoryBench commit whose wording the hashes below describe.
+pub const KNOWN_COMMIT: &str = "9a33aae9d0c1d0c472527ab5bb8c7e2be3263e23";
+
+/// A prompt of upstream's that the project can send in upstream's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Prompt {
+    /// BM25-M's answer (`src/agent/bm25.py`), English.
+    AnswerBm25En,
+    /// BM25-M's answer, Chinese.
+    AnswerBm25Zh,
+    /// BM25-S's answer (`src/agent/bm25_dialog.py`), English.
+    AnswerBm25DialogEn,
+    /// BM25-S's answer, Chinese.
+    AnswerBm25DialogZh,
+    /// Emb-M's answer (`src/agent/embedder.py`), English.
+    AnswerEmbedderEn,
+    /// Emb-M's answer, Chinese.
+    AnswerEmbedderZh,
+    /// Emb-S's answer (`src/agent/embedder_dialog.py`), English.
+    AnswerEmbedderDialogEn,
+    /// Emb-S's answer, Chinese.
+    AnswerEmbedderDialogZh,
+    /// A-Mem's answer (`src/agent/a_mem.py`), English.
+    AnswerAMemEn,
+    /// A-Mem's answer, Chinese.
+    AnswerAMemZh,
+    /// Mem0's answer (`src/agent/mem0.py`), English.
+    AnswerMem0En,
+    /// Mem0's answer, Chinese.
+    AnswerMem0Zh,
+    /// Vanilla's long-context answer on corpus datasets (`src/solver/base.py`), English.
+    AnswerLongContextEn,
+    /// Vanilla's long-context answer, Chinese.
+    AnswerLongContextZh,
+}
+
+/// Which run of string literals in a scope a prompt is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Select {
+    /// The `nth` (0-based) run assigned to the name (or passed as that keyword).
+    Assigned(&'static str, usize),
+}
+
+/// One row of the catalog.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub prompt: Prompt,
+    /// Stable name, used in errors and reports.
+    pub name: &'static str,
+    /// File, relative to the checkout.
+    pub file: &'static str,
+    /// `Class.method` (nested functions joined by `.` too); empty for module level.
+    pub scope: &'static str,
+    pub select: Select,
+    /// Whether upstream fills a plain (non-f) string with `str.format`.
+    pub format: bool,
+    /// The first 16 hex digits of the SHA-256 of the literals' source text (prefixes and quotes
+    /// included, joined without what stands between them) at [`KNOWN_COMMIT`].
+    pub sha256: &'static str,
+}
+
+const fn row(
+    prompt: Prompt,
+    name: &'static str,
+    file: &'static str,
+    scope: &'static str,
+    select: Select,
+    sha256: &'static str,
+) -> Entry {
+    Entry {
+        prompt,
+        name,
+        file,
+        scope,
+        select,
+        format: false,
+        sha256,
+    }
+}
+
+use Prompt::*;
+use Select::Assigned;
+
+/// Every prompt, where it stands and its hash.
+pub(crate) static CATALOG: &[Entry] = &[
+    row(
+        AnswerBm25En,
+        "answer.bm25.en",
+        "src/agent/bm25.py",
+        "BM25Agent.generate_response",
+        Assigned("user_prompt", 0),
+        "3a67aa8942a9be70",
+    ),
+    row(
+        AnswerBm25Zh,
+        "answer.bm25.zh",
+        "src/agent/bm25.py",
+        "BM25Agent.generate_response",
+        Assigned("user_prompt", 1),
+        "44af3f0174020318",
+    ),
+    row(
+        AnswerBm25DialogEn,
+        "answer.bm25_dialog.en",
+        "src/agent/bm25_dialog.py",
+        "BM25DialogAgent.generate_response",
+        Assigned("user_prompt", 0),
+        "3a67aa8942a9be70",
+    ),
+    row(
+        AnswerBm25DialogZh,
+        "answer.bm25_dialog.zh",
+        "src/agent/bm25_dialog.py",
+        "BM25DialogAgent.generate_response",
+        Assigned("user_prompt", 1),
+        "44af3f0174020318",
+    ),
+    row(
+        AnswerEmbedderEn,
+        "answer.embedder.en",
+        "src/agent/embedder.py",
+        "EmbedderAgent.generate_response",
+        Assigned("user_prompt", 0),
+        "3a67aa8942a9be70",
+    ),
+    row(
+        AnswerEmbedderZh,
+        "answer.embedder.zh",
+        "src/agent/embedder.py",
+        "EmbedderAgent.generate_response",
+        Assigned("user_prompt", 1),
+        "44af3f0174020318",
+    ),
+    row(
+        AnswerEmbedderDialogEn,
+        "answer.embedder_dialog.en",
+        "src/agent/embedder_dialog.py",
+        "EmbedderDialogAgent.generate_response",
+        Assigned("user_prompt", 0),
+        "3a67aa8942a9be70",
+    ),
+    row(
+        AnswerEmbedderDialogZh,
+        "answer.embedder_dialog.zh",
+        "src/agent/embedder_dialog.py",
+        "EmbedderDialogAgent.generate_response",
+        Assigned("user_prompt", 1),
+        "44af3f0174020318",
+    ),
+    row(
+        AnswerAMemEn,
+        "answer.a_mem.en",
+        "src/agent/a_mem.py",
+        "AMemAgent.generate_response",
+        Assigned("user_prompt", 0),
+        "3a67aa8942a9be70",
+    ),
+    row(
+        AnswerAMemZh,
+        "answer.a_mem.zh",
+        "src/agent/a_mem.py",
+        "AMemAgent.generate_response",
+        Assigned("user_prompt", 1),
+        "44af3f0174020318",
+    ),
+    row(
+        AnswerMem0En,
+        "answer.mem0.en",
+        "src/agent/mem0.py",
+        "Mem0Agent.generate_response",
+        Assigned("user_prompt", 0),
+        "bbae31108b9988e2",
+    ),
+    row(
+        AnswerMem0Zh,
+        "answer.mem0.zh",
+        "src/agent/mem0.py",
+        "Mem0Agent.generate_response",
+        Assigned("user_prompt", 1),
+        "0b311360c90f29a9",
+    ),
+    row(
+        AnswerLongContextEn,
+        "answer.long_context.en",
+        "src/solver/base.py",
+        "BaseSolver.predict_test_with_corpus.solve_data",
+        Assigned("user_prompt", 0),
+        "3a67aa8942a9be70",
+    ),
+    row(
+        AnswerLongContextZh,
+        "answer.long_context.zh",
+        "src/solver/base.py",
+        "BaseSolver.predict_test_with_corpus.solve_data",
+        Assigned("user_prompt", 1),
+        "44af3f0174020318",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_prompt_has_one_row_and_every_name_is_unique() {
+        let mut names: Vec<&str> = CATALOG.iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CATALOG.len());
+        let mut prompts: Vec<Prompt> = CATALOG.iter().map(|e| e.prompt).collect();
+        prompts.sort_unstable();
+        prompts.dedup();
+        assert_eq!(prompts.len(), CATALOG.len());
+    }
+}

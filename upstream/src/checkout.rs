@@ -1,0 +1,172 @@
+//! An upstream MemoryBench checkout opened: every catalogued template read from its sources
+//! and checked against the known version's hash.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::catalog::{Entry, Prompt, Select, CATALOG, KNOWN_COMMIT};
+use crate::error::{Mismatch, UpstreamError};
+use crate::python::{string_runs, Binding, StringRun};
+use crate::template::Template;
+
+/// Largest source file read (upstream's biggest is under 100 KB).
+const MAX_SOURCE_BYTES: u64 = 4 << 20;
+
+/// Upstream MemoryBench's wording, read from a checkout.
+#[derive(Debug)]
+pub struct Upstream {
+    dir: PathBuf,
+    head: Option<String>,
+    templates: HashMap<Prompt, Template>,
+}
+
+impl Upstream {
+    /// Reads every catalogued template from the checkout at `dir`. Any template that is
+    /// missing or differs from the known version is reported (all of them, by file and
+    /// function); nothing is used from a checkout that does not match.
+    pub fn open(dir: &Path) -> Result<Upstream, UpstreamError> {
+        if !dir.join("src/agent").is_dir() || !dir.join("memorybench.py").is_file() {
+            return Err(UpstreamError::NotACheckout {
+                dir: dir.to_path_buf(),
+                kind: "THUIR/MemoryBench",
+                reason: "it has no memorybench.py and src/agent/".into(),
+            });
+        }
+        let mut files: BTreeMap<&str, Result<Vec<StringRun>, String>> = BTreeMap::new();
+        let mut mismatches = Vec::new();
+        let mut templates = HashMap::new();
+        for entry in CATALOG {
+            if !files.contains_key(entry.file) {
+                let runs = read_runs(dir, entry)?;
+                files.insert(entry.file, runs);
+            }
+            let extracted = match files.get(entry.file) {
+                Some(Ok(runs)) => extract(entry, runs),
+                Some(Err(problem)) => Err(problem.clone()),
+                None => Err("the file was not read".to_string()),
+            };
+            match extracted {
+                Ok(template) => {
+                    templates.insert(entry.prompt, template);
+                }
+                Err(problem) => mismatches.push(Mismatch {
+                    prompt: entry.name,
+                    file: entry.file,
+                    scope: if entry.scope.is_empty() {
+                        "module level".to_string()
+                    } else {
+                        entry.scope.to_string()
+                    },
+                    problem,
+                }),
+            }
+        }
+        if !mismatches.is_empty() {
+            return Err(UpstreamError::Changed(mismatches));
+        }
+        Ok(Upstream {
+            dir: dir.to_path_buf(),
+            head: git_head(dir),
+            templates,
+        })
+    }
+
+    /// The checkout's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The template of `prompt`.
+    pub fn template(&self, prompt: Prompt) -> Result<&Template, UpstreamError> {
+        self.templates.get(&prompt).ok_or(UpstreamError::Field {
+            prompt: "catalog",
+            message: format!("{prompt:?} has no row in the catalog"),
+        })
+    }
+
+    /// `prompt` filled with `values` (see [`Template::render`]).
+    pub fn render(&self, prompt: Prompt, values: &[(&str, &str)]) -> Result<String, UpstreamError> {
+        self.template(prompt)?.render(values)
+    }
+
+    /// What a run records as its prompts' source: the known commit whose wording every
+    /// template matched, and the checkout's own commit when git says it and it differs.
+    pub fn provenance(&self) -> String {
+        let known = &KNOWN_COMMIT[..12];
+        let count = self.templates.len();
+        match &self.head {
+            Some(head) if !head.starts_with(known) => format!(
+                "upstream THUIR/MemoryBench {known} ({count} templates identical; checkout at {})",
+                &head[..head.len().min(12)]
+            ),
+            _ => format!("upstream THUIR/MemoryBench {known} ({count} templates)"),
+        }
+    }
+}
+
+/// The string runs of `entry`'s file; a file that cannot be scanned is reported for each
+/// template it should hold, a file that cannot be read ends the opening.
+fn read_runs(dir: &Path, entry: &Entry) -> Result<Result<Vec<StringRun>, String>, UpstreamError> {
+    let file = dir.join(entry.file);
+    let text =
+        mb_core::files::read_text(&file, MAX_SOURCE_BYTES).map_err(|e| UpstreamError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+    Ok(string_runs(&text).map_err(|e| format!("the file cannot be scanned: {e}")))
+}
+
+/// The template `entry` points at, or what is wrong with it.
+fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
+    let in_scope = runs.iter().filter(|run| run.scope == entry.scope);
+    let run = match entry.select {
+        Select::Assigned(name, nth) => in_scope
+            .filter(|run| run.binding == Binding::Assigned(name.to_string()))
+            .nth(nth)
+            .ok_or_else(|| format!("no string #{} assigned to {name}", nth + 1))?,
+    };
+    let source: String = run.literals.iter().map(|l| l.source.as_str()).collect();
+    let found = sha256_prefix(&source);
+    if found != entry.sha256 {
+        return Err(format!(
+            "the text at line {} differs from {} (sha256 {found}, known {})",
+            run.line,
+            &KNOWN_COMMIT[..12],
+            entry.sha256
+        ));
+    }
+    let mut numbered = 0;
+    let mut pieces = Vec::new();
+    for literal in &run.literals {
+        let more = literal
+            .pieces(entry.format, &mut numbered)
+            .map_err(|e| format!("line {}: {e}", run.line))?;
+        pieces.extend(more);
+    }
+    Ok(Template::new(entry.name, pieces))
+}
+
+fn sha256_prefix(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The commit the checkout's git says it is at, if it has one.
+fn git_head(dir: &Path) -> Option<String> {
+    let git = dir.join(".git");
+    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    let head = head.trim();
+    let Some(reference) = head.strip_prefix("ref: ") else {
+        return Some(head.to_string());
+    };
+    if let Ok(commit) = std::fs::read_to_string(git.join(reference)) {
+        return Some(commit.trim().to_string());
+    }
+    let packed = std::fs::read_to_string(git.join("packed-refs")).ok()?;
+    packed.lines().find_map(|line| {
+        let (commit, name) = line.split_once(' ')?;
+        (name == reference).then(|| commit.to_string())
+    })
+}

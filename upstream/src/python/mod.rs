@@ -1,0 +1,8 @@
+//! Reading Python source without running it: the string literals of a file, where each stands,
+//! and each one's value.
+
+mod literal;
+mod scan;
+
+pub use literal::{Literal, LiteralError, Piece};
+pub use scan::{string_runs, Binding, ScanError, StringRun};

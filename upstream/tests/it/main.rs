@@ -1,0 +1,4 @@
+//! Upstream's wording read from the upstream checkout kept beside the project
+//! (`../shared/upstream/MemoryBench`), and what a changed checkout does.
+
+mod checkout;
