@@ -261,6 +261,12 @@ if [ "$(cat "$node_stamp" 2>/dev/null)" != "$node_stamp_text" ] || [ ! -x "$node
   (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   printf '%s' "$node_stamp_text" > "$node_stamp"
 fi
+# The venv in which upstream MemoryBench's own Python runs against a stub model for the
+# request-for-request differential (harness/tests/it/differential, scripts/upstream/README.md):
+# PyPI packages only, about 600 MB, 30-70 s; venv.sh itself is idempotent and quiet when done.
+if [ "$user_copy" -eq 0 ]; then
+  bash "$root/scripts/upstream/venv.sh" >/dev/null
+fi
 # A new test run starts its count of tests skipped for want of data (scripts/test-python.sh
 # prints it at the end of the README's test command); --user is an install, not a test run.
 if [ "$user_copy" -eq 0 ]; then

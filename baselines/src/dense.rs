@@ -12,6 +12,7 @@ use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
+use mb_upstream::AnswerOf;
 
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
@@ -63,6 +64,13 @@ impl DenseMemory {
 impl MemorySystem for DenseMemory {
     fn context(&self) -> &MemoryContext {
         &self.context
+    }
+
+    fn upstream_answer(&self) -> Option<AnswerOf> {
+        Some(match self.granularity {
+            Granularity::Message => AnswerOf::Embedder,
+            Granularity::Session => AnswerOf::EmbedderDialog,
+        })
     }
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {

@@ -12,6 +12,7 @@ use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_engine::QuerySyntax;
+use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::MemoryError;
@@ -80,6 +81,13 @@ impl LexicalMemory {
 impl MemorySystem for LexicalMemory {
     fn context(&self) -> &MemoryContext {
         &self.context
+    }
+
+    fn upstream_answer(&self) -> Option<AnswerOf> {
+        Some(match self.granularity {
+            Granularity::Message => AnswerOf::Bm25,
+            Granularity::Session => AnswerOf::Bm25Dialog,
+        })
     }
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {

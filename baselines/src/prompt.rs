@@ -1,21 +1,56 @@
-//! Upstream's "RAG template": the memory context, then the user's input, then an instruction
-//! to answer from it, in English or Chinese. The layout is upstream's; the instruction
-//! sentence is our wording.
+//! The answer prompt: the memory context, then the user's input, then an instruction to
+//! answer from it, in English or Chinese. With upstream's words (`--upstream`) each system's
+//! own template is read from upstream's sources; otherwise the layout is upstream's and the
+//! instruction sentence is our wording.
 
 use mb_core::Lang;
-use mb_llm::Message;
+use mb_llm::{LlmError, Message};
+use mb_upstream::{AnswerOf, Wording};
 
-/// `messages` with the last message's content replaced by the template filled with `context`
-/// and that content (earlier messages, e.g. a system prompt, are kept).
-pub fn rag_prompt(messages: &[Message], context: &str, lang: Lang) -> Vec<Message> {
+use crate::error::MemoryError;
+
+/// `messages` with the last message's content replaced by the answer prompt of `of` (a
+/// system without an upstream template: `None`, the paraphrase, noted under `name`) filled
+/// with `context` and that content; earlier messages, e.g. a system prompt, are kept.
+pub fn answer_prompt(
+    wording: &Wording,
+    of: Option<AnswerOf>,
+    name: &'static str,
+    messages: &[Message],
+    context: &str,
+    lang: Lang,
+) -> Result<Vec<Message>, MemoryError> {
     let mut prompt = messages.to_vec();
     if let Some(last) = prompt.last_mut() {
-        last.content = rag_text(context, &last.content, lang);
+        last.content = answer_text(wording, of, name, context, &last.content, lang)?;
     }
-    prompt
+    Ok(prompt)
 }
 
-/// The template itself.
+/// The text that replaces the user's last message (see [`answer_prompt`]).
+pub fn answer_text(
+    wording: &Wording,
+    of: Option<AnswerOf>,
+    name: &'static str,
+    context: &str,
+    question: &str,
+    lang: Lang,
+) -> Result<String, MemoryError> {
+    match (wording.checkout(), of) {
+        (Some(upstream), Some(of)) => upstream
+            .answer(of, lang, context, question)
+            .map_err(|e| MemoryError::Llm(LlmError::Upstream(e))),
+        (_, of) => {
+            wording.note_paraphrased(name);
+            Ok(match of {
+                Some(AnswerOf::Mem0) => mem0_text(context, question, lang),
+                _ => rag_text(context, question, lang),
+            })
+        }
+    }
+}
+
+/// Our wording of upstream's "RAG template".
 pub fn rag_text(context: &str, question: &str, lang: Lang) -> String {
     match lang {
         Lang::En => format!(
@@ -25,6 +60,19 @@ pub fn rag_text(context: &str, question: &str, lang: Lang) -> String {
         Lang::Zh => format!(
             "相关知识：\n{context}\n\n用户输入：\n{question}\n\n请依据以上相关知识，自然、恰当地回复用户的输入。"
         ),
+    }
+}
+
+/// Our wording of Mem0's answer template (its memories listed one per line).
+fn mem0_text(memories: &str, question: &str, lang: Lang) -> String {
+    match lang {
+        Lang::En => format!(
+            "User Memories:\n{memories}\n\nUser input: \n{question}\n\n\
+             Reply to the user's input, basing the reply on the memories above."
+        ),
+        Lang::Zh => {
+            format!("用户记忆：\n{memories}\n\n用户输入：\n{question}\n\n请依据以上记忆回复用户的输入。")
+        }
     }
 }
 
@@ -46,7 +94,15 @@ mod tests {
             Message::system("You are a judge."),
             Message::user("What happened?"),
         ];
-        let prompt = rag_prompt(&messages, "a\nb", Lang::En);
+        let prompt = answer_prompt(
+            &Wording::paraphrased(),
+            None,
+            "test",
+            &messages,
+            "a\nb",
+            Lang::En,
+        )
+        .unwrap();
         assert_eq!(prompt[0], messages[0]);
         assert!(prompt[1]
             .content

@@ -12,10 +12,11 @@ use mb_embed::Embedder;
 use mb_engine::{Engine, Record};
 use mb_llm::ops::Answer;
 use mb_llm::{LlmStack, Message, Role};
+use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::MemoryError;
-use crate::prompt::rag_prompt;
+use crate::prompt::answer_prompt;
 pub use crate::settings::SystemSettings;
 
 /// Everything a memory system needs to run: where it stores its state, its models and its
@@ -128,6 +129,10 @@ pub struct MemoryStats {
     pub llm_operations: u64,
 }
 
+/// What a run notes as paraphrased when a system upstream does not have answers with
+/// upstream's words.
+const BEYOND_UPSTREAM: &str = "answer of a system beyond upstream";
+
 /// A MemoryBench memory system.
 ///
 /// State lives in the engine under the context's namespace, so a memory built once is found
@@ -190,11 +195,29 @@ pub trait MemorySystem: Send + Sync {
         true
     }
 
-    /// The messages sent to the model: the last message replaced by the RAG template filled
-    /// with the retrieved memories.
-    fn prompt(&self, messages: &[Message], retrieved: &[Retrieved], lang: Lang) -> Vec<Message> {
+    /// Which of upstream's answer templates the system fills; `None` for a system upstream
+    /// does not have, whose answers go out in the paraphrase even with upstream's words.
+    fn upstream_answer(&self) -> Option<AnswerOf> {
+        None
+    }
+
+    /// The messages sent to the model: the last message replaced by the answer template filled
+    /// with the retrieved memories, one per line.
+    fn prompt(
+        &self,
+        messages: &[Message],
+        retrieved: &[Retrieved],
+        lang: Lang,
+    ) -> Result<Vec<Message>, MemoryError> {
         let texts: Vec<&str> = retrieved.iter().map(|r| r.text.as_str()).collect();
-        rag_prompt(messages, &texts.join("\n"), lang)
+        answer_prompt(
+            &self.context().llm.wording,
+            self.upstream_answer(),
+            BEYOND_UPSTREAM,
+            messages,
+            &texts.join("\n"),
+            lang,
+        )
     }
 
     /// Answers the conversation `messages` using `k` memories.
@@ -211,7 +234,7 @@ pub trait MemorySystem: Send + Sync {
         } else {
             self.retrieve(&question, lang, k).await?
         };
-        let prompt = self.prompt(messages, &retrieved, lang);
+        let prompt = self.prompt(messages, &retrieved, lang)?;
         let memory_seconds = started.elapsed().as_secs_f64();
         let evidence = retrieved.iter().map(|r| r.text.clone()).collect();
         let operation = Answer::new(prompt.clone()).with_evidence(question, evidence);

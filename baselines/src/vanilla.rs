@@ -14,10 +14,11 @@ use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_llm::ops::Answer;
 use mb_llm::{LlmError, Message};
+use mb_upstream::AnswerOf;
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::MemoryError;
-use crate::prompt::rag_prompt;
+use crate::prompt::answer_prompt;
 use crate::system::{
     last_user_text, AnswerTiming, Answered, CorpusMemory, MemoryContext, MemoryStats, MemorySystem,
     Retrieved, TrainingDialog,
@@ -51,7 +52,14 @@ impl Vanilla {
     ) -> Result<Option<Answered>, MemoryError> {
         let started = Instant::now();
         let context = long_context(corpus, sessions);
-        let prompt = rag_prompt(messages, &context, lang);
+        let prompt = answer_prompt(
+            &self.context.llm.wording,
+            Some(AnswerOf::LongContext),
+            "answer",
+            messages,
+            &context,
+            lang,
+        )?;
         let evidence = context.lines().map(str::to_string).collect();
         let operation =
             Answer::new(prompt.clone()).with_evidence(last_user_text(messages), evidence);

@@ -1,5 +1,6 @@
 //! `--llm` and `--llm-cache`: the flags that choose a command's [`LlmChoice`].
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
@@ -7,6 +8,7 @@ use mb_engine::Engine;
 use mb_llm::{
     AnswerStore, CacheMode, EngineAnswers, LlmChoice, LlmSettings, LlmStack, LocalServer,
 };
+use mb_upstream::{Upstream, Wording};
 
 /// `--llm` and `--llm-cache`, flattened into every command that calls a model.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
@@ -25,6 +27,12 @@ pub struct LlmArgs {
     /// error), or neither.
     #[arg(long = "llm-cache", value_enum, default_value_t = CacheFlag::Record)]
     pub cache: CacheFlag,
+    /// An upstream THUIR/MemoryBench checkout: every prompt that has upstream's words is then
+    /// sent in them, read from the checkout's sources and checked against the known version
+    /// (else `upstream = "DIR"` in the settings file; without either, the project's own
+    /// paraphrase, which results label as not comparable with the paper).
+    #[arg(long, value_name = "DIR", env = "MEMORYBENCH_UPSTREAM")]
+    pub upstream: Option<PathBuf>,
 }
 
 /// The values of `--llm-cache`.
@@ -66,7 +74,17 @@ impl LlmArgs {
                 Some(Arc::new(EngineAnswers::open(engine.clone())?))
             }
         };
-        LlmStack::build(settings, self.cache_mode(), answers)
+        Ok(LlmStack::build(settings, self.cache_mode(), answers)?
+            .with_wording(self.wording(settings)?))
+    }
+
+    /// Whose words the prompts are in: upstream's, read from the checkout `--upstream` (or
+    /// the settings' `upstream`) names, or the paraphrase.
+    pub fn wording(&self, settings: &LlmSettings) -> mb_llm::Result<Wording> {
+        match self.upstream.as_ref().or(settings.upstream.as_ref()) {
+            Some(dir) => Ok(Wording::upstream(Upstream::open(dir)?)),
+            None => Ok(Wording::paraphrased()),
+        }
     }
 
     /// The record-cache mode.

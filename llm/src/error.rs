@@ -76,6 +76,9 @@ pub enum LlmError {
         /// Why the connection failed.
         detail: String,
     },
+    /// Upstream's wording was asked for (`--upstream`) and cannot be used.
+    #[error("upstream prompts: {0}")]
+    Upstream(#[from] mb_upstream::UpstreamError),
     /// A configuration value that cannot work.
     #[error("invalid LLM setting {field}: {reason}")]
     Config {
@@ -101,7 +104,8 @@ impl LlmError {
             LlmError::Cache(_)
             | LlmError::Config { .. }
             | LlmError::Server(_)
-            | LlmError::Unreachable { .. } => false,
+            | LlmError::Unreachable { .. }
+            | LlmError::Upstream(_) => false,
         }
     }
 }

@@ -64,16 +64,16 @@ pub use think::strip_think;
 #[non_exhaustive]
 pub struct Sampling {
     /// Sampling temperature.
-    pub temperature: f32,
+    pub temperature: f64,
     /// Nucleus sampling mass.
-    pub top_p: f32,
+    pub top_p: f64,
     /// Most output tokens.
     pub max_tokens: u32,
 }
 
 impl Sampling {
     /// Sampling with these parameters (an operation's own, where upstream sets them).
-    pub const fn new(temperature: f32, top_p: f32, max_tokens: u32) -> Sampling {
+    pub const fn new(temperature: f64, top_p: f64, max_tokens: u32) -> Sampling {
         Sampling {
             temperature,
             top_p,

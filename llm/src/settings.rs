@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use mb_upstream::Wording;
 use serde::{Deserialize, Serialize};
 
 use crate::endpoint::EndpointConfig;
@@ -61,6 +62,9 @@ pub struct LlmSettings {
     /// A local model server that the command starts; roles reach it with
     /// `base_url = "server"` ([`SERVER_URL`]).
     pub server: Option<ServerSettings>,
+    /// An upstream THUIR/MemoryBench checkout whose own prompt wording the roles send (see
+    /// `mb_upstream`); `--upstream` and `MEMORYBENCH_UPSTREAM` take precedence.
+    pub upstream: Option<PathBuf>,
 }
 
 /// The `base_url` of a role answered by the settings' own `[server]`, replaced by the started
@@ -78,6 +82,7 @@ impl Default for LlmSettings {
             reasks: 2,
             tokenizer: None,
             server: None,
+            upstream: None,
         }
     }
 }
@@ -182,9 +187,23 @@ pub struct LlmStack {
     pub judge: Backend,
     /// Every model call of the four, by role and operation.
     pub ledger: Arc<Ledger>,
+    /// Whose words the prompts are in: upstream's (`--upstream`) or the project's paraphrase.
+    pub wording: Wording,
 }
 
 impl LlmStack {
+    /// The same roles, their prompts in `wording`.
+    pub fn with_wording(self, wording: Wording) -> LlmStack {
+        LlmStack {
+            answer: self.answer.with_wording(wording.clone()),
+            memory: self.memory.with_wording(wording.clone()),
+            simulator: self.simulator.with_wording(wording.clone()),
+            judge: self.judge.with_wording(wording.clone()),
+            ledger: self.ledger,
+            wording,
+        }
+    }
+
     /// Each role's fallbacks so far as `role/operation`, and a fresh count (per-run accounting,
     /// like [`Ledger::take`]).
     pub fn take_fallbacks(&self) -> BTreeMap<String, u64> {
@@ -301,6 +320,7 @@ impl LlmStack {
             simulator: backend("simulator", &settings.simulator)?,
             judge: backend("judge", &settings.judge)?,
             ledger: ledger.clone(),
+            wording: Wording::default(),
         })
     }
 }

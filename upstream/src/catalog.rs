@@ -2,6 +2,8 @@
 //! version has there: a declarative table, one row per prompt the project sends in upstream's
 //! words. The project holds no sentence of upstream's; these rows only point at them.
 
+use mb_core::Lang;
+
 /// The upstream MemoryBench commit whose wording the hashes below describe.
 pub const KNOWN_COMMIT: &str = "9a33aae9d0c1d0c472527ab5bb8c7e2be3263e23";
 
@@ -37,6 +39,70 @@ pub enum Prompt {
     AnswerLongContextEn,
     /// Vanilla's long-context answer, Chinese.
     AnswerLongContextZh,
+    /// Mem0's fact extraction, its system message (`FACT_RETRIEVAL_PROMPT`, vendored
+    /// `baselines/mem0/mem0/configs/prompts.py`), with today's date as a field.
+    Mem0FactExtraction,
+    /// Mem0's memory-update instructions (`DEFAULT_UPDATE_MEMORY_PROMPT`).
+    Mem0UpdateInstructions,
+    /// The update prompt's part showing the stored memories (`get_update_memory_messages`).
+    Mem0UpdateStoredMemories,
+    /// The update prompt's part when no memory is stored.
+    Mem0UpdateNoMemories,
+    /// The update prompt's frame: the instructions, the memory part and the new facts.
+    Mem0UpdateFrame,
+}
+
+/// Whose answer prompt: upstream gives each memory system its own copy (most with the same
+/// words), and Vanilla's long-context answer on corpus datasets one more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnswerOf {
+    /// BM25-M (`bm25_message`).
+    Bm25,
+    /// BM25-S (`bm25_dialog`).
+    Bm25Dialog,
+    /// Emb-M (`embedder_message`).
+    Embedder,
+    /// Emb-S (`embedder_dialog`).
+    EmbedderDialog,
+    /// A-Mem.
+    AMem,
+    /// Mem0.
+    Mem0,
+    /// Vanilla (`wo_memory`) answering with the corpus conversation as context.
+    LongContext,
+}
+
+impl Prompt {
+    /// The answer prompt of `of` in `lang`.
+    pub fn answer(of: AnswerOf, lang: Lang) -> Prompt {
+        let en = lang == Lang::En;
+        match of {
+            AnswerOf::Bm25 if en => AnswerBm25En,
+            AnswerOf::Bm25 => AnswerBm25Zh,
+            AnswerOf::Bm25Dialog if en => AnswerBm25DialogEn,
+            AnswerOf::Bm25Dialog => AnswerBm25DialogZh,
+            AnswerOf::Embedder if en => AnswerEmbedderEn,
+            AnswerOf::Embedder => AnswerEmbedderZh,
+            AnswerOf::EmbedderDialog if en => AnswerEmbedderDialogEn,
+            AnswerOf::EmbedderDialog => AnswerEmbedderDialogZh,
+            AnswerOf::AMem if en => AnswerAMemEn,
+            AnswerOf::AMem => AnswerAMemZh,
+            AnswerOf::Mem0 if en => AnswerMem0En,
+            AnswerOf::Mem0 => AnswerMem0Zh,
+            AnswerOf::LongContext if en => AnswerLongContextEn,
+            AnswerOf::LongContext => AnswerLongContextZh,
+        }
+    }
+}
+
+impl AnswerOf {
+    /// The names upstream's template gives the memory context and the user's input.
+    pub(crate) fn fields(self) -> (&'static str, &'static str) {
+        match self {
+            AnswerOf::Mem0 => ("memories_str", "query"),
+            _ => ("context", "question"),
+        }
+    }
 }
 
 /// Which run of string literals in a scope a prompt is.
@@ -44,6 +110,8 @@ pub enum Prompt {
 pub(crate) enum Select {
     /// The `nth` (0-based) run assigned to the name (or passed as that keyword).
     Assigned(&'static str, usize),
+    /// The `nth` (0-based) run returned.
+    Returned(usize),
 }
 
 /// One row of the catalog.
@@ -84,7 +152,10 @@ const fn row(
 }
 
 use Prompt::*;
-use Select::Assigned;
+use Select::{Assigned, Returned};
+
+/// Where upstream's vendored Mem0 keeps its prompts.
+const MEM0_PROMPTS: &str = "baselines/mem0/mem0/configs/prompts.py";
 
 /// Every prompt, where it stands and its hash.
 pub(crate) static CATALOG: &[Entry] = &[
@@ -199,6 +270,46 @@ pub(crate) static CATALOG: &[Entry] = &[
         "BaseSolver.predict_test_with_corpus.solve_data",
         Assigned("user_prompt", 1),
         "44af3f0174020318",
+    ),
+    row(
+        Mem0FactExtraction,
+        "mem0.extract_facts",
+        MEM0_PROMPTS,
+        "",
+        Assigned("FACT_RETRIEVAL_PROMPT", 0),
+        "e6ef019a5862b6af",
+    ),
+    row(
+        Mem0UpdateInstructions,
+        "mem0.update.instructions",
+        MEM0_PROMPTS,
+        "",
+        Assigned("DEFAULT_UPDATE_MEMORY_PROMPT", 0),
+        "81ef17ac66324c74",
+    ),
+    row(
+        Mem0UpdateStoredMemories,
+        "mem0.update.stored_memories",
+        MEM0_PROMPTS,
+        "get_update_memory_messages",
+        Assigned("current_memory_part", 0),
+        "dfad691367132b37",
+    ),
+    row(
+        Mem0UpdateNoMemories,
+        "mem0.update.no_memories",
+        MEM0_PROMPTS,
+        "get_update_memory_messages",
+        Assigned("current_memory_part", 1),
+        "bd734c5da6503f51",
+    ),
+    row(
+        Mem0UpdateFrame,
+        "mem0.update.frame",
+        MEM0_PROMPTS,
+        "get_update_memory_messages",
+        Returned(0),
+        "3f5b2971a21918f6",
     ),
 ];
 

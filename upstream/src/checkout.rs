@@ -6,10 +6,15 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Entry, Prompt, Select, CATALOG, KNOWN_COMMIT};
+use mb_core::Lang;
+
+use crate::catalog::{AnswerOf, Entry, Prompt, Select, CATALOG, KNOWN_COMMIT};
 use crate::error::{Mismatch, UpstreamError};
-use crate::python::{string_runs, Binding, StringRun};
+use crate::python::{repr_dict_list, repr_str_list, string_runs, Binding, StringRun};
 use crate::template::Template;
+
+/// The expression upstream's Mem0 fills today's date with.
+const MEM0_TODAY: &str = "datetime.now().strftime(\"%Y-%m-%d\")";
 
 /// Largest source file read (upstream's biggest is under 100 KB).
 const MAX_SOURCE_BYTES: u64 = 4 << 20;
@@ -91,6 +96,59 @@ impl Upstream {
         self.template(prompt)?.render(values)
     }
 
+    /// The answer prompt of `of` in `lang`, filled with the memory `context` and the user's
+    /// `question`: the text upstream puts in place of the user's last message.
+    pub fn answer(
+        &self,
+        of: AnswerOf,
+        lang: Lang,
+        context: &str,
+        question: &str,
+    ) -> Result<String, UpstreamError> {
+        let (context_field, question_field) = of.fields();
+        self.render(
+            Prompt::answer(of, lang),
+            &[(context_field, context), (question_field, question)],
+        )
+    }
+
+    /// Mem0's fact-extraction system message, with `today` (`YYYY-MM-DD`) where upstream puts
+    /// the day its process started.
+    pub fn mem0_fact_extraction(&self, today: &str) -> Result<String, UpstreamError> {
+        self.render(Prompt::Mem0FactExtraction, &[(MEM0_TODAY, today)])
+    }
+
+    /// Mem0's update prompt, as upstream's `get_update_memory_messages` writes it: its
+    /// instructions, the `stored` memories (temporary id, text) or the note that none is
+    /// stored, and the new `facts`, both lists as Python prints them.
+    pub fn mem0_update(
+        &self,
+        stored: &[(&str, &str)],
+        facts: &[&str],
+    ) -> Result<String, UpstreamError> {
+        let instructions = self.template(Prompt::Mem0UpdateInstructions)?.text()?;
+        let memories = if stored.is_empty() {
+            self.template(Prompt::Mem0UpdateNoMemories)?.text()?
+        } else {
+            let dicts: Vec<Vec<(&str, &str)>> = stored
+                .iter()
+                .map(|(id, text)| vec![("id", *id), ("text", *text)])
+                .collect();
+            self.render(
+                Prompt::Mem0UpdateStoredMemories,
+                &[("retrieved_old_memory_dict", &repr_dict_list(&dicts))],
+            )?
+        };
+        self.render(
+            Prompt::Mem0UpdateFrame,
+            &[
+                ("custom_update_memory_prompt", &instructions),
+                ("current_memory_part", &memories),
+                ("response_content", &repr_str_list(facts.iter().copied())),
+            ],
+        )
+    }
+
     /// What a run records as its prompts' source: the known commit whose wording every
     /// template matched, and the checkout's own commit when git says it and it differs.
     pub fn provenance(&self) -> String {
@@ -126,6 +184,10 @@ fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
             .filter(|run| run.binding == Binding::Assigned(name.to_string()))
             .nth(nth)
             .ok_or_else(|| format!("no string #{} assigned to {name}", nth + 1))?,
+        Select::Returned(nth) => in_scope
+            .filter(|run| run.binding == Binding::Returned)
+            .nth(nth)
+            .ok_or_else(|| format!("no string #{} returned", nth + 1))?,
     };
     let source: String = run.literals.iter().map(|l| l.source.as_str()).collect();
     let found = sha256_prefix(&source);

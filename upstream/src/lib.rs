@@ -19,7 +19,7 @@ pub mod python;
 mod template;
 mod wording;
 
-pub use catalog::{Prompt, KNOWN_COMMIT};
+pub use catalog::{AnswerOf, Prompt, KNOWN_COMMIT};
 pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
 pub use template::Template;

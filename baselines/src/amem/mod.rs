@@ -23,13 +23,14 @@ use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, Record};
 use mb_llm::Message;
+use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
 
 pub mod ops;
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
-use crate::prompt::rag_prompt;
+use crate::prompt::answer_prompt;
 use crate::settings::OwnSettings;
 use crate::store::{analyzer, delete_units, open_embedding_memory, stats};
 use crate::system::{
@@ -361,10 +362,27 @@ impl MemorySystem for AMem {
         Ok(retrieved)
     }
 
-    fn prompt(&self, messages: &[Message], retrieved: &[Retrieved], lang: Lang) -> Vec<Message> {
+    fn upstream_answer(&self) -> Option<AnswerOf> {
+        Some(AnswerOf::AMem)
+    }
+
+    fn prompt(
+        &self,
+        messages: &[Message],
+        retrieved: &[Retrieved],
+        lang: Lang,
+    ) -> Result<Vec<Message>, MemoryError> {
         // Upstream concatenates the rendered notes, each ending with its own newline.
         let context: String = retrieved.iter().map(|r| r.text.as_str()).collect();
-        rag_prompt(messages, &context, lang)
+        let wording = &self.context.llm.wording;
+        answer_prompt(
+            wording,
+            self.upstream_answer(),
+            "answer",
+            messages,
+            &context,
+            lang,
+        )
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {

@@ -18,16 +18,17 @@ use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, RecordId};
 use mb_llm::{Message, Role};
+use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
 
 use crate::embedding::{embed_text, embed_texts};
 pub mod ops;
 
 use crate::error::MemoryError;
+use crate::prompt::answer_prompt;
 use crate::store::{analyzer, open_embedding_memory, retrieved, stats};
 use crate::system::{
-    last_user_text, CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved,
-    TrainingDialog,
+    CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
 use ops::{DecideMemoryUpdates, ExtractFacts, MemoryEventKind, StoredMemory};
 
@@ -275,24 +276,29 @@ impl MemorySystem for Mem0 {
         Ok(hits.into_iter().map(retrieved).collect())
     }
 
-    fn prompt(&self, messages: &[Message], retrieved: &[Retrieved], lang: Lang) -> Vec<Message> {
+    fn upstream_answer(&self) -> Option<AnswerOf> {
+        Some(AnswerOf::Mem0)
+    }
+
+    fn prompt(
+        &self,
+        messages: &[Message],
+        retrieved: &[Retrieved],
+        lang: Lang,
+    ) -> Result<Vec<Message>, MemoryError> {
         let memories: String = retrieved
             .iter()
             .map(|r| format!("- {}\n", r.text))
             .collect();
-        let question = last_user_text(messages);
-        let text = match lang {
-            Lang::En => format!(
-                "User Memories:\n{memories}\n\nUser input: \n{question}\n\n\
-                 Reply to the user's input, basing the reply on the memories above."
-            ),
-            Lang::Zh => format!("用户记忆：\n{memories}\n\n用户输入：\n{question}\n\n请依据以上记忆回复用户的输入。"),
-        };
-        let mut prompt = messages.to_vec();
-        if let Some(last) = prompt.last_mut() {
-            last.content = text;
-        }
-        prompt
+        let wording = &self.context.llm.wording;
+        answer_prompt(
+            wording,
+            self.upstream_answer(),
+            "answer",
+            messages,
+            &memories,
+            lang,
+        )
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {

@@ -11,7 +11,13 @@ use mb_llm::ops::handling::{read_json, JsonReading};
 use mb_llm::ops::shape::{list_field, strings};
 use mb_llm::ops::text::{is_first_person, jaccard, sentences, term_set};
 use mb_llm::ops::Operation;
-use mb_llm::{Message, Role};
+use mb_llm::{Message, Role, Sampling};
+use mb_upstream::{Upstream, UpstreamError};
+
+/// Mem0's own LLM client (vendored `mem0/llms/vllm.py`) sends upstream's temperature and
+/// top-p with its own output cap, 2000 tokens, and no `response_format`: that client drops the
+/// `json_object` Mem0 asks for.
+const MEM0_SAMPLING: Sampling = Sampling::new(0.1, 0.1, 2000);
 
 /// Extracts short, self-contained facts from a dialog (`{"facts": [...]}`), taken from the
 /// user's and the assistant's messages alike, as upstream's prompt asks (a LoCoMo corpus turn of
@@ -37,6 +43,19 @@ impl ExtractFacts {
     }
 }
 
+impl ExtractFacts {
+    /// The user message: the dialog as Mem0's `parse_messages` writes it, one `role: text`
+    /// line per message, after `Input:`.
+    fn input(&self) -> Message {
+        let transcript: String = self
+            .dialog
+            .iter()
+            .map(|m| format!("{}: {}\n", role_name(m.role), m.content))
+            .collect();
+        Message::user(format!("Input:\n{transcript}"))
+    }
+}
+
 impl Operation for ExtractFacts {
     type Output = Vec<String>;
 
@@ -45,11 +64,6 @@ impl Operation for ExtractFacts {
     }
 
     fn messages(&self, lang: Lang) -> Vec<Message> {
-        let transcript: String = self
-            .dialog
-            .iter()
-            .map(|m| format!("{}: {}\n", role_name(m.role), m.content))
-            .collect();
         let system = match lang {
             Lang::En => format!(
                 "You keep a notebook about a user so that an assistant can personalise later \
@@ -73,10 +87,24 @@ impl Operation for ExtractFacts {
                 today = self.today
             ),
         };
-        vec![
-            Message::system(system),
-            Message::user(format!("Input:\n{transcript}")),
-        ]
+        vec![Message::system(system), self.input()]
+    }
+
+    /// Upstream's one (English) fact-extraction prompt, whatever the dialog's language.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(
+            upstream
+                .mem0_fact_extraction(&self.today)
+                .map(|system| vec![Message::system(system), self.input()]),
+        )
+    }
+
+    fn sampling(&self) -> Sampling {
+        MEM0_SAMPLING
     }
 
     fn parse(&self, text: &str) -> Option<Vec<String>> {
@@ -209,6 +237,29 @@ impl Operation for DecideMemoryUpdates {
             ),
         };
         vec![Message::user(prompt)]
+    }
+
+    /// Upstream's one (English) update prompt, whatever the facts' language.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        let stored: Vec<(&str, &str)> = self
+            .existing
+            .iter()
+            .map(|m| (m.id.as_str(), m.text.as_str()))
+            .collect();
+        let facts: Vec<&str> = self.facts.iter().map(String::as_str).collect();
+        Some(
+            upstream
+                .mem0_update(&stored, &facts)
+                .map(|prompt| vec![Message::user(prompt)]),
+        )
+    }
+
+    fn sampling(&self) -> Sampling {
+        MEM0_SAMPLING
     }
 
     fn parse(&self, text: &str) -> Option<Vec<MemoryEvent>> {

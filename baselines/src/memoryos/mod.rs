@@ -305,6 +305,7 @@ impl MemorySystem for MemoryOs {
         let query = last_user_text(messages);
         let gathered = self.gather(&query, lang, k).await?;
         let retrieved = gathered.retrieved();
+        self.context.llm.wording.note_paraphrased("answer.memoryos");
         let text = prompt::render(&gathered, &query, lang);
         let mut prompt = messages.to_vec();
         if let Some(last) = prompt.last_mut() {

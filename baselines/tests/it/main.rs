@@ -13,4 +13,5 @@ mod memoryos;
 mod operations;
 mod retrieval;
 mod settings_fuzz;
+mod upstream_words;
 mod vanilla;

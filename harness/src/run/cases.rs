@@ -177,6 +177,8 @@ pub struct Outcome {
     pub score: Option<f64>,
     /// Cases that got upstream's error answer (no attempt succeeded).
     pub answer_errors: usize,
+    /// Whose words its prompts were in (see `mb_upstream::Wording::provenance`).
+    pub prompts: String,
 }
 
 impl Outcome {
@@ -247,6 +249,7 @@ pub async fn finish(
         cases: by_key.len(),
         timing,
         score: score(setup, &summary),
+        prompts: prompts_of(&summary),
         answer_errors,
     })
 }
@@ -289,6 +292,7 @@ impl RunTiming {
             "answer_errors": answer_errors,
             "answer_failed_attempts": failed_attempts,
             "model_usage": llm.ledger.take(),
+            "prompts": llm.wording.take_provenance(),
             "fallbacks": {
                 "memory": (mean.fallbacks_memory * count as f64).round(),
                 "prediction": (mean.fallbacks_predict * count as f64).round(),
@@ -325,7 +329,17 @@ fn completed(
         timing: serde_json::from_value(timing["mean_seconds_per_case"].clone()).unwrap_or_default(),
         score: score(setup, &summary),
         answer_errors: timing["answer_errors"].as_u64().unwrap_or_default() as usize,
+        prompts: prompts_of(&summary),
     }))
+}
+
+/// Whose words a run's prompts were in, from its summary (runs from before upstream's words
+/// could be used had the paraphrase).
+pub fn prompts_of(summary: &Value) -> String {
+    summary["prompts"]
+        .as_str()
+        .unwrap_or(mb_upstream::PARAPHRASED)
+        .to_string()
 }
 
 /// The score a run's table shows: the normalized average (domain/task) or the first metric's
@@ -379,6 +393,11 @@ pub fn print_table(rows: &[Outcome]) {
     }
     for row in rows {
         let _ = writeln!(out, "{}: {}", row.system, row.dir.display());
+    }
+    let mut prompts: Vec<&str> = rows.iter().map(|row| row.prompts.as_str()).collect();
+    prompts.dedup();
+    for wording in prompts {
+        let _ = writeln!(out, "prompts: {wording}");
     }
 }
 

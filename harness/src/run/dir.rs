@@ -42,6 +42,7 @@ pub fn run_dir(
         "retrieve_k": args.retrieve_k,
         "limit": args.limit,
         "date": args.date,
+        "prompts": args.llm.wording(&llm)?.provenance(),
     });
     if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
         config.extend(extra.clone());
@@ -73,10 +74,16 @@ pub fn run_dir(
                 .into_iter()
                 .flat_map(|e| e.keys().map(String::as_str)),
         );
-        // A key a run recorded before it existed (`limit`) has its default, null.
-        for key in keys {
-            if recorded.get(key).unwrap_or(&Value::Null) != config.get(key).unwrap_or(&Value::Null)
-            {
+        // A key a run recorded before it existed has its default: null (`limit`), or the
+        // paraphrase (`prompts`).
+        let paraphrased = Value::from(mb_upstream::PARAPHRASED);
+        for key in keys.chain(["prompts"]) {
+            let default = if key == "prompts" {
+                &paraphrased
+            } else {
+                &Value::Null
+            };
+            if recorded.get(key).unwrap_or(default) != config.get(key).unwrap_or(&Value::Null) {
                 return Err(HarnessError::Usage(format!(
                     "--resume {}: the run was started with {key} = {}, this command has {}; \
                      resume with the run's own flags",

@@ -53,6 +53,7 @@ pub fn summarize(
     let configs: Vec<_> = datasets.iter().map(|d| d.config.clone()).collect();
     let mut summary = summarize_run(kind, set_name, &configs, details, &builtin_statistics()?)?;
     if let Some(timing) = timing {
+        summary["prompts"] = timing["prompts"].clone();
         summary["timing"] = timing;
     }
     files.write(SUMMARY, &summary)?;

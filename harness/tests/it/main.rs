@@ -2,6 +2,7 @@
 
 mod accounting;
 mod common;
+mod differential;
 mod endtoend;
 mod failures;
 mod flag_fuzz;

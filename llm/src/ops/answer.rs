@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use mb_core::Lang;
+use mb_upstream::{Upstream, UpstreamError};
 
 use super::text::{sentences, term_set, terms};
 use super::Operation;
@@ -72,6 +73,16 @@ impl Operation for Answer {
 
     fn messages(&self, _lang: Lang) -> Vec<Message> {
         self.messages.clone()
+    }
+
+    /// The caller wrote the conversation and chose its words (a memory system's answer prompt
+    /// notes its own paraphrase), so it goes out as given.
+    fn upstream_messages(
+        &self,
+        _upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<std::result::Result<Vec<Message>, UpstreamError>> {
+        Some(Ok(self.messages.clone()))
     }
 
     fn sampling(&self) -> Sampling {

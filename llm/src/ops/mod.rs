@@ -22,6 +22,7 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::{ChatProvider, ChatRequest, Message, ResponseFormat, Sampling};
+use mb_upstream::{Upstream, UpstreamError, Wording};
 
 pub use answer::Answer;
 pub use feedback::{Behaviour, Feedback, ImplicitAction, SimulateFeedback, UserPersona};
@@ -64,8 +65,19 @@ pub trait Operation {
     /// [`OPERATION_NAMES`]).
     fn name(&self) -> &'static str;
 
-    /// The prompt.
+    /// The prompt, in the project's own words.
     fn messages(&self, lang: Lang) -> Vec<Message>;
+
+    /// The prompt in upstream's own words, read from `upstream`, when the catalog has them for
+    /// this operation (default: it has not; the run then sends [`Operation::messages`] and
+    /// notes the paraphrase in its provenance).
+    fn upstream_messages(
+        &self,
+        _upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<std::result::Result<Vec<Message>, UpstreamError>> {
+        None
+    }
 
     /// Sampling parameters (upstream's defaults unless the operation has its own).
     fn sampling(&self) -> Sampling {
@@ -114,6 +126,7 @@ pub trait Operation {
 pub struct Backend {
     kind: BackendKind,
     counts: Mutex<Counts>,
+    wording: Wording,
 }
 
 /// Per-operation counts of how unusable output was dealt with.
@@ -148,6 +161,7 @@ impl Backend {
                 reasks,
             },
             counts: Mutex::default(),
+            wording: Wording::paraphrased(),
         }
     }
 
@@ -156,7 +170,14 @@ impl Backend {
         Backend {
             kind: BackendKind::Offline,
             counts: Mutex::default(),
+            wording: Wording::paraphrased(),
         }
+    }
+
+    /// The same backend, its prompts in `wording`.
+    pub fn with_wording(mut self, wording: Wording) -> Backend {
+        self.wording = wording;
+        self
     }
 
     /// Whether operations run without a model.
@@ -202,7 +223,7 @@ impl Backend {
             } => (provider, *handling, *reasks),
         };
         let mut request =
-            ChatRequest::new(operation.messages(lang)).with_operation(operation.name());
+            ChatRequest::new(self.messages(operation, lang)?).with_operation(operation.name());
         request.sampling = operation.sampling();
         request.response_format = operation.response_format();
         let patience = operation.patience();
@@ -251,5 +272,17 @@ impl Backend {
         drop(counts);
         crate::ledger::charge_fallback(operation.name());
         Ok(operation.fallback())
+    }
+
+    /// `operation`'s prompt in the run's wording: upstream's words when the run has them and
+    /// the catalog holds them, else the paraphrase (noted when upstream's were asked for).
+    fn messages<O: Operation>(&self, operation: &O, lang: Lang) -> Result<Vec<Message>> {
+        if let Some(upstream) = self.wording.checkout() {
+            match operation.upstream_messages(upstream, lang) {
+                Some(messages) => return Ok(messages?),
+                None => self.wording.note_paraphrased(operation.name()),
+            }
+        }
+        Ok(operation.messages(lang))
     }
 }

@@ -144,8 +144,12 @@ async fn openai_wire_format_and_think_blocks() {
         body["messages"][1]["content"],
         "What is the capital of France?"
     );
-    assert!((body["temperature"].as_f64().unwrap() - 0.1).abs() < 1e-6);
-    assert!((body["top_p"].as_f64().unwrap() - 0.1).abs() < 1e-6);
+    assert_eq!(
+        body["temperature"].to_string(),
+        "0.1",
+        "sent as upstream writes it"
+    );
+    assert_eq!(body["top_p"].to_string(), "0.1");
     assert_eq!(body["max_tokens"], 2048);
     assert_eq!(body["response_format"]["type"], "json_schema");
     assert_eq!(body["response_format"]["json_schema"]["name"], "answer");

@@ -2,7 +2,9 @@
 //! and each one's value.
 
 mod literal;
+mod repr;
 mod scan;
 
 pub use literal::{Literal, LiteralError, Piece};
+pub use repr::{repr_dict_list, repr_str, repr_str_list};
 pub use scan::{string_runs, Binding, ScanError, StringRun};

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mb_upstream::{Prompt, Upstream, UpstreamError};
+use mb_core::Lang;
+use mb_upstream::{AnswerOf, Prompt, Upstream, UpstreamError};
 
 /// The upstream checkout beside the project, or `None` (after a `skipped:` line, or a failure
 /// under CI) when it is absent.
@@ -49,6 +50,7 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/agent/a_mem.py",
         "src/agent/mem0.py",
         "src/solver/base.py",
+        "baselines/mem0/mem0/configs/prompts.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -83,5 +85,85 @@ fn a_folder_that_is_no_checkout_says_so() {
     assert!(
         matches!(error, UpstreamError::NotACheckout { .. }),
         "{error}"
+    );
+}
+
+#[test]
+fn every_answer_prompt_takes_the_context_and_the_question() {
+    let Some(dir) = checkout() else { return };
+    let upstream = Upstream::open(&dir).unwrap();
+    let systems = [
+        AnswerOf::Bm25,
+        AnswerOf::Bm25Dialog,
+        AnswerOf::Embedder,
+        AnswerOf::EmbedderDialog,
+        AnswerOf::AMem,
+        AnswerOf::Mem0,
+        AnswerOf::LongContext,
+    ];
+    for of in systems {
+        for lang in [Lang::En, Lang::Zh] {
+            let text = upstream
+                .answer(of, lang, "CTX-1\nCTX-2", "QUESTION?")
+                .unwrap();
+            let context = text.find("CTX-1\nCTX-2").unwrap();
+            let question = text.find("QUESTION?").unwrap();
+            assert!(context < question, "{of:?} {lang:?}: {text}");
+            assert!(text.len() > "CTX-1\nCTX-2QUESTION?".len() + 20);
+        }
+    }
+}
+
+/// What upstream's vendored Mem0 module itself writes, run by Python: the fact-extraction
+/// prompt with the date it put in, and update prompts with no stored memory and with one.
+const MEM0_PROMPTS_PY: &str = r#"
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("prompts", sys.argv[1])
+prompts = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(prompts)
+from datetime import datetime
+print(json.dumps({
+    "today": datetime.now().strftime("%Y-%m-%d"),
+    "facts": prompts.FACT_RETRIEVAL_PROMPT,
+    "empty": prompts.get_update_memory_messages([], ["Likes tea", "It's \"big\""]),
+    "stored": prompts.get_update_memory_messages(
+        [{"id": "0", "text": "Lives in\nOslo \\ caf\u00e9"}, {"id": "1", "text": "x"}],
+        ["Moved to Bergen"]),
+}))
+"#;
+
+#[test]
+fn mem0_prompts_are_what_upstreams_own_module_writes() {
+    let Some(dir) = checkout() else { return };
+    let upstream = Upstream::open(&dir).unwrap();
+    let out = match std::process::Command::new("python3")
+        .args(["-c", MEM0_PROMPTS_PY])
+        .arg(dir.join("baselines/mem0/mem0/configs/prompts.py"))
+        .output()
+    {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => panic!("{}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => return mb_core::test_data::skip(&format!("python3 cannot run: {e}")),
+    };
+    let python: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let today = python["today"].as_str().unwrap();
+    assert_eq!(
+        upstream.mem0_fact_extraction(today).unwrap(),
+        python["facts"].as_str().unwrap()
+    );
+    assert_eq!(
+        upstream
+            .mem0_update(&[], &["Likes tea", "It's \"big\""])
+            .unwrap(),
+        python["empty"].as_str().unwrap()
+    );
+    assert_eq!(
+        upstream
+            .mem0_update(
+                &[("0", "Lives in\nOslo \\ caf\u{e9}"), ("1", "x")],
+                &["Moved to Bergen"]
+            )
+            .unwrap(),
+        python["stored"].as_str().unwrap()
     );
 }

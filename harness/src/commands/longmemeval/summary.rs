@@ -101,6 +101,7 @@ pub fn write(
         },
         "judge_errors": cases.iter().filter(|c| c.judge_error.is_some()).count(),
         "broken": broken,
+        "prompts": timing_summary["prompts"].clone(),
         "timing": timing_summary,
     });
     files.write(SUMMARY, &summary)?;
@@ -112,6 +113,7 @@ pub fn write(
         timing,
         score: scored.map(|s| s.overall),
         answer_errors,
+        prompts: crate::run::cases::prompts_of(&summary),
     })
 }
 

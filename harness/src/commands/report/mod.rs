@@ -68,6 +68,8 @@ struct RunRow {
     fallbacks: f64,
     /// Seconds each training dialog took to memorize, in order (`memorization.json`).
     dialog_seconds: Vec<f64>,
+    /// Whose words the run's prompts were in.
+    prompts: String,
 }
 
 const REGIMES: [&str; 4] = [
@@ -203,6 +205,7 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
             .filter_map(|part| timing["fallbacks"][part].as_f64())
             .sum(),
         dialog_seconds: dialog_seconds(dir)?,
+        prompts: crate::run::cases::prompts_of(&summary),
     }))
 }
 
@@ -270,7 +273,7 @@ fn page(rows: &[RunRow], curves: &Curves) -> Result<String, Box<dyn std::error::
          td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}</style>\
          </head><body><h1>memorybench-rs report</h1>",
     );
-    html.push_str("<table><tr><th>regime</th><th>set</th><th>system</th><th>score</th><th>memory s/case</th><th>prediction s/case</th><th>LLM calls/case</th><th>model tokens/case</th><th>fallbacks</th></tr>");
+    html.push_str("<table><tr><th>regime</th><th>set</th><th>system</th><th>score</th><th>memory s/case</th><th>prediction s/case</th><th>LLM calls/case</th><th>model tokens/case</th><th>fallbacks</th><th>prompts</th></tr>");
     for r in rows {
         let fallbacks = if r.fallbacks > 0.0 {
             format!(
@@ -281,7 +284,7 @@ fn page(rows: &[RunRow], curves: &Curves) -> Result<String, Box<dyn std::error::
             "<td>0</td>".to_string()
         };
         html.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td><td>{:.0}</td>{fallbacks}</tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td><td>{:.0}</td>{fallbacks}<td style=\"text-align:left\">{}</td></tr>",
             escape(&r.regime),
             escape(&r.set),
             escape(&r.system),
@@ -289,7 +292,8 @@ fn page(rows: &[RunRow], curves: &Curves) -> Result<String, Box<dyn std::error::
             r.memory_seconds,
             r.prediction_seconds,
             r.llm_calls,
-            r.tokens
+            r.tokens,
+            escape(&r.prompts)
         ));
     }
     html.push_str("</table>");

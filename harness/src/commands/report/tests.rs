@@ -51,6 +51,7 @@ fn row(index: usize, system: &str) -> RunRow {
         llm_calls,
         tokens,
         fallbacks: 0.0,
+        prompts: mb_upstream::PARAPHRASED.into(),
         dialog_seconds: (0..16)
             .map(|d| memory_seconds * (1.0 + 0.1 * d as f64))
             .collect(),

@@ -1,0 +1,109 @@
+//! Answers in upstream's own words: with `--upstream`'s wording every system upstream has
+//! sends its own answer template, read from the checkout; a system upstream lacks sends the
+//! paraphrase and the run says so.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use mb_core::Lang;
+use mb_datasets::dataset::CorpusFormat;
+use mb_llm::{CacheMode, LlmSettings, LlmStack, Message};
+use mb_upstream::{AnswerOf, Upstream, Wording};
+
+use crate::common::{context, engine, sample, system};
+
+/// Upstream's checkout beside the project, or `None` after a `skipped:` line (a failure under
+/// CI).
+fn upstream() -> Option<Upstream> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
+    if !dir.join("memorybench.py").is_file() {
+        mb_core::test_data::skip(&format!(
+            "the upstream checkout {} is absent",
+            dir.display()
+        ));
+        return None;
+    }
+    Some(Upstream::open(&dir).unwrap())
+}
+
+/// Offline roles whose prompts are in `wording`.
+fn roles(wording: Wording) -> Arc<LlmStack> {
+    let stack = LlmStack::build(&LlmSettings::default(), CacheMode::Off, None).unwrap();
+    Arc::new(stack.with_wording(wording))
+}
+
+/// The template of `of` split where its context and question go: what comes before the
+/// context, between the two, and after the question.
+fn frame(upstream: &Upstream, of: AnswerOf) -> (String, String, String) {
+    let text = upstream.answer(of, Lang::En, "\u{1}", "\u{2}").unwrap();
+    let (before, rest) = text.split_once('\u{1}').unwrap();
+    let (between, after) = rest.split_once('\u{2}').unwrap();
+    (before.into(), between.into(), after.into())
+}
+
+#[tokio::test]
+async fn every_upstream_system_answers_in_its_own_template() {
+    let Some(checkout) = upstream() else { return };
+    let (conversation, qa) = sample();
+    let question = qa[0].0.clone();
+    let systems = [
+        ("wo_memory", AnswerOf::LongContext),
+        ("bm25_message", AnswerOf::Bm25),
+        ("bm25_dialog", AnswerOf::Bm25Dialog),
+        ("embedder_message", AnswerOf::Embedder),
+        ("embedder_dialog", AnswerOf::EmbedderDialog),
+        ("a_mem", AnswerOf::AMem),
+        ("mem0", AnswerOf::Mem0),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let wording = Wording::upstream(Upstream::open(checkout.dir()).unwrap());
+    let llm = roles(wording.clone());
+    for (name, of) in systems {
+        let memory = system(name, context(engine.clone(), name, llm.clone()));
+        memory
+            .memorize_corpus(&conversation, CorpusFormat::Locomo)
+            .await
+            .unwrap();
+        let answered = memory
+            .answer(&[Message::user(question.clone())], Lang::En, 3)
+            .await
+            .unwrap();
+        let sent = &answered.messages.last().unwrap().content;
+        let (before, between, after) = frame(&checkout, of);
+        assert!(sent.starts_with(&before), "{name}: {sent}");
+        assert!(
+            sent.ends_with(&format!("{between}{question}{after}")),
+            "{name}: {sent}"
+        );
+    }
+    assert!(wording.paraphrased_prompts().is_empty());
+    assert!(wording
+        .provenance()
+        .contains(&mb_upstream::KNOWN_COMMIT[..12]));
+}
+
+#[tokio::test]
+async fn a_system_upstream_lacks_is_named_as_paraphrased() {
+    let Some(checkout) = upstream() else { return };
+    let (conversation, qa) = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let wording = Wording::upstream(checkout);
+    let hybrid = system(
+        "hybrid",
+        context(engine(dir.path()), "h", roles(wording.clone())),
+    );
+    hybrid
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    hybrid
+        .answer(&[Message::user(qa[0].0.clone())], Lang::En, 3)
+        .await
+        .unwrap();
+    let provenance = wording.take_provenance();
+    assert!(provenance.contains("paraphrased"), "{provenance}");
+    assert!(provenance.contains("beyond upstream"), "{provenance}");
+    // Taken: the next run starts afresh.
+    assert!(!wording.provenance().contains("paraphrased"));
+}

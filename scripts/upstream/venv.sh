@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Creates (idempotently) the virtualenv in which scripts/upstream/run_upstream.py imports and
+# runs upstream MemoryBench's own Python code. Only what the wo_memory / bm25_* / embedder_*
+# off-policy code paths import is installed; heavy packages that upstream imports only
+# incidentally (torch, sentence_transformers, chromadb, ...) are replaced by the import shims
+# in scripts/upstream/shims/ instead.
+#
+# Usage: scripts/upstream/venv.sh            (prints the venv's python path on the last line)
+#        VENV=/some/dir scripts/upstream/venv.sh
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+VENV="${VENV:-$ROOT/.cache/upstream-venv}"
+PYTHON="${PYTHON:-python3}"
+
+# The requirement set; the stamp records it so that a change re-installs.
+REQUIREMENTS=(
+  # LLM client used by src/llms/{vllm,openai}.py (mem0ai 0.1.116 caps it below 1.100)
+  "openai>=1.90,<1.100"
+  "pydantic>=2,<3"
+  # memorybench.py / src/dataset/utils.py load the data with HF datasets (from a local dir)
+  "datasets>=2.19,<4"
+  # src/dataset/Locomo.py and WritingPrompts.py (metrics imported at module level)
+  "nltk"
+  "regex"
+  "numpy"
+  "pandas"
+  # off-policy.py
+  "tqdm"
+  "termcolor"
+  "python-dotenv"
+  # bm25_message / bm25_dialog
+  "whoosh"
+  # embedder_message / embedder_dialog (CPU faiss wheel, no torch)
+  "faiss-cpu"
+  # mem0: src/agent/mem0.py mixes the vendored baselines/mem0 with top-level `mem0.*`
+  # imports, i.e. the PyPI package of the vendored version (pyproject: mem0ai 0.1.116);
+  # it brings qdrant-client (local, in-process vector store), sqlalchemy, posthog.
+  "mem0ai==0.1.116"
+)
+STAMP="$VENV/.memorybench-upstream-stamp"
+WANT="$(printf '%s\n' "${REQUIREMENTS[@]}" | grep -v '^#' | sha256sum | cut -c1-16)"
+
+if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" && -x "$VENV/bin/python" ]]; then
+  echo "$VENV/bin/python"
+  exit 0
+fi
+
+start=$(date +%s)
+if [[ ! -x "$VENV/bin/python" ]]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+echo "setup: building the upstream differential venv (PyPI) in $VENV" >&2
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+"$VENV/bin/python" -m pip install --quiet "${REQUIREMENTS[@]}"
+echo "$WANT" > "$STAMP"
+echo "upstream venv installed in $(( $(date +%s) - start ))s: $VENV" >&2
+echo "$VENV/bin/python"
