@@ -8,7 +8,7 @@
 //! ([`crate::import`]), and form the domain `Sample` of the catalog.
 
 use crate::error::DataError;
-use crate::import::{self, ImportError};
+use crate::import::{self, ImportError, LocomoWords, Paraphrase};
 use crate::source::{InMemorySource, StoredDataset};
 use crate::split::test_ids;
 use crate::split::SplitName;
@@ -21,14 +21,21 @@ pub const SAMPLE_SET: &str = "Sample";
 pub const SAMPLE_LOCOMO_JSON: &str = include_str!("../sample/raw/sample_locomo.json");
 const STORIES: &str = include_str!("../sample/raw/sample_stories.jsonl");
 
-/// The sample's datasets, imported and split.
+/// The sample's datasets, imported and split, LoCoMo's questions in the project's words.
 pub fn sample_source() -> Result<InMemorySource, DataError> {
+    sample_source_in(&Paraphrase)
+}
+
+/// The sample's datasets, LoCoMo's questions in `words` (upstream's, for a run comparable
+/// with the paper).
+pub fn sample_source_in(words: &dyn LocomoWords) -> Result<InMemorySource, DataError> {
     let mut source = InMemorySource::new("built-in sample");
     let imported = import::locomo(
         SAMPLE_LOCOMO_JSON,
         "sample_locomo.json",
         |_| "Sample-Locomo".into(),
         None,
+        words,
     )
     .map_err(import_error("Sample-Locomo"))?;
     for (name, stored) in imported {

@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use mb_datasets::sample::sample_source;
+use mb_datasets::sample::{sample_source, sample_source_in};
 use mb_datasets::source::DATA_ENV;
 use mb_datasets::{DataSource, HfDirectory};
+use mb_upstream::Upstream;
 
 use crate::error::HarnessError;
 
@@ -20,15 +21,19 @@ pub struct DataArgs {
 }
 
 impl DataArgs {
-    /// The source the flags select.
-    pub fn source(&self) -> Result<Box<dyn DataSource>, HarnessError> {
+    /// The source the flags select; the built-in sample's LoCoMo questions in `upstream`'s
+    /// words when a checkout is given (a MemoryBench copy's rows already hold upstream's).
+    pub fn source(&self, upstream: Option<&Upstream>) -> Result<Box<dyn DataSource>, HarnessError> {
         let path = self
             .data
             .clone()
             .or_else(|| std::env::var_os(DATA_ENV).map(PathBuf::from));
         Ok(match path {
             Some(path) => Box::new(HfDirectory::open(path)?),
-            None => Box::new(sample_source()?),
+            None => Box::new(match upstream {
+                Some(upstream) => sample_source_in(upstream)?,
+                None => sample_source()?,
+            }),
         })
     }
 }

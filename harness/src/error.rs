@@ -17,6 +17,9 @@ pub enum HarnessError {
     /// The LLM layer failed or is misconfigured.
     #[error(transparent)]
     Llm(#[from] mb_llm::LlmError),
+    /// Upstream's wording was asked for (`--upstream`) and cannot be used.
+    #[error("upstream prompts: {0}")]
+    Upstream(#[from] mb_upstream::UpstreamError),
     /// A memory system failed.
     #[error(transparent)]
     Memory(#[from] MemoryError),

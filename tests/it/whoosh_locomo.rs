@@ -85,8 +85,14 @@ fn locomo_prompts_parse_as_whoosh_parses_them() {
     let Some(python) = whoosh_python() else {
         return;
     };
-    let datasets =
-        import::locomo(&json, "locomo10-dev.json", |j| format!("locomo-{j}"), None).unwrap();
+    let datasets = import::locomo(
+        &json,
+        "locomo10-dev.json",
+        |j| format!("locomo-{j}"),
+        None,
+        &import::Paraphrase,
+    )
+    .unwrap();
     let mut texts: Vec<String> = datasets
         .iter()
         .flat_map(|(_, d)| d.train.iter().chain(&d.test))

@@ -50,6 +50,17 @@ pub enum Prompt {
     Mem0UpdateNoMemories,
     /// The update prompt's frame: the instructions, the memory part and the new facts.
     Mem0UpdateFrame,
+    /// LoCoMo's preamble naming the two speakers (`CONV_START_PROMPT`, `src/dataset/Locomo.py`).
+    LocomoPreamble,
+    /// LoCoMo's question frame (`QA_PROMPT`).
+    LocomoQuestion,
+    /// LoCoMo's frame of an adversarial (category 5) question (`QA_PROMPT_CAT_5`).
+    LocomoAdversarialQuestion,
+    /// What LoCoMo appends to a temporal (category 2) question (in the commented-out
+    /// `_load_data` that built the published rows).
+    LocomoDatedSuffix,
+    /// The two options appended to an adversarial question (same place).
+    LocomoAdversarialOptions,
 }
 
 /// Whose answer prompt: upstream gives each memory system its own copy (most with the same
@@ -112,6 +123,9 @@ pub(crate) enum Select {
     Assigned(&'static str, usize),
     /// The `nth` (0-based) run returned.
     Returned(usize),
+    /// The `nth` (0-based) run of the scope, whatever it is bound to (for a string that is
+    /// part of an expression, such as `text + " suffix"`).
+    Nth(usize),
 }
 
 /// One row of the catalog.
@@ -127,6 +141,10 @@ pub(crate) struct Entry {
     pub select: Select,
     /// Whether upstream fills a plain (non-f) string with `str.format`.
     pub format: bool,
+    /// The first line (after `# `) of a commented-out block the template stands in: upstream
+    /// built its published rows with code it later commented out, so that block is read
+    /// un-commented, its scopes named from its own first definition.
+    pub commented: Option<&'static str>,
     /// The first 16 hex digits of the SHA-256 of the literals' source text (prefixes and quotes
     /// included, joined without what stands between them) at [`KNOWN_COMMIT`].
     pub sha256: &'static str,
@@ -147,12 +165,39 @@ const fn row(
         scope,
         select,
         format: false,
+        commented: None,
         sha256,
     }
 }
 
+/// A row whose plain string upstream fills with `str.format`.
+const fn format_row(
+    prompt: Prompt,
+    name: &'static str,
+    file: &'static str,
+    scope: &'static str,
+    select: Select,
+    sha256: &'static str,
+) -> Entry {
+    Entry {
+        format: true,
+        ..row(prompt, name, file, scope, select, sha256)
+    }
+}
+
+/// A row in the commented-out block that starts with `# {block}`.
+const fn commented_row(entry: Entry, block: &'static str) -> Entry {
+    Entry {
+        commented: Some(block),
+        ..entry
+    }
+}
+
 use Prompt::*;
-use Select::{Assigned, Returned};
+use Select::{Assigned, Nth, Returned};
+
+/// LoCoMo's dataset module.
+const LOCOMO: &str = "src/dataset/Locomo.py";
 
 /// Where upstream's vendored Mem0 keeps its prompts.
 const MEM0_PROMPTS: &str = "baselines/mem0/mem0/configs/prompts.py";
@@ -310,6 +355,52 @@ pub(crate) static CATALOG: &[Entry] = &[
         "get_update_memory_messages",
         Returned(0),
         "3f5b2971a21918f6",
+    ),
+    format_row(
+        LocomoPreamble,
+        "locomo.preamble",
+        LOCOMO,
+        "",
+        Assigned("CONV_START_PROMPT", 0),
+        "3032155466f64d46",
+    ),
+    format_row(
+        LocomoQuestion,
+        "locomo.question",
+        LOCOMO,
+        "",
+        Assigned("QA_PROMPT", 0),
+        "90294114d911f6d8",
+    ),
+    format_row(
+        LocomoAdversarialQuestion,
+        "locomo.adversarial_question",
+        LOCOMO,
+        "",
+        Assigned("QA_PROMPT_CAT_5", 0),
+        "6bd5baf08a4fdb72",
+    ),
+    commented_row(
+        row(
+            LocomoDatedSuffix,
+            "locomo.dated_suffix",
+            LOCOMO,
+            "_load_data",
+            Nth(11),
+            "16bedfcf05bdfbc8",
+        ),
+        "def _load_data(",
+    ),
+    commented_row(
+        format_row(
+            LocomoAdversarialOptions,
+            "locomo.adversarial_options",
+            LOCOMO,
+            "_load_data",
+            Nth(15),
+            "e5b52509c6956b09",
+        ),
+        "def _load_data(",
     ),
 ];
 

@@ -39,15 +39,17 @@ impl Upstream {
                 reason: "it has no memorybench.py and src/agent/".into(),
             });
         }
-        let mut files: BTreeMap<&str, Result<Vec<StringRun>, String>> = BTreeMap::new();
+        type Source = (&'static str, Option<&'static str>);
+        let mut files: BTreeMap<Source, Result<Vec<StringRun>, String>> = BTreeMap::new();
         let mut mismatches = Vec::new();
         let mut templates = HashMap::new();
         for entry in CATALOG {
-            if !files.contains_key(entry.file) {
+            let source = (entry.file, entry.commented);
+            if !files.contains_key(&source) {
                 let runs = read_runs(dir, entry)?;
-                files.insert(entry.file, runs);
+                files.insert(source, runs);
             }
-            let extracted = match files.get(entry.file) {
+            let extracted = match files.get(&source) {
                 Some(Ok(runs)) => extract(entry, runs),
                 Some(Err(problem)) => Err(problem.clone()),
                 None => Err("the file was not read".to_string()),
@@ -173,17 +175,62 @@ fn read_runs(dir: &Path, entry: &Entry) -> Result<Result<Vec<StringRun>, String>
             file: file.clone(),
             message: e.to_string(),
         })?;
+    let text = match entry.commented {
+        None => text,
+        Some(first) => match uncommented(&text, first) {
+            Some(block) => block,
+            None => {
+                return Ok(Err(format!(
+                    "no commented-out block starts with \"# {first}\""
+                )))
+            }
+        },
+    };
     Ok(string_runs(&text).map_err(|e| format!("the file cannot be scanned: {e}")))
+}
+
+/// The commented-out block whose first line is `# {first}`, without its comment marks: the
+/// lines that follow at the same indentation, each starting with `#` (blank lines inside it
+/// kept), with `#` and one following space removed.
+fn uncommented(text: &str, first: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|line| line.trim_start().starts_with(&format!("# {first}")))?;
+    let indent = &lines[start][..lines[start].len() - lines[start].trim_start().len()];
+    let marked = |line: &str| line.starts_with(indent) && line[indent.len()..].starts_with('#');
+    let mut block = String::new();
+    for (at, line) in lines.iter().enumerate().skip(start) {
+        if line.trim().is_empty() {
+            // A blank line continues the block when a marked line follows it.
+            let next = lines[at + 1..].iter().find(|l| !l.trim().is_empty());
+            if next.is_some_and(|l| marked(l)) {
+                block.push('\n');
+                continue;
+            }
+            break;
+        }
+        if !marked(line) {
+            break;
+        }
+        let body = &line[indent.len() + 1..];
+        block.push_str(body.strip_prefix(' ').unwrap_or(body));
+        block.push('\n');
+    }
+    Some(block)
 }
 
 /// The template `entry` points at, or what is wrong with it.
 fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
-    let in_scope = runs.iter().filter(|run| run.scope == entry.scope);
+    let mut in_scope = runs.iter().filter(|run| run.scope == entry.scope);
     let run = match entry.select {
         Select::Assigned(name, nth) => in_scope
             .filter(|run| run.binding == Binding::Assigned(name.to_string()))
             .nth(nth)
             .ok_or_else(|| format!("no string #{} assigned to {name}", nth + 1))?,
+        Select::Nth(nth) => in_scope
+            .nth(nth)
+            .ok_or_else(|| format!("the scope has no string #{}", nth + 1))?,
         Select::Returned(nth) => in_scope
             .filter(|run| run.binding == Binding::Returned)
             .nth(nth)

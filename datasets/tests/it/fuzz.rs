@@ -51,7 +51,14 @@ fn mutated_raw_files_never_panic_an_importer() {
             }
         };
         named(
-            import::locomo(&locomo, "locomo.json", |i| format!("Locomo-{i}"), None).map(drop),
+            import::locomo(
+                &locomo,
+                "locomo.json",
+                |i| format!("Locomo-{i}"),
+                None,
+                &import::Paraphrase,
+            )
+            .map(drop),
             "locomo.json",
         );
         named(

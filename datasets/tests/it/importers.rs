@@ -39,6 +39,7 @@ fn locomo_rows_and_splits_match_upstream() {
         "locomo10-dev.json",
         |j| format!("Locomo-{j}"),
         Some(25),
+        &import::Paraphrase,
     )
     .unwrap();
     assert_eq!(datasets.len(), 8);
@@ -54,7 +55,14 @@ fn locomo_rows_and_splits_match_upstream() {
 
     // Category-5 options alternate, starting with the abstaining option as (a).
     let samples: Vec<Value> = serde_json::from_str(&text).unwrap();
-    let all = import::locomo(&text, "locomo10-dev.json", |j| format!("Locomo-{j}"), None).unwrap();
+    let all = import::locomo(
+        &text,
+        "locomo10-dev.json",
+        |j| format!("Locomo-{j}"),
+        None,
+        &import::Paraphrase,
+    )
+    .unwrap();
     let rows: Vec<_> = all[0]
         .1
         .train

@@ -8,6 +8,7 @@ use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_datasets::{load, Dataset};
 use mb_eval::EvaluateDetail;
 use mb_eval::{RunFiles, RUN_CONFIG, SUMMARY};
+use mb_upstream::Upstream;
 use serde_json::Value;
 
 use crate::data::DataArgs;
@@ -35,6 +36,7 @@ pub struct RunDirArgs {
 pub(crate) fn run_datasets(
     args: &RunDirArgs,
     files: &RunFiles,
+    upstream: Option<&Upstream>,
 ) -> Result<(DatasetType, String, Vec<Dataset>), HarnessError> {
     let config: Value = files.read(RUN_CONFIG)?;
     let field = |name: &str| {
@@ -55,7 +57,7 @@ pub(crate) fn run_datasets(
             .or_else(|| config["data"].as_str().map(PathBuf::from)),
     };
     let datasets = load(
-        data.source()?.as_ref(),
+        data.source(upstream)?.as_ref(),
         &Catalog::builtin()?,
         kind,
         &set_name,
@@ -66,12 +68,12 @@ pub(crate) fn run_datasets(
 /// `evaluate`: scores the run's `predict.json` again and rewrites its details and summary.
 pub fn run(args: &RunDirArgs) -> Result<(), HarnessError> {
     let files = RunFiles::new(&args.run);
-    let (kind, set_name, datasets) = run_datasets(args, &files)?;
-    let predictions = files.read_predictions()?;
     let store = Store::open(Some(&args.store))?;
     // The server (with `--llm local`) runs until this command returns.
     let (settings, _server) = args.llm.start()?;
     let llm = args.llm.stack(&settings, &store.engine)?;
+    let (kind, set_name, datasets) = run_datasets(args, &files, llm.wording.checkout())?;
+    let predictions = files.read_predictions()?;
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
     let details = runtime.block_on(evaluate_run(&files, &datasets, &predictions, &llm.judge))?;

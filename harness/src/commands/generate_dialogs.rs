@@ -64,7 +64,10 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
             "generate-dialogs writes one system's dialogs: name its --baseline".into(),
         ));
     };
-    let source = args.run.data.source()?;
+    let source = args
+        .run
+        .data
+        .source(setup.services.llm.wording.checkout())?;
     let mut out = InMemorySource::new("generated");
     for dataset in &setup.datasets {
         let evaluator = evaluator_for(&dataset.config)?;

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use mb_datasets::catalog::Catalog;
-use mb_datasets::import;
+use mb_datasets::import::{self, LocomoWords, Paraphrase};
 use mb_datasets::InMemorySource;
+use mb_upstream::Upstream;
 
 use crate::error::HarnessError;
 
@@ -28,6 +29,10 @@ pub struct ImportArgs {
     /// HelloBench's directory of category files (`open_ended_qa.jsonl`, …).
     #[arg(long)]
     hellobench: Option<PathBuf>,
+    /// An upstream THUIR/MemoryBench checkout: LoCoMo's questions are then framed in upstream's
+    /// own words, as in the published rows (else in the project's paraphrase).
+    #[arg(long, value_name = "DIR", env = "MEMORYBENCH_UPSTREAM")]
+    upstream: Option<PathBuf>,
 }
 
 fn read(path: &Path) -> Result<String, HarnessError> {
@@ -48,6 +53,10 @@ pub fn run(args: &ImportArgs) -> Result<(), HarnessError> {
             .find(|c| c.dataset_name == name)
             .and_then(|c| c.sample_count)
     };
+    let words: Box<dyn LocomoWords> = match &args.upstream {
+        Some(dir) => Box::new(Upstream::open(dir)?),
+        None => Box::new(Paraphrase),
+    };
     let mut source = InMemorySource::new("import");
     if let Some(path) = &args.locomo {
         let origin = path.display().to_string();
@@ -56,6 +65,7 @@ pub fn run(args: &ImportArgs) -> Result<(), HarnessError> {
             &origin,
             |j| format!("Locomo-{j}"),
             sample_count("Locomo-0"),
+            words.as_ref(),
         )?;
         if conversations.is_empty() {
             return Err(HarnessError::Usage(format!(

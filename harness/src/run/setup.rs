@@ -55,8 +55,9 @@ impl RunSetup {
             }
             vec![spec]
         };
+        let services = Services::start(args, &specs)?;
         let mut datasets = load(
-            args.data.source()?.as_ref(),
+            args.data.source(services.llm.wording.checkout())?.as_ref(),
             &Catalog::builtin()?,
             kind,
             &args.set_name,
@@ -70,7 +71,7 @@ impl RunSetup {
             kind,
             datasets,
             date: run_date(args)?,
-            services: Services::start(args, &specs)?,
+            services,
             specs,
         })
     }

@@ -32,7 +32,14 @@ struct Known {
 }
 
 /// The differences that remain; docs/parity.md repeats them.
-const KNOWN: &[Known] = &[];
+const KNOWN: &[Known] = &[Known {
+    system: "bm25_message",
+    differing: 1,
+    reason: "BM25 document lengths above 40 terms: the index gives a document Whoosh's \
+             one-byte length (66 for a training story) and tantivy stores it in its own coarser \
+             steps (64), so the story scores 5.366 where Whoosh gives 5.258 and passes a LoCoMo \
+             turn at 5.313: two neighbours of the second question's context change places",
+}];
 
 /// The off-policy slices: every system upstream's off-policy runner can run here without its
 /// heavy dependencies, on both of the built-in sample's datasets.

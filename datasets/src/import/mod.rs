@@ -2,7 +2,8 @@
 //! offline tests.
 //!
 //! Each importer builds the rows upstream's raw loaders built (same `test_idx` numbering,
-//! fields and `info`), with prompt wording of our own, and splits them with upstream's seeded
+//! fields and `info`), with prompt wording of our own (LoCoMo's also in upstream's, see
+//! [`LocomoWords`]), and splits them with upstream's seeded
 //! procedure ([`crate::split`]). Rows are stored as the Hugging Face copy stores them (dict and
 //! list columns as JSON strings), so an import written out with
 //! [`crate::InMemorySource::write_hf_layout`] reads back exactly like the published data.
@@ -20,6 +21,10 @@ use crate::source::StoredDataset;
 use crate::split::{test_ids, test_ids_by_group};
 use crate::table::RawRow;
 
+mod locomo;
+
+pub use locomo::{locomo, LocomoWords, Paraphrase, NOT_MENTIONED};
+
 /// A raw file that cannot be imported.
 #[derive(Debug, thiserror::Error)]
 #[error("{origin}: {detail}")]
@@ -31,187 +36,11 @@ pub struct ImportError {
     pub detail: String,
 }
 
-fn fail(origin: &str, detail: impl Into<String>) -> ImportError {
+pub(crate) fn fail(origin: &str, detail: impl Into<String>) -> ImportError {
     ImportError {
         origin: origin.to_string(),
         detail: detail.into(),
     }
-}
-
-/// The option upstream offers against a category-5 (adversarial) question's trap answer; the
-/// LoCoMo metric recognizes it by its words "not mentioned".
-pub const NOT_MENTIONED: &str = "Not mentioned in the conversation";
-
-/// LoCoMo (`locomo10.json`): one dataset per sample (`name(j)` names sample `j`), one row per
-/// QA item numbered in QA order, the sample's JSON as corpus, split with `truncate`
-/// (upstream: 25).
-pub fn locomo(
-    text: &str,
-    origin: &str,
-    name: impl Fn(usize) -> String,
-    truncate: Option<usize>,
-) -> Result<Vec<(String, StoredDataset)>, ImportError> {
-    let samples: Vec<Value> = serde_json::from_str(text)
-        .map_err(|e| fail(origin, format!("not a LoCoMo JSON array: {e}")))?;
-    let mut datasets = Vec::new();
-    for (j, sample) in samples.iter().enumerate() {
-        let dataset = name(j);
-        let origin = format!("{origin}, sample {j}");
-        let conversation = sample
-            .get("conversation")
-            .ok_or_else(|| fail(&origin, "no conversation"))?;
-        let speaker = |key: &str| {
-            conversation[key]
-                .as_str()
-                .ok_or_else(|| fail(&origin, format!("conversation has no {key}")))
-        };
-        let (a, b) = (speaker("speaker_a")?, speaker("speaker_b")?);
-        let qa = sample["qa"]
-            .as_array()
-            .ok_or_else(|| fail(&origin, "no qa list"))?;
-        let mut rows = Vec::with_capacity(qa.len());
-        let mut not_mentioned_first = true;
-        for (i, item) in qa.iter().enumerate() {
-            let row = locomo_row(
-                &dataset,
-                i,
-                item,
-                conversation,
-                (a, b),
-                &mut not_mentioned_first,
-            )
-            .map_err(|detail| fail(&format!("{origin}, qa {i}"), detail))?;
-            rows.push(row);
-        }
-        let corpus = serde_json::to_string(sample).map_err(|e| fail(&origin, e.to_string()))?;
-        datasets.push((dataset, split_rows(rows, truncate, Some(corpus))));
-    }
-    Ok(datasets)
-}
-
-fn locomo_row(
-    dataset: &str,
-    index: usize,
-    item: &Value,
-    conversation: &Value,
-    (a, b): (&str, &str),
-    not_mentioned_first: &mut bool,
-) -> Result<RawRow, String> {
-    let question = item["question"].as_str().ok_or("no question")?;
-    let category = item["category"].as_u64().ok_or("no category")?;
-    let preamble = format!(
-        "The conversation above is between {a} and {b}. It spans several days, and each \
-         session opens with the date on which it took place.\n\n"
-    );
-    let (prompt, golden) = match category {
-        5 => {
-            let trap = item["adversarial_answer"]
-                .as_str()
-                .ok_or("category 5 without adversarial_answer")?;
-            // Upstream alternates the position of the abstaining option, starting with (a).
-            let (first, second, golden) = if *not_mentioned_first {
-                (
-                    NOT_MENTIONED,
-                    trap,
-                    python_json_object(&[("a", NOT_MENTIONED), ("b", trap)]),
-                )
-            } else {
-                (
-                    trap,
-                    NOT_MENTIONED,
-                    python_json_object(&[("b", NOT_MENTIONED), ("a", trap)]),
-                )
-            };
-            *not_mentioned_first = !*not_mentioned_first;
-            let question = format!("{question} Pick one answer: (a) {first} (b) {second}. ");
-            (
-                format!("\nUsing the conversation above, answer this question.\n\nQuestion: {question} Short answer:\n"),
-                golden,
-            )
-        }
-        _ => {
-            let question = if category == 2 {
-                format!("{question} Give an approximate date, worked out from the DATE of each conversation.")
-            } else {
-                question.to_string()
-            };
-            let golden = match item.get("answer") {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Number(n)) => n.to_string(),
-                Some(other) => other.to_string(),
-                None => return Err(format!("category {category} without answer")),
-            };
-            (
-                format!(
-                    "\nUsing the conversation above, answer the question with a short phrase, \
-                     reusing the conversation's own words where you can.\n\nQuestion: {question} Short answer:\n"
-                ),
-                golden,
-            )
-        }
-    };
-    let evidence: Vec<Value> = item["evidence"]
-        .as_array()
-        .map(|ids| {
-            ids.iter()
-                .filter_map(Value::as_str)
-                .flat_map(|id| evidence_turn(conversation, id))
-                .collect()
-        })
-        .unwrap_or_default();
-    let info = json!({"golden_answer": golden, "category": category, "evidence": evidence});
-    Ok(raw_row(json!({
-        "test_idx": index,
-        "origin_question": question,
-        "input_prompt": format!("{preamble}{prompt}"),
-        "dataset_name": dataset,
-        "lang": "en",
-        "info": info.to_string(),
-    })))
-}
-
-/// The turn a LoCoMo evidence id (`D<session>:<n>`) names, with all its keys, as upstream
-/// copies it into `info.evidence`; unknown ids are skipped, as upstream does.
-fn evidence_turn(conversation: &Value, id: &str) -> Option<Value> {
-    let session = id.rsplit('D').next()?.split(':').next()?;
-    conversation
-        .get(format!("session_{session}"))?
-        .as_array()?
-        .iter()
-        .find(|turn| turn["dia_id"].as_str() == Some(id))
-        .cloned()
-}
-
-/// `json.dumps` of a dict of strings with Python's defaults (`", "`/`": "` separators, non-ASCII
-/// escaped), keys in the given order.
-fn python_json_object(entries: &[(&str, &str)]) -> String {
-    let body: Vec<String> = entries
-        .iter()
-        .map(|(k, v)| format!("{}: {}", python_json_string(k), python_json_string(v)))
-        .collect();
-    format!("{{{}}}", body.join(", "))
-}
-
-fn python_json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// NFCats (`test.csv`: `annotated_by, category, question`): one row per question, split with
@@ -388,7 +217,11 @@ pub fn hellobench(
 }
 
 /// Splits rows numbered `0..n` in order by upstream's procedure.
-fn split_rows(rows: Vec<RawRow>, truncate: Option<usize>, corpus: Option<String>) -> StoredDataset {
+pub(crate) fn split_rows(
+    rows: Vec<RawRow>,
+    truncate: Option<usize>,
+    corpus: Option<String>,
+) -> StoredDataset {
     let ids: Vec<u64> = (0..rows.len() as u64).collect();
     let split = test_ids(&ids, truncate);
     assign(rows, &split.train, &split.test, corpus)
@@ -407,7 +240,7 @@ fn assign(rows: Vec<RawRow>, train: &[u64], test: &[u64], corpus: Option<String>
     }
 }
 
-fn raw_row(value: Value) -> RawRow {
+pub(crate) fn raw_row(value: Value) -> RawRow {
     match value {
         Value::Object(map) => map,
         _ => Map::new(),
