@@ -13,6 +13,7 @@ mod longmemeval;
 mod memory_cache;
 mod offpolicy;
 mod onpolicy;
+mod provenance;
 mod real_model;
 mod regimes;
 mod resume;
