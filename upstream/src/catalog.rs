@@ -50,6 +50,8 @@ pub enum Prompt {
     Mem0UpdateNoMemories,
     /// The update prompt's frame: the instructions, the memory part and the new facts.
     Mem0UpdateFrame,
+    /// A-Mem's request for a question's keywords (`src/agent/a_mem.py`).
+    AMemQueryKeywords,
     /// LoCoMo's preamble naming the two speakers (`CONV_START_PROMPT`, `src/dataset/Locomo.py`).
     LocomoPreamble,
     /// LoCoMo's question frame (`QA_PROMPT`).
@@ -355,6 +357,14 @@ pub(crate) static CATALOG: &[Entry] = &[
         "get_update_memory_messages",
         Returned(0),
         "3f5b2971a21918f6",
+    ),
+    row(
+        AMemQueryKeywords,
+        "a_mem.query_keywords",
+        "src/agent/a_mem.py",
+        "AMemAgent.generate_query_llm",
+        Assigned("prompt", 0),
+        "d86d3e3069c71627",
     ),
     format_row(
         LocomoPreamble,

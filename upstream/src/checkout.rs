@@ -114,6 +114,12 @@ impl Upstream {
         )
     }
 
+    /// A-Mem's request for the keywords of `question` (one English prompt for every
+    /// language).
+    pub fn amem_query_keywords(&self, question: &str) -> Result<String, UpstreamError> {
+        self.render(Prompt::AMemQueryKeywords, &[("question", question)])
+    }
+
     /// Mem0's fact-extraction system message, with `today` (`YYYY-MM-DD`) where upstream puts
     /// the day its process started.
     pub fn mem0_fact_extraction(&self, today: &str) -> Result<String, UpstreamError> {

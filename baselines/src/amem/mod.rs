@@ -316,13 +316,8 @@ impl MemorySystem for AMem {
             .memory
             .run(&QueryKeywords::new(query, QUERY_KEYWORDS), lang)
             .await?;
-        // Upstream embeds the keyword text as the model wrote it; no keywords: the query.
-        let probe = if keywords.is_empty() {
-            query.to_string()
-        } else {
-            keywords
-        };
-        let vector = embed_text(&self.embedder, probe).await?;
+        // Upstream embeds the keyword text as the model wrote it, even an empty one.
+        let vector = embed_text(&self.embedder, keywords).await?;
         let hits = self.context.engine.search_vector(
             &self.context.namespace,
             self.embedder.model_id(),

@@ -87,19 +87,24 @@ pub fn read_json(text: &str, reading: JsonReading) -> Option<Value> {
     serde_json::from_str(text.trim()).ok()
 }
 
-/// `text` without one code fence around all of it (the fence's info string too).
+/// `text` without one code fence around all of it, exactly as Mem0's `remove_code_blocks`
+/// reads it: the stripped text must match `^```[a-zA-Z0-9]*\n([\s\S]*?)\n```$` (an info
+/// string of ASCII letters and digits, a newline, the body, a newline and the closing fence at
+/// the very end), and the body, stripped, is kept; anything else stays as it is, stripped.
 fn without_fence(text: &str) -> &str {
     let trimmed = text.trim();
-    let Some(inner) = trimmed
-        .strip_prefix("```")
-        .and_then(|rest| rest.strip_suffix("```"))
-    else {
+    let Some(rest) = trimmed.strip_prefix("```") else {
         return trimmed;
     };
-    // The info string runs to the end of the first line (`json`, or nothing).
-    match inner.find('\n') {
-        Some(newline) if !inner[..newline].contains(['{', '[']) => &inner[newline + 1..],
-        _ => inner.trim_start_matches(|c: char| c.is_ascii_alphabetic()),
+    let info_end = rest
+        .find(|c: char| !c.is_ascii_alphanumeric())
+        .unwrap_or(rest.len());
+    let Some(body) = rest[info_end..].strip_prefix('\n') else {
+        return trimmed;
+    };
+    match body.strip_suffix("\n```") {
+        Some(inner) => inner.trim(),
+        None => trimmed,
     }
 }
 
@@ -127,7 +132,7 @@ mod tests {
         for text in [
             "```json\n{\"a\": 1}\n```",
             "```\n{\"a\": 1}\n```",
-            "```json{\"a\": 1}```",
+            "```JSON5\n\n {\"a\": 1} \n\n```",
             "{\"a\": 1}",
         ] {
             assert_eq!(
@@ -144,6 +149,15 @@ mod tests {
             read_json("```json\n{\"a\": 1,}\n```", JsonReading::Fenced),
             None
         );
+        // What upstream's pattern does not match stays fenced, and json.loads fails on it.
+        for text in [
+            "```json{\"a\": 1}```",
+            "```json \n{\"a\": 1}\n```",
+            "```json-ld\n{\"a\": 1}\n```",
+            "```json\n{\"a\": 1}```",
+        ] {
+            assert_eq!(read_json(text, JsonReading::Fenced), None, "{text}");
+        }
     }
 
     #[test]

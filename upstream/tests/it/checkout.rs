@@ -51,10 +51,31 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/agent/mem0.py",
         "src/solver/base.py",
         "baselines/mem0/mem0/configs/prompts.py",
+        "src/dataset/Locomo.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::copy(from.join(file), target).unwrap();
+    }
+}
+
+#[test]
+fn a_change_inside_a_commented_out_loader_is_reported_too() {
+    let Some(dir) = checkout() else { return };
+    let copy = tempfile::tempdir().unwrap();
+    copy_checkout(&dir, copy.path());
+    let file = copy.path().join("src/dataset/Locomo.py");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let changed = text.replacen("an approximate date.", "an approximate day.", 1);
+    assert_ne!(text, changed);
+    std::fs::write(&file, changed).unwrap();
+    match Upstream::open(copy.path()) {
+        Err(UpstreamError::Changed(mismatches)) => {
+            assert_eq!(mismatches.len(), 1, "{mismatches:?}");
+            assert_eq!(mismatches[0].prompt, "locomo.dated_suffix");
+            assert_eq!(mismatches[0].scope, "_load_data");
+        }
+        other => panic!("expected a reported change, got {other:?}"),
     }
 }
 

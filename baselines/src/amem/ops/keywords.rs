@@ -7,6 +7,7 @@ use mb_llm::ops::shape::{list_field, strings};
 use mb_llm::ops::text::top_terms;
 use mb_llm::ops::{Operation, Patience};
 use mb_llm::{Message, ResponseFormat};
+use mb_upstream::{Upstream, UpstreamError};
 
 /// Longest keyword text kept from a reply, in characters (a model may ramble inside the JSON
 /// string; the keywords are embedded as one probe).
@@ -18,7 +19,7 @@ const MAX_CHARS: usize = 1_000;
 /// Upstream sends the request again until the reply parses ([`Patience::UntilParsed`]); the
 /// tolerant reading also takes a list (`{"keywords": ["a", "b"]}`), joined with commas.
 /// Offline: the most frequent content terms (stop words removed), earlier ones first on ties.
-/// Fallback: no keywords (an empty text: A-Mem then embeds the query itself).
+/// Fallback: the query itself (A-Mem then embeds it).
 #[derive(Debug, Clone)]
 pub struct QueryKeywords {
     text: String,
@@ -69,9 +70,22 @@ impl Operation for QueryKeywords {
         vec![Message::user(prompt)]
     }
 
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(
+            upstream
+                .amem_query_keywords(&self.text)
+                .map(|prompt| vec![Message::user(prompt)]),
+        )
+    }
+
     fn response_format(&self) -> Option<ResponseFormat> {
         Some(ResponseFormat::JsonSchema {
-            name: "keywords".to_string(),
+            // Upstream's schema name.
+            name: "response".to_string(),
             schema: serde_json::json!({
                 "type": "object",
                 "properties": {"keywords": {"type": "string"}},
@@ -92,12 +106,17 @@ impl Operation for QueryKeywords {
         }
     }
 
-    /// Upstream's reading: the whole reply is a JSON object whose `keywords` is a string.
+    /// Upstream's reading: the whole reply is a JSON object whose `keywords` is a string, kept
+    /// as written (an empty one too: upstream then searches with it).
     fn parse_as_upstream(&self, text: &str) -> Option<String> {
-        probe(
-            read_json(text, JsonReading::Plain)?
+        let keywords = read_json(text, JsonReading::Plain)?;
+        Some(
+            keywords
                 .get("keywords")?
-                .as_str()?,
+                .as_str()?
+                .chars()
+                .take(MAX_CHARS)
+                .collect(),
         )
     }
 
@@ -105,12 +124,20 @@ impl Operation for QueryKeywords {
         Patience::UntilParsed
     }
 
+    /// The query itself, after [`mb_llm::ops::handling::RESEND_CAP`] unusable replies (where
+    /// upstream would ask for ever).
     fn fallback(&self) -> String {
-        String::new()
+        self.text.clone()
     }
 
+    /// The query's top terms, or the query itself when it has none.
     fn offline(&self, lang: Lang) -> String {
-        top_terms(&self.text, lang, self.max).join(", ")
+        let terms = top_terms(&self.text, lang, self.max);
+        if terms.is_empty() {
+            self.text.clone()
+        } else {
+            terms.join(", ")
+        }
     }
 }
 
@@ -125,6 +152,10 @@ mod tests {
             3,
         );
         assert_eq!(op.offline(Lang::En), "pixel, dog, chewed");
+        // A query without content terms, and the fallback, search with the query itself.
+        let bare = QueryKeywords::new("Is it?", 3);
+        assert_eq!(bare.offline(Lang::En), "Is it?");
+        assert_eq!(bare.fallback(), "Is it?");
     }
 
     #[test]
@@ -153,10 +184,14 @@ mod tests {
             "{\"keywords\": [\"cat\"]}",
             "```json\n{\"keywords\": \"cat\"}\n```",
             "Keywords: cat",
-            "{\"keywords\": \"\"}",
         ] {
             assert_eq!(op.parse_as_upstream(unusable), None, "{unusable}");
         }
+        // An empty text is upstream's answer too: it searches with it.
+        assert_eq!(
+            op.parse_as_upstream("{\"keywords\": \"\"}"),
+            Some(String::new())
+        );
         let long = format!("{{\"keywords\": \"{}\"}}", "k".repeat(5_000));
         assert_eq!(
             op.parse_as_upstream(&long).map(|k| k.len()),
