@@ -52,6 +52,11 @@ pub enum Prompt {
     Mem0UpdateFrame,
     /// A-Mem's request for a question's keywords (`src/agent/a_mem.py`).
     AMemQueryKeywords,
+    /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
+    /// question and the answer.
+    NfcatsJudge,
+    /// NFCats' judge system message.
+    NfcatsJudgeSystem,
     /// LoCoMo's preamble naming the two speakers (`CONV_START_PROMPT`, `src/dataset/Locomo.py`).
     LocomoPreamble,
     /// LoCoMo's question frame (`QA_PROMPT`).
@@ -365,6 +370,22 @@ pub(crate) static CATALOG: &[Entry] = &[
         "AMemAgent.generate_query_llm",
         Assigned("prompt", 0),
         "d86d3e3069c71627",
+    ),
+    format_row(
+        NfcatsJudge,
+        "nfcats.judge",
+        "src/dataset/NFCats.py",
+        "",
+        Assigned("prompt_template", 0),
+        "ccb9d68d79ed3e26",
+    ),
+    row(
+        NfcatsJudgeSystem,
+        "nfcats.judge.system",
+        "src/dataset/NFCats.py",
+        "NFCats_Dataset.evaluate_single",
+        Nth(3),
+        "776e84186ddaa3b9",
     ),
     format_row(
         LocomoPreamble,

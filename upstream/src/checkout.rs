@@ -120,6 +120,18 @@ impl Upstream {
         self.render(Prompt::AMemQueryKeywords, &[("question", question)])
     }
 
+    /// NFCats' judge request for the `answer` to `question`: its system message and its
+    /// prompt.
+    pub fn nfcats_judge(
+        &self,
+        question: &str,
+        answer: &str,
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::NfcatsJudgeSystem)?.text()?;
+        let prompt = self.render(Prompt::NfcatsJudge, &[("0", question), ("1", answer)])?;
+        Ok((system, prompt))
+    }
+
     /// Mem0's fact-extraction system message, with `today` (`YYYY-MM-DD`) where upstream puts
     /// the day its process started.
     pub fn mem0_fact_extraction(&self, today: &str) -> Result<String, UpstreamError> {

@@ -8,6 +8,7 @@
 use mb_core::Lang;
 use mb_llm::ops::{Operation, Patience};
 use mb_llm::{extract_json, Message, Sampling};
+use mb_upstream::{Upstream, UpstreamError};
 use serde_json::Value;
 
 use crate::metrics::judged::{dialsim_verdict, nfcats_score};
@@ -100,8 +101,22 @@ impl Operation for RubricJudge {
         ))]
     }
 
+    /// Upstream's system message and prompt, filled with the question and the answer.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(
+            upstream
+                .nfcats_judge(&self.question, &self.answer)
+                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
+        )
+    }
+
+    /// Upstream's judge client: temperature 0 and 1 024 tokens set, top-p its default 0.1.
     fn sampling(&self) -> Sampling {
-        Sampling::new(0.0, 1.0, 1024)
+        Sampling::new(0.0, 0.1, 1024)
     }
 
     fn parse(&self, text: &str) -> Option<Option<u8>> {

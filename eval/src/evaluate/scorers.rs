@@ -199,7 +199,8 @@ impl Evaluator for MeteorScorer {
     }
 }
 
-/// NFCats: the judge's 1–5 `score` (null, counted 0, when it never gave one).
+/// NFCats: the judge's 1–5 `score` (null, counted 0, when it never gave one; 1 when the
+/// judge model failed to answer, as upstream scores a request that raised).
 pub struct NfcatsScorer;
 
 #[async_trait]
@@ -214,7 +215,13 @@ impl Evaluator for NfcatsScorer {
             question: row.input.query_text().to_string(),
             answer: response.to_string(),
         };
-        let score = judged(judge, row, "score", &operation).await?;
+        let score = match judged(judge, row, "score", &operation).await {
+            Ok(score) => json!(score),
+            // Upstream catches the request's exception and scores 1; a broken setup (no
+            // server, bad settings) still ends the evaluation here.
+            Err(EvalError::Judge { source, .. }) if source.is_answer_failure() => json!(1),
+            Err(error) => return Err(error),
+        };
         Ok(metrics(json!({ "score": score })))
     }
 

@@ -166,6 +166,11 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         .evaluate(&why, "x", &Backend::offline())
         .await
         .is_err());
+    // A judge that fails to answer scores 1, as upstream scores a request that raised.
+    let failing = Backend::model(ScriptedProvider::new(&[]), OutputHandling::Upstream, 0);
+    let scored = nfcats.evaluate(&why, "x", &failing).await.unwrap();
+    assert_eq!(scored["score"], json!(1));
+    nfcats_in_upstreams_words(nfcats.as_ref(), &why).await;
 
     // LimitGen: aspect yes, subtype 2 (the planted "limited datasets"), rating 4 for the first
     // limitation; aspect no for the second.
@@ -247,4 +252,29 @@ async fn jre_l_records_its_computed_metrics_beside_the_merged_score() {
             assert!(scored.get("FKGL").is_none());
         }
     }
+}
+
+/// With upstream's checkout, NFCats' judge gets upstream's system message and prompt, with
+/// upstream's sampling.
+async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
+    if !dir.join("memorybench.py").is_file() {
+        return mb_core::test_data::skip(&format!("no upstream checkout at {}", dir.display()));
+    }
+    let wording = mb_upstream::Wording::upstream(mb_upstream::Upstream::open(&dir).unwrap());
+    let scripted = ScriptedProvider::then_always(&["4"], "Wrong");
+    let judge =
+        Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
+    let scored = nfcats.evaluate(why, "Purring is...", &judge).await.unwrap();
+    assert_eq!(scored["score"], json!(4));
+    let request = &scripted.requests()[0];
+    assert_eq!(request.messages[0].content, "You are a helpful assistant.");
+    assert!(request.messages[1].content.contains("Why do cats purr?"));
+    assert!(request.messages[1].content.contains("Purring is..."));
+    assert_eq!(
+        (request.sampling.temperature, request.sampling.top_p),
+        (0.0, 0.1)
+    );
+    assert!(wording.paraphrased_prompts().is_empty());
 }

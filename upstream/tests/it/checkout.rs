@@ -52,6 +52,7 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/solver/base.py",
         "baselines/mem0/mem0/configs/prompts.py",
         "src/dataset/Locomo.py",
+        "src/dataset/NFCats.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -187,4 +188,57 @@ fn mem0_prompts_are_what_upstreams_own_module_writes() {
             .unwrap(),
         python["stored"].as_str().unwrap()
     );
+}
+
+/// Module-level templates evaluated by Python itself (`ast.literal_eval` of each assignment,
+/// then `str.format` as upstream fills them), without importing upstream's modules.
+const MODULE_TEMPLATES_PY: &str = r#"
+import ast, json, sys
+def constant(path, name):
+    for node in ast.parse(open(path, encoding="utf-8").read()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+root = sys.argv[1]
+locomo = root + "/src/dataset/Locomo.py"
+nfcats = root + "/src/dataset/NFCats.py"
+print(json.dumps({
+    "preamble": constant(locomo, "CONV_START_PROMPT").format("Nadia", "Ewan"),
+    "question": constant(locomo, "QA_PROMPT").format("Where {is} it?"),
+    "adversarial": constant(locomo, "QA_PROMPT_CAT_5").format("Which one?"),
+    "nfcats": constant(nfcats, "prompt_template").format("How do I {x}?", "Like this.\n"),
+}))
+"#;
+
+#[test]
+fn module_templates_fill_as_pythons_str_format_fills_them() {
+    let Some(dir) = checkout() else { return };
+    let upstream = Upstream::open(&dir).unwrap();
+    let out = match std::process::Command::new("python3")
+        .args(["-c", MODULE_TEMPLATES_PY])
+        .arg(&dir)
+        .output()
+    {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => panic!("{}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => return mb_core::test_data::skip(&format!("python3 cannot run: {e}")),
+    };
+    let python: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let render = |prompt, values: &[(&str, &str)]| upstream.render(prompt, values).unwrap();
+    assert_eq!(
+        render(Prompt::LocomoPreamble, &[("0", "Nadia"), ("1", "Ewan")]),
+        python["preamble"].as_str().unwrap()
+    );
+    assert_eq!(
+        render(Prompt::LocomoQuestion, &[("0", "Where {is} it?")]),
+        python["question"].as_str().unwrap()
+    );
+    assert_eq!(
+        render(Prompt::LocomoAdversarialQuestion, &[("0", "Which one?")]),
+        python["adversarial"].as_str().unwrap()
+    );
+    let (system, prompt) = upstream
+        .nfcats_judge("How do I {x}?", "Like this.\n")
+        .unwrap();
+    assert_eq!(system, "You are a helpful assistant.");
+    assert_eq!(prompt, python["nfcats"].as_str().unwrap());
 }
