@@ -52,6 +52,10 @@ pub struct EndpointConfig {
     /// Most output tokens per operation name (`extract_facts`, `answer`, …), taking precedence
     /// over `max_tokens`.
     pub max_tokens_per_operation: BTreeMap<String, u32>,
+    /// Keyword arguments for the server's chat template, sent with every request of an
+    /// OpenAI-compatible role (vLLM's `chat_template_kwargs`): `{ enable_thinking = false }`
+    /// turns Qwen3's thinking off as upstream's `qwen3_nonthinking.jinja` does.
+    pub chat_template_kwargs: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Default for EndpointConfig {
@@ -68,6 +72,7 @@ impl Default for EndpointConfig {
             max_concurrency: 16,
             max_tokens: None,
             max_tokens_per_operation: BTreeMap::new(),
+            chat_template_kwargs: None,
         }
     }
 }

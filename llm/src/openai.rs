@@ -32,6 +32,9 @@ impl OpenAiProvider {
             "top_p": request.sampling.top_p,
             "max_tokens": request.sampling.max_tokens,
         });
+        if let Some(kwargs) = &self.endpoint.config.chat_template_kwargs {
+            body["chat_template_kwargs"] = Value::Object(kwargs.clone());
+        }
         match &request.response_format {
             None => {}
             Some(ResponseFormat::JsonObject) => {

@@ -153,6 +153,38 @@ async fn openai_wire_format_and_think_blocks() {
     assert_eq!(body["max_tokens"], 2048);
     assert_eq!(body["response_format"]["type"], "json_schema");
     assert_eq!(body["response_format"]["json_schema"]["name"], "answer");
+    assert!(body.get("chat_template_kwargs").is_none());
+}
+
+/// The paper's settings turn Qwen3's thinking off in every Qwen3 role's requests.
+#[tokio::test]
+async fn the_papers_qwen3_roles_send_thinking_off() {
+    let paper = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/llm/paper.toml");
+    let settings = mb_llm::LlmSettings::from_file(&paper).unwrap();
+    for (role, settings) in [
+        ("answer", &settings.answer),
+        ("memory", &settings.memory),
+        ("simulator", &settings.simulator),
+    ] {
+        let mb_llm::RoleSettings::Openai(endpoint) = settings else {
+            panic!("{role} is not an OpenAI-compatible role");
+        };
+        let (base, seen) = serve(|_, _| openai_reply("Paris"));
+        let mut endpoint = endpoint.clone();
+        endpoint.base_url = format!("{base}/v1");
+        endpoint.max_retries = 0;
+        OpenAiProvider::new(endpoint)
+            .unwrap()
+            .complete(&request())
+            .await
+            .unwrap();
+        let body = seen.bodies.lock().unwrap()[0].clone();
+        assert_eq!(
+            body["chat_template_kwargs"],
+            json!({"enable_thinking": false}),
+            "{role}"
+        );
+    }
 }
 
 #[tokio::test]

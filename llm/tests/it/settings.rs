@@ -134,12 +134,19 @@ async fn a_stack_records_meters_and_replays() {
     upstream.output_handling = mb_llm::ops::OutputHandling::Upstream;
     let keywords = QueryKeywords::new("Maya's dog", 3);
     let recording = LlmStack::build(&upstream, CacheMode::Record, Some(answers(&engine))).unwrap();
-    assert_eq!(recording.answer.run(&keywords, Lang::En).await.unwrap(), "");
+    // After the cap, the query itself is searched with.
+    assert_eq!(
+        recording.answer.run(&keywords, Lang::En).await.unwrap(),
+        "Maya's dog"
+    );
     let sent = recording.ledger.take();
     assert_eq!((sent[0].calls, sent[0].replayed), (50, 0));
     assert_eq!(recording.take_cap_hits().len(), 1);
     let replaying = LlmStack::build(&upstream, CacheMode::Replay, Some(answers(&engine))).unwrap();
-    assert_eq!(replaying.answer.run(&keywords, Lang::En).await.unwrap(), "");
+    assert_eq!(
+        replaying.answer.run(&keywords, Lang::En).await.unwrap(),
+        "Maya's dog"
+    );
     assert_eq!(replaying.ledger.take()[0].replayed, 50);
 
     let replay = LlmStack::build(&settings, CacheMode::Replay, Some(answers(&engine))).unwrap();
