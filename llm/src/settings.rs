@@ -65,6 +65,10 @@ pub struct LlmSettings {
     /// An upstream THUIR/MemoryBench checkout whose own prompt wording the roles send (see
     /// `mb_upstream`); `--upstream` and `MEMORYBENCH_UPSTREAM` take precedence.
     pub upstream: Option<PathBuf>,
+    /// The memory systems' settings these models go with (a `--memory-config` file or
+    /// directory, e.g. `configs/memory/paper`: the paper's models come with the paper's
+    /// embedders); a run's own `--memory-config` takes precedence, saying so.
+    pub memory_config: Option<PathBuf>,
 }
 
 /// The `base_url` of a role answered by the settings' own `[server]`, replaced by the started
@@ -83,6 +87,7 @@ impl Default for LlmSettings {
             tokenizer: None,
             server: None,
             upstream: None,
+            memory_config: None,
         }
     }
 }

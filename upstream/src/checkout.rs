@@ -1,6 +1,7 @@
 //! An upstream MemoryBench checkout opened: every catalogued template read from its sources
 //! and checked against the known version's hash.
 
+use std::collections::btree_map::Entry as Slot;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -44,15 +45,13 @@ impl Upstream {
         let mut mismatches = Vec::new();
         let mut templates = HashMap::new();
         for entry in CATALOG {
-            let source = (entry.file, entry.commented);
-            if !files.contains_key(&source) {
-                let runs = read_runs(dir, entry)?;
-                files.insert(source, runs);
-            }
-            let extracted = match files.get(&source) {
-                Some(Ok(runs)) => extract(entry, runs),
-                Some(Err(problem)) => Err(problem.clone()),
-                None => Err("the file was not read".to_string()),
+            let runs = match files.entry((entry.file, entry.commented)) {
+                Slot::Occupied(read) => read.into_mut(),
+                Slot::Vacant(unread) => unread.insert(read_runs(dir, entry)?),
+            };
+            let extracted = match runs {
+                Ok(runs) => extract(entry, runs),
+                Err(problem) => Err(problem.clone()),
             };
             match extracted {
                 Ok(template) => {

@@ -1,9 +1,10 @@
 //! The flags every regime takes (`RunArgs`), and the checks of their values.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use mb_baselines::{MemoryError, Overrides, SystemSettings, SystemSpec};
+use mb_llm::LlmSettings;
 
 use crate::data::DataArgs;
 use crate::embedders::EmbedderArgs;
@@ -93,9 +94,38 @@ impl RunArgs {
         }
     }
 
-    /// `spec`'s settings for this run: its file (or `--memory-config`'s) under the flags.
-    pub fn system_settings(&self, spec: &SystemSpec) -> Result<SystemSettings, MemoryError> {
-        spec.run_settings(self.memory_config.as_deref(), &self.overrides())
+    /// The memory systems' settings of this run: `--memory-config`, else the ones the `--llm`
+    /// file's models go with (`memory_config`, e.g. the paper's embedders), else the shipped
+    /// ones (`None`).
+    pub fn memory_config<'a>(&'a self, llm: &'a LlmSettings) -> Option<&'a Path> {
+        self.memory_config
+            .as_deref()
+            .or(llm.memory_config.as_deref())
+    }
+
+    /// One line when the `--llm` file names memory settings that `--memory-config` replaces
+    /// (the paper's models without the paper's embedders, say).
+    pub fn warn_if_memory_config_replaced(&self, llm: &LlmSettings) {
+        if let (Some(given), Some(named)) = (&self.memory_config, &llm.memory_config) {
+            if given != named {
+                tracing::warn!(
+                    "the --llm file's models go with the memory settings {} (its memory_config); \
+                     --memory-config {} is used instead",
+                    named.display(),
+                    given.display()
+                );
+            }
+        }
+    }
+
+    /// `spec`'s settings for this run: its file (or [`RunArgs::memory_config`]'s) under the
+    /// flags.
+    pub fn system_settings(
+        &self,
+        spec: &SystemSpec,
+        llm: &LlmSettings,
+    ) -> Result<SystemSettings, MemoryError> {
+        spec.run_settings(self.memory_config(llm), &self.overrides())
     }
 }
 

@@ -19,14 +19,14 @@ pub fn run_dir(
     spec: &SystemSpec,
     extra: Value,
 ) -> Result<RunFiles, HarnessError> {
-    let settings = args.system_settings(spec)?;
     let llm = args.llm.settings()?;
+    let settings = args.system_settings(spec, &llm)?;
     let mut config = json!({
         "regime": regime,
         "dataset_type": args.dataset_type,
         "set_name": args.set_name,
         "memory_system": spec.name,
-        "memory_system_config": spec.settings_origin(args.memory_config.as_deref()),
+        "memory_system_config": spec.settings_origin(args.memory_config(&llm)),
         "memory_settings": serde_json::to_value(&settings)
             .map_err(|e| HarnessError::Usage(format!("cannot record the settings: {e}")))?,
         "data": args.data.data.as_ref().map(|path| path.display().to_string()),

@@ -2,7 +2,7 @@
 //! services they share (the engine store, the model roles, the embedders, the async runtime),
 //! all checked before any work.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mb_baselines::{registry, MemorySystem, Overrides, SystemSettings, SystemSpec};
@@ -172,9 +172,10 @@ impl Services {
         let store = Store::open(Some(&args.store))?;
         let (llm_settings, llm_server) = args.llm.start()?;
         let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
+        args.warn_if_memory_config_replaced(&llm_settings);
         let embedders = Embedders::new(store.engine.clone());
         for spec in specs {
-            embedders.for_system(spec, &args.system_settings(spec)?)?;
+            embedders.for_system(spec, &args.system_settings(spec, &llm_settings)?)?;
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(args.threads.max(1))
@@ -186,7 +187,7 @@ impl Services {
             runtime.block_on(preflight(&llm))?;
         }
         Ok(Services {
-            memory_config: args.memory_config.clone(),
+            memory_config: args.memory_config(&llm_settings).map(Path::to_path_buf),
             overrides: args.overrides(),
             store,
             llm,

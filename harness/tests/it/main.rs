@@ -13,6 +13,7 @@ mod longmemeval;
 mod memory_cache;
 mod offpolicy;
 mod onpolicy;
+mod paired_settings;
 mod provenance;
 mod real_model;
 mod regimes;

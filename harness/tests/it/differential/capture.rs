@@ -74,25 +74,27 @@ impl Stub {
     fn start(dir: &Path, name: &str) -> Stub {
         let port_file = dir.join(format!("{name}.port"));
         let record = dir.join(format!("{name}.jsonl"));
-        let child = Command::new("python3")
-            .arg(root().join("scripts/upstream/stub_llm.py"))
-            .args(["--port", "0", "--model", MODEL, "--port-file"])
-            .arg(&port_file)
-            .arg("--record")
-            .arg(&record)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        // Owned by the stub at once: dropping it (a panic included) stops the server.
+        let mut stub = Stub {
+            child: Command::new("python3")
+                .arg(root().join("scripts/upstream/stub_llm.py"))
+                .args(["--port", "0", "--model", MODEL, "--port-file"])
+                .arg(&port_file)
+                .arg("--record")
+                .arg(&record)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+            port: 0,
+            record,
+        };
         let started = Instant::now();
         loop {
             let text = std::fs::read_to_string(&port_file).unwrap_or_default();
             if let Ok(port) = text.trim().parse() {
-                return Stub {
-                    child,
-                    port,
-                    record,
-                };
+                stub.port = port;
+                return stub;
             }
             assert!(
                 started.elapsed() < Duration::from_secs(30),
