@@ -48,8 +48,10 @@ impl AnthropicProvider {
             "messages": messages,
             "max_tokens": request.sampling.max_tokens,
             "temperature": request.sampling.temperature,
-            "top_p": request.sampling.top_p,
         });
+        if let Some(top_p) = request.sampling.top_p {
+            body["top_p"] = json!(top_p);
+        }
         if !system.is_empty() {
             body["system"] = json!(system.join("\n\n"));
         }

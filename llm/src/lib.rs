@@ -65,8 +65,10 @@ pub use think::strip_think;
 pub struct Sampling {
     /// Sampling temperature.
     pub temperature: f64,
-    /// Nucleus sampling mass.
-    pub top_p: f64,
+    /// Nucleus sampling mass; `None` sends none, leaving the server's default (as upstream's
+    /// A-Mem client does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
     /// Most output tokens.
     pub max_tokens: u32,
 }
@@ -76,7 +78,16 @@ impl Sampling {
     pub const fn new(temperature: f64, top_p: f64, max_tokens: u32) -> Sampling {
         Sampling {
             temperature,
-            top_p,
+            top_p: Some(top_p),
+            max_tokens,
+        }
+    }
+
+    /// Sampling that sends no top-p, for a client of upstream's that sends none.
+    pub const fn without_top_p(temperature: f64, max_tokens: u32) -> Sampling {
+        Sampling {
+            temperature,
+            top_p: None,
             max_tokens,
         }
     }
@@ -86,7 +97,7 @@ impl Default for Sampling {
     fn default() -> Self {
         Sampling {
             temperature: 0.1,
-            top_p: 0.1,
+            top_p: Some(0.1),
             max_tokens: 2048,
         }
     }

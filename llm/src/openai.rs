@@ -29,9 +29,11 @@ impl OpenAiProvider {
             "model": self.endpoint.config.model,
             "messages": request.messages,
             "temperature": request.sampling.temperature,
-            "top_p": request.sampling.top_p,
             "max_tokens": request.sampling.max_tokens,
         });
+        if let Some(top_p) = request.sampling.top_p {
+            body["top_p"] = json!(top_p);
+        }
         if let Some(kwargs) = &self.endpoint.config.chat_template_kwargs {
             body["chat_template_kwargs"] = Value::Object(kwargs.clone());
         }

@@ -52,6 +52,11 @@ pub enum Prompt {
     Mem0UpdateFrame,
     /// A-Mem's request for a question's keywords (`src/agent/a_mem.py`).
     AMemQueryKeywords,
+    /// A-Mem's note analysis (`analyze_content`, vendored `baselines/A_mem`), the note's
+    /// content appended.
+    AMemAnalyzeNote,
+    /// The system message of A-Mem's vLLM client (`VllmController.get_completion`).
+    AMemSystem,
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,
@@ -370,6 +375,22 @@ pub(crate) static CATALOG: &[Entry] = &[
         "AMemAgent.generate_query_llm",
         Assigned("prompt", 0),
         "d86d3e3069c71627",
+    ),
+    row(
+        AMemAnalyzeNote,
+        "a_mem.analyze_note",
+        "baselines/A_mem/agentic_memory/memory_system.py",
+        "AgenticMemorySystem.analyze_content",
+        Assigned("prompt", 0),
+        "1786c23ddaadaf7a",
+    ),
+    row(
+        AMemSystem,
+        "a_mem.system",
+        "baselines/A_mem/agentic_memory/llm_controller.py",
+        "VllmController.get_completion",
+        Nth(3),
+        "bf792c5511717ebc",
     ),
     format_row(
         NfcatsJudge,

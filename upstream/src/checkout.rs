@@ -119,6 +119,14 @@ impl Upstream {
         self.render(Prompt::AMemQueryKeywords, &[("question", question)])
     }
 
+    /// A-Mem's request to analyze a note of `content`: its client's system message, and the
+    /// prompt with the content appended.
+    pub fn amem_analyze_note(&self, content: &str) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::AMemSystem)?.text()?;
+        let prompt = self.template(Prompt::AMemAnalyzeNote)?.text()?;
+        Ok((system, prompt + content))
+    }
+
     /// NFCats' judge request for the `answer` to `question`: its system message and its
     /// prompt.
     pub fn nfcats_judge(

@@ -14,6 +14,11 @@ use mb_llm::ops::shape::strings;
 use mb_llm::ops::text::{jaccard, lead, term_set, top_terms};
 use mb_llm::ops::Operation;
 use mb_llm::{extract_json, Message, ResponseFormat, Sampling};
+use mb_upstream::{Upstream, UpstreamError};
+
+/// What upstream's A-Mem client (`VllmController.get_completion`) sends: temperature 0.7,
+/// 2000 tokens, and no top-p (the server's default).
+const AMEM_SAMPLING: Sampling = Sampling::without_top_p(0.7, 2000);
 
 /// What A-Mem attaches to a note: keywords, a one-sentence context and broad tags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,16 +75,28 @@ impl Operation for AnalyzeNote {
         ]
     }
 
+    /// Upstream's client system message and analysis prompt, the content appended (one
+    /// English prompt for every language).
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(
+            upstream
+                .amem_analyze_note(&self.content)
+                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
+        )
+    }
+
     fn sampling(&self) -> Sampling {
-        let mut sampling = Sampling::default();
-        sampling.temperature = 0.7;
-        sampling.max_tokens = 2000;
-        sampling
+        AMEM_SAMPLING
     }
 
     fn response_format(&self) -> Option<ResponseFormat> {
         Some(ResponseFormat::JsonSchema {
-            name: "note_attributes".to_string(),
+            // Upstream's name and schema (no required keys; the reading requires them).
+            name: "response".to_string(),
             schema: serde_json::json!({
                 "type": "object",
                 "properties": {
@@ -87,7 +104,6 @@ impl Operation for AnalyzeNote {
                     "context": {"type": "string"},
                     "tags": {"type": "array", "items": {"type": "string"}},
                 },
-                "required": ["keywords", "context", "tags"],
             }),
         })
     }
@@ -227,10 +243,7 @@ impl Operation for EvolveNote {
     }
 
     fn sampling(&self) -> Sampling {
-        let mut sampling = Sampling::default();
-        sampling.temperature = 0.7;
-        sampling.max_tokens = 2000;
-        sampling
+        AMEM_SAMPLING
     }
 
     fn parse(&self, text: &str) -> Option<Evolution> {

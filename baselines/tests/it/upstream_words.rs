@@ -107,3 +107,36 @@ async fn a_system_upstream_lacks_is_named_as_paraphrased() {
     // Taken: the next run starts afresh.
     assert!(!wording.provenance().contains("paraphrased"));
 }
+
+/// A-Mem's note analysis goes out as upstream's client sends it: its system message, the
+/// prompt with the note appended, temperature 0.7, 2000 tokens and no top-p.
+#[tokio::test]
+async fn a_mems_note_analysis_is_sent_as_upstreams_client_sends_it() {
+    let Some(checkout) = upstream() else { return };
+    let scripted = mb_llm::testing::ScriptedProvider::then_always(
+        &[],
+        "{\"keywords\": [\"tile\"], \"context\": \"A gift.\", \"tags\": [\"travel\"]}",
+    );
+    let wording = Wording::upstream(checkout);
+    let backend =
+        mb_llm::ops::Backend::model(scripted.clone(), mb_llm::ops::OutputHandling::Upstream, 0)
+            .with_wording(wording.clone());
+    let note = "Nadia brought back a blue tile from Lisbon.";
+    let attributes = backend
+        .run(&mb_baselines::amem::ops::AnalyzeNote::new(note), Lang::Zh)
+        .await
+        .unwrap();
+    assert_eq!(attributes.keywords, ["tile"]);
+    let request = &scripted.requests()[0];
+    assert_eq!(
+        request.messages[0].content,
+        "You must respond with a JSON object."
+    );
+    assert!(request.messages[1].content.ends_with(note));
+    assert_eq!(request.sampling.top_p, None);
+    assert_eq!(
+        (request.sampling.temperature, request.sampling.max_tokens),
+        (0.7, 2000)
+    );
+    assert!(wording.paraphrased_prompts().is_empty());
+}

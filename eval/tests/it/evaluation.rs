@@ -274,7 +274,7 @@ async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
     assert!(request.messages[1].content.contains("Purring is..."));
     assert_eq!(
         (request.sampling.temperature, request.sampling.top_p),
-        (0.0, 0.1)
+        (0.0, Some(0.1))
     );
     assert!(wording.paraphrased_prompts().is_empty());
 }

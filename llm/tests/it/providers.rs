@@ -154,6 +154,16 @@ async fn openai_wire_format_and_think_blocks() {
     assert_eq!(body["response_format"]["type"], "json_schema");
     assert_eq!(body["response_format"]["json_schema"]["name"], "answer");
     assert!(body.get("chat_template_kwargs").is_none());
+
+    // An operation whose upstream client sends no top-p sends none.
+    let (base, seen) = serve(|_, _| openai_reply("{}"));
+    let provider = OpenAiProvider::new(config(&format!("{base}/v1"))).unwrap();
+    let mut req = request();
+    req.sampling = mb_llm::Sampling::without_top_p(0.7, 2000);
+    provider.complete(&req).await.unwrap();
+    let body = seen.bodies.lock().unwrap()[0].clone();
+    assert!(body.get("top_p").is_none(), "{body}");
+    assert_eq!(body["temperature"].to_string(), "0.7");
 }
 
 /// The paper's settings turn Qwen3's thinking off in every Qwen3 role's requests.

@@ -53,6 +53,8 @@ fn copy_checkout(from: &Path, to: &Path) {
         "baselines/mem0/mem0/configs/prompts.py",
         "src/dataset/Locomo.py",
         "src/dataset/NFCats.py",
+        "baselines/A_mem/agentic_memory/memory_system.py",
+        "baselines/A_mem/agentic_memory/llm_controller.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -198,6 +200,12 @@ def constant(path, name):
     for node in ast.parse(open(path, encoding="utf-8").read()).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
             return ast.literal_eval(node.value)
+def analyze_prompt(path):
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.FunctionDef) and node.name == "analyze_content":
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Assign) and getattr(inner.targets[0], "id", None) == "prompt":
+                    return ast.literal_eval(inner.value.left)
 root = sys.argv[1]
 locomo = root + "/src/dataset/Locomo.py"
 nfcats = root + "/src/dataset/NFCats.py"
@@ -206,6 +214,7 @@ print(json.dumps({
     "question": constant(locomo, "QA_PROMPT").format("Where {is} it?"),
     "adversarial": constant(locomo, "QA_PROMPT_CAT_5").format("Which one?"),
     "nfcats": constant(nfcats, "prompt_template").format("How do I {x}?", "Like this.\n"),
+    "a_mem": analyze_prompt(root + "/baselines/A_mem/agentic_memory/memory_system.py") + "A note.",
 }))
 "#;
 
@@ -241,4 +250,7 @@ fn module_templates_fill_as_pythons_str_format_fills_them() {
         .unwrap();
     assert_eq!(system, "You are a helpful assistant.");
     assert_eq!(prompt, python["nfcats"].as_str().unwrap());
+    let (system, prompt) = upstream.amem_analyze_note("A note.").unwrap();
+    assert_eq!(system, "You must respond with a JSON object.");
+    assert_eq!(prompt, python["a_mem"].as_str().unwrap());
 }
