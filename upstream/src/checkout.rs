@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use mb_core::Lang;
 
-use crate::catalog::{AnswerOf, Entry, Prompt, Select, CATALOG, KNOWN_COMMIT};
+use crate::catalog::{entries, AnswerOf, Entry, Prompt, Select, KNOWN_COMMIT};
 use crate::error::{Mismatch, UpstreamError};
 use crate::python::{repr_dict_list, repr_str_list, string_runs, Binding, StringRun};
 use crate::template::Template;
@@ -44,7 +44,7 @@ impl Upstream {
         let mut files: BTreeMap<Source, Result<Vec<StringRun>, String>> = BTreeMap::new();
         let mut mismatches = Vec::new();
         let mut templates = HashMap::new();
-        for entry in CATALOG {
+        for entry in entries() {
             let runs = match files.entry((entry.file, entry.commented)) {
                 Slot::Occupied(read) => read.into_mut(),
                 Slot::Vacant(unread) => unread.insert(read_runs(dir, entry)?),

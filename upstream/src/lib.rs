@@ -15,12 +15,14 @@
 mod catalog;
 mod checkout;
 mod error;
+mod memoryos;
 pub mod python;
 mod template;
 mod wording;
 
-pub use catalog::{AnswerOf, Prompt, KNOWN_COMMIT};
+pub use catalog::{AnswerOf, MemoryOsPart, Prompt, KNOWN_COMMIT};
 pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
+pub use memoryos::{MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
 pub use template::Template;
 pub use wording::{Wording, PARAPHRASED};

@@ -41,7 +41,7 @@ use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::Batch;
 use mb_llm::ops::Answer;
-use mb_llm::{Message, Role};
+use mb_llm::{LlmError, Message, Role};
 use ops::Exchange;
 use parking_lot::Mutex;
 
@@ -305,8 +305,11 @@ impl MemorySystem for MemoryOs {
         let query = last_user_text(messages);
         let gathered = self.gather(&query, lang, k).await?;
         let retrieved = gathered.retrieved();
-        self.context.llm.wording.note_paraphrased("answer.memoryos");
-        let text = prompt::render(&gathered, &query, lang);
+        let text = match self.context.llm.wording.checkout() {
+            Some(upstream) => prompt::render_upstream(upstream, &gathered, &query, lang)
+                .map_err(|e| MemoryError::Llm(LlmError::Upstream(e)))?,
+            None => prompt::render(&gathered, &query, lang),
+        };
         let mut prompt = messages.to_vec();
         if let Some(last) = prompt.last_mut() {
             last.content = text;

@@ -1,11 +1,50 @@
 //! MemoryOS's answer prompt: upstream's structure (a role paragraph with the assistant's
 //! knowledge and the conversation metadata, then `<CONTEXT>` with the short-term history,
 //! `<MEMORY>` with the retrieved pages and their thread summaries, `<USER TRAITS>` with the
-//! profile and user knowledge, and the user's words), in our wording.
+//! profile and user knowledge, and the user's words), in our wording ([`render`]) or in
+//! upstream's, assembled by upstream's procedure ([`render_upstream`]).
 
 use mb_core::Lang;
+use mb_upstream::{MemoryOsAnswer, MemoryOsExchange, MemoryOsPage, Upstream, UpstreamError};
 
 use super::Gathered;
+
+/// The text that replaces the user's last message, in upstream's words.
+pub(super) fn render_upstream(
+    upstream: &Upstream,
+    gathered: &Gathered,
+    query: &str,
+    lang: Lang,
+) -> Result<String, UpstreamError> {
+    let history: Vec<MemoryOsExchange> = gathered
+        .short_term
+        .iter()
+        .map(|qa| MemoryOsExchange {
+            user: qa.user.clone(),
+            assistant: qa.assistant.clone(),
+            timestamp: qa.timestamp.clone(),
+        })
+        .collect();
+    let pages: Vec<MemoryOsPage> = gathered
+        .pages
+        .iter()
+        .map(|found| MemoryOsPage {
+            user: found.page.qa.user.clone(),
+            assistant: found.page.qa.assistant.clone(),
+            meta: found.meta.clone(),
+        })
+        .collect();
+    let texts = |items: &[(f32, String)]| items.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>();
+    upstream.memoryos_answer(&MemoryOsAnswer {
+        lang,
+        history: &history,
+        pages: &pages,
+        profile: gathered.profile.as_deref(),
+        user_knowledge: &texts(&gathered.user_knowledge),
+        assistant_knowledge: &texts(&gathered.assistant_knowledge),
+        query,
+    })
+}
 
 /// The text that replaces the user's last message.
 pub(super) fn render(gathered: &Gathered, query: &str, lang: Lang) -> String {

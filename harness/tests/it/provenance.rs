@@ -78,7 +78,7 @@ fn with_upstream_results_name_the_commit_and_each_prompt_still_paraphrased() {
     assert!(
         prompts.starts_with("upstream THUIR/MemoryBench 9a33aae9d0c1")
             && prompts.contains("paraphrased (no upstream text yet): ")
-            && prompts.contains("answer.memoryos"),
+            && !prompts.contains("answer.memoryos"),
         "{prompts}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

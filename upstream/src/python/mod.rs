@@ -1,10 +1,12 @@
 //! Reading Python source without running it: the string literals of a file, where each stands,
 //! and each one's value.
 
+mod json;
 mod literal;
 mod repr;
 mod scan;
 
+pub use json::profile_text;
 pub use literal::{Literal, LiteralError, Piece};
 pub use repr::{repr_dict_list, repr_str, repr_str_list};
 pub use scan::{string_runs, Binding, ScanError, StringRun};

@@ -55,6 +55,8 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/dataset/NFCats.py",
         "baselines/A_mem/agentic_memory/memory_system.py",
         "baselines/A_mem/agentic_memory/llm_controller.py",
+        "baselines/MemoryOS/memoryos_chromadb/memoryos.py",
+        "baselines/MemoryOS/memoryos_chromadb/prompts.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();

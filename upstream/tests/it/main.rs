@@ -2,3 +2,4 @@
 //! (`../shared/upstream/MemoryBench`), and what a changed checkout does.
 
 mod checkout;
+mod memoryos;

@@ -57,6 +57,8 @@ pub enum Prompt {
     AMemAnalyzeNote,
     /// The system message of A-Mem's vLLM client (`VllmController.get_completion`).
     AMemSystem,
+    /// A piece of MemoryOS's answer prompt.
+    MemoryOs(MemoryOsPart),
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,
@@ -98,6 +100,7 @@ pub enum AnswerOf {
 impl Prompt {
     /// The answer prompt of `of` in `lang`.
     pub fn answer(of: AnswerOf, lang: Lang) -> Prompt {
+        use Prompt::*;
         let en = lang == Lang::En;
         match of {
             AnswerOf::Bm25 if en => AnswerBm25En,
@@ -162,7 +165,7 @@ pub(crate) struct Entry {
     pub sha256: &'static str,
 }
 
-const fn row(
+pub(super) const fn row(
     prompt: Prompt,
     name: &'static str,
     file: &'static str,
@@ -183,7 +186,7 @@ const fn row(
 }
 
 /// A row whose plain string upstream fills with `str.format`.
-const fn format_row(
+pub(super) const fn format_row(
     prompt: Prompt,
     name: &'static str,
     file: &'static str,
@@ -198,263 +201,22 @@ const fn format_row(
 }
 
 /// A row in the commented-out block that starts with `# {block}`.
-const fn commented_row(entry: Entry, block: &'static str) -> Entry {
+pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
     Entry {
         commented: Some(block),
         ..entry
     }
 }
 
-use Prompt::*;
-use Select::{Assigned, Nth, Returned};
+mod memoryos;
+mod rows;
 
-/// LoCoMo's dataset module.
-const LOCOMO: &str = "src/dataset/Locomo.py";
+pub use memoryos::MemoryOsPart;
 
-/// Where upstream's vendored Mem0 keeps its prompts.
-const MEM0_PROMPTS: &str = "baselines/mem0/mem0/configs/prompts.py";
-
-/// Every prompt, where it stands and its hash.
-pub(crate) static CATALOG: &[Entry] = &[
-    row(
-        AnswerBm25En,
-        "answer.bm25.en",
-        "src/agent/bm25.py",
-        "BM25Agent.generate_response",
-        Assigned("user_prompt", 0),
-        "3a67aa8942a9be70",
-    ),
-    row(
-        AnswerBm25Zh,
-        "answer.bm25.zh",
-        "src/agent/bm25.py",
-        "BM25Agent.generate_response",
-        Assigned("user_prompt", 1),
-        "44af3f0174020318",
-    ),
-    row(
-        AnswerBm25DialogEn,
-        "answer.bm25_dialog.en",
-        "src/agent/bm25_dialog.py",
-        "BM25DialogAgent.generate_response",
-        Assigned("user_prompt", 0),
-        "3a67aa8942a9be70",
-    ),
-    row(
-        AnswerBm25DialogZh,
-        "answer.bm25_dialog.zh",
-        "src/agent/bm25_dialog.py",
-        "BM25DialogAgent.generate_response",
-        Assigned("user_prompt", 1),
-        "44af3f0174020318",
-    ),
-    row(
-        AnswerEmbedderEn,
-        "answer.embedder.en",
-        "src/agent/embedder.py",
-        "EmbedderAgent.generate_response",
-        Assigned("user_prompt", 0),
-        "3a67aa8942a9be70",
-    ),
-    row(
-        AnswerEmbedderZh,
-        "answer.embedder.zh",
-        "src/agent/embedder.py",
-        "EmbedderAgent.generate_response",
-        Assigned("user_prompt", 1),
-        "44af3f0174020318",
-    ),
-    row(
-        AnswerEmbedderDialogEn,
-        "answer.embedder_dialog.en",
-        "src/agent/embedder_dialog.py",
-        "EmbedderDialogAgent.generate_response",
-        Assigned("user_prompt", 0),
-        "3a67aa8942a9be70",
-    ),
-    row(
-        AnswerEmbedderDialogZh,
-        "answer.embedder_dialog.zh",
-        "src/agent/embedder_dialog.py",
-        "EmbedderDialogAgent.generate_response",
-        Assigned("user_prompt", 1),
-        "44af3f0174020318",
-    ),
-    row(
-        AnswerAMemEn,
-        "answer.a_mem.en",
-        "src/agent/a_mem.py",
-        "AMemAgent.generate_response",
-        Assigned("user_prompt", 0),
-        "3a67aa8942a9be70",
-    ),
-    row(
-        AnswerAMemZh,
-        "answer.a_mem.zh",
-        "src/agent/a_mem.py",
-        "AMemAgent.generate_response",
-        Assigned("user_prompt", 1),
-        "44af3f0174020318",
-    ),
-    row(
-        AnswerMem0En,
-        "answer.mem0.en",
-        "src/agent/mem0.py",
-        "Mem0Agent.generate_response",
-        Assigned("user_prompt", 0),
-        "bbae31108b9988e2",
-    ),
-    row(
-        AnswerMem0Zh,
-        "answer.mem0.zh",
-        "src/agent/mem0.py",
-        "Mem0Agent.generate_response",
-        Assigned("user_prompt", 1),
-        "0b311360c90f29a9",
-    ),
-    row(
-        AnswerLongContextEn,
-        "answer.long_context.en",
-        "src/solver/base.py",
-        "BaseSolver.predict_test_with_corpus.solve_data",
-        Assigned("user_prompt", 0),
-        "3a67aa8942a9be70",
-    ),
-    row(
-        AnswerLongContextZh,
-        "answer.long_context.zh",
-        "src/solver/base.py",
-        "BaseSolver.predict_test_with_corpus.solve_data",
-        Assigned("user_prompt", 1),
-        "44af3f0174020318",
-    ),
-    row(
-        Mem0FactExtraction,
-        "mem0.extract_facts",
-        MEM0_PROMPTS,
-        "",
-        Assigned("FACT_RETRIEVAL_PROMPT", 0),
-        "e6ef019a5862b6af",
-    ),
-    row(
-        Mem0UpdateInstructions,
-        "mem0.update.instructions",
-        MEM0_PROMPTS,
-        "",
-        Assigned("DEFAULT_UPDATE_MEMORY_PROMPT", 0),
-        "81ef17ac66324c74",
-    ),
-    row(
-        Mem0UpdateStoredMemories,
-        "mem0.update.stored_memories",
-        MEM0_PROMPTS,
-        "get_update_memory_messages",
-        Assigned("current_memory_part", 0),
-        "dfad691367132b37",
-    ),
-    row(
-        Mem0UpdateNoMemories,
-        "mem0.update.no_memories",
-        MEM0_PROMPTS,
-        "get_update_memory_messages",
-        Assigned("current_memory_part", 1),
-        "bd734c5da6503f51",
-    ),
-    row(
-        Mem0UpdateFrame,
-        "mem0.update.frame",
-        MEM0_PROMPTS,
-        "get_update_memory_messages",
-        Returned(0),
-        "3f5b2971a21918f6",
-    ),
-    row(
-        AMemQueryKeywords,
-        "a_mem.query_keywords",
-        "src/agent/a_mem.py",
-        "AMemAgent.generate_query_llm",
-        Assigned("prompt", 0),
-        "d86d3e3069c71627",
-    ),
-    row(
-        AMemAnalyzeNote,
-        "a_mem.analyze_note",
-        "baselines/A_mem/agentic_memory/memory_system.py",
-        "AgenticMemorySystem.analyze_content",
-        Assigned("prompt", 0),
-        "1786c23ddaadaf7a",
-    ),
-    row(
-        AMemSystem,
-        "a_mem.system",
-        "baselines/A_mem/agentic_memory/llm_controller.py",
-        "VllmController.get_completion",
-        Nth(3),
-        "bf792c5511717ebc",
-    ),
-    format_row(
-        NfcatsJudge,
-        "nfcats.judge",
-        "src/dataset/NFCats.py",
-        "",
-        Assigned("prompt_template", 0),
-        "ccb9d68d79ed3e26",
-    ),
-    row(
-        NfcatsJudgeSystem,
-        "nfcats.judge.system",
-        "src/dataset/NFCats.py",
-        "NFCats_Dataset.evaluate_single",
-        Nth(3),
-        "776e84186ddaa3b9",
-    ),
-    format_row(
-        LocomoPreamble,
-        "locomo.preamble",
-        LOCOMO,
-        "",
-        Assigned("CONV_START_PROMPT", 0),
-        "3032155466f64d46",
-    ),
-    format_row(
-        LocomoQuestion,
-        "locomo.question",
-        LOCOMO,
-        "",
-        Assigned("QA_PROMPT", 0),
-        "90294114d911f6d8",
-    ),
-    format_row(
-        LocomoAdversarialQuestion,
-        "locomo.adversarial_question",
-        LOCOMO,
-        "",
-        Assigned("QA_PROMPT_CAT_5", 0),
-        "6bd5baf08a4fdb72",
-    ),
-    commented_row(
-        row(
-            LocomoDatedSuffix,
-            "locomo.dated_suffix",
-            LOCOMO,
-            "_load_data",
-            Nth(11),
-            "16bedfcf05bdfbc8",
-        ),
-        "def _load_data(",
-    ),
-    commented_row(
-        format_row(
-            LocomoAdversarialOptions,
-            "locomo.adversarial_options",
-            LOCOMO,
-            "_load_data",
-            Nth(15),
-            "e5b52509c6956b09",
-        ),
-        "def _load_data(",
-    ),
-];
+/// Every catalogued prompt: where it stands and its hash.
+pub(crate) fn entries() -> impl Iterator<Item = &'static Entry> {
+    rows::CATALOG.iter().chain(memoryos::MEMORYOS_ROWS)
+}
 
 #[cfg(test)]
 mod tests {
@@ -462,13 +224,14 @@ mod tests {
 
     #[test]
     fn every_prompt_has_one_row_and_every_name_is_unique() {
-        let mut names: Vec<&str> = CATALOG.iter().map(|e| e.name).collect();
+        let mut names: Vec<&str> = entries().map(|e| e.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), CATALOG.len());
-        let mut prompts: Vec<Prompt> = CATALOG.iter().map(|e| e.prompt).collect();
+        let count = entries().count();
+        assert_eq!(names.len(), count);
+        let mut prompts: Vec<Prompt> = entries().map(|e| e.prompt).collect();
         prompts.sort_unstable();
         prompts.dedup();
-        assert_eq!(prompts.len(), CATALOG.len());
+        assert_eq!(prompts.len(), count);
     }
 }

@@ -1,0 +1,148 @@
+//! MemoryOS's answer prompt, assembled as upstream's `Memoryos.get_user_prompt` assembles it
+//! (the `memoryos_chromadb` copy MemoryBench runs), from upstream's own pieces: the role
+//! paragraph with the assistant's knowledge and the conversation metadata, three newlines, then
+//! the short-term history, the retrieved pages with their dialogue-chain information, the
+//! profile and user knowledge, and the query. The whole goes out as one user message.
+
+use mb_core::Lang;
+
+use crate::catalog::{MemoryOsPart, Prompt};
+use crate::python::profile_text;
+use crate::{Upstream, UpstreamError};
+
+/// One exchange of the short-term queue.
+#[derive(Debug, Clone)]
+pub struct MemoryOsExchange {
+    /// The user's words.
+    pub user: String,
+    /// The assistant's answer.
+    pub assistant: String,
+    /// When it happened, as the memory recorded it.
+    pub timestamp: String,
+}
+
+/// One retrieved mid-term page.
+#[derive(Debug, Clone)]
+pub struct MemoryOsPage {
+    /// The user's words.
+    pub user: String,
+    /// The assistant's answer.
+    pub assistant: String,
+    /// Its dialogue-chain information (empty: none).
+    pub meta: String,
+}
+
+/// What MemoryOS shows the answer model, as its memory gathered it.
+#[derive(Debug, Clone)]
+pub struct MemoryOsAnswer<'a> {
+    /// The prompt's language (upstream's `lang`).
+    pub lang: Lang,
+    /// The short-term queue, oldest first.
+    pub history: &'a [MemoryOsExchange],
+    /// The retrieved pages, in retrieval order.
+    pub pages: &'a [MemoryOsPage],
+    /// The profile as the model last wrote it (JSON, or text upstream wraps), if any.
+    pub profile: Option<&'a str>,
+    /// Retrieved user knowledge.
+    pub user_knowledge: &'a [String],
+    /// Retrieved assistant knowledge.
+    pub assistant_knowledge: &'a [String],
+    /// The user's query.
+    pub query: &'a str,
+}
+
+/// The role upstream's MemoryBench leaves at its default.
+const RELATIONSHIP: &str = "friend";
+
+impl Upstream {
+    /// MemoryOS's answer prompt for `answer`, in upstream's words.
+    pub fn memoryos_answer(&self, answer: &MemoryOsAnswer<'_>) -> Result<String, UpstreamError> {
+        use MemoryOsPart::*;
+        let en = answer.lang == Lang::En;
+        let pick = |english, chinese| if en { english } else { chinese };
+        let text = |part| self.template(Prompt::MemoryOs(part))?.text();
+        let render = |part, values: &[(&str, &str)]| self.render(Prompt::MemoryOs(part), values);
+
+        let history = answer
+            .history
+            .iter()
+            .map(|qa| {
+                render(
+                    pick(HistoryEn, HistoryZh),
+                    &[
+                        ("qa.get('user_input', '')", &qa.user),
+                        ("qa.get('agent_response', '')", &qa.assistant),
+                        ("qa.get('timestamp', '')", &qa.timestamp),
+                    ],
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .join("\n");
+
+        let mut pages = Vec::with_capacity(answer.pages.len());
+        for page in answer.pages {
+            let mut text = render(
+                pick(PageEn, PageZh),
+                &[
+                    ("p.get('user_input', '')", &page.user),
+                    ("p.get('agent_response', '')", &page.assistant),
+                ],
+            )?;
+            if !page.meta.is_empty() {
+                text += &render(pick(ChainEn, ChainZh), &[("meta_info", &page.meta)])?;
+            }
+            pages.push(text);
+        }
+        let retrieval = text(pick(MemoryHeaderEn, MemoryHeaderZh))? + &pages.join("\n\n");
+
+        let profile = match answer.profile.and_then(profile_text) {
+            Some(profile) => profile,
+            None => text(NoProfile)?,
+        };
+        let mut user_knowledge = String::new();
+        if !answer.user_knowledge.is_empty() {
+            user_knowledge = text(pick(UserKnowledgeHeaderEn, UserKnowledgeHeaderZh))?;
+            for entry in answer.user_knowledge {
+                user_knowledge += &render(UserKnowledgeLine, &[("kn_entry['text']", entry)])?;
+            }
+        }
+        let background = render(
+            pick(BackgroundEn, BackgroundZh),
+            &[
+                ("user_profile_text", &profile),
+                ("user_knowledge_background", &user_knowledge),
+            ],
+        )?;
+
+        let mut assistant_knowledge =
+            text(pick(AssistantKnowledgeHeaderEn, AssistantKnowledgeHeaderZh))?;
+        if answer.assistant_knowledge.is_empty() {
+            assistant_knowledge += &text(pick(NoAssistantKnowledgeEn, NoAssistantKnowledgeZh))?;
+        }
+        for entry in answer.assistant_knowledge {
+            assistant_knowledge += &render(AssistantKnowledgeLine, &[("ak_entry['text']", entry)])?;
+        }
+        let metadata = text(pick(MetadataHeaderEn, MetadataHeaderZh))?
+            + &text(pick(NoMetadataEn, NoMetadataZh))?;
+
+        let system = render(
+            pick(SystemEn, SystemZh),
+            &[
+                ("relationship", RELATIONSHIP),
+                ("assistant_knowledge_text", &assistant_knowledge),
+                ("meta_data_text", &metadata),
+            ],
+        )?;
+        let user = render(
+            pick(UserEn, UserZh),
+            &[
+                ("history_text", &history),
+                ("retrieval_text", &retrieval),
+                ("background", &background),
+                ("relationship", RELATIONSHIP),
+                ("query", answer.query),
+            ],
+        )?;
+        Ok(system + &text(Joiner)? + &user)
+    }
+}

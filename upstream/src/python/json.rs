@@ -1,0 +1,228 @@
+//! Python's `json.dumps(json.loads(text), indent=2, ensure_ascii=False)`: what upstream's
+//! MemoryOS shows of a stored profile. Objects keep their keys in the order written (Python's
+//! dictionaries do; `serde_json::Value` would sort them), strings are escaped as Python escapes
+//! them, integers keep their digits. Floats are written as Rust writes them, which can differ
+//! from Python's `repr` in the exponent's form (`1e-5` for Python's `1e-05`).
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// A JSON value with its object keys in the order written.
+#[derive(Debug, Clone, PartialEq)]
+enum Ordered {
+    Null,
+    Bool(bool),
+    Int(String),
+    Float(f64),
+    Text(String),
+    List(Vec<Ordered>),
+    Object(Vec<(String, Ordered)>),
+}
+
+impl Ordered {
+    /// Python's truth value of the loaded value.
+    fn is_truthy(&self) -> bool {
+        match self {
+            Ordered::Null => false,
+            Ordered::Bool(b) => *b,
+            Ordered::Int(digits) => digits.trim_start_matches('-').trim_start_matches('0') != "",
+            Ordered::Float(x) => *x != 0.0,
+            Ordered::Text(s) => !s.is_empty(),
+            Ordered::List(items) => !items.is_empty(),
+            Ordered::Object(pairs) => !pairs.is_empty(),
+        }
+    }
+
+    fn write(&self, out: &mut String, depth: usize) {
+        let indent = |out: &mut String, depth: usize| {
+            out.push('\n');
+            out.push_str(&"  ".repeat(depth));
+        };
+        match self {
+            Ordered::Null => out.push_str("null"),
+            Ordered::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Ordered::Int(digits) => out.push_str(digits),
+            Ordered::Float(x) => out.push_str(&float(*x)),
+            Ordered::Text(s) => out.push_str(&string(s)),
+            Ordered::List(items) if items.is_empty() => out.push_str("[]"),
+            Ordered::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    indent(out, depth + 1);
+                    item.write(out, depth + 1);
+                }
+                indent(out, depth);
+                out.push(']');
+            }
+            Ordered::Object(pairs) if pairs.is_empty() => out.push_str("{}"),
+            Ordered::Object(pairs) => {
+                out.push('{');
+                for (i, (key, value)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    indent(out, depth + 1);
+                    out.push_str(&string(key));
+                    out.push_str(": ");
+                    value.write(out, depth + 1);
+                }
+                indent(out, depth);
+                out.push('}');
+            }
+        }
+    }
+}
+
+/// A float as Rust's shortest round-trip form, its exponent (if any) written as Python writes
+/// one: a sign and at least two digits (`1e-05`, `1e+20`).
+fn float(x: f64) -> String {
+    let text = format!("{x:?}");
+    match text.split_once('e') {
+        Some((mantissa, exponent)) => {
+            let (sign, digits) = match exponent.strip_prefix('-') {
+                Some(digits) => ('-', digits),
+                None => ('+', exponent),
+            };
+            format!("{mantissa}e{sign}{digits:0>2}")
+        }
+        None => text,
+    }
+}
+
+/// A JSON string as Python writes it with `ensure_ascii=False`: `"` and `\` escaped, `\n`,
+/// `\r`, `\t`, `\b`, `\f` by name, other control characters as `\u00XX`.
+fn string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Upstream's text of a stored profile: `json.dumps(profile, indent=2, ensure_ascii=False)`
+/// where the profile is the model's reply loaded as JSON, or `{"raw_text_profile": reply}` when
+/// it is not JSON; `None` when the loaded profile is falsy (Python's `if profile`), where
+/// upstream shows its stand-in text instead.
+pub fn profile_text(reply: &str) -> Option<String> {
+    let profile = serde_json::from_str::<Ordered>(reply).unwrap_or_else(|_| {
+        Ordered::Object(vec![(
+            "raw_text_profile".to_string(),
+            Ordered::Text(reply.to_string()),
+        )])
+    });
+    if !profile.is_truthy() {
+        return None;
+    }
+    let mut out = String::new();
+    profile.write(&mut out, 0);
+    Some(out)
+}
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Ordered, D::Error> {
+        deserializer.deserialize_any(OrderedVisitor)
+    }
+}
+
+struct OrderedVisitor;
+
+impl<'de> Visitor<'de> for OrderedVisitor {
+    type Value = Ordered;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Ordered, E> {
+        Ok(Ordered::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Ordered, E> {
+        Ok(Ordered::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Ordered, E> {
+        Ok(Ordered::Int(n.to_string()))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Ordered, E> {
+        Ok(Ordered::Int(n.to_string()))
+    }
+
+    fn visit_f64<E>(self, x: f64) -> Result<Ordered, E> {
+        Ok(Ordered::Float(x))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Ordered, E> {
+        Ok(Ordered::Text(s.to_string()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Ordered, E> {
+        Ok(Ordered::Text(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ordered, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Ordered::List(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+        let mut pairs: Vec<(String, Ordered)> = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, Ordered>()? {
+            // A repeated key keeps its first place and takes the last value, as a dict does.
+            match pairs.iter_mut().find(|(k, _)| *k == key) {
+                Some(pair) => pair.1 = value,
+                None => pairs.push((key, value)),
+            }
+        }
+        Ok(Ordered::Object(pairs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_that_is_no_json_is_wrapped_as_raw_text() {
+        assert_eq!(
+            profile_text("Likes \"tea\"\nand cats.").unwrap(),
+            "{\n  \"raw_text_profile\": \"Likes \\\"tea\\\"\\nand cats.\"\n}"
+        );
+    }
+
+    #[test]
+    fn json_keeps_its_key_order_and_falsy_profiles_show_nothing() {
+        assert_eq!(
+            profile_text("{\"z\": [1, {\"b\": null, \"a\": true}], \"a\": \"é\"}").unwrap(),
+            "{\n  \"z\": [\n    1,\n    {\n      \"b\": null,\n      \"a\": true\n    }\n  ],\n  \"a\": \"é\"\n}"
+        );
+        for falsy in ["{}", "[]", "0", "\"\"", "false", "null"] {
+            assert_eq!(profile_text(falsy), None, "{falsy}");
+        }
+        assert_eq!(profile_text("0.5").unwrap(), "0.5");
+        assert_eq!(
+            profile_text("[1e-5, 1.5e300]").unwrap(),
+            "[\n  1e-05,\n  1.5e+300\n]"
+        );
+    }
+}

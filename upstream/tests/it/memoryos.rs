@@ -1,0 +1,144 @@
+//! MemoryOS's answer prompt against upstream's own `Memoryos.get_user_prompt`, run by Python
+//! (the differential venv, heavy imports shimmed) on a memory faked to hold the same contents.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use mb_core::Lang;
+use mb_upstream::{MemoryOsAnswer, MemoryOsExchange, MemoryOsPage, Upstream};
+use serde_json::json;
+
+/// Builds a `Memoryos` without its stores, its retriever, queue, page store and profile
+/// answering with the case's contents, and prints `get_user_prompt`'s text as JSON.
+const GET_USER_PROMPT_PY: &str = r#"
+import sys, json, types
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+sys.path.insert(0, root + "/baselines/MemoryOS")
+from memoryos_chromadb.memoryos import Memoryos
+case = json.loads(sys.stdin.read())
+m = object.__new__(Memoryos)
+m.user_id = "user"
+m.retriever = types.SimpleNamespace(retrieve_context=lambda user_query, user_id: {
+    "retrieved_pages": [{"page_id": f"p{i}", "session_id": "s", "user_input": p["user"], "agent_response": p["assistant"]} for i, p in enumerate(case["pages"])],
+    "retrieved_user_knowledge": [{"text": t} for t in case["user_knowledge"]],
+    "retrieved_assistant_knowledge": [{"text": t} for t in case["assistant_knowledge"]],
+})
+m.short_term_memory = types.SimpleNamespace(get_all=lambda: [{"user_input": h["user"], "agent_response": h["assistant"], "timestamp": h["timestamp"]} for h in case["history"]])
+metas = {f"p{i}": p["meta"] for i, p in enumerate(case["pages"])}
+m.storage_provider = types.SimpleNamespace(get_page_full_info=lambda page_id, session_id: {"meta_info": metas[page_id]})
+profile = case["profile"]
+if profile is not None:
+    try:
+        profile = json.loads(profile)
+    except json.JSONDecodeError:
+        profile = {"raw_text_profile": profile}
+m.user_long_term_memory = types.SimpleNamespace(get_user_profile=lambda user_id: profile)
+import io, contextlib
+with contextlib.redirect_stdout(io.StringIO()):
+    text = m.get_user_prompt(query=case["query"], lang=case["lang"])
+print(json.dumps(text))
+"#;
+
+#[test]
+fn memoryos_answers_as_upstreams_own_get_user_prompt() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let checkout = root.join("../shared/upstream/MemoryBench");
+    let python = root.join(".cache/upstream-venv/bin/python");
+    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
+        return mb_core::test_data::skip(&format!(
+            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
+            checkout.display(),
+            python.display()
+        ));
+    }
+    let upstream = Upstream::open(&checkout).unwrap();
+    let history = vec![
+        MemoryOsExchange {
+            user: "Hi! \"Quotes\" and\nlines".into(),
+            assistant: "Hello, {friend}".into(),
+            timestamp: "2024-01-01 10:00:00".into(),
+        },
+        MemoryOsExchange {
+            user: "我养了一只猫".into(),
+            assistant: "真好".into(),
+            timestamp: "2024-01-02 11:00:00".into(),
+        },
+    ];
+    let pages = vec![
+        MemoryOsPage {
+            user: "Lisbon?".into(),
+            assistant: "A blue tile.".into(),
+            meta: "chain: trip".into(),
+        },
+        MemoryOsPage {
+            user: "u2".into(),
+            assistant: "a2".into(),
+            meta: String::new(),
+        },
+    ];
+    let cases: Vec<(Lang, Option<&str>, Vec<String>, Vec<String>)> = vec![
+        (
+            Lang::En,
+            Some("Likes tea\nand cats"),
+            vec!["Has a cat".into()],
+            vec![],
+        ),
+        (
+            Lang::Zh,
+            Some("{\"z\": 1, \"a\": [\"é\", null]}"),
+            vec![],
+            vec!["知识".into()],
+        ),
+        (Lang::En, None, vec![], vec!["k1".into(), "k2".into()]),
+        (Lang::Zh, Some("{}"), vec!["k".into()], vec![]),
+    ];
+    for (lang, profile, user_knowledge, assistant_knowledge) in cases {
+        let ours = upstream
+            .memoryos_answer(&MemoryOsAnswer {
+                lang,
+                history: &history,
+                pages: &pages,
+                profile,
+                user_knowledge: &user_knowledge,
+                assistant_knowledge: &assistant_knowledge,
+                query: "Where did she go?",
+            })
+            .unwrap();
+        let case = json!({
+            "lang": if lang == Lang::En { "en" } else { "zh" },
+            "query": "Where did she go?",
+            "history": history.iter().map(|h| json!({"user": h.user, "assistant": h.assistant, "timestamp": h.timestamp})).collect::<Vec<_>>(),
+            "pages": pages.iter().map(|p| json!({"user": p.user, "assistant": p.assistant, "meta": p.meta})).collect::<Vec<_>>(),
+            "profile": profile,
+            "user_knowledge": user_knowledge,
+            "assistant_knowledge": assistant_knowledge,
+        });
+        let mut child = Command::new(&python)
+            .args(["-c", GET_USER_PROMPT_PY])
+            .arg(&checkout)
+            .arg(root.join("scripts/upstream/shims"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(case.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: String = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ours, theirs, "{case}");
+    }
+}
