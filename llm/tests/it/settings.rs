@@ -39,6 +39,22 @@ fn shipped_configurations_parse() {
         }
         other => panic!("{other:?}"),
     }
+
+    // Upstream's 2025-12 feedback data: the same setup with Mistral as the simulator.
+    let mistral = LlmSettings::from_file(&config("paper-mistral-simulator.toml")).unwrap();
+    match &mistral.simulator {
+        RoleSettings::Openai(s) => {
+            assert_eq!(s.model, "mistralai/Mistral-Small-3.2-24B-Instruct-2506");
+            assert_eq!(s.chat_template_kwargs, None, "no Qwen3 template arguments");
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut qwen_simulator = mistral.clone();
+    qwen_simulator.simulator = paper.simulator.clone();
+    assert_eq!(
+        qwen_simulator, paper,
+        "everything but the simulator is paper.toml's"
+    );
 }
 
 #[test]
