@@ -127,6 +127,57 @@ impl Upstream {
         Ok((system, prompt + content))
     }
 
+    /// MemoryOS's continuity check of the exchange `current` after `previous` (each the
+    /// user's words and the assistant's): its system message and its prompt.
+    pub fn memoryos_continuity(
+        &self,
+        previous: (&str, &str),
+        current: (&str, &str),
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsContinuitySystem)?.text()?;
+        let prompt = self.render(
+            Prompt::MemoryOsContinuityUser,
+            &[
+                ("prev_user", previous.0),
+                ("prev_agent", previous.1),
+                ("curr_user", current.0),
+                ("curr_agent", current.1),
+            ],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// MemoryOS's chain summary after the exchange (`user`, `assistant`), given the chain's
+    /// summary so far (`None`, or empty: the chain begins): its system message and its prompt.
+    pub fn memoryos_meta_summary(
+        &self,
+        previous: Option<&str>,
+        user: &str,
+        assistant: &str,
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsMetaSystem)?.text()?;
+        let dialogue = self.render(
+            Prompt::MemoryOsMetaDialogue,
+            &[
+                ("current_page.get('user_input', '')", user),
+                ("current_page.get('agent_response', '')", assistant),
+            ],
+        )?;
+        let beginning;
+        let last = match previous.filter(|summary| !summary.is_empty()) {
+            Some(summary) => summary,
+            None => {
+                beginning = self.template(Prompt::MemoryOsMetaBeginning)?.text()?;
+                &beginning
+            }
+        };
+        let prompt = self.render(
+            Prompt::MemoryOsMetaUser,
+            &[("last_meta", last), ("new_dialogue", &dialogue)],
+        )?;
+        Ok((system, prompt))
+    }
+
     /// NFCats' judge request for the `answer` to `question`: its system message and its
     /// prompt.
     pub fn nfcats_judge(

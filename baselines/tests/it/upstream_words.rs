@@ -140,3 +140,40 @@ async fn a_mems_note_analysis_is_sent_as_upstreams_client_sends_it() {
     );
     assert!(wording.paraphrased_prompts().is_empty());
 }
+
+/// MemoryOS's continuity check goes out as upstream's client sends it: its system message and
+/// prompt, temperature 0 and no top-p; its chain summary likewise at temperature 0.3.
+#[tokio::test]
+async fn memoryos_chain_operations_are_sent_as_upstreams_client_sends_them() {
+    use mb_baselines::memoryos::ops::{Exchange, IsContinuous, MetaSummary};
+    let Some(checkout) = upstream() else { return };
+    let scripted = mb_llm::testing::ScriptedProvider::then_always(&[], "true");
+    let wording = Wording::upstream(checkout);
+    let backend =
+        mb_llm::ops::Backend::model(scripted.clone(), mb_llm::ops::OutputHandling::Upstream, 0)
+            .with_wording(wording.clone());
+    let exchange = |user: &str, assistant: &str| Exchange {
+        user: user.into(),
+        assistant: assistant.into(),
+    };
+    let previous = exchange("Lisbon?", "Yes.");
+    let current = exchange("What did you bring?", "A tile.");
+    let continuous = backend
+        .run(&IsContinuous::new(previous, current.clone()), Lang::En)
+        .await
+        .unwrap();
+    assert!(continuous);
+    backend
+        .run(&MetaSummary::new(None, current), Lang::Zh)
+        .await
+        .unwrap();
+    let requests = scripted.requests();
+    for (request, temperature) in requests.iter().zip([0.0, 0.3]) {
+        assert_eq!(request.messages.len(), 2);
+        assert_eq!(request.messages[0].role, mb_llm::Role::System);
+        assert!(request.messages[1].content.contains("What did you bring?"));
+        assert_eq!(request.sampling.top_p, None);
+        assert_eq!(request.sampling.temperature, temperature);
+    }
+    assert!(wording.paraphrased_prompts().is_empty());
+}

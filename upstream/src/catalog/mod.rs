@@ -59,6 +59,18 @@ pub enum Prompt {
     AMemSystem,
     /// A piece of MemoryOS's answer prompt.
     MemoryOs(MemoryOsPart),
+    /// MemoryOS's continuity check, its system message (`prompts.py`).
+    MemoryOsContinuitySystem,
+    /// MemoryOS's continuity check, its prompt.
+    MemoryOsContinuityUser,
+    /// MemoryOS's chain summary (`META_INFO_*`), its system message.
+    MemoryOsMetaSystem,
+    /// MemoryOS's chain summary, its prompt.
+    MemoryOsMetaUser,
+    /// How the chain summary shows the new exchange (`generate_page_meta_info`).
+    MemoryOsMetaDialogue,
+    /// The chain summary's stand-in for a chain without one.
+    MemoryOsMetaBeginning,
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,

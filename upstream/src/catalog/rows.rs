@@ -11,6 +11,12 @@ const LOCOMO: &str = "src/dataset/Locomo.py";
 /// Where upstream's vendored Mem0 keeps its prompts.
 const MEM0_PROMPTS: &str = "baselines/mem0/mem0/configs/prompts.py";
 
+/// MemoryOS's prompts module (the `memoryos_chromadb` copy upstream runs).
+const MEMORYOS_PROMPTS: &str = "baselines/MemoryOS/memoryos_chromadb/prompts.py";
+
+/// MemoryOS's helpers, where it fills its prompts.
+const MEMORYOS_UTILS: &str = "baselines/MemoryOS/memoryos_chromadb/utils.py";
+
 /// Every prompt, where it stands and its hash.
 pub(super) static CATALOG: &[Entry] = &[
     row(
@@ -250,5 +256,53 @@ pub(super) static CATALOG: &[Entry] = &[
             "e5b52509c6956b09",
         ),
         "def _load_data(",
+    ),
+    row(
+        MemoryOsContinuitySystem,
+        "memoryos.continuity.system",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("CONTINUITY_CHECK_SYSTEM_PROMPT", 0),
+        "c37a873ba73d9252",
+    ),
+    format_row(
+        MemoryOsContinuityUser,
+        "memoryos.continuity.user",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("CONTINUITY_CHECK_USER_PROMPT", 0),
+        "02646d8f55fcbf54",
+    ),
+    row(
+        MemoryOsMetaSystem,
+        "memoryos.meta_summary.system",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("META_INFO_SYSTEM_PROMPT", 0),
+        "a025a33a5ef75fc2",
+    ),
+    format_row(
+        MemoryOsMetaUser,
+        "memoryos.meta_summary.user",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("META_INFO_USER_PROMPT", 0),
+        "f898e4656e510530",
+    ),
+    row(
+        MemoryOsMetaDialogue,
+        "memoryos.meta_summary.dialogue",
+        MEMORYOS_UTILS,
+        "generate_page_meta_info",
+        Nth(0),
+        "d5635a27859ea770",
+    ),
+    row(
+        MemoryOsMetaBeginning,
+        "memoryos.meta_summary.beginning",
+        MEMORYOS_UTILS,
+        "generate_page_meta_info",
+        Nth(1),
+        "ca829db87e242b14",
     ),
 ];

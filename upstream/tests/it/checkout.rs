@@ -57,6 +57,7 @@ fn copy_checkout(from: &Path, to: &Path) {
         "baselines/A_mem/agentic_memory/llm_controller.py",
         "baselines/MemoryOS/memoryos_chromadb/memoryos.py",
         "baselines/MemoryOS/memoryos_chromadb/prompts.py",
+        "baselines/MemoryOS/memoryos_chromadb/utils.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();

@@ -142,3 +142,101 @@ fn memoryos_answers_as_upstreams_own_get_user_prompt() {
         assert_eq!(ours, theirs, "{case}");
     }
 }
+
+/// Runs upstream's `check_conversation_continuity` and `generate_page_meta_info` with a client
+/// that records what it is sent, and prints the recorded messages and temperatures as JSON.
+const OPERATIONS_PY: &str = r#"
+import sys, json, io, contextlib
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+sys.path.insert(0, root + "/baselines/MemoryOS")
+from memoryos_chromadb import utils
+case = json.loads(sys.stdin.read())
+sent = []
+class Client:
+    def chat_completion(self, model, messages, temperature=0.1, max_tokens=2048):
+        sent.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens})
+        return "true"
+previous = {"user_input": case["previous"][0], "agent_response": case["previous"][1]}
+current = {"user_input": case["current"][0], "agent_response": case["current"][1]}
+with contextlib.redirect_stdout(io.StringIO()):
+    utils.check_conversation_continuity(previous, current, Client())
+    utils.generate_page_meta_info(case["meta"], current, Client())
+    utils.generate_page_meta_info(None, current, Client())
+print(json.dumps(sent))
+"#;
+
+#[test]
+fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let checkout = root.join("../shared/upstream/MemoryBench");
+    let python = root.join(".cache/upstream-venv/bin/python");
+    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
+        return mb_core::test_data::skip(&format!(
+            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
+            checkout.display(),
+            python.display()
+        ));
+    }
+    let upstream = Upstream::open(&checkout).unwrap();
+    let previous = ("Did you go to {Lisbon}?", "Yes, \"twice\".");
+    let current = ("What did you bring back?", "A blue tile.\nAnd a postcard.");
+    let meta = "Nadia's trip to Lisbon.";
+    let case = json!({"previous": previous, "current": current, "meta": meta});
+    let mut child = Command::new(&python)
+        .args(["-c", OPERATIONS_PY])
+        .arg(&checkout)
+        .arg(root.join("scripts/upstream/shims"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(case.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pair = |request: &serde_json::Value| {
+        (
+            request["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            request["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        )
+    };
+    assert_eq!(
+        upstream.memoryos_continuity(previous, current).unwrap(),
+        pair(&sent[0])
+    );
+    assert_eq!(
+        upstream
+            .memoryos_meta_summary(Some(meta), current.0, current.1)
+            .unwrap(),
+        pair(&sent[1])
+    );
+    assert_eq!(
+        upstream
+            .memoryos_meta_summary(None, current.0, current.1)
+            .unwrap(),
+        pair(&sent[2])
+    );
+    assert_eq!(
+        [&sent[0]["temperature"], &sent[1]["temperature"]],
+        [&json!(0.0), &json!(0.3)]
+    );
+}
