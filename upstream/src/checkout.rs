@@ -11,7 +11,9 @@ use mb_core::Lang;
 
 use crate::catalog::{entries, AnswerOf, Entry, Prompt, Select, KNOWN_COMMIT};
 use crate::error::{Mismatch, UpstreamError};
-use crate::python::{repr_dict_list, repr_str_list, string_runs, Binding, StringRun};
+use crate::python::{
+    profile_argument, repr_dict_list, repr_str_list, string_runs, Binding, StringRun,
+};
 use crate::template::Template;
 
 /// The expression upstream's Mem0 fills today's date with.
@@ -174,6 +176,37 @@ impl Upstream {
         let prompt = self.render(
             Prompt::MemoryOsMetaUser,
             &[("last_meta", last), ("new_dialogue", &dialogue)],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// MemoryOS's profile analysis of `pages` (each the user's words and the assistant's),
+    /// given the `stored` profile (the model's last reply): its system message and its prompt.
+    pub fn memoryos_profile_analysis(
+        &self,
+        pages: &[(&str, &str)],
+        stored: Option<&str>,
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsProfileSystem)?.text()?;
+        let conversation = pages
+            .iter()
+            .map(|(user, assistant)| {
+                self.render(
+                    Prompt::MemoryOsProfilePage,
+                    &[
+                        ("p.get('user_input', '')", user),
+                        ("p.get('agent_response', '')", assistant),
+                    ],
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .join("\n");
+        let prompt = self.render(
+            Prompt::MemoryOsProfileUser,
+            &[
+                ("conversation", &conversation),
+                ("existing_user_profile", &profile_argument(stored)),
+            ],
         )?;
         Ok((system, prompt))
     }

@@ -142,7 +142,8 @@ async fn a_mems_note_analysis_is_sent_as_upstreams_client_sends_it() {
 }
 
 /// MemoryOS's continuity check goes out as upstream's client sends it: its system message and
-/// prompt, temperature 0 and no top-p; its chain summary likewise at temperature 0.3.
+/// prompt, temperature 0 and no top-p; its chain summary likewise at temperature 0.3, and its
+/// profile analysis at 0.1 with the stored profile as upstream gives it.
 #[tokio::test]
 async fn memoryos_chain_operations_are_sent_as_upstreams_client_sends_them() {
     use mb_baselines::memoryos::ops::{Exchange, IsContinuous, MetaSummary};
@@ -167,8 +168,17 @@ async fn memoryos_chain_operations_are_sent_as_upstreams_client_sends_them() {
         .run(&MetaSummary::new(None, current), Lang::Zh)
         .await
         .unwrap();
+    let profile = mb_baselines::memoryos::ops::UpdateProfile::new(
+        Some("Likes tea".into()),
+        vec![exchange("What did you bring?", "A tile.")],
+    );
+    backend.run(&profile, Lang::En).await.unwrap();
     let requests = scripted.requests();
-    for (request, temperature) in requests.iter().zip([0.0, 0.3]) {
+    assert!(requests[2].messages[1]
+        .content
+        .contains("{\"raw_text_profile\": \"Likes tea\"}"));
+    assert_eq!(requests[2].sampling.temperature, 0.1);
+    for (request, temperature) in requests.iter().zip([0.0, 0.3, 0.1]) {
         assert_eq!(request.messages.len(), 2);
         assert_eq!(request.messages[0].role, mb_llm::Role::System);
         assert!(request.messages[1].content.contains("What did you bring?"));

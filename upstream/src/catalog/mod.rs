@@ -71,6 +71,12 @@ pub enum Prompt {
     MemoryOsMetaDialogue,
     /// The chain summary's stand-in for a chain without one.
     MemoryOsMetaBeginning,
+    /// MemoryOS's profile analysis over its 90 dimensions, its system message.
+    MemoryOsProfileSystem,
+    /// MemoryOS's profile analysis, its prompt.
+    MemoryOsProfileUser,
+    /// How the profile analysis shows each page (`_trigger_profile_and_knowledge_update_if_needed`).
+    MemoryOsProfilePage,
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,

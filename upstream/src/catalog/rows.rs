@@ -305,4 +305,28 @@ pub(super) static CATALOG: &[Entry] = &[
         Nth(1),
         "ca829db87e242b14",
     ),
+    row(
+        MemoryOsProfileSystem,
+        "memoryos.profile.system",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("PERSONALITY_ANALYSIS_SYSTEM_PROMPT", 0),
+        "4f8d9e683fe6ac69",
+    ),
+    format_row(
+        MemoryOsProfileUser,
+        "memoryos.profile.user",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("PERSONALITY_ANALYSIS_USER_PROMPT", 0),
+        "cf2ea55d27ad2e30",
+    ),
+    row(
+        MemoryOsProfilePage,
+        "memoryos.profile.page",
+        "baselines/MemoryOS/memoryos_chromadb/memoryos.py",
+        "Memoryos._trigger_profile_and_knowledge_update_if_needed",
+        Nth(4),
+        "efc802470d5f80c4",
+    ),
 ];

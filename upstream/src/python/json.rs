@@ -1,5 +1,6 @@
 //! Python's `json.dumps(json.loads(text), indent=2, ensure_ascii=False)`: what upstream's
-//! MemoryOS shows of a stored profile. Objects keep their keys in the order written (Python's
+//! MemoryOS shows of a stored profile (and its compact, ASCII form, given to the profile
+//! analysis). Objects keep their keys in the order written (Python's
 //! dictionaries do; `serde_json::Value` would sort them), strings are escaped as Python escapes
 //! them, integers keep their digits. Floats are written as Rust writes them, which can differ
 //! from Python's `repr` in the exponent's form (`1e-5` for Python's `1e-05`).
@@ -120,18 +121,84 @@ fn string(text: &str) -> String {
 /// it is not JSON; `None` when the loaded profile is falsy (Python's `if profile`), where
 /// upstream shows its stand-in text instead.
 pub fn profile_text(reply: &str) -> Option<String> {
-    let profile = serde_json::from_str::<Ordered>(reply).unwrap_or_else(|_| {
-        Ordered::Object(vec![(
-            "raw_text_profile".to_string(),
-            Ordered::Text(reply.to_string()),
-        )])
-    });
+    let profile = load_profile(reply);
     if !profile.is_truthy() {
         return None;
     }
     let mut out = String::new();
     profile.write(&mut out, 0);
     Some(out)
+}
+
+/// What upstream's MemoryOS gives its profile analysis as the existing profile:
+/// `json.dumps(profile or {})` (compact separators `, ` and `: `, non-ASCII escaped), the
+/// profile loaded from the model's stored reply as [`profile_text`] loads it.
+pub fn profile_argument(stored: Option<&str>) -> String {
+    let profile = stored.map(load_profile).filter(Ordered::is_truthy);
+    let mut out = String::new();
+    match profile {
+        Some(profile) => profile.write_compact(&mut out),
+        None => out.push_str("{}"),
+    }
+    out
+}
+
+/// A stored reply as upstream loads it: its JSON, or the text wrapped as `raw_text_profile`.
+fn load_profile(reply: &str) -> Ordered {
+    serde_json::from_str::<Ordered>(reply).unwrap_or_else(|_| {
+        Ordered::Object(vec![(
+            "raw_text_profile".to_string(),
+            Ordered::Text(reply.to_string()),
+        )])
+    })
+}
+
+impl Ordered {
+    /// `json.dumps` with its defaults: `, ` and `: `, every non-ASCII character as `\uXXXX`.
+    fn write_compact(&self, out: &mut String) {
+        match self {
+            Ordered::Text(s) => out.push_str(&ascii_string(s)),
+            Ordered::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    item.write_compact(out);
+                }
+                out.push(']');
+            }
+            Ordered::Object(pairs) => {
+                out.push('{');
+                for (i, (key, value)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&ascii_string(key));
+                    out.push_str(": ");
+                    value.write_compact(out);
+                }
+                out.push('}');
+            }
+            scalar => scalar.write(out, 0),
+        }
+    }
+}
+
+/// A JSON string as Python writes it with `ensure_ascii=True`.
+fn ascii_string(text: &str) -> String {
+    let mut out = String::new();
+    for c in string(text).chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
 }
 
 impl<'de> Deserialize<'de> for Ordered {
@@ -223,6 +290,20 @@ mod tests {
         assert_eq!(
             profile_text("[1e-5, 1.5e300]").unwrap(),
             "[\n  1e-05,\n  1.5e+300\n]"
+        );
+    }
+
+    #[test]
+    fn the_existing_profile_argument_is_compact_and_ascii() {
+        assert_eq!(profile_argument(None), "{}");
+        assert_eq!(profile_argument(Some("{}")), "{}");
+        assert_eq!(
+            profile_argument(Some("Likes caf\u{e9} \u{1f600}")),
+            "{\"raw_text_profile\": \"Likes caf\\u00e9 \\ud83d\\ude00\"}"
+        );
+        assert_eq!(
+            profile_argument(Some("{\"b\": [1, null], \"a\": \"x\"}")),
+            "{\"b\": [1, null], \"a\": \"x\"}"
         );
     }
 }

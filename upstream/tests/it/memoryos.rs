@@ -162,6 +162,17 @@ class Client:
 previous = {"user_input": case["previous"][0], "agent_response": case["previous"][1]}
 current = {"user_input": case["current"][0], "agent_response": case["current"][1]}
 with contextlib.redirect_stdout(io.StringIO()):
+    # The profile analysis as Memoryos and LongTermMemory call it: the pages joined, the stored
+    # profile loaded (utils' reading of a reply) and dumped.
+    pages = [{"user_input": u, "agent_response": a} for u, a in case["pages"]]
+    conversation = "\n".join(f"User: {p.get('user_input', '')}\nAssistant: {p.get('agent_response', '')}" for p in pages)
+    stored = case["stored"]
+    if stored is not None:
+        try:
+            stored = json.loads(stored)
+        except json.JSONDecodeError:
+            stored = {"raw_text_profile": stored}
+    utils.gpt_user_profile_analysis(conversation, Client(), existing_user_profile=json.dumps(stored or {}))
     utils.check_conversation_continuity(previous, current, Client())
     utils.generate_page_meta_info(case["meta"], current, Client())
     utils.generate_page_meta_info(None, current, Client())
@@ -184,7 +195,9 @@ fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
     let previous = ("Did you go to {Lisbon}?", "Yes, \"twice\".");
     let current = ("What did you bring back?", "A blue tile.\nAnd a postcard.");
     let meta = "Nadia's trip to Lisbon.";
-    let case = json!({"previous": previous, "current": current, "meta": meta});
+    let pages = [("I moved to Oslo.", "Nice!"), ("Café? ☕", "Sure.")];
+    let stored = "Likes \"tea\" — and cafés";
+    let case = json!({"previous": previous, "current": current, "meta": meta, "pages": pages, "stored": stored});
     let mut child = Command::new(&python)
         .args(["-c", OPERATIONS_PY])
         .arg(&checkout)
@@ -219,6 +232,13 @@ fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
                 .to_string(),
         )
     };
+    assert_eq!(
+        upstream
+            .memoryos_profile_analysis(&pages, Some(stored))
+            .unwrap(),
+        pair(&sent[0])
+    );
+    let sent = &sent.as_array().unwrap()[1..];
     assert_eq!(
         upstream.memoryos_continuity(previous, current).unwrap(),
         pair(&sent[0])

@@ -13,6 +13,7 @@ use mb_llm::ops::shape::{list_field, strings};
 use mb_llm::ops::text::{lead, sentences, top_terms};
 use mb_llm::ops::Operation;
 use mb_llm::{Message, Sampling};
+use mb_upstream::{Upstream, UpstreamError};
 
 /// What upstream's MemoryOS client (`OpenAIClient.chat_completion`) sends unless a call sets
 /// its own temperature: temperature 0.1, 2048 tokens, no top-p.
@@ -174,6 +175,25 @@ impl Operation for UpdateProfile {
             language_line(lang),
             dialogue.join("\n\n")
         ))]
+    }
+
+    /// Upstream's analysis over its 90 dimensions (one English prompt for every language),
+    /// the stored profile given as upstream gives it.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        let pages: Vec<(&str, &str)> = self
+            .exchanges
+            .iter()
+            .map(|e| (e.user.as_str(), e.assistant.as_str()))
+            .collect();
+        Some(
+            upstream
+                .memoryos_profile_analysis(&pages, self.existing.as_deref())
+                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
+        )
     }
 
     fn parse(&self, text: &str) -> Option<String> {
