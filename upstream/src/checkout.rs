@@ -188,7 +188,45 @@ impl Upstream {
         stored: Option<&str>,
     ) -> Result<(String, String), UpstreamError> {
         let system = self.template(Prompt::MemoryOsProfileSystem)?.text()?;
-        let conversation = pages
+        let conversation = self.memoryos_pages(pages)?;
+        let prompt = self.render(
+            Prompt::MemoryOsProfileUser,
+            &[
+                ("conversation", &conversation),
+                ("existing_user_profile", &profile_argument(stored)),
+            ],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// MemoryOS's knowledge extraction from `pages` (each the user's words and the
+    /// assistant's, joined as for the profile analysis): its system message and its prompt.
+    pub fn memoryos_knowledge_extraction(
+        &self,
+        pages: &[(&str, &str)],
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsKnowledgeSystem)?.text()?;
+        let conversation = self.memoryos_pages(pages)?;
+        let prompt = self.render(
+            Prompt::MemoryOsKnowledgeUser,
+            &[("conversation", &conversation)],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// The two headings of a knowledge extraction's reply: before the user's private data,
+    /// and before the assistant's knowledge.
+    pub fn memoryos_knowledge_markers(&self) -> Result<(String, String), UpstreamError> {
+        Ok((
+            self.template(Prompt::MemoryOsKnowledgeUserMarker)?.text()?,
+            self.template(Prompt::MemoryOsKnowledgeAssistantMarker)?
+                .text()?,
+        ))
+    }
+
+    /// Pages as MemoryOS joins them for its profile and knowledge analyses.
+    fn memoryos_pages(&self, pages: &[(&str, &str)]) -> Result<String, UpstreamError> {
+        Ok(pages
             .iter()
             .map(|(user, assistant)| {
                 self.render(
@@ -200,15 +238,7 @@ impl Upstream {
                 )
             })
             .collect::<Result<Vec<_>, _>>()?
-            .join("\n");
-        let prompt = self.render(
-            Prompt::MemoryOsProfileUser,
-            &[
-                ("conversation", &conversation),
-                ("existing_user_profile", &profile_argument(stored)),
-            ],
-        )?;
-        Ok((system, prompt))
+            .join("\n"))
     }
 
     /// NFCats' judge request for the `answer` to `question`: its system message and its

@@ -23,6 +23,6 @@ mod wording;
 pub use catalog::{AnswerOf, MemoryOsPart, Prompt, KNOWN_COMMIT};
 pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
-pub use memoryos::{MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
+pub use memoryos::{read_marked_knowledge, MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
 pub use template::Template;
 pub use wording::{Wording, PARAPHRASED};

@@ -146,3 +146,39 @@ impl Upstream {
         Ok(system + &text(Joiner)? + &user)
     }
 }
+
+/// Upstream's reading of a knowledge extraction's reply (`gpt_knowledge_extraction`): the text
+/// after the first `user_marker` (up to the first `assistant_marker`, when there is one) is
+/// the user's private data, the text after the first `assistant_marker` the assistant's
+/// knowledge, each stripped; `"None"` where a part is missing or empty, as upstream returns it.
+pub fn read_marked_knowledge(
+    reply: &str,
+    user_marker: &str,
+    assistant_marker: &str,
+) -> (String, String) {
+    let after = |at: usize, marker: &str| reply[at + marker.len()..].trim().to_string();
+    let (mut private, mut assistant) = (String::new(), String::new());
+    match (reply.find(user_marker), reply.find(assistant_marker)) {
+        (Some(user_at), Some(assistant_at)) => {
+            let start = user_at + user_marker.len();
+            // Python's slice of an end before its start is empty.
+            private = reply
+                .get(start..assistant_at.max(start))
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            assistant = after(assistant_at, assistant_marker);
+        }
+        (Some(user_at), None) => private = after(user_at, user_marker),
+        (None, Some(assistant_at)) => assistant = after(assistant_at, assistant_marker),
+        (None, None) => {}
+    }
+    let or_none = |text: String| {
+        if text.is_empty() {
+            "None".to_string()
+        } else {
+            text
+        }
+    };
+    (or_none(private), or_none(assistant))
+}

@@ -200,7 +200,13 @@ impl MemoryOs {
             .collect();
         let memory = &self.context.llm.memory;
         let profile = UpdateProfile::new(tiers.long_term.profile.clone(), exchanges.clone());
-        let knowledge = ExtractKnowledge::new(exchanges);
+        let mut knowledge = ExtractKnowledge::new(exchanges);
+        if let Some(upstream) = self.context.llm.wording.checkout() {
+            let markers = upstream
+                .memoryos_knowledge_markers()
+                .map_err(|e| MemoryError::Llm(mb_llm::LlmError::Upstream(e)))?;
+            knowledge = knowledge.with_upstream_markers(markers);
+        }
         // The two analyses are independent: run them together.
         let (profile, knowledge) =
             futures::join!(memory.run(&profile, lang), memory.run(&knowledge, lang));

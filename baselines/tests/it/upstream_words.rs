@@ -187,3 +187,36 @@ async fn memoryos_chain_operations_are_sent_as_upstreams_client_sends_them() {
     }
     assert!(wording.paraphrased_prompts().is_empty());
 }
+
+/// MemoryOS's knowledge extraction in upstream's words: upstream's prompt goes out, and the
+/// reply is read under upstream's headings, the parts upstream's memory refuses dropped.
+#[tokio::test]
+async fn memoryos_knowledge_is_asked_and_read_as_upstream_does() {
+    use mb_baselines::memoryos::ops::{Exchange, ExtractKnowledge};
+    let Some(checkout) = upstream() else { return };
+    let (user, assistant) = checkout.memoryos_knowledge_markers().unwrap();
+    let reply = format!("{user}\n- Has a cat named Miso\n{assistant}\nNone");
+    let scripted = mb_llm::testing::ScriptedProvider::then_always(&[], &reply);
+    let wording = Wording::upstream(Upstream::open(checkout.dir()).unwrap());
+    let backend =
+        mb_llm::ops::Backend::model(scripted.clone(), mb_llm::ops::OutputHandling::Upstream, 0)
+            .with_wording(wording.clone());
+    let operation = ExtractKnowledge::new(vec![Exchange {
+        user: "My cat Miso purrs.".into(),
+        assistant: "Cats purr when content.".into(),
+    }])
+    .with_upstream_markers((user, assistant));
+    let knowledge = backend.run(&operation, Lang::En).await.unwrap();
+    assert_eq!(
+        knowledge.user_private.as_deref(),
+        Some("- Has a cat named Miso")
+    );
+    assert_eq!(knowledge.assistant, None);
+    let request = &scripted.requests()[0];
+    assert_eq!(request.messages[0].role, mb_llm::Role::System);
+    assert!(request.messages[1]
+        .content
+        .contains("User: My cat Miso purrs."));
+    assert_eq!(request.sampling.top_p, None);
+    assert!(wording.paraphrased_prompts().is_empty());
+}

@@ -77,6 +77,14 @@ pub enum Prompt {
     MemoryOsProfileUser,
     /// How the profile analysis shows each page (`_trigger_profile_and_knowledge_update_if_needed`).
     MemoryOsProfilePage,
+    /// MemoryOS's knowledge extraction, its system message.
+    MemoryOsKnowledgeSystem,
+    /// MemoryOS's knowledge extraction, its prompt.
+    MemoryOsKnowledgeUser,
+    /// The heading the extraction's reply puts before the user's private data.
+    MemoryOsKnowledgeUserMarker,
+    /// The heading the extraction's reply puts before the assistant's knowledge.
+    MemoryOsKnowledgeAssistantMarker,
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,

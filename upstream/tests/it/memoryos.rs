@@ -173,6 +173,7 @@ with contextlib.redirect_stdout(io.StringIO()):
         except json.JSONDecodeError:
             stored = {"raw_text_profile": stored}
     utils.gpt_user_profile_analysis(conversation, Client(), existing_user_profile=json.dumps(stored or {}))
+    utils.gpt_knowledge_extraction(conversation, Client())
     utils.check_conversation_continuity(previous, current, Client())
     utils.generate_page_meta_info(case["meta"], current, Client())
     utils.generate_page_meta_info(None, current, Client())
@@ -238,7 +239,11 @@ fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
             .unwrap(),
         pair(&sent[0])
     );
-    let sent = &sent.as_array().unwrap()[1..];
+    assert_eq!(
+        upstream.memoryos_knowledge_extraction(&pages).unwrap(),
+        pair(&sent[1])
+    );
+    let sent = &sent.as_array().unwrap()[2..];
     assert_eq!(
         upstream.memoryos_continuity(previous, current).unwrap(),
         pair(&sent[0])
@@ -259,4 +264,78 @@ fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
         [&sent[0]["temperature"], &sent[1]["temperature"]],
         [&json!(0.0), &json!(0.3)]
     );
+}
+
+/// Upstream's `gpt_knowledge_extraction` reading replies: prints what it returns for each.
+const KNOWLEDGE_READING_PY: &str = r#"
+import sys, json, io, contextlib
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+sys.path.insert(0, root + "/baselines/MemoryOS")
+from memoryos_chromadb import utils
+class Client:
+    def __init__(self, reply):
+        self.reply = reply
+    def chat_completion(self, model, messages, temperature=0.1, max_tokens=2048):
+        return self.reply
+out = []
+with contextlib.redirect_stdout(io.StringIO()):
+    for reply in json.loads(sys.stdin.read()):
+        result = utils.gpt_knowledge_extraction("x", Client(reply))
+        out.append([result["private"], result["assistant_knowledge"]])
+print(json.dumps(out))
+"#;
+
+#[test]
+fn knowledge_replies_read_as_upstream_reads_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let checkout = root.join("../shared/upstream/MemoryBench");
+    let python = root.join(".cache/upstream-venv/bin/python");
+    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
+        return mb_core::test_data::skip(&format!(
+            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
+            checkout.display(),
+            python.display()
+        ));
+    }
+    let upstream = Upstream::open(&checkout).unwrap();
+    let (user, assistant) = upstream.memoryos_knowledge_markers().unwrap();
+    let replies = vec![
+        format!("{user}\n- Has a cat\n{assistant}\n- Cats purr"),
+        format!("{assistant} first {user} then"),
+        format!("{user} only"),
+        format!("just {assistant}"),
+        "nothing marked".to_string(),
+        format!("{user}{assistant}"),
+        format!("{user}\n  \n{assistant}   "),
+    ];
+    let mut child = Command::new(&python)
+        .args(["-c", KNOWLEDGE_READING_PY])
+        .arg(&checkout)
+        .arg(root.join("scripts/upstream/shims"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json!(replies).to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<(String, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    let ours: Vec<(String, String)> = replies
+        .iter()
+        .map(|reply| mb_upstream::read_marked_knowledge(reply, &user, &assistant))
+        .collect();
+    assert_eq!(ours, theirs);
 }

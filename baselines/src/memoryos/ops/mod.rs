@@ -13,7 +13,7 @@ use mb_llm::ops::shape::{list_field, strings};
 use mb_llm::ops::text::{lead, sentences, top_terms};
 use mb_llm::ops::Operation;
 use mb_llm::{Message, Sampling};
-use mb_upstream::{Upstream, UpstreamError};
+use mb_upstream::{read_marked_knowledge, Upstream, UpstreamError};
 
 /// What upstream's MemoryOS client (`OpenAIClient.chat_completion`) sends unless a call sets
 /// its own temperature: temperature 0.1, 2048 tokens, no top-p.
@@ -255,13 +255,31 @@ const ASSISTANT_SECTION: &str = "[ASSISTANT KNOWLEDGE]";
 #[derive(Debug, Clone)]
 pub struct ExtractKnowledge {
     exchanges: Vec<Exchange>,
+    upstream_markers: Option<(String, String)>,
 }
 
 impl ExtractKnowledge {
     /// Knowledge in `exchanges`.
     pub fn new(exchanges: Vec<Exchange>) -> ExtractKnowledge {
-        ExtractKnowledge { exchanges }
+        ExtractKnowledge {
+            exchanges,
+            upstream_markers: None,
+        }
     }
+
+    /// The same extraction asked in upstream's words: the reply is read under upstream's two
+    /// headings (user data, assistant knowledge), as upstream reads it.
+    pub fn with_upstream_markers(mut self, markers: (String, String)) -> ExtractKnowledge {
+        self.upstream_markers = Some(markers);
+        self
+    }
+}
+
+/// A knowledge part upstream returns, kept unless it is one of the texts upstream's long-term
+/// memory refuses to store (`""`, `none`, `- none`, `- none.`, in any case).
+fn kept(part: String) -> Option<String> {
+    let lower = part.trim().to_lowercase();
+    (!["", "none", "- none", "- none."].contains(&lower.as_str())).then_some(part)
 }
 
 impl Operation for ExtractKnowledge {
@@ -290,7 +308,33 @@ impl Operation for ExtractKnowledge {
         ))]
     }
 
+    /// Upstream's prompt (one English prompt for every language), the pages joined as upstream
+    /// joins them.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        let pages: Vec<(&str, &str)> = self
+            .exchanges
+            .iter()
+            .map(|e| (e.user.as_str(), e.assistant.as_str()))
+            .collect();
+        Some(
+            upstream
+                .memoryos_knowledge_extraction(&pages)
+                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
+        )
+    }
+
     fn parse(&self, text: &str) -> Option<Knowledge> {
+        if let Some((user, assistant)) = &self.upstream_markers {
+            let (private, knowledge) = read_marked_knowledge(text, user, assistant);
+            return Some(Knowledge {
+                user_private: kept(private),
+                assistant: kept(knowledge),
+            });
+        }
         let user_at = text.find(USER_SECTION)?;
         let assistant_at = text.find(ASSISTANT_SECTION)?;
         let section = |start: usize, end: usize| {
