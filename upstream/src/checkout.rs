@@ -214,6 +214,13 @@ impl Upstream {
         Ok((system, prompt))
     }
 
+    /// MemoryOS's multi-topic summary of `text`: its system message and its prompt.
+    pub fn memoryos_topics(&self, text: &str) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsTopicsSystem)?.text()?;
+        let prompt = self.render(Prompt::MemoryOsTopicsUser, &[("text", text)])?;
+        Ok((system, prompt))
+    }
+
     /// The two headings of a knowledge extraction's reply: before the user's private data,
     /// and before the assistant's knowledge.
     pub fn memoryos_knowledge_markers(&self) -> Result<(String, String), UpstreamError> {

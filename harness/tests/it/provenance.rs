@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::common::{assert_ok, chat_server, harness_in, json as read, only_run};
 
@@ -39,58 +39,104 @@ fn without_upstream_every_result_says_the_prompts_are_the_paraphrase() {
     assert_eq!(read(run.join("run_config.json"))["prompts"], expected);
 }
 
-#[test]
-fn with_upstream_results_name_the_commit_and_each_prompt_still_paraphrased() {
-    let Some(upstream) = checkout() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let port = chat_server(
-        |_| json!({"choices": [{"message": {"role": "assistant", "content": "stub"}, "finish_reason": "stop"}]}),
-    );
-    let settings = dir.path().join("llm.toml");
+/// A model that answers every request: A-Mem's keyword and note requests with JSON of their
+/// schema, anything else with a word.
+fn stub_reply(sent: &Value) -> Value {
+    let schema = &sent["response_format"]["json_schema"]["schema"]["properties"];
+    let content = if schema["keywords"]["type"] == "string" {
+        json!({"keywords": "tile"}).to_string()
+    } else if !schema.is_null() {
+        json!({
+            "keywords": ["tile"], "context": "A gift.", "tags": ["travel"],
+            "should_evolve": false, "actions": [], "suggested_connections": [],
+            "tags_to_update": [], "new_context_neighborhood": [], "new_tags_neighborhood": [],
+        })
+        .to_string()
+    } else {
+        "stub".to_string()
+    };
+    json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
+}
+
+/// `off-policy --baseline SYSTEM --limit 1` with the answer and memory roles on a stub and
+/// upstream's words: the command's output, its run directory and its flags without
+/// `--upstream`.
+fn run_in_upstreams_words(
+    dir: &Path,
+    upstream: &Path,
+    system: &str,
+) -> (std::process::Output, PathBuf, Vec<String>) {
+    let port = chat_server(stub_reply);
+    let settings = dir.join("llm.toml");
     let role = |name: &str| {
         format!("[{name}]\nprovider = \"vllm\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"stub\"\n")
     };
     std::fs::write(&settings, role("answer") + &role("memory")).unwrap();
-    let upstream = upstream.to_str().unwrap();
-    let flags = [
+    let flags: Vec<String> = [
         "off-policy",
         "--baseline",
-        "memoryos",
+        system,
         "--limit",
         "1",
         "--llm-cache",
         "off",
         "--llm",
         settings.to_str().unwrap(),
-    ];
-    let mut with_upstream = flags.to_vec();
-    with_upstream.extend(["--upstream", upstream]);
-    let out = harness_in(dir.path(), &with_upstream);
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut with_upstream = flags.clone();
+    with_upstream.extend(["--upstream".to_string(), upstream.display().to_string()]);
+    let args: Vec<&str> = with_upstream.iter().map(String::as_str).collect();
+    let out = harness_in(dir, &args);
     assert_ok(&out);
-    let run = only_run(
-        dir.path()
-            .join("runs/off-policy/results/domain/Sample/memoryos"),
-    );
+    let run = only_run(dir.join(format!("runs/off-policy/results/domain/Sample/{system}")));
+    (out, run, flags)
+}
+
+#[test]
+fn memoryos_goes_out_wholly_in_upstreams_words_and_resumes_only_in_them() {
+    let Some(upstream) = checkout() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (out, run, flags) = run_in_upstreams_words(dir.path(), &upstream, "memoryos");
     let prompts = read(run.join("summary.json"))["prompts"]
         .as_str()
         .unwrap()
         .to_string();
     assert!(
-        prompts.starts_with("upstream THUIR/MemoryBench 9a33aae9d0c1")
-            && prompts.contains("paraphrased (no upstream text yet): ")
-            && !prompts.contains("answer.memoryos"),
-        "{prompts}"
+        prompts.starts_with("upstream THUIR/MemoryBench 9a33aae9d0c1 (")
+            && prompts.ends_with(" templates)"),
+        "every request of the run in upstream's words: {prompts}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&format!("prompts: {prompts}")), "{stdout}");
     // The run cannot go on in other words.
-    let mut resumed = flags.to_vec();
+    let mut resumed: Vec<&str> = flags.iter().map(String::as_str).collect();
     let run_dir = run.display().to_string();
     resumed.extend(["--resume", &run_dir]);
     let refused = harness_in(dir.path(), &resumed);
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("prompts"), "{stderr}");
+}
+
+#[test]
+fn a_prompt_without_upstream_text_is_named_in_the_results() {
+    let Some(upstream) = checkout() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The hybrid memory is this project's own: upstream has no words for its answer.
+    let (_, run, _) = run_in_upstreams_words(dir.path(), &upstream, "hybrid");
+    let prompts = read(run.join("summary.json"))["prompts"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        prompts.starts_with("upstream THUIR/MemoryBench 9a33aae9d0c1")
+            && prompts.ends_with(
+                "; paraphrased (no upstream text yet): answer of a system beyond upstream, key_facts"
+            ),
+        "{prompts}"
+    );
 }
 
 #[test]

@@ -81,6 +81,10 @@ pub enum Prompt {
     MemoryOsKnowledgeSystem,
     /// MemoryOS's knowledge extraction, its prompt.
     MemoryOsKnowledgeUser,
+    /// MemoryOS's multi-topic summary, its system message.
+    MemoryOsTopicsSystem,
+    /// MemoryOS's multi-topic summary, its prompt.
+    MemoryOsTopicsUser,
     /// The heading the extraction's reply puts before the user's private data.
     MemoryOsKnowledgeUserMarker,
     /// The heading the extraction's reply puts before the assistant's knowledge.

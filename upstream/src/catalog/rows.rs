@@ -361,4 +361,20 @@ pub(super) static CATALOG: &[Entry] = &[
         Nth(13),
         "77b96cf185edd467",
     ),
+    row(
+        MemoryOsTopicsSystem,
+        "memoryos.topics.system",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("MULTI_SUMMARY_SYSTEM_PROMPT", 0),
+        "80a132c2ca0258b5",
+    ),
+    format_row(
+        MemoryOsTopicsUser,
+        "memoryos.topics.user",
+        MEMORYOS_PROMPTS,
+        "",
+        Assigned("MULTI_SUMMARY_USER_PROMPT", 0),
+        "52837373fdc04159",
+    ),
 ];

@@ -174,6 +174,7 @@ with contextlib.redirect_stdout(io.StringIO()):
             stored = {"raw_text_profile": stored}
     utils.gpt_user_profile_analysis(conversation, Client(), existing_user_profile=json.dumps(stored or {}))
     utils.gpt_knowledge_extraction(conversation, Client())
+    utils.gpt_generate_multi_summary(conversation, Client())
     utils.check_conversation_continuity(previous, current, Client())
     utils.generate_page_meta_info(case["meta"], current, Client())
     utils.generate_page_meta_info(None, current, Client())
@@ -243,7 +244,16 @@ fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
         upstream.memoryos_knowledge_extraction(&pages).unwrap(),
         pair(&sent[1])
     );
-    let sent = &sent.as_array().unwrap()[2..];
+    let conversation = pages
+        .iter()
+        .map(|(user, assistant)| format!("User: {user}\nAssistant: {assistant}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        upstream.memoryos_topics(&conversation).unwrap(),
+        pair(&sent[2])
+    );
+    let sent = &sent.as_array().unwrap()[3..];
     assert_eq!(
         upstream.memoryos_continuity(previous, current).unwrap(),
         pair(&sent[0])

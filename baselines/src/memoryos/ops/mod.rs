@@ -85,6 +85,19 @@ impl Operation for MultiTopicSummary {
         ))]
     }
 
+    /// Upstream's prompt (one English prompt for every language) over the text as given.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(
+            upstream
+                .memoryos_topics(&self.text)
+                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
+        )
+    }
+
     fn parse(&self, text: &str) -> Option<Vec<Topic>> {
         topics(list_field(text, "topics")?)
     }
