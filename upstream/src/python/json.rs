@@ -27,7 +27,10 @@ impl Ordered {
         match self {
             Ordered::Null => false,
             Ordered::Bool(b) => *b,
-            Ordered::Int(digits) => digits.trim_start_matches('-').trim_start_matches('0') != "",
+            Ordered::Int(digits) => !digits
+                .trim_start_matches('-')
+                .trim_start_matches('0')
+                .is_empty(),
             Ordered::Float(x) => *x != 0.0,
             Ordered::Text(s) => !s.is_empty(),
             Ordered::List(items) => !items.is_empty(),

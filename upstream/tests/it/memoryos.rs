@@ -43,6 +43,9 @@ with contextlib.redirect_stdout(io.StringIO()):
 print(json.dumps(text))
 "#;
 
+/// One answer case: the language, the stored profile, user knowledge, assistant knowledge.
+type Case<'a> = (Lang, Option<&'a str>, Vec<String>, Vec<String>);
+
 #[test]
 fn memoryos_answers_as_upstreams_own_get_user_prompt() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -80,7 +83,7 @@ fn memoryos_answers_as_upstreams_own_get_user_prompt() {
             meta: String::new(),
         },
     ];
-    let cases: Vec<(Lang, Option<&str>, Vec<String>, Vec<String>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             Lang::En,
             Some("Likes tea\nand cats"),
