@@ -22,6 +22,15 @@ const MEM0_TODAY: &str = "datetime.now().strftime(\"%Y-%m-%d\")";
 /// Largest source file read (upstream's biggest is under 100 KB).
 const MAX_SOURCE_BYTES: u64 = 4 << 20;
 
+/// The datasets whose simulated user reacts by rule, from the dataset's own metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleFeedbackOf {
+    /// LoCoMo (an answer is right when its F1 exceeds 0.5).
+    Locomo,
+    /// DialSim (an answer is right when it is accurate).
+    DialSim,
+}
+
 /// Upstream MemoryBench's wording, read from a checkout.
 #[derive(Debug)]
 pub struct Upstream {
@@ -246,6 +255,22 @@ impl Upstream {
             })
             .collect::<Result<Vec<_>, _>>()?
             .join("\n"))
+    }
+
+    /// What upstream's simulated user says to a `correct` (or wrong) answer on a dataset it
+    /// judges by rule (LoCoMo, DialSim), where no model simulates the user.
+    pub fn rule_feedback(
+        &self,
+        of: RuleFeedbackOf,
+        correct: bool,
+    ) -> Result<String, UpstreamError> {
+        let prompt = match (of, correct) {
+            (RuleFeedbackOf::Locomo, true) => Prompt::FeedbackLocomoRight,
+            (RuleFeedbackOf::Locomo, false) => Prompt::FeedbackLocomoWrong,
+            (RuleFeedbackOf::DialSim, true) => Prompt::FeedbackDialSimRight,
+            (RuleFeedbackOf::DialSim, false) => Prompt::FeedbackDialSimWrong,
+        };
+        self.template(prompt)?.text()
     }
 
     /// NFCats' judge request for the `answer` to `question`: its system message and its

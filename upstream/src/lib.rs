@@ -21,7 +21,7 @@ mod template;
 mod wording;
 
 pub use catalog::{AnswerOf, MemoryOsPart, Prompt, KNOWN_COMMIT};
-pub use checkout::Upstream;
+pub use checkout::{RuleFeedbackOf, Upstream};
 pub use error::{Mismatch, UpstreamError};
 pub use memoryos::{read_marked_knowledge, MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
 pub use template::Template;

@@ -128,11 +128,10 @@ async fn a_mems_note_analysis_is_sent_as_upstreams_client_sends_it() {
         .unwrap();
     assert_eq!(attributes.keywords, ["tile"]);
     let request = &scripted.requests()[0];
-    assert_eq!(
-        request.messages[0].content,
-        "You must respond with a JSON object."
-    );
-    assert!(request.messages[1].content.ends_with(note));
+    let (system, prompt) = wording.checkout().unwrap().amem_analyze_note(note).unwrap();
+    assert_eq!(request.messages[0].content, system);
+    assert_eq!(request.messages[1].content, prompt);
+    assert!(prompt.ends_with(note));
     assert_eq!(request.sampling.top_p, None);
     assert_eq!(
         (request.sampling.temperature, request.sampling.max_tokens),

@@ -269,7 +269,13 @@ async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
     let scored = nfcats.evaluate(why, "Purring is...", &judge).await.unwrap();
     assert_eq!(scored["score"], json!(4));
     let request = &scripted.requests()[0];
-    assert_eq!(request.messages[0].content, "You are a helpful assistant.");
+    let (system, prompt) = wording
+        .checkout()
+        .unwrap()
+        .nfcats_judge("Why do cats purr?", "Purring is...")
+        .unwrap();
+    assert_eq!(request.messages[0].content, system);
+    assert_eq!(request.messages[1].content, prompt);
     assert!(request.messages[1].content.contains("Why do cats purr?"));
     assert!(request.messages[1].content.contains("Purring is..."));
     assert_eq!(

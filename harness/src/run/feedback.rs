@@ -10,6 +10,7 @@ use mb_datasets::Dataset;
 use mb_eval::{EvalError, Evaluator};
 use mb_llm::ops::{Backend, ImplicitAction, SimulateFeedback, UserPersona};
 use mb_llm::{LlmStack, Message, Role};
+use mb_upstream::RuleFeedbackOf;
 use serde_json::Value;
 
 use crate::error::HarnessError;
@@ -40,19 +41,20 @@ pub async fn react(
         .map_or("", |m| m.content.as_str());
     let name = dataset.name().to_lowercase();
     if name.contains("locomo") || name.contains("dialsim") {
-        let correct = rule_verdict(row, answer, evaluator, &llm.judge).await?;
-        return Ok(if correct {
-            Reaction {
-                end: true,
-                text: "That's right, thank you for the precise answer!".into(),
-                action: Action::Like,
-            }
+        let of = if name.contains("locomo") {
+            RuleFeedbackOf::Locomo
         } else {
-            Reaction {
-                end: false,
-                text: "That's not right. Please try again and be more accurate.".into(),
-                action: Action::Dislike,
-            }
+            RuleFeedbackOf::DialSim
+        };
+        let correct = rule_verdict(row, answer, evaluator, &llm.judge).await?;
+        return Ok(Reaction {
+            end: correct,
+            text: rule_text(llm, of, correct)?,
+            action: if correct {
+                Action::Like
+            } else {
+                Action::Dislike
+            },
         });
     }
     let (persona, task) = persona(&dataset.config.class_name);
@@ -71,6 +73,20 @@ pub async fn react(
             ImplicitAction::None => Action::None,
         },
     })
+}
+
+/// What the simulated user says to a `correct` (or wrong) answer on a rule-judged dataset: in
+/// upstream's words with `--upstream`, else in the project's.
+fn rule_text(llm: &LlmStack, of: RuleFeedbackOf, correct: bool) -> Result<String, HarnessError> {
+    if let Some(upstream) = llm.wording.checkout() {
+        return Ok(upstream.rule_feedback(of, correct)?);
+    }
+    Ok(if correct {
+        "That's right, thank you for the precise answer!"
+    } else {
+        "That's not right. Please try again and be more accurate."
+    }
+    .to_string())
 }
 
 /// LoCoMo: F1 above 0.5; DialSim: accuracy (exact match when no judge model is configured).

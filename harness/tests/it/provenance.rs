@@ -159,3 +159,52 @@ fn a_folder_that_is_no_upstream_checkout_is_refused_by_name() {
         "{stderr}"
     );
 }
+
+#[test]
+fn locomo_feedback_is_upstreams_rule_text_in_its_words() {
+    let Some(upstream) = checkout() else { return };
+    let words = mb_upstream::Upstream::open(&upstream).unwrap();
+    let texts = [true, false].map(|correct| {
+        words
+            .rule_feedback(mb_upstream::RuleFeedbackOf::Locomo, correct)
+            .unwrap()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = harness_in(
+        dir.path(),
+        &[
+            "on-policy",
+            "--baseline",
+            "bm25_message",
+            "--dataset-type",
+            "single",
+            "--set-name",
+            "Sample-Locomo",
+            "--step",
+            "1",
+            "--batch-size",
+            "8",
+            "--upstream",
+            upstream.to_str().unwrap(),
+        ],
+    );
+    assert_ok(&out);
+    let run = only_run(
+        dir.path()
+            .join("runs/on-policy/results/single/Sample-Locomo/bm25_message"),
+    );
+    let dialogs = read(run.join("step_0/train_dialogs.json"));
+    let mut feedback = 0;
+    for dialog in dialogs.as_array().unwrap() {
+        let messages = dialog["dialog"].as_array().unwrap();
+        // Every user message after an answer is the simulated user's rule-based feedback.
+        for pair in messages.windows(2) {
+            if pair[0]["role"] == "assistant" && pair[1]["role"] == "user" {
+                let text = pair[1]["content"].as_str().unwrap();
+                assert!(texts.iter().any(|t| t == text), "{text}");
+                feedback += 1;
+            }
+        }
+    }
+    assert!(feedback > 0, "no feedback was given");
+}

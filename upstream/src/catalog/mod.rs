@@ -89,6 +89,14 @@ pub enum Prompt {
     MemoryOsKnowledgeUserMarker,
     /// The heading the extraction's reply puts before the assistant's knowledge.
     MemoryOsKnowledgeAssistantMarker,
+    /// What the simulated user says to a right LoCoMo answer (`FeedbackAgent`, rule-based).
+    FeedbackLocomoRight,
+    /// What the simulated user says to a wrong LoCoMo answer.
+    FeedbackLocomoWrong,
+    /// What the simulated user says to a right DialSim answer.
+    FeedbackDialSimRight,
+    /// What the simulated user says to a wrong DialSim answer.
+    FeedbackDialSimWrong,
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,

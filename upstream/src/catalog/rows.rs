@@ -17,6 +17,9 @@ const MEMORYOS_PROMPTS: &str = "baselines/MemoryOS/memoryos_chromadb/prompts.py"
 /// MemoryOS's helpers, where it fills its prompts.
 const MEMORYOS_UTILS: &str = "baselines/MemoryOS/memoryos_chromadb/utils.py";
 
+/// The user simulator and its rule-based feedback.
+const FEEDBACK: &str = "src/agent/feedback.py";
+
 /// Every prompt, where it stands and its hash.
 pub(super) static CATALOG: &[Entry] = &[
     row(
@@ -376,5 +379,37 @@ pub(super) static CATALOG: &[Entry] = &[
         "",
         Assigned("MULTI_SUMMARY_USER_PROMPT", 0),
         "52837373fdc04159",
+    ),
+    row(
+        FeedbackLocomoRight,
+        "feedback.locomo.right",
+        FEEDBACK,
+        "FeedbackAgent._evaluate_locomo_with_instance",
+        Nth(3),
+        "5f1161cfe7496974",
+    ),
+    row(
+        FeedbackLocomoWrong,
+        "feedback.locomo.wrong",
+        FEEDBACK,
+        "FeedbackAgent._evaluate_locomo_with_instance",
+        Nth(4),
+        "6f4b95845cf3695c",
+    ),
+    row(
+        FeedbackDialSimRight,
+        "feedback.dialsim.right",
+        FEEDBACK,
+        "FeedbackAgent._evaluate_dialsim_with_instance",
+        Nth(3),
+        "5f1161cfe7496974",
+    ),
+    row(
+        FeedbackDialSimWrong,
+        "feedback.dialsim.wrong",
+        FEEDBACK,
+        "FeedbackAgent._evaluate_dialsim_with_instance",
+        Nth(4),
+        "6f4b95845cf3695c",
     ),
 ];

@@ -2,4 +2,5 @@
 //! (`../shared/upstream/MemoryBench`), and what a changed checkout does.
 
 mod checkout;
+mod feedback;
 mod memoryos;
