@@ -273,6 +273,24 @@ impl Upstream {
         self.template(prompt)?.text()
     }
 
+    /// DialSim's judge request for `prediction` against the `golden` answer to `question`: its
+    /// system message, and its prompt with the three marks replaced in upstream's order (each
+    /// replacement over the text the previous one left, as Python's chained `str.replace`).
+    pub fn dialsim_judge(
+        &self,
+        question: &str,
+        golden: &str,
+        prediction: &str,
+    ) -> Result<(String, String), UpstreamError> {
+        let text = |prompt| -> Result<String, UpstreamError> { self.template(prompt)?.text() };
+        let system = text(Prompt::DialSimJudgeSystem)?;
+        let prompt = text(Prompt::DialSimJudgeUser)?
+            .replace(&text(Prompt::DialSimQuestionMark)?, question)
+            .replace(&text(Prompt::DialSimAnswerMark)?, golden)
+            .replace(&text(Prompt::DialSimPredictionMark)?, prediction);
+        Ok((system, prompt))
+    }
+
     /// NFCats' judge request for the `answer` to `question`: its system message and its
     /// prompt.
     pub fn nfcats_judge(

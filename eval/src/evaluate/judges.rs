@@ -46,6 +46,19 @@ impl Operation for MatchJudge {
         ]
     }
 
+    /// Upstream's system message and prompt, its marks replaced as upstream replaces them.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(
+            upstream
+                .dialsim_judge(&self.question, &self.golden, &self.prediction)
+                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
+        )
+    }
+
     fn sampling(&self) -> Sampling {
         Sampling::new(0.2, 0.1, 1024)
     }

@@ -171,6 +171,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     let scored = nfcats.evaluate(&why, "x", &failing).await.unwrap();
     assert_eq!(scored["score"], json!(1));
     nfcats_in_upstreams_words(nfcats.as_ref(), &why).await;
+    dialsim_in_upstreams_words(dialsim.as_ref(), &question).await;
 
     // LimitGen: aspect yes, subtype 2 (the planted "limited datasets"), rating 4 for the first
     // limitation; aspect no for the second.
@@ -281,6 +282,42 @@ async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
     assert_eq!(
         (request.sampling.temperature, request.sampling.top_p),
         (0.0, Some(0.1))
+    );
+    assert!(wording.paraphrased_prompts().is_empty());
+}
+
+/// With upstream's checkout, DialSim's judge gets upstream's system message and prompt, with
+/// upstream's sampling.
+async fn dialsim_in_upstreams_words(dialsim: &dyn mb_eval::Evaluator, question: &Row) {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
+    if !dir.join("memorybench.py").is_file() {
+        return mb_core::test_data::skip(&format!("no upstream checkout at {}", dir.display()));
+    }
+    let wording = mb_upstream::Wording::upstream(mb_upstream::Upstream::open(&dir).unwrap());
+    let scripted = ScriptedProvider::then_always(&["Correct"], "Wrong");
+    let judge =
+        Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
+    let scored = dialsim
+        .evaluate(question, "He married Rachel Green", &judge)
+        .await
+        .unwrap();
+    assert_eq!(scored["accuracy"], json!(true));
+    let request = &scripted.requests()[0];
+    let (system, prompt) = wording
+        .checkout()
+        .unwrap()
+        .dialsim_judge(
+            "Who did Ross marry in Las Vegas?",
+            "Rachel",
+            "He married Rachel Green",
+        )
+        .unwrap();
+    assert_eq!(request.messages[0].content, system);
+    assert_eq!(request.messages[1].content, prompt);
+    assert_eq!(
+        (request.sampling.temperature, request.sampling.top_p),
+        (0.2, Some(0.1))
     );
     assert!(wording.paraphrased_prompts().is_empty());
 }

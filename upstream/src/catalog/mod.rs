@@ -97,6 +97,16 @@ pub enum Prompt {
     FeedbackDialSimRight,
     /// What the simulated user says to a wrong DialSim answer.
     FeedbackDialSimWrong,
+    /// DialSim's judge, its system message (`SYS_PROMPT`, `src/dataset/DialSim.py`).
+    DialSimJudgeSystem,
+    /// DialSim's judge, its prompt, filled by replacing its three marks.
+    DialSimJudgeUser,
+    /// The mark DialSim's judge prompt replaces with the question (`gpt_judge`).
+    DialSimQuestionMark,
+    /// The mark it replaces with the true answer.
+    DialSimAnswerMark,
+    /// The mark it replaces with the prediction.
+    DialSimPredictionMark,
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,

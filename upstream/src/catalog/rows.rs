@@ -17,6 +17,9 @@ const MEMORYOS_PROMPTS: &str = "baselines/MemoryOS/memoryos_chromadb/prompts.py"
 /// MemoryOS's helpers, where it fills its prompts.
 const MEMORYOS_UTILS: &str = "baselines/MemoryOS/memoryos_chromadb/utils.py";
 
+/// DialSim's dataset module, with its judge.
+const DIALSIM: &str = "src/dataset/DialSim.py";
+
 /// The user simulator and its rule-based feedback.
 const FEEDBACK: &str = "src/agent/feedback.py";
 
@@ -411,5 +414,45 @@ pub(super) static CATALOG: &[Entry] = &[
         "FeedbackAgent._evaluate_dialsim_with_instance",
         Nth(4),
         "6f4b95845cf3695c",
+    ),
+    row(
+        DialSimJudgeSystem,
+        "dialsim.judge.system",
+        DIALSIM,
+        "",
+        Assigned("SYS_PROMPT", 0),
+        "cad69c2764fd2488",
+    ),
+    row(
+        DialSimJudgeUser,
+        "dialsim.judge.user",
+        DIALSIM,
+        "",
+        Assigned("USER_PROMPT", 0),
+        "35ce8f7022d6a282",
+    ),
+    row(
+        DialSimQuestionMark,
+        "dialsim.judge.question_mark",
+        DIALSIM,
+        "gpt_judge",
+        Nth(0),
+        "050a7ab0d2f3a98c",
+    ),
+    row(
+        DialSimAnswerMark,
+        "dialsim.judge.answer_mark",
+        DIALSIM,
+        "gpt_judge",
+        Nth(1),
+        "b307fcdd5c9a9dfc",
+    ),
+    row(
+        DialSimPredictionMark,
+        "dialsim.judge.prediction_mark",
+        DIALSIM,
+        "gpt_judge",
+        Nth(2),
+        "529d0e12062648af",
     ),
 ];

@@ -59,6 +59,7 @@ fn copy_checkout(from: &Path, to: &Path) {
         "baselines/MemoryOS/memoryos_chromadb/prompts.py",
         "baselines/MemoryOS/memoryos_chromadb/utils.py",
         "src/agent/feedback.py",
+        "src/dataset/DialSim.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();

@@ -3,4 +3,5 @@
 
 mod checkout;
 mod feedback;
+mod judges;
 mod memoryos;

@@ -1,0 +1,78 @@
+//! The judges' requests against upstream's own judge functions, run by Python (the
+//! differential venv, heavy imports shimmed) with a model that records what it is sent.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use mb_upstream::Upstream;
+use serde_json::json;
+
+/// Runs DialSim's `gpt_judge` on each case with a recording model and prints what it sent.
+const DIALSIM_PY: &str = r#"
+import sys, json, io, contextlib
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+sys.path.insert(0, root)
+with contextlib.redirect_stdout(io.StringIO()):
+    from src.dataset import DialSim
+sent = []
+class Model:
+    def generate_response(self, messages):
+        sent.append(messages)
+        return "Correct"
+for question, golden, prediction in json.loads(sys.stdin.read()):
+    DialSim.gpt_judge(question, golden, prediction, Model())
+print(json.dumps(sent))
+"#;
+
+#[test]
+fn dialsim_judge_requests_are_what_upstreams_gpt_judge_sends() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let checkout = root.join("../shared/upstream/MemoryBench");
+    let python = root.join(".cache/upstream-venv/bin/python");
+    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
+        return mb_core::test_data::skip(&format!(
+            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
+            checkout.display(),
+            python.display()
+        ));
+    }
+    let upstream = Upstream::open(&checkout).unwrap();
+    let cases = [
+        ("Who did Ross marry first?", "Carol", "Carol Willick"),
+        // A mark inside an earlier value is replaced too, as Python's chained replace does.
+        ("<<<TRUEANSWER>>>?", "Emily {x}", "<<<PREDICTION>>>"),
+    ];
+    let mut child = Command::new(&python)
+        .args(["-c", DIALSIM_PY])
+        .arg(&checkout)
+        .arg(root.join("scripts/upstream/shims"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json!(cases).to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (index, (question, golden, prediction)) in cases.iter().enumerate() {
+        let (system, prompt) = upstream
+            .dialsim_judge(question, golden, prediction)
+            .unwrap();
+        assert_eq!(sent[index][0]["content"], system.as_str());
+        assert_eq!(sent[index][1]["content"], prompt.as_str(), "case {index}");
+    }
+}
