@@ -26,6 +26,8 @@ REQUIREMENTS=(
   "regex"
   "numpy"
   "pandas"
+  # src/dataset/HelloBench.py (its judge's request is compared in upstream/tests/it/judges.rs)
+  "jsonlines"
   # off-policy.py
   "tqdm"
   "termcolor"

@@ -291,6 +291,30 @@ impl Upstream {
         Ok((system, prompt))
     }
 
+    /// HelloBench's checklist judge request: its system message and its prompt, filled with
+    /// the `instruction`, the `response` (re-tokenised by the caller as upstream does), the
+    /// `checklist` as upstream's `json.dumps(checklist, ensure_ascii=False)` writes it, and its
+    /// length.
+    pub fn hellobench_checklist(
+        &self,
+        instruction: &str,
+        response: &str,
+        checklist: &str,
+        items: usize,
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::HelloBenchJudgeSystem)?.text()?;
+        let prompt = self.render(
+            Prompt::HelloBenchJudgeUser,
+            &[
+                ("instruction", instruction),
+                ("response", response),
+                ("checklists", checklist),
+                ("num_checklist", &items.to_string()),
+            ],
+        )?;
+        Ok((system, prompt))
+    }
+
     /// NFCats' judge request for the `answer` to `question`: its system message and its
     /// prompt.
     pub fn nfcats_judge(

@@ -194,6 +194,30 @@ impl Operation for ChecklistJudge {
         ]
     }
 
+    /// Upstream's system message and prompt, the checklist as upstream's `json.dumps` writes
+    /// it (each item's id before its content, as the published rows write them: the parsed
+    /// items no longer know their order).
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        let checklist = mb_upstream::python::dumps_unicode(
+            &Value::Array(self.checklist.clone()),
+            &["checklist_id", "checklist_content"],
+        );
+        Some(
+            upstream
+                .hellobench_checklist(
+                    &self.instruction,
+                    &self.response,
+                    &checklist,
+                    self.checklist.len(),
+                )
+                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
+        )
+    }
+
     fn sampling(&self) -> Sampling {
         Sampling::new(0.8, 0.1, 4096)
     }

@@ -172,6 +172,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     assert_eq!(scored["score"], json!(1));
     nfcats_in_upstreams_words(nfcats.as_ref(), &why).await;
     dialsim_in_upstreams_words(dialsim.as_ref(), &question).await;
+    hellobench_in_upstreams_words(&catalog).await;
 
     // LimitGen: aspect yes, subtype 2 (the planted "limited datasets"), rating 4 for the first
     // limitation; aspect no for the second.
@@ -319,5 +320,48 @@ async fn dialsim_in_upstreams_words(dialsim: &dyn mb_eval::Evaluator, question: 
         (request.sampling.temperature, request.sampling.top_p),
         (0.2, Some(0.1))
     );
+    assert!(wording.paraphrased_prompts().is_empty());
+}
+
+/// With upstream's checkout, HelloBench's checklist judge gets upstream's system message and
+/// prompt, the checklist written as upstream's `json.dumps` writes it.
+async fn hellobench_in_upstreams_words(catalog: &Catalog) {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
+    if !dir.join("memorybench.py").is_file() {
+        return mb_core::test_data::skip(&format!("no upstream checkout at {}", dir.display()));
+    }
+    let name = "HelloBench-Creative&Design";
+    let hellobench = evaluator_for(catalog.dataset(name).unwrap()).unwrap();
+    let item = row(json!({
+        "test_idx": 1, "dataset_name": name, "lang": "en",
+        "input_prompt": "Write about a cafe.",
+        "info": {"checklist": [{"checklist_id": 0, "checklist_content": "Is it about a café?"}]},
+    }));
+    let wording = mb_upstream::Wording::upstream(mb_upstream::Upstream::open(&dir).unwrap());
+    let scripted = ScriptedProvider::then_always(
+        &["[{\"checklist_id\": 0, \"reason\": \"yes\", \"evaluation_score\": 1}]"],
+        "Wrong",
+    );
+    let judge =
+        Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
+    let scored = hellobench
+        .evaluate(&item, "The cafe is small", &judge)
+        .await
+        .unwrap();
+    assert_eq!(scored["avg_score"], json!(1.0));
+    let request = &scripted.requests()[0];
+    let (system, prompt) = wording
+        .checkout()
+        .unwrap()
+        .hellobench_checklist(
+            "Write about a cafe.",
+            "The cafe is small",
+            "[{\"checklist_id\": 0, \"checklist_content\": \"Is it about a café?\"}]",
+            1,
+        )
+        .unwrap();
+    assert_eq!(request.messages[0].content, system);
+    assert_eq!(request.messages[1].content, prompt);
     assert!(wording.paraphrased_prompts().is_empty());
 }

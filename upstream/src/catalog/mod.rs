@@ -107,6 +107,10 @@ pub enum Prompt {
     DialSimAnswerMark,
     /// The mark it replaces with the prediction.
     DialSimPredictionMark,
+    /// HelloBench's checklist judge, its system message (`src/dataset/HelloBench.py`).
+    HelloBenchJudgeSystem,
+    /// HelloBench's checklist judge, its prompt.
+    HelloBenchJudgeUser,
     /// NFCats' judge prompt (`prompt_template`, `src/dataset/NFCats.py`), filled with the
     /// question and the answer.
     NfcatsJudge,

@@ -455,4 +455,20 @@ pub(super) static CATALOG: &[Entry] = &[
         Nth(2),
         "529d0e12062648af",
     ),
+    row(
+        HelloBenchJudgeSystem,
+        "hellobench.judge.system",
+        "src/dataset/HelloBench.py",
+        "",
+        Assigned("SYS_PROMPT", 0),
+        "fa4408255406bda5",
+    ),
+    format_row(
+        HelloBenchJudgeUser,
+        "hellobench.judge.user",
+        "src/dataset/HelloBench.py",
+        "",
+        Assigned("USER_PROMPT", 0),
+        "4d24bcb949d8a677",
+    ),
 ];

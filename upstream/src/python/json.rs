@@ -146,6 +146,58 @@ pub fn profile_argument(stored: Option<&str>) -> String {
     out
 }
 
+/// `json.dumps(value, ensure_ascii=False)`: separators `, ` and `: `, non-ASCII kept. An
+/// object's keys named in `key_order` come first, in that order, the others after them in
+/// `value`'s own order (a `serde_json` map has lost the order they were written in, so the
+/// caller names the order its data was written in).
+pub fn dumps_unicode(value: &serde_json::Value, key_order: &[&str]) -> String {
+    let mut out = String::new();
+    write_unicode(value, key_order, &mut out);
+    out
+}
+
+fn write_unicode(value: &serde_json::Value, key_order: &[&str], out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.push_str(&i.to_string()),
+            (None, Some(u), _) => out.push_str(&u.to_string()),
+            (None, None, Some(x)) => out.push_str(&float(x)),
+            (None, None, None) => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => out.push_str(&string(s)),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_unicode(item, key_order, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = key_order
+                .iter()
+                .filter_map(|k| map.get_key_value(*k).map(|(key, _)| key))
+                .collect();
+            keys.extend(map.keys().filter(|k| !key_order.contains(&k.as_str())));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&string(key));
+                out.push_str(": ");
+                write_unicode(&map[key], key_order, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
 /// A stored reply as upstream loads it: its JSON, or the text wrapped as `raw_text_profile`.
 fn load_profile(reply: &str) -> Ordered {
     serde_json::from_str::<Ordered>(reply).unwrap_or_else(|_| {
@@ -293,6 +345,16 @@ mod tests {
         assert_eq!(
             profile_text("[1e-5, 1.5e300]").unwrap(),
             "[\n  1e-05,\n  1.5e+300\n]"
+        );
+    }
+
+    #[test]
+    fn dumps_unicode_writes_as_python_with_the_named_key_order() {
+        let value =
+            serde_json::json!([{"checklist_id": 0, "checklist_content": "Is it \"café\"?\n"}, 1.5]);
+        assert_eq!(
+            dumps_unicode(&value, &["checklist_id", "checklist_content"]),
+            "[{\"checklist_id\": 0, \"checklist_content\": \"Is it \\\"café\\\"?\\n\"}, 1.5]"
         );
     }
 

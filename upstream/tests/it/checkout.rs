@@ -60,6 +60,7 @@ fn copy_checkout(from: &Path, to: &Path) {
         "baselines/MemoryOS/memoryos_chromadb/utils.py",
         "src/agent/feedback.py",
         "src/dataset/DialSim.py",
+        "src/dataset/HelloBench.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
