@@ -15,14 +15,16 @@
 mod catalog;
 mod checkout;
 mod error;
+mod evaluation;
 mod memoryos;
 pub mod python;
 mod template;
 mod wording;
 
 pub use catalog::{AnswerOf, MemoryOsPart, Prompt, KNOWN_COMMIT};
-pub use checkout::{RuleFeedbackOf, Upstream};
+pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
+pub use evaluation::RuleFeedbackOf;
 pub use memoryos::{read_marked_knowledge, MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
 pub use template::Template;
 pub use wording::{Wording, PARAPHRASED};

@@ -2,12 +2,15 @@
 //! (the `memoryos_chromadb` copy MemoryBench runs), from upstream's own pieces: the role
 //! paragraph with the assistant's knowledge and the conversation metadata, three newlines, then
 //! the short-term history, the retrieved pages with their dialogue-chain information, the
-//! profile and user knowledge, and the query. The whole goes out as one user message.
+//! profile and user knowledge, and the query. The whole goes out as one user message. Also
+//! MemoryOS's memory operations (continuity, chain summary, profile analysis, knowledge
+//! extraction, multi-topic summary) as its helpers fill them, and upstream's reading of a
+//! knowledge extraction's reply.
 
 use mb_core::Lang;
 
 use crate::catalog::{MemoryOsPart, Prompt};
-use crate::python::profile_text;
+use crate::python::{profile_argument, profile_text};
 use crate::{Upstream, UpstreamError};
 
 /// One exchange of the short-term queue.
@@ -55,6 +58,125 @@ pub struct MemoryOsAnswer<'a> {
 const RELATIONSHIP: &str = "friend";
 
 impl Upstream {
+    /// MemoryOS's continuity check of the exchange `current` after `previous` (each the
+    /// user's words and the assistant's): its system message and its prompt.
+    pub fn memoryos_continuity(
+        &self,
+        previous: (&str, &str),
+        current: (&str, &str),
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsContinuitySystem)?.text()?;
+        let prompt = self.render(
+            Prompt::MemoryOsContinuityUser,
+            &[
+                ("prev_user", previous.0),
+                ("prev_agent", previous.1),
+                ("curr_user", current.0),
+                ("curr_agent", current.1),
+            ],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// MemoryOS's chain summary after the exchange (`user`, `assistant`), given the chain's
+    /// summary so far (`None`, or empty: the chain begins): its system message and its prompt.
+    pub fn memoryos_meta_summary(
+        &self,
+        previous: Option<&str>,
+        user: &str,
+        assistant: &str,
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsMetaSystem)?.text()?;
+        let dialogue = self.render(
+            Prompt::MemoryOsMetaDialogue,
+            &[
+                ("current_page.get('user_input', '')", user),
+                ("current_page.get('agent_response', '')", assistant),
+            ],
+        )?;
+        let beginning;
+        let last = match previous.filter(|summary| !summary.is_empty()) {
+            Some(summary) => summary,
+            None => {
+                beginning = self.template(Prompt::MemoryOsMetaBeginning)?.text()?;
+                &beginning
+            }
+        };
+        let prompt = self.render(
+            Prompt::MemoryOsMetaUser,
+            &[("last_meta", last), ("new_dialogue", &dialogue)],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// MemoryOS's profile analysis of `pages` (each the user's words and the assistant's),
+    /// given the `stored` profile (the model's last reply): its system message and its prompt.
+    pub fn memoryos_profile_analysis(
+        &self,
+        pages: &[(&str, &str)],
+        stored: Option<&str>,
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsProfileSystem)?.text()?;
+        let conversation = self.memoryos_pages(pages)?;
+        let prompt = self.render(
+            Prompt::MemoryOsProfileUser,
+            &[
+                ("conversation", &conversation),
+                ("existing_user_profile", &profile_argument(stored)),
+            ],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// MemoryOS's knowledge extraction from `pages` (each the user's words and the
+    /// assistant's, joined as for the profile analysis): its system message and its prompt.
+    pub fn memoryos_knowledge_extraction(
+        &self,
+        pages: &[(&str, &str)],
+    ) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsKnowledgeSystem)?.text()?;
+        let conversation = self.memoryos_pages(pages)?;
+        let prompt = self.render(
+            Prompt::MemoryOsKnowledgeUser,
+            &[("conversation", &conversation)],
+        )?;
+        Ok((system, prompt))
+    }
+
+    /// MemoryOS's multi-topic summary of `text`: its system message and its prompt.
+    pub fn memoryos_topics(&self, text: &str) -> Result<(String, String), UpstreamError> {
+        let system = self.template(Prompt::MemoryOsTopicsSystem)?.text()?;
+        let prompt = self.render(Prompt::MemoryOsTopicsUser, &[("text", text)])?;
+        Ok((system, prompt))
+    }
+
+    /// The two headings of a knowledge extraction's reply: before the user's private data,
+    /// and before the assistant's knowledge.
+    pub fn memoryos_knowledge_markers(&self) -> Result<(String, String), UpstreamError> {
+        Ok((
+            self.template(Prompt::MemoryOsKnowledgeUserMarker)?.text()?,
+            self.template(Prompt::MemoryOsKnowledgeAssistantMarker)?
+                .text()?,
+        ))
+    }
+
+    /// Pages as MemoryOS joins them for its profile and knowledge analyses.
+    fn memoryos_pages(&self, pages: &[(&str, &str)]) -> Result<String, UpstreamError> {
+        Ok(pages
+            .iter()
+            .map(|(user, assistant)| {
+                self.render(
+                    Prompt::MemoryOsProfilePage,
+                    &[
+                        ("p.get('user_input', '')", user),
+                        ("p.get('agent_response', '')", assistant),
+                    ],
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .join("\n"))
+    }
+
     /// MemoryOS's answer prompt for `answer`, in upstream's words.
     pub fn memoryos_answer(&self, answer: &MemoryOsAnswer<'_>) -> Result<String, UpstreamError> {
         use MemoryOsPart::*;
