@@ -155,3 +155,73 @@ fn hellobench_judge_requests_are_what_upstreams_checklist_evaluation_sends() {
     assert_eq!(sent[0]["content"], system.as_str());
     assert_eq!(sent[1]["content"], prompt.as_str());
 }
+
+/// Runs NFCats' `evaluate_single` (on an instance made without its constructor, its model a
+/// recorder) and prints what its judge was sent.
+const NFCATS_PY: &str = r#"
+import sys, json, io, contextlib
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+sys.path.insert(0, root)
+with contextlib.redirect_stdout(io.StringIO()):
+    from src.dataset.NFCats import NFCats_Dataset
+sent = []
+class Model:
+    def generate_response(self, messages):
+        sent.append(messages)
+        return "4"
+dataset = object.__new__(NFCats_Dataset)
+dataset.openai_model = Model()
+case = json.loads(sys.stdin.read())
+with contextlib.redirect_stdout(io.StringIO()):
+    score = dataset.evaluate_single(case["question"], {}, case["answer"])
+print(json.dumps({"sent": sent[0], "score": score}))
+"#;
+
+#[test]
+fn nfcats_judge_requests_are_what_upstreams_evaluate_single_sends() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let checkout = root.join("../shared/upstream/MemoryBench");
+    let python = root.join(".cache/upstream-venv/bin/python");
+    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
+        return mb_core::test_data::skip(&format!(
+            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
+            checkout.display(),
+            python.display()
+        ));
+    }
+    let upstream = Upstream::open(&checkout).unwrap();
+    let (question, answer) = ("Why do cats purr? {x}", "Mostly \"contentment\".\n");
+    let mut child = Command::new(&python)
+        .args(["-c", NFCATS_PY])
+        .arg(&checkout)
+        .arg(root.join("scripts/upstream/shims"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            json!({"question": question, "answer": answer})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (system, prompt) = upstream.nfcats_judge(question, answer).unwrap();
+    assert_eq!(theirs["sent"][0]["content"], system.as_str());
+    assert_eq!(theirs["sent"][1]["content"], prompt.as_str());
+    assert_eq!(theirs["score"]["score"], 4);
+}
