@@ -115,7 +115,20 @@ pub enum ResponseFormat {
         name: String,
         /// The JSON schema.
         schema: serde_json::Value,
+        /// Whether the request marks the schema `strict` (upstream does for A-Mem's keywords
+        /// and evolution, not for its note analysis or the user simulator). Recorded only when
+        /// false, so the record keys of strict schemas stay as they were.
+        #[serde(default = "strict_by_default", skip_serializing_if = "is_strict")]
+        strict: bool,
     },
+}
+
+fn strict_by_default() -> bool {
+    true
+}
+
+fn is_strict(strict: &bool) -> bool {
+    *strict
 }
 
 /// One chat completion request.

@@ -42,11 +42,16 @@ impl OpenAiProvider {
             Some(ResponseFormat::JsonObject) => {
                 body["response_format"] = json!({"type": "json_object"});
             }
-            Some(ResponseFormat::JsonSchema { name, schema }) => {
-                body["response_format"] = json!({
-                    "type": "json_schema",
-                    "json_schema": {"name": name, "schema": schema, "strict": true},
-                });
+            Some(ResponseFormat::JsonSchema {
+                name,
+                schema,
+                strict,
+            }) => {
+                let mut format = json!({"name": name, "schema": schema});
+                if *strict {
+                    format["strict"] = json!(true);
+                }
+                body["response_format"] = json!({"type": "json_schema", "json_schema": format});
             }
         }
         body

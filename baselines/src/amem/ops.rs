@@ -105,6 +105,7 @@ impl Operation for AnalyzeNote {
                     "tags": {"type": "array", "items": {"type": "string"}},
                 },
             }),
+            strict: false,
         })
     }
 

@@ -204,6 +204,7 @@ impl Operation for SimulateFeedback {
                 },
                 "required": ["reasoning", "implicit_action", "behavior"],
             }),
+            strict: false,
         })
     }
 

@@ -131,6 +131,7 @@ async fn openai_wire_format_and_think_blocks() {
     req.response_format = Some(ResponseFormat::JsonSchema {
         name: "answer".into(),
         schema: json!({"type": "object"}),
+        strict: true,
     });
     let completion = provider.complete(&req).await.unwrap();
     assert_eq!(completion.text, "Paris");
@@ -153,6 +154,7 @@ async fn openai_wire_format_and_think_blocks() {
     assert_eq!(body["max_tokens"], 2048);
     assert_eq!(body["response_format"]["type"], "json_schema");
     assert_eq!(body["response_format"]["json_schema"]["name"], "answer");
+    assert_eq!(body["response_format"]["json_schema"]["strict"], true);
     assert!(body.get("chat_template_kwargs").is_none());
 
     // An operation whose upstream client sends no top-p sends none.
@@ -164,6 +166,22 @@ async fn openai_wire_format_and_think_blocks() {
     let body = seen.bodies.lock().unwrap()[0].clone();
     assert!(body.get("top_p").is_none(), "{body}");
     assert_eq!(body["temperature"].to_string(), "0.7");
+
+    // A schema upstream does not mark strict goes out without `strict`.
+    let (base, seen) = serve(|_, _| openai_reply("{}"));
+    let provider = OpenAiProvider::new(config(&format!("{base}/v1"))).unwrap();
+    let mut req = request();
+    req.response_format = Some(ResponseFormat::JsonSchema {
+        name: "response".into(),
+        schema: json!({"type": "object"}),
+        strict: false,
+    });
+    provider.complete(&req).await.unwrap();
+    let body = seen.bodies.lock().unwrap()[0].clone();
+    assert_eq!(
+        body["response_format"],
+        json!({"type": "json_schema", "json_schema": {"name": "response", "schema": {"type": "object"}}})
+    );
 }
 
 /// The paper's settings turn Qwen3's thinking off in every Qwen3 role's requests.

@@ -92,6 +92,7 @@ impl Operation for QueryKeywords {
                 "required": ["keywords"],
                 "additionalProperties": false,
             }),
+            strict: true,
         })
     }
 
