@@ -7,3 +7,4 @@ mod providers;
 mod record_and_ledger;
 mod replicas;
 mod settings;
+mod wire_parameters;
