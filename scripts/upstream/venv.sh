@@ -14,28 +14,29 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 VENV="${VENV:-$ROOT/.cache/upstream-venv}"
 PYTHON="${PYTHON:-python3}"
 
-# The requirement set; the stamp records it so that a change re-installs.
+# The requirement set, pinned to the versions the differential was measured with (their own
+# dependencies follow pip's resolution); the stamp records it so that a change re-installs.
 REQUIREMENTS=(
   # LLM client used by src/llms/{vllm,openai}.py (mem0ai 0.1.116 caps it below 1.100)
-  "openai>=1.90,<1.100"
-  "pydantic>=2,<3"
+  "openai==1.99.9"
+  "pydantic==2.14.4"
   # memorybench.py / src/dataset/utils.py load the data with HF datasets (from a local dir)
-  "datasets>=2.19,<4"
+  "datasets==3.6.0"
   # src/dataset/Locomo.py and WritingPrompts.py (metrics imported at module level)
-  "nltk"
-  "regex"
-  "numpy"
-  "pandas"
+  "nltk==3.10.4"
+  "regex==2026.12.2"
+  "numpy==2.4.6"
+  "pandas==3.1.1"
   # src/dataset/HelloBench.py (its judge's request is compared in upstream/tests/it/judges.rs)
-  "jsonlines"
+  "jsonlines==4.0.0"
   # off-policy.py
-  "tqdm"
-  "termcolor"
-  "python-dotenv"
+  "tqdm==4.70.1"
+  "termcolor==3.3.0"
+  "python-dotenv==1.2.4"
   # bm25_message / bm25_dialog
-  "whoosh"
+  "whoosh==2.7.4"
   # embedder_message / embedder_dialog (CPU faiss wheel, no torch)
-  "faiss-cpu"
+  "faiss-cpu==1.15.1"
   # mem0: src/agent/mem0.py mixes the vendored baselines/mem0 with top-level `mem0.*`
   # imports, i.e. the PyPI package of the vendored version (pyproject: mem0ai 0.1.116);
   # it brings qdrant-client (local, in-process vector store), sqlalchemy, posthog.
