@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use mb_upstream::python::ascii_string;
 use mb_upstream::{Prompt, Upstream};
 
 use super::{fail, raw_row, split_rows, ImportError};
@@ -227,29 +228,7 @@ fn evidence_turn(conversation: &Value, id: &str) -> Option<Value> {
 fn python_json_object(entries: &[(&str, &str)]) -> String {
     let body: Vec<String> = entries
         .iter()
-        .map(|(k, v)| format!("{}: {}", python_json_string(k), python_json_string(v)))
+        .map(|(k, v)| format!("{}: {}", ascii_string(k), ascii_string(v)))
         .collect();
     format!("{{{}}}", body.join(", "))
-}
-
-fn python_json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

@@ -240,11 +240,13 @@ impl Ordered {
     }
 }
 
-/// A JSON string as Python writes it with `ensure_ascii=True`.
-fn ascii_string(text: &str) -> String {
+/// A JSON string as Python's `json.dumps` writes it by default (`ensure_ascii=True`): `"` and
+/// `\` escaped, `\n`, `\r`, `\t`, `\b`, `\f` by name, every other character outside
+/// printable ASCII (controls, DEL, non-ASCII) as `\uXXXX` (UTF-16 units).
+pub fn ascii_string(text: &str) -> String {
     let mut out = String::new();
     for c in string(text).chars() {
-        if c.is_ascii() {
+        if (' '..='~').contains(&c) {
             out.push(c);
         } else {
             let mut units = [0u16; 2];
@@ -355,6 +357,15 @@ mod tests {
         assert_eq!(
             dumps_unicode(&value, &["checklist_id", "checklist_content"]),
             "[{\"checklist_id\": 0, \"checklist_content\": \"Is it \\\"café\\\"?\\n\"}, 1.5]"
+        );
+    }
+
+    #[test]
+    fn ascii_strings_escape_as_python_json_dumps_does() {
+        // json.dumps('a\b\f\x7f\x01é😀"\\') in Python.
+        assert_eq!(
+            ascii_string("a\u{8}\u{c}\u{7f}\u{1}é😀\"\\"),
+            "\"a\\b\\f\\u007f\\u0001\\u00e9\\ud83d\\ude00\\\"\\\\\""
         );
     }
 

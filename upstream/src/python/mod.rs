@@ -6,7 +6,7 @@ mod literal;
 mod repr;
 mod scan;
 
-pub use json::{dumps_unicode, profile_argument, profile_text};
+pub use json::{ascii_string, dumps_unicode, profile_argument, profile_text};
 pub use literal::{Literal, LiteralError, Piece};
 pub use repr::{repr_dict_list, repr_str, repr_str_list};
 pub use scan::{string_runs, Binding, ScanError, StringRun};
