@@ -52,6 +52,12 @@ impl Wording {
         self.noted().iter().copied().collect()
     }
 
+    /// Where the prompts come from: the paraphrase, or upstream's commit (what a run directory
+    /// records at its start, and `--resume` compares).
+    pub fn source(&self) -> String {
+        self.describe(Vec::new())
+    }
+
     /// What a run records as its prompts' source: the paraphrase, or upstream's commit and
     /// the prompts that went out paraphrased so far.
     pub fn provenance(&self) -> String {

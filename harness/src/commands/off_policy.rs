@@ -121,7 +121,13 @@ async fn run_system(
     setup: &RunSetup,
     spec: &'static SystemSpec,
 ) -> Result<Outcome, HarnessError> {
-    let files = run_dir(run, questions.results_dir(), spec, json!({}))?;
+    let files = run_dir(
+        run,
+        &setup.services.llm.wording,
+        questions.results_dir(),
+        spec,
+        json!({}),
+    )?;
     let engine = setup.engine();
     ensure_bookkeeping(engine)?;
     // The memory of the set's dialogs, shared by off-policy and train-performance runs.

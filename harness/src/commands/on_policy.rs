@@ -90,6 +90,7 @@ impl Regime for OnPolicyArgs {
         let run = &args.run;
         let files = run_dir(
             run,
+            &setup.services.llm.wording,
             "on-policy/results",
             spec,
             json!({

@@ -53,6 +53,7 @@ impl Regime for StepwiseArgs {
         let run = &args.run;
         let files = run_dir(
             run,
+            &setup.services.llm.wording,
             "step_off-policy/results",
             spec,
             json!({"batch_size": args.batch_size}),

@@ -9,12 +9,15 @@ use serde_json::{json, Value};
 
 use crate::error::{file_error, HarnessError};
 use crate::run::RunArgs;
+use mb_upstream::Wording;
 
 /// The run directory: with `--resume`, the run named (after checking it was started with the
 /// same flags); otherwise a new `<output>/<regime>/<type>/<set>/<system>/start_at_<stamp>/`
-/// with its `run_config.json`. `extra` holds the regime's own settings.
+/// with its `run_config.json`. `extra` holds the regime's own settings; `wording` is the run's
+/// (its roles').
 pub fn run_dir(
     args: &RunArgs,
+    wording: &Wording,
     regime: &str,
     spec: &SystemSpec,
     extra: Value,
@@ -42,7 +45,7 @@ pub fn run_dir(
         "retrieve_k": args.retrieve_k,
         "limit": args.limit,
         "date": args.date,
-        "prompts": args.llm.wording(&llm)?.provenance(),
+        "prompts": wording.source(),
     });
     if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
         config.extend(extra.clone());

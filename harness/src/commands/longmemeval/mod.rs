@@ -213,6 +213,7 @@ fn run_system(
     let history = args.history.history();
     let files = run_dir(
         place,
+        &services.llm.wording,
         "off-policy",
         spec,
         json!({
