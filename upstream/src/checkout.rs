@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use mb_core::Lang;
+use mb_core::{Lang, Message};
 
 use crate::catalog::{entries, AnswerOf, Entry, Prompt, Select, KNOWN_COMMIT};
 use crate::error::{Mismatch, UpstreamError};
@@ -16,6 +16,11 @@ use crate::template::Template;
 
 /// The expression upstream's Mem0 fills today's date with.
 const MEM0_TODAY: &str = "datetime.now().strftime(\"%Y-%m-%d\")";
+
+/// A system message followed by a user message: how upstream sends most of its requests.
+pub(crate) fn request(system: String, user: String) -> Vec<Message> {
+    vec![Message::system(system), Message::user(user)]
+}
 
 /// Largest source file read (upstream's biggest is under 100 KB).
 const MAX_SOURCE_BYTES: u64 = 4 << 20;
@@ -119,12 +124,12 @@ impl Upstream {
         self.render(Prompt::AMemQueryKeywords, &[("question", question)])
     }
 
-    /// A-Mem's request to analyze a note of `content`: its client's system message, and the
-    /// prompt with the content appended.
-    pub fn amem_analyze_note(&self, content: &str) -> Result<(String, String), UpstreamError> {
+    /// A-Mem's request to analyze a note of `content`: the request, its client's system
+    /// message and the prompt with the content appended.
+    pub fn amem_analyze_note(&self, content: &str) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::AMemSystem)?.text()?;
         let prompt = self.template(Prompt::AMemAnalyzeNote)?.text()?;
-        Ok((system, prompt + content))
+        Ok(request(system, prompt + content))
     }
 
     /// Mem0's fact-extraction system message, with `today` (`YYYY-MM-DD`) where upstream puts

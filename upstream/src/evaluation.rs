@@ -1,7 +1,10 @@
 //! Upstream's evaluation texts: the judges' requests (NFCats, DialSim, HelloBench) and the
 //! rule-based feedback of the datasets whose simulated user reacts by rule.
 
+use mb_core::Message;
+
 use crate::catalog::Prompt;
+use crate::checkout::request;
 use crate::{Upstream, UpstreamError};
 
 /// The datasets whose simulated user reacts by rule, from the dataset's own metric.
@@ -38,17 +41,17 @@ impl Upstream {
         question: &str,
         golden: &str,
         prediction: &str,
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<Vec<Message>, UpstreamError> {
         let text = |prompt| -> Result<String, UpstreamError> { self.template(prompt)?.text() };
         let system = text(Prompt::DialSimJudgeSystem)?;
         let prompt = text(Prompt::DialSimJudgeUser)?
             .replace(&text(Prompt::DialSimQuestionMark)?, question)
             .replace(&text(Prompt::DialSimAnswerMark)?, golden)
             .replace(&text(Prompt::DialSimPredictionMark)?, prediction);
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 
-    /// HelloBench's checklist judge request: its system message and its prompt, filled with
+    /// HelloBench's checklist judge request: the request, its system message and its prompt, filled with
     /// the `instruction`, the `response` (re-tokenised by the caller as upstream does), the
     /// `checklist` as upstream's `json.dumps(checklist, ensure_ascii=False)` writes it, and its
     /// length.
@@ -58,7 +61,7 @@ impl Upstream {
         response: &str,
         checklist: &str,
         items: usize,
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::HelloBenchJudgeSystem)?.text()?;
         let prompt = self.render(
             Prompt::HelloBenchJudgeUser,
@@ -69,7 +72,7 @@ impl Upstream {
                 ("num_checklist", &items.to_string()),
             ],
         )?;
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 
     /// NFCats' judge request for the `answer` to `question`: its system message and its
@@ -78,9 +81,9 @@ impl Upstream {
         &self,
         question: &str,
         answer: &str,
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::NfcatsJudgeSystem)?.text()?;
         let prompt = self.render(Prompt::NfcatsJudge, &[("0", question), ("1", answer)])?;
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 }

@@ -7,9 +7,10 @@
 //! extraction, multi-topic summary) as its helpers fill them, and upstream's reading of a
 //! knowledge extraction's reply.
 
-use mb_core::Lang;
+use mb_core::{Lang, Message};
 
 use crate::catalog::{MemoryOsPart, Prompt};
+use crate::checkout::request;
 use crate::python::{profile_argument, profile_text};
 use crate::{Upstream, UpstreamError};
 
@@ -59,12 +60,12 @@ const RELATIONSHIP: &str = "friend";
 
 impl Upstream {
     /// MemoryOS's continuity check of the exchange `current` after `previous` (each the
-    /// user's words and the assistant's): its system message and its prompt.
+    /// user's words and the assistant's): the request, its system message and its prompt.
     pub fn memoryos_continuity(
         &self,
         previous: (&str, &str),
         current: (&str, &str),
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::MemoryOsContinuitySystem)?.text()?;
         let prompt = self.render(
             Prompt::MemoryOsContinuityUser,
@@ -75,17 +76,17 @@ impl Upstream {
                 ("curr_agent", current.1),
             ],
         )?;
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 
     /// MemoryOS's chain summary after the exchange (`user`, `assistant`), given the chain's
-    /// summary so far (`None`, or empty: the chain begins): its system message and its prompt.
+    /// summary so far (`None`, or empty: the chain begins): the request, its system message and its prompt.
     pub fn memoryos_meta_summary(
         &self,
         previous: Option<&str>,
         user: &str,
         assistant: &str,
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::MemoryOsMetaSystem)?.text()?;
         let dialogue = self.render(
             Prompt::MemoryOsMetaDialogue,
@@ -106,16 +107,16 @@ impl Upstream {
             Prompt::MemoryOsMetaUser,
             &[("last_meta", last), ("new_dialogue", &dialogue)],
         )?;
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 
     /// MemoryOS's profile analysis of `pages` (each the user's words and the assistant's),
-    /// given the `stored` profile (the model's last reply): its system message and its prompt.
+    /// given the `stored` profile (the model's last reply): the request, its system message and its prompt.
     pub fn memoryos_profile_analysis(
         &self,
         pages: &[(&str, &str)],
         stored: Option<&str>,
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::MemoryOsProfileSystem)?.text()?;
         let conversation = self.memoryos_pages(pages)?;
         let prompt = self.render(
@@ -125,29 +126,29 @@ impl Upstream {
                 ("existing_user_profile", &profile_argument(stored)),
             ],
         )?;
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 
     /// MemoryOS's knowledge extraction from `pages` (each the user's words and the
-    /// assistant's, joined as for the profile analysis): its system message and its prompt.
+    /// assistant's, joined as for the profile analysis): the request, its system message and its prompt.
     pub fn memoryos_knowledge_extraction(
         &self,
         pages: &[(&str, &str)],
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::MemoryOsKnowledgeSystem)?.text()?;
         let conversation = self.memoryos_pages(pages)?;
         let prompt = self.render(
             Prompt::MemoryOsKnowledgeUser,
             &[("conversation", &conversation)],
         )?;
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 
-    /// MemoryOS's multi-topic summary of `text`: its system message and its prompt.
-    pub fn memoryos_topics(&self, text: &str) -> Result<(String, String), UpstreamError> {
+    /// MemoryOS's multi-topic summary of `text`: the request, its system message and its prompt.
+    pub fn memoryos_topics(&self, text: &str) -> Result<Vec<Message>, UpstreamError> {
         let system = self.template(Prompt::MemoryOsTopicsSystem)?.text()?;
         let prompt = self.render(Prompt::MemoryOsTopicsUser, &[("text", text)])?;
-        Ok((system, prompt))
+        Ok(request(system, prompt))
     }
 
     /// The two headings of a knowledge extraction's reply: before the user's private data,

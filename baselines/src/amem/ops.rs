@@ -82,11 +82,7 @@ impl Operation for AnalyzeNote {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        Some(
-            upstream
-                .amem_analyze_note(&self.content)
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        Some(upstream.amem_analyze_note(&self.content))
     }
 
     fn sampling(&self) -> Sampling {

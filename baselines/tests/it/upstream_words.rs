@@ -128,7 +128,10 @@ async fn a_mems_note_analysis_is_sent_as_upstreams_client_sends_it() {
         .unwrap();
     assert_eq!(attributes.keywords, ["tile"]);
     let request = &scripted.requests()[0];
-    let (system, prompt) = wording.checkout().unwrap().amem_analyze_note(note).unwrap();
+    let [system, prompt] =
+        <[_; 2]>::try_from(wording.checkout().unwrap().amem_analyze_note(note).unwrap())
+            .unwrap()
+            .map(|message| message.content);
     assert_eq!(request.messages[0].content, system);
     assert_eq!(request.messages[1].content, prompt);
     assert!(prompt.ends_with(note));

@@ -52,11 +52,7 @@ impl Operation for MatchJudge {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        Some(
-            upstream
-                .dialsim_judge(&self.question, &self.golden, &self.prediction)
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        Some(upstream.dialsim_judge(&self.question, &self.golden, &self.prediction))
     }
 
     fn sampling(&self) -> Sampling {
@@ -120,11 +116,7 @@ impl Operation for RubricJudge {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        Some(
-            upstream
-                .nfcats_judge(&self.question, &self.answer)
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        Some(upstream.nfcats_judge(&self.question, &self.answer))
     }
 
     /// Upstream's judge client: temperature 0 and 1 024 tokens set, top-p its default 0.1.
@@ -206,16 +198,12 @@ impl Operation for ChecklistJudge {
             &Value::Array(self.checklist.clone()),
             &["checklist_id", "checklist_content"],
         );
-        Some(
-            upstream
-                .hellobench_checklist(
-                    &self.instruction,
-                    &self.response,
-                    &checklist,
-                    self.checklist.len(),
-                )
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        Some(upstream.hellobench_checklist(
+            &self.instruction,
+            &self.response,
+            &checklist,
+            self.checklist.len(),
+        ))
     }
 
     fn sampling(&self) -> Sampling {

@@ -271,11 +271,15 @@ async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
     let scored = nfcats.evaluate(why, "Purring is...", &judge).await.unwrap();
     assert_eq!(scored["score"], json!(4));
     let request = &scripted.requests()[0];
-    let (system, prompt) = wording
-        .checkout()
-        .unwrap()
-        .nfcats_judge("Why do cats purr?", "Purring is...")
-        .unwrap();
+    let [system, prompt] = <[_; 2]>::try_from(
+        wording
+            .checkout()
+            .unwrap()
+            .nfcats_judge("Why do cats purr?", "Purring is...")
+            .unwrap(),
+    )
+    .unwrap()
+    .map(|message| message.content);
     assert_eq!(request.messages[0].content, system);
     assert_eq!(request.messages[1].content, prompt);
     assert!(request.messages[1].content.contains("Why do cats purr?"));
@@ -305,15 +309,19 @@ async fn dialsim_in_upstreams_words(dialsim: &dyn mb_eval::Evaluator, question: 
         .unwrap();
     assert_eq!(scored["accuracy"], json!(true));
     let request = &scripted.requests()[0];
-    let (system, prompt) = wording
-        .checkout()
-        .unwrap()
-        .dialsim_judge(
-            "Who did Ross marry in Las Vegas?",
-            "Rachel",
-            "He married Rachel Green",
-        )
-        .unwrap();
+    let [system, prompt] = <[_; 2]>::try_from(
+        wording
+            .checkout()
+            .unwrap()
+            .dialsim_judge(
+                "Who did Ross marry in Las Vegas?",
+                "Rachel",
+                "He married Rachel Green",
+            )
+            .unwrap(),
+    )
+    .unwrap()
+    .map(|message| message.content);
     assert_eq!(request.messages[0].content, system);
     assert_eq!(request.messages[1].content, prompt);
     assert_eq!(
@@ -351,16 +359,20 @@ async fn hellobench_in_upstreams_words(catalog: &Catalog) {
         .unwrap();
     assert_eq!(scored["avg_score"], json!(1.0));
     let request = &scripted.requests()[0];
-    let (system, prompt) = wording
-        .checkout()
-        .unwrap()
-        .hellobench_checklist(
-            "Write about a cafe.",
-            "The cafe is small",
-            "[{\"checklist_id\": 0, \"checklist_content\": \"Is it about a café?\"}]",
-            1,
-        )
-        .unwrap();
+    let [system, prompt] = <[_; 2]>::try_from(
+        wording
+            .checkout()
+            .unwrap()
+            .hellobench_checklist(
+                "Write about a cafe.",
+                "The cafe is small",
+                "[{\"checklist_id\": 0, \"checklist_content\": \"Is it about a café?\"}]",
+                1,
+            )
+            .unwrap(),
+    )
+    .unwrap()
+    .map(|message| message.content);
     assert_eq!(request.messages[0].content, system);
     assert_eq!(request.messages[1].content, prompt);
     assert!(wording.paraphrased_prompts().is_empty());

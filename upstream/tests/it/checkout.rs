@@ -251,12 +251,18 @@ fn module_templates_fill_as_pythons_str_format_fills_them() {
         render(Prompt::LocomoAdversarialQuestion, &[("0", "Which one?")]),
         python["adversarial"].as_str().unwrap()
     );
-    let (system, prompt) = upstream
-        .nfcats_judge("How do I {x}?", "Like this.\n")
-        .unwrap();
+    let [system, prompt] = <[_; 2]>::try_from(
+        upstream
+            .nfcats_judge("How do I {x}?", "Like this.\n")
+            .unwrap(),
+    )
+    .unwrap()
+    .map(|message| message.content);
     assert!(!system.is_empty());
     assert_eq!(prompt, python["nfcats"].as_str().unwrap());
-    let (system, prompt) = upstream.amem_analyze_note("A note.").unwrap();
+    let [system, prompt] = <[_; 2]>::try_from(upstream.amem_analyze_note("A note.").unwrap())
+        .unwrap()
+        .map(|message| message.content);
     assert!(!system.is_empty());
     assert_eq!(prompt, python["a_mem"].as_str().unwrap());
 }

@@ -1,10 +1,8 @@
 //! The rule-based feedback texts against upstream's own `FeedbackAgent`, run by Python (the
 //! differential venv) with a dataset faked to score the answer right or wrong.
 
-use std::path::Path;
-use std::process::Command;
-
-use mb_upstream::{RuleFeedbackOf, Upstream};
+use crate::python::UpstreamPython;
+use mb_upstream::RuleFeedbackOf;
 
 /// Prints what upstream's feedback agent says to a right and a wrong LoCoMo and DialSim answer.
 const FEEDBACK_PY: &str = r#"
@@ -30,29 +28,11 @@ print(json.dumps(out))
 
 #[test]
 fn rule_feedback_is_what_upstreams_feedback_agent_says() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-    }
-    let upstream = Upstream::open(&checkout).unwrap();
-    let out = Command::new(&python)
-        .args(["-c", FEEDBACK_PY])
-        .arg(&checkout)
-        .arg(root.join("scripts/upstream/shims"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
+    let theirs: serde_json::Value = side.run(FEEDBACK_PY, "");
     for (of, name) in [
         (RuleFeedbackOf::Locomo, "locomo"),
         (RuleFeedbackOf::DialSim, "dialsim"),

@@ -1,11 +1,7 @@
 //! The judges' requests against upstream's own judge functions, run by Python (the
 //! differential venv, heavy imports shimmed) with a model that records what it is sent.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-use mb_upstream::Upstream;
+use crate::python::UpstreamPython;
 use serde_json::json;
 
 /// Runs DialSim's `gpt_judge` on each case with a recording model and prints what it sent.
@@ -30,48 +26,24 @@ print(json.dumps(sent))
 
 #[test]
 fn dialsim_judge_requests_are_what_upstreams_gpt_judge_sends() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-    }
-    let upstream = Upstream::open(&checkout).unwrap();
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
     let cases = [
         ("Who did Ross marry first?", "Carol", "Carol Willick"),
         // A mark inside an earlier value is replaced too, as Python's chained replace does.
         ("<<<TRUEANSWER>>>?", "Emily {x}", "<<<PREDICTION>>>"),
     ];
-    let mut child = Command::new(&python)
-        .args(["-c", DIALSIM_PY])
-        .arg(&checkout)
-        .arg(root.join("scripts/upstream/shims"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(json!(cases).to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sent: serde_json::Value = side.run(DIALSIM_PY, &json!(cases).to_string());
     for (index, (question, golden, prediction)) in cases.iter().enumerate() {
-        let (system, prompt) = upstream
-            .dialsim_judge(question, golden, prediction)
-            .unwrap();
+        let [system, prompt] = <[_; 2]>::try_from(
+            upstream
+                .dialsim_judge(question, golden, prediction)
+                .unwrap(),
+        )
+        .unwrap()
+        .map(|message| message.content);
         assert_eq!(sent[index][0]["content"], system.as_str());
         assert_eq!(sent[index][1]["content"], prompt.as_str(), "case {index}");
     }
@@ -103,17 +75,10 @@ print(json.dumps(sent[0]))
 
 #[test]
 fn hellobench_judge_requests_are_what_upstreams_checklist_evaluation_sends() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-    }
-    let upstream = Upstream::open(&checkout).unwrap();
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
     let checklist = json!([
         {"checklist_id": 0, "checklist_content": "Is it about the café {x}?"},
         {"checklist_id": 1, "checklist_content": "Does it say \"why\"?\n"},
@@ -125,33 +90,16 @@ fn hellobench_judge_requests_are_what_upstreams_checklist_evaluation_sends() {
     let case = format!(
         "{{\"instruction\": \"Write about a café.\", \"response\": \"The café is small.\", \"checklist\": {dumped}}}"
     );
-    let mut child = Command::new(&python)
-        .args(["-c", HELLOBENCH_PY])
-        .arg(&checkout)
-        .arg(root.join("scripts/upstream/shims"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(case.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sent: serde_json::Value = side.run(HELLOBENCH_PY, &case);
     let dumped =
         mb_upstream::python::dumps_unicode(&checklist, &["checklist_id", "checklist_content"]);
-    let (system, prompt) = upstream
-        .hellobench_checklist("Write about a café.", "The café is small.", &dumped, 2)
-        .unwrap();
+    let [system, prompt] = <[_; 2]>::try_from(
+        upstream
+            .hellobench_checklist("Write about a café.", "The café is small.", &dumped, 2)
+            .unwrap(),
+    )
+    .unwrap()
+    .map(|message| message.content);
     assert_eq!(sent[0]["content"], system.as_str());
     assert_eq!(sent[1]["content"], prompt.as_str());
 }
@@ -182,45 +130,16 @@ print(json.dumps({"sent": sent[0], "score": score}))
 
 #[test]
 fn nfcats_judge_requests_are_what_upstreams_evaluate_single_sends() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-    }
-    let upstream = Upstream::open(&checkout).unwrap();
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
     let (question, answer) = ("Why do cats purr? {x}", "Mostly \"contentment\".\n");
-    let mut child = Command::new(&python)
-        .args(["-c", NFCATS_PY])
-        .arg(&checkout)
-        .arg(root.join("scripts/upstream/shims"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
+    let input = json!({"question": question, "answer": answer}).to_string();
+    let theirs: serde_json::Value = side.run(NFCATS_PY, &input);
+    let [system, prompt] = <[_; 2]>::try_from(upstream.nfcats_judge(question, answer).unwrap())
         .unwrap()
-        .write_all(
-            json!({"question": question, "answer": answer})
-                .to_string()
-                .as_bytes(),
-        )
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (system, prompt) = upstream.nfcats_judge(question, answer).unwrap();
+        .map(|message| message.content);
     assert_eq!(theirs["sent"][0]["content"], system.as_str());
     assert_eq!(theirs["sent"][1]["content"], prompt.as_str());
     assert_eq!(theirs["score"]["score"], 4);

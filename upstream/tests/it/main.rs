@@ -1,7 +1,9 @@
 //! Upstream's wording read from the upstream checkout kept beside the project
-//! (`../shared/upstream/MemoryBench`), and what a changed checkout does.
+//! (`../shared/upstream/MemoryBench`), what a changed checkout does, and the filled templates
+//! against what upstream's own Python writes.
 
 mod checkout;
 mod feedback;
 mod judges;
 mod memoryos;
+mod python;

@@ -1,12 +1,9 @@
 //! MemoryOS's answer prompt against upstream's own `Memoryos.get_user_prompt`, run by Python
 //! (the differential venv, heavy imports shimmed) on a memory faked to hold the same contents.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
+use crate::python::UpstreamPython;
 use mb_core::Lang;
-use mb_upstream::{MemoryOsAnswer, MemoryOsExchange, MemoryOsPage, Upstream};
+use mb_upstream::{MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
 use serde_json::json;
 
 /// Builds a `Memoryos` without its stores, its retriever, queue, page store and profile
@@ -48,17 +45,10 @@ type Case<'a> = (Lang, Option<&'a str>, Vec<String>, Vec<String>);
 
 #[test]
 fn memoryos_answers_as_upstreams_own_get_user_prompt() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-    }
-    let upstream = Upstream::open(&checkout).unwrap();
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
     let history = vec![
         MemoryOsExchange {
             user: "Hi! \"Quotes\" and\nlines".into(),
@@ -120,28 +110,7 @@ fn memoryos_answers_as_upstreams_own_get_user_prompt() {
             "user_knowledge": user_knowledge,
             "assistant_knowledge": assistant_knowledge,
         });
-        let mut child = Command::new(&python)
-            .args(["-c", GET_USER_PROMPT_PY])
-            .arg(&checkout)
-            .arg(root.join("scripts/upstream/shims"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(case.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let theirs: String = serde_json::from_slice(&out.stdout).unwrap();
+        let theirs: String = side.run(GET_USER_PROMPT_PY, &case.to_string());
         assert_eq!(ours, theirs, "{case}");
     }
 }
@@ -186,56 +155,22 @@ print(json.dumps(sent))
 
 #[test]
 fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-    }
-    let upstream = Upstream::open(&checkout).unwrap();
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
     let previous = ("Did you go to {Lisbon}?", "Yes, \"twice\".");
     let current = ("What did you bring back?", "A blue tile.\nAnd a postcard.");
     let meta = "Nadia's trip to Lisbon.";
     let pages = [("I moved to Oslo.", "Nice!"), ("Café? ☕", "Sure.")];
     let stored = "Likes \"tea\" — and cafés";
     let case = json!({"previous": previous, "current": current, "meta": meta, "pages": pages, "stored": stored});
-    let mut child = Command::new(&python)
-        .args(["-c", OPERATIONS_PY])
-        .arg(&checkout)
-        .arg(root.join("scripts/upstream/shims"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(case.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sent: serde_json::Value = side.run(OPERATIONS_PY, &case.to_string());
     let pair = |request: &serde_json::Value| {
-        (
-            request["messages"][0]["content"]
-                .as_str()
-                .unwrap()
-                .to_string(),
-            request["messages"][1]["content"]
-                .as_str()
-                .unwrap()
-                .to_string(),
-        )
+        vec![
+            mb_core::Message::system(request["messages"][0]["content"].as_str().unwrap()),
+            mb_core::Message::user(request["messages"][1]["content"].as_str().unwrap()),
+        ]
     };
     assert_eq!(
         upstream
@@ -303,17 +238,10 @@ print(json.dumps(out))
 
 #[test]
 fn knowledge_replies_read_as_upstream_reads_them() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-    }
-    let upstream = Upstream::open(&checkout).unwrap();
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
     let (user, assistant) = upstream.memoryos_knowledge_markers().unwrap();
     let replies = vec![
         format!("{user}\n- Has a cat\n{assistant}\n- Cats purr"),
@@ -324,28 +252,7 @@ fn knowledge_replies_read_as_upstream_reads_them() {
         format!("{user}{assistant}"),
         format!("{user}\n  \n{assistant}   "),
     ];
-    let mut child = Command::new(&python)
-        .args(["-c", KNOWLEDGE_READING_PY])
-        .arg(&checkout)
-        .arg(root.join("scripts/upstream/shims"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(json!(replies).to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let theirs: Vec<(String, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    let theirs: Vec<(String, String)> = side.run(KNOWLEDGE_READING_PY, &json!(replies).to_string());
     let ours: Vec<(String, String)> = replies
         .iter()
         .map(|reply| mb_upstream::read_marked_knowledge(reply, &user, &assistant))

@@ -50,16 +50,7 @@ impl Operation for IsContinuous {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        let previous = (
-            self.previous.user.as_str(),
-            self.previous.assistant.as_str(),
-        );
-        let current = (self.current.user.as_str(), self.current.assistant.as_str());
-        Some(
-            upstream
-                .memoryos_continuity(previous, current)
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        Some(upstream.memoryos_continuity(self.previous.sides(), self.current.sides()))
     }
 
     /// Upstream's client at temperature 0, without top-p.
@@ -136,15 +127,11 @@ impl Operation for MetaSummary {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        Some(
-            upstream
-                .memoryos_meta_summary(
-                    self.previous.as_deref(),
-                    &self.exchange.user,
-                    &self.exchange.assistant,
-                )
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        Some(upstream.memoryos_meta_summary(
+            self.previous.as_deref(),
+            &self.exchange.user,
+            &self.exchange.assistant,
+        ))
     }
 
     /// Upstream's client at temperature 0.3, without top-p.

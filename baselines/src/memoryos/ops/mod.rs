@@ -33,6 +33,11 @@ impl Exchange {
     pub fn render(&self) -> String {
         format!("User: {}\nAssistant: {}", self.user, self.assistant)
     }
+
+    /// The user's words and the assistant's, as upstream's helpers take a page.
+    pub fn sides(&self) -> (&str, &str) {
+        (&self.user, &self.assistant)
+    }
 }
 
 /// One topic of a conversation excerpt.
@@ -91,11 +96,7 @@ impl Operation for MultiTopicSummary {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        Some(
-            upstream
-                .memoryos_topics(&self.text)
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        Some(upstream.memoryos_topics(&self.text))
     }
 
     fn parse(&self, text: &str) -> Option<Vec<Topic>> {
@@ -197,16 +198,8 @@ impl Operation for UpdateProfile {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        let pages: Vec<(&str, &str)> = self
-            .exchanges
-            .iter()
-            .map(|e| (e.user.as_str(), e.assistant.as_str()))
-            .collect();
-        Some(
-            upstream
-                .memoryos_profile_analysis(&pages, self.existing.as_deref())
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        let pages: Vec<(&str, &str)> = self.exchanges.iter().map(Exchange::sides).collect();
+        Some(upstream.memoryos_profile_analysis(&pages, self.existing.as_deref()))
     }
 
     fn parse(&self, text: &str) -> Option<String> {
@@ -328,16 +321,8 @@ impl Operation for ExtractKnowledge {
         upstream: &Upstream,
         _lang: Lang,
     ) -> Option<Result<Vec<Message>, UpstreamError>> {
-        let pages: Vec<(&str, &str)> = self
-            .exchanges
-            .iter()
-            .map(|e| (e.user.as_str(), e.assistant.as_str()))
-            .collect();
-        Some(
-            upstream
-                .memoryos_knowledge_extraction(&pages)
-                .map(|(system, prompt)| vec![Message::system(system), Message::user(prompt)]),
-        )
+        let pages: Vec<(&str, &str)> = self.exchanges.iter().map(Exchange::sides).collect();
+        Some(upstream.memoryos_knowledge_extraction(&pages))
     }
 
     fn parse(&self, text: &str) -> Option<Knowledge> {
