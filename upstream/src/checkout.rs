@@ -11,7 +11,7 @@ use mb_core::{Lang, Message};
 
 use crate::catalog::{entries, AnswerOf, Entry, Prompt, Select, KNOWN_COMMIT};
 use crate::error::{Mismatch, UpstreamError};
-use crate::python::{repr_dict_list, repr_str_list, string_runs, Binding, StringRun};
+use crate::python::{repr_dict_list, repr_str_list, string_runs, strip_pieces, Binding, StringRun};
 use crate::template::Template;
 
 /// The expression upstream's Mem0 fills today's date with.
@@ -271,6 +271,9 @@ fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
             .pieces(entry.format, &mut numbered)
             .map_err(|e| format!("line {}: {e}", run.line))?;
         pieces.extend(more);
+    }
+    if entry.strip {
+        pieces = strip_pieces(pieces);
     }
     Ok(Template::new(entry.name, pieces))
 }

@@ -32,6 +32,9 @@ SHIMMED = {
     "FlagEmbedding",         # MemoryOS
     "umap",                  # raptor
     "llama_index",           # memory_bank
+    "bert_score",            # JRE-L, IdeaBench, JuDGE (BERTScore is not computed here)
+    "textstat",              # JRE-L readability (its merged judge's request is what is compared)
+    "evaluate",              # JRE-L's ROUGE (HF evaluate)
 }
 
 

@@ -127,6 +127,39 @@ pub enum Prompt {
     LocomoDatedSuffix,
     /// The two options appended to an adversarial question (same place).
     LocomoAdversarialOptions,
+    /// WritingBench's critic, its system message (`evaluate_system`,
+    /// `src/dataset/writingbench/prompt.py`).
+    CriticSystem,
+    /// WritingBench's critic, its prompt (`evaluate_prompt`), filled with the criteria, the
+    /// query and the response.
+    CriticUser,
+    /// JRE-L's merged judge prompt (`merge_score_prompt`, `src/dataset/JRE-L.py`).
+    MergedJreL,
+    /// JRE-L's merged judge, its system message.
+    MergedJreLSystem,
+    /// JuDGE's merged judge prompt (`src/dataset/JuDGE.py`).
+    MergedJudge,
+    /// JuDGE's merged judge, its system message.
+    MergedJudgeSystem,
+    /// IdeaBench's merged judge prompt (`src/dataset/IdeaBench.py`).
+    MergedIdeaBench,
+    /// IdeaBench's merged judge, its system message.
+    MergedIdeaBenchSystem,
+    /// IdeaBench's rating of a hypothesis against the paper's abstract
+    /// (`RATING_PROMPT_TEMPLATE`).
+    IdeaRating,
+    /// IdeaBench's ranking request's head, filled with the criterion (`RANKING_PROMPT_PREFIX`).
+    IdeaRankingHead,
+    /// How the ranking shows the paper's own idea (`_get_llm_ranking`).
+    IdeaRankingTarget,
+    /// How the ranking shows each generated hypothesis.
+    IdeaRankingCandidate,
+    /// What the ranking puts between two candidates.
+    IdeaRankingJoin,
+    /// The ranking request: its head, then the candidates.
+    IdeaRankingFrame,
+    /// What separates the hypotheses of an IdeaBench answer (`IDEA_SEPARATOR`).
+    IdeaSeparator,
 }
 
 /// Whose answer prompt: upstream gives each memory system its own copy (most with the same
@@ -212,6 +245,8 @@ pub(crate) struct Entry {
     /// built its published rows with code it later commented out, so that block is read
     /// un-commented, its scopes named from its own first definition.
     pub commented: Option<&'static str>,
+    /// Whether upstream calls `.strip()` on the literal where it assigns it.
+    pub strip: bool,
     /// The first 16 hex digits of the SHA-256 of the literals' source text (prefixes and quotes
     /// included, joined without what stands between them) at [`KNOWN_COMMIT`].
     pub sha256: &'static str,
@@ -233,6 +268,7 @@ pub(super) const fn row(
         select,
         format: false,
         commented: None,
+        strip: false,
         sha256,
     }
 }
@@ -252,6 +288,14 @@ pub(super) const fn format_row(
     }
 }
 
+/// A row whose literal upstream strips (`"""...""".strip()`) where it assigns it.
+pub(super) const fn stripped(entry: Entry) -> Entry {
+    Entry {
+        strip: true,
+        ..entry
+    }
+}
+
 /// A row in the commented-out block that starts with `# {block}`.
 pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
     Entry {
@@ -260,6 +304,7 @@ pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
     }
 }
 
+mod judges;
 mod memoryos;
 mod rows;
 
@@ -267,7 +312,10 @@ pub use memoryos::MemoryOsPart;
 
 /// Every catalogued prompt: where it stands and its hash.
 pub(crate) fn entries() -> impl Iterator<Item = &'static Entry> {
-    rows::CATALOG.iter().chain(memoryos::MEMORYOS_ROWS)
+    rows::CATALOG
+        .iter()
+        .chain(memoryos::MEMORYOS_ROWS)
+        .chain(judges::JUDGE_ROWS)
 }
 
 #[cfg(test)]

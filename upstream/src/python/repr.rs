@@ -1,6 +1,8 @@
 //! Python's `repr()` of the values upstream puts into prompts with `str()`: a list of strings,
-//! a list of dictionaries of strings. Upstream's Mem0 writes its stored memories and new facts
+//! a list of dictionaries of strings, any value `json.loads` gives. Upstream's Mem0 writes its stored memories and new facts
 //! into the update prompt this way, so the same characters must go out here.
+
+use serde_json::Value;
 
 /// `repr(text)` of a Python `str`: single quotes unless the text holds a single quote and no
 /// double quote; backslash escapes for the quote, backslashes, `\t`, `\n`, `\r`, and `\x..`,
@@ -55,6 +57,70 @@ pub fn repr_dict_list(items: &[Vec<(&str, &str)>]) -> String {
     format!("[{}]", dicts.join(", "))
 }
 
+/// Python's `repr()` (and `str()`) of what `json.loads` gives for `value`: `None`, `True`,
+/// integers with their digits, floats as Python writes them, strings by [`repr_str`], lists, and
+/// dictionaries in the order the map holds its keys.
+pub fn repr_json(value: &Value) -> String {
+    match value {
+        Value::Null => "None".to_string(),
+        Value::Bool(true) => "True".to_string(),
+        Value::Bool(false) => "False".to_string(),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() => repr_float(x),
+            _ => n.to_string(),
+        },
+        Value::String(s) => repr_str(s),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(repr_json).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let pairs: Vec<String> = map
+                .iter()
+                .map(|(key, value)| format!("{}: {}", repr_str(key), repr_json(value)))
+                .collect();
+            format!("{{{}}}", pairs.join(", "))
+        }
+    }
+}
+
+/// Python's `repr(x)` of a float: the shortest digits that read back as `x` (Rust finds the
+/// same ones), in fixed notation when the decimal exponent is from -4 to 15 and with `.0` on
+/// whole numbers, else in scientific notation with a signed exponent of at least two digits.
+pub fn repr_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    let scientific = format!("{:e}", x.abs());
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    let body = if (-4..16).contains(&exponent) {
+        if exponent >= 0 {
+            let whole = exponent as usize + 1;
+            let padded = format!("{digits:0<whole$}");
+            let (int, frac) = padded.split_at(whole);
+            format!("{int}.{}", if frac.is_empty() { "0" } else { frac })
+        } else {
+            format!("0.{}{digits}", "0".repeat((-exponent - 1) as usize))
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let exp_sign = if exponent < 0 { '-' } else { '+' };
+        format!("{first}{point}e{exp_sign}{:02}", exponent.abs())
+    };
+    format!("{sign}{body}")
+}
+
 /// Whether Python's `str.isprintable` holds for `c`: not a control or format character, not a
 /// separator other than the space, not a private-use one. (Unassigned code points, which Python
 /// escapes too, are printed here: Rust's standard library has no Unicode category table.)
@@ -95,6 +161,28 @@ mod tests {
         assert_eq!(repr_str("\u{1}\u{7f}"), "'\\x01\\x7f'");
         assert_eq!(repr_str("nbsp\u{a0}zwsp\u{200b}"), "'nbsp\\xa0zwsp\\u200b'");
         assert_eq!(repr_str("café 猫 😀"), "'café 猫 😀'");
+    }
+
+    #[test]
+    fn loaded_json_and_floats_as_python_prints_them() {
+        let value = serde_json::json!({"a": [1, 2.5, null, true], "b": "it's", "c": {"d": 1e16}});
+        assert_eq!(
+            repr_json(&value),
+            "{'a': [1, 2.5, None, True], 'b': \"it's\", 'c': {'d': 1e+16}}"
+        );
+        for (x, python) in [
+            (1.0, "1.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456789012345.6, "123456789012345.6"),
+            (1234567890123456.7, "1234567890123456.8"),
+            (1e16, "1e+16"),
+            (-2.5e-7, "-2.5e-07"),
+            (1.5e300, "1.5e+300"),
+            (-0.0, "-0.0"),
+        ] {
+            assert_eq!(repr_float(x), python, "{x}");
+        }
     }
 
     #[test]

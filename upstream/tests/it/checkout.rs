@@ -61,6 +61,10 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/agent/feedback.py",
         "src/dataset/DialSim.py",
         "src/dataset/HelloBench.py",
+        "src/dataset/writingbench/prompt.py",
+        "src/dataset/JRE-L.py",
+        "src/dataset/JuDGE.py",
+        "src/dataset/IdeaBench.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();

@@ -6,4 +6,5 @@ mod checkout;
 mod feedback;
 mod judges;
 mod memoryos;
+mod merged;
 mod python;
