@@ -1,11 +1,11 @@
 //! Upstream's judges of the datasets scored by a model beside their computed metrics:
-//! WritingBench's critic, the merged 1–10 judges of JRE-L, JuDGE and IdeaBench, and
-//! IdeaBench's rating and rankings of research ideas.
+//! WritingBench's critic, the merged 1–10 judges of JRE-L, JuDGE and IdeaBench, IdeaBench's
+//! rating and rankings of research ideas, and LimitGen's three checks of a limitation.
 
 use mb_core::Message;
 use serde_json::Value;
 
-use crate::catalog::Prompt;
+use crate::catalog::{LimitAspect, Prompt};
 use crate::checkout::request;
 use crate::python::{fixed, repr_json};
 use crate::{Upstream, UpstreamError};
@@ -233,5 +233,44 @@ impl Upstream {
     /// it).
     pub fn idea_separator(&self) -> Result<String, UpstreamError> {
         self.template(Prompt::IdeaSeparator)?.text()
+    }
+
+    /// LimitGen's check that a `limitation` concerns the `aspect` of the paper: a system
+    /// message naming the aspect, the limitation as the user message.
+    pub fn limitgen_aspect_check(
+        &self,
+        aspect: LimitAspect,
+        limitation: &str,
+    ) -> Result<Vec<Message>, UpstreamError> {
+        let name = self.template(Prompt::LimitGenAspect(aspect))?.text()?;
+        let system = self.render(Prompt::LimitGenAspectCheck, &[("aspect", &name)])?;
+        Ok(request(system, limitation.to_string()))
+    }
+
+    /// LimitGen's classification of a `limitation` into the subtypes of its `aspect`.
+    pub fn limitgen_subtypes(
+        &self,
+        aspect: LimitAspect,
+        limitation: &str,
+    ) -> Result<Vec<Message>, UpstreamError> {
+        let system = self.template(Prompt::LimitGenSubtypes(aspect))?.text()?;
+        Ok(request(system, limitation.to_string()))
+    }
+
+    /// LimitGen's 1–5 rating of a generated `limitation` against the `ground_truth` one.
+    pub fn limitgen_rating(
+        &self,
+        ground_truth: &str,
+        limitation: &str,
+    ) -> Result<Vec<Message>, UpstreamError> {
+        let system = self.template(Prompt::LimitGenRatingSystem)?.text()?;
+        let user = self.render(
+            Prompt::LimitGenRatingUser,
+            &[
+                ("info['ground_truth']", ground_truth),
+                ("limit", limitation),
+            ],
+        )?;
+        Ok(request(system, user))
     }
 }

@@ -22,7 +22,7 @@ pub mod python;
 mod template;
 mod wording;
 
-pub use catalog::{AnswerOf, MemoryOsPart, Prompt, KNOWN_COMMIT};
+pub use catalog::{AnswerOf, LimitAspect, MemoryOsPart, Prompt, KNOWN_COMMIT};
 pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
 pub use evaluation::RuleFeedbackOf;

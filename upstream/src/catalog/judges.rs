@@ -3,7 +3,7 @@
 //! ranking of research ideas.
 
 use super::Select::{Assigned, Nth};
-use super::{format_row, row, stripped, Entry, Prompt};
+use super::{format_row, row, stripped, Entry, LimitAspect, Prompt};
 use Prompt::*;
 
 /// WritingBench's critic prompts.
@@ -27,6 +27,15 @@ const MERGED_IDEABENCH: &str = "IdeaBench_Dataset.evaluate_single_only_one_metri
 
 /// Where IdeaBench builds its ranking request.
 const RANKING: &str = "IdeaBench_Dataset._get_llm_ranking";
+
+/// LimitGen's dataset module.
+const LIMITGEN: &str = "src/dataset/LimitGen.py";
+
+/// Where LimitGen builds its aspect check.
+const ASPECT_CHECK: &str = "prepare_aspect_check_message";
+
+/// Where LimitGen builds its subtype classification.
+const SUBTYPES: &str = "prepare_subtype_classification_message";
 
 /// Every judge prompt, where it stands and its hash.
 pub(super) static JUDGE_ROWS: &[Entry] = &[
@@ -149,5 +158,93 @@ pub(super) static JUDGE_ROWS: &[Entry] = &[
         "",
         Assigned("IDEA_SEPARATOR", 0),
         "0326b17c4011a5c3",
+    ),
+    row(
+        LimitGenAspect(LimitAspect::Methodology),
+        "limitgen.aspect.methodology",
+        LIMITGEN,
+        ASPECT_CHECK,
+        Assigned("aspect", 0),
+        "fd39c5844c7c1378",
+    ),
+    row(
+        LimitGenAspect(LimitAspect::ExperimentalDesign),
+        "limitgen.aspect.experimental_design",
+        LIMITGEN,
+        ASPECT_CHECK,
+        Assigned("aspect", 1),
+        "eeb0368bc20da2dc",
+    ),
+    row(
+        LimitGenAspect(LimitAspect::ResultAnalysis),
+        "limitgen.aspect.result_analysis",
+        LIMITGEN,
+        ASPECT_CHECK,
+        Assigned("aspect", 2),
+        "24379ae8a6f75b31",
+    ),
+    row(
+        LimitGenAspect(LimitAspect::LiteratureReview),
+        "limitgen.aspect.literature_review",
+        LIMITGEN,
+        ASPECT_CHECK,
+        Assigned("aspect", 3),
+        "10f50473c887dbb5",
+    ),
+    row(
+        LimitGenAspectCheck,
+        "limitgen.aspect_check",
+        LIMITGEN,
+        ASPECT_CHECK,
+        Assigned("SYSTEM_INPUT", 0),
+        "4936d83c7e71251d",
+    ),
+    row(
+        LimitGenSubtypes(LimitAspect::Methodology),
+        "limitgen.subtypes.methodology",
+        LIMITGEN,
+        SUBTYPES,
+        Assigned("prompt", 0),
+        "e9a2ea8c448bf07c",
+    ),
+    row(
+        LimitGenSubtypes(LimitAspect::ExperimentalDesign),
+        "limitgen.subtypes.experimental_design",
+        LIMITGEN,
+        SUBTYPES,
+        Assigned("prompt", 1),
+        "7d3780eb10da475f",
+    ),
+    row(
+        LimitGenSubtypes(LimitAspect::ResultAnalysis),
+        "limitgen.subtypes.result_analysis",
+        LIMITGEN,
+        SUBTYPES,
+        Assigned("prompt", 2),
+        "a0beac0c52a9fecd",
+    ),
+    row(
+        LimitGenSubtypes(LimitAspect::LiteratureReview),
+        "limitgen.subtypes.literature_review",
+        LIMITGEN,
+        SUBTYPES,
+        Assigned("prompt", 3),
+        "5944a6c9ce8252ad",
+    ),
+    row(
+        LimitGenRatingSystem,
+        "limitgen.rating.system",
+        LIMITGEN,
+        "",
+        Assigned("RATING_PROMPT", 0),
+        "35645d3f896ed523",
+    ),
+    row(
+        LimitGenRatingUser,
+        "limitgen.rating.user",
+        LIMITGEN,
+        "LimitGen_Dataset._evaluate_single",
+        Assigned("USER_INPUT", 0),
+        "1aadd08676fdf1bc",
     ),
 ];

@@ -160,6 +160,43 @@ pub enum Prompt {
     IdeaRankingFrame,
     /// What separates the hypotheses of an IdeaBench answer (`IDEA_SEPARATOR`).
     IdeaSeparator,
+    /// The name LimitGen gives an aspect (`prepare_aspect_check_message`, `src/dataset/LimitGen.py`).
+    LimitGenAspect(LimitAspect),
+    /// LimitGen's check that a limitation concerns the aspect, filled with its name.
+    LimitGenAspectCheck,
+    /// LimitGen's classification of a limitation into the aspect's subtypes.
+    LimitGenSubtypes(LimitAspect),
+    /// LimitGen's rating of a limitation against the ground truth, its system message
+    /// (`RATING_PROMPT`).
+    LimitGenRatingSystem,
+    /// LimitGen's rating, its user message, filled with the two limitations.
+    LimitGenRatingUser,
+}
+
+/// The four aspects of a paper LimitGen plants limitations in, each with its own subtypes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LimitAspect {
+    /// The method (categories `data`, `inappropriate`).
+    Methodology,
+    /// The experiments (`baseline`, `dataset`, `replace`, `ablation`).
+    ExperimentalDesign,
+    /// The analysis of results (`metric`, `analysis`).
+    ResultAnalysis,
+    /// The related work (`citation`, `review`, `description`).
+    LiteratureReview,
+}
+
+impl LimitAspect {
+    /// The aspect of a planted category, as upstream groups them.
+    pub fn of(category: &str) -> Option<LimitAspect> {
+        Some(match category {
+            "data" | "inappropriate" => LimitAspect::Methodology,
+            "baseline" | "dataset" | "replace" | "ablation" => LimitAspect::ExperimentalDesign,
+            "metric" | "analysis" => LimitAspect::ResultAnalysis,
+            "citation" | "review" | "description" => LimitAspect::LiteratureReview,
+            _ => return None,
+        })
+    }
 }
 
 /// Whose answer prompt: upstream gives each memory system its own copy (most with the same

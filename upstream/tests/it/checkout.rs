@@ -65,6 +65,7 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/dataset/JRE-L.py",
         "src/dataset/JuDGE.py",
         "src/dataset/IdeaBench.py",
+        "src/dataset/LimitGen.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();

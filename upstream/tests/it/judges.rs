@@ -144,3 +144,78 @@ fn nfcats_judge_requests_are_what_upstreams_evaluate_single_sends() {
     assert_eq!(theirs["sent"][1]["content"], prompt.as_str());
     assert_eq!(theirs["score"]["score"], 4);
 }
+
+/// Runs LimitGen's `_evaluate_single` (its model a recorder answering yes, subtype 1 and a
+/// rating) and its message builders for every aspect, and prints what was sent.
+const LIMITGEN_PY: &str = r#"
+import sys, json, io, contextlib
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+sys.path.insert(0, root)
+with contextlib.redirect_stdout(io.StringIO()):
+    from src.dataset import LimitGen
+case = json.loads(sys.stdin.read())
+replies = iter(["Yes, it is.", "1", '```json\n{"explanation": "same", "rating": 4}\n```'])
+sent = []
+class Model:
+    def generate_response(self, messages, **kwargs):
+        sent.append(messages)
+        return next(replies)
+dataset = object.__new__(LimitGen.LimitGen_Dataset)
+dataset.openai_model = Model()
+result = dataset._evaluate_single("", case["info"], json.dumps({"limitations": [case["limitation"]]}))
+builders = {category: [LimitGen.prepare_aspect_check_message(category, case["limitation"]),
+                       LimitGen.prepare_subtype_classification_message(category, case["limitation"])]
+            for category in case["categories"]}
+print(json.dumps({"sent": sent, "rating": result["rating"], "builders": builders}))
+"#;
+
+#[test]
+fn limitgen_judge_requests_are_what_upstreams_evaluation_sends() {
+    let Some(side) = UpstreamPython::find() else {
+        return;
+    };
+    let upstream = &side.upstream;
+    let limitation = "The data are scraped {x} without \"cleaning\".\n";
+    let ground_truth = "Low-quality data {y}";
+    let categories = ["data", "baseline", "metric", "citation"];
+    let case = json!({
+        "info": {"ground_truth": ground_truth, "category": "data"},
+        "limitation": limitation,
+        "categories": categories,
+    });
+    let theirs: serde_json::Value = side.run(LIMITGEN_PY, &case.to_string());
+    let ours = |messages: Vec<mb_core::Message>| serde_json::to_value(messages).unwrap();
+    let methodology = mb_upstream::LimitAspect::Methodology;
+    assert_eq!(
+        theirs["sent"][0],
+        ours(
+            upstream
+                .limitgen_aspect_check(methodology, limitation)
+                .unwrap()
+        )
+    );
+    assert_eq!(
+        theirs["sent"][1],
+        ours(upstream.limitgen_subtypes(methodology, limitation).unwrap())
+    );
+    assert_eq!(
+        theirs["sent"][2],
+        ours(upstream.limitgen_rating(ground_truth, limitation).unwrap())
+    );
+    assert_eq!(theirs["rating"], 4);
+    for category in categories {
+        let aspect = mb_upstream::LimitAspect::of(category).unwrap();
+        let built = &theirs["builders"][category];
+        assert_eq!(
+            built[0],
+            ours(upstream.limitgen_aspect_check(aspect, limitation).unwrap())
+        );
+        assert_eq!(
+            built[1],
+            ours(upstream.limitgen_subtypes(aspect, limitation).unwrap())
+        );
+    }
+}
