@@ -25,9 +25,10 @@ mod summary;
 
 pub use evaluate::{
     evaluate, evaluator_for, limitations, summary_value, ChecklistJudge, CriticJudge,
-    DialSimScorer, EvalError, EvaluateDetail, Evaluator, HelloBenchScorer, LexEvalScorer,
-    LimitGenScorer, LocomoScorer, MatchJudge, MergedJudgeScorer, MergedRubric, MeteorScorer,
-    NfcatsScorer, OverallJudge, Prediction, RubricJudge, ShownMetric, WritingBenchScorer,
+    DialSimScorer, EvalError, EvaluateDetail, Evaluator, Graders, HelloBenchScorer,
+    IdeaBenchScorer, IdeaRanking, IdeaRating, LexEvalScorer, LimitGenScorer, LocomoScorer,
+    MatchJudge, MergedJudgeScorer, MergedRubric, MeteorScorer, NfcatsScorer, OverallJudge,
+    Prediction, RubricJudge, ShownMetric, WritingBenchScorer, IDEA_SEPARATOR,
 };
 pub use results::{
     read_json, write_json, ResultsError, RunFiles, EVALUATE_DETAILS, PREDICT, RUN_CONFIG, SUMMARY,

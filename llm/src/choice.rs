@@ -109,7 +109,7 @@ mod tests {
             .expect("local.toml has a [server] section");
         assert_eq!(
             settings.roles_on_server(),
-            ["answer", "memory", "simulator", "judge"]
+            ["answer", "memory", "simulator", "judge", "critic"]
         );
         let (started, none) = local.start().unwrap();
         assert!(none.is_none());

@@ -18,13 +18,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Checks that each model-backed role of `settings` has at least one server (its `base_url` or
 /// a replica) accepting TCP connections; the error names the role, the URL and the reason.
 pub async fn check_reachable(settings: &LlmSettings) -> Result<()> {
-    let roles = [
-        ("answer", &settings.answer),
-        ("memory", &settings.memory),
-        ("simulator", &settings.simulator),
-        ("judge", &settings.judge),
-    ];
-    for (role, role_settings) in roles {
+    for (role, role_settings) in settings.roles() {
         let config = match role_settings {
             RoleSettings::Offline => continue,
             RoleSettings::Openai(config) | RoleSettings::Anthropic(config) => config,

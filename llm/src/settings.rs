@@ -18,7 +18,7 @@ use crate::error::{LlmError, Result};
 use crate::ledger::{Ledger, MeteredProvider, ModelUsage, TokenCounter};
 use crate::limits::{LimitedProvider, OutputLimits};
 use crate::local::ServerSettings;
-use crate::ops::{Backend, OutputHandling};
+use crate::ops::{Backend, OutputHandling, PromptLanguage};
 use crate::record::AnswerStore;
 use crate::record::{CacheMode, RecordedProvider};
 use crate::{AnthropicProvider, ChatProvider, OpenAiProvider};
@@ -37,7 +37,7 @@ pub enum RoleSettings {
     Anthropic(EndpointConfig),
 }
 
-/// The four roles' settings (`configs/llm/*.toml`). Every role defaults to offline.
+/// The five roles' settings (`configs/llm/*.toml`). Every role defaults to offline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
@@ -50,9 +50,17 @@ pub struct LlmSettings {
     pub simulator: RoleSettings,
     /// The LLM judge of judged metrics.
     pub judge: RoleSettings,
+    /// WritingBench's critic: upstream scores WritingBench with a fine-tuned critic model
+    /// (`AQuarterMile/WritingBench-Critic-Model-Qwen-7B` on its own vLLM server,
+    /// `WRITINGBENCH_VLLM_BASE_URL`), not with the judge.
+    pub critic: RoleSettings,
     /// How unusable model output is handled: upstream's way per operation (the default) or
     /// tolerantly (see [`crate::ops::handling`]).
     pub output_handling: OutputHandling,
+    /// The language of the memory role's own prompts: `english` (the default: upstream's
+    /// memory systems prompt in English for every dataset) or `dataset` (our Chinese wording
+    /// for Chinese datasets).
+    pub memory_prompt_language: PromptLanguage,
     /// Corrective re-asks after unusable output before an operation falls back, with
     /// `output_handling = "tolerant"` (upstream's handling has none).
     pub reasks: u32,
@@ -82,7 +90,9 @@ impl Default for LlmSettings {
             memory: RoleSettings::Offline,
             simulator: RoleSettings::Offline,
             judge: RoleSettings::Offline,
+            critic: RoleSettings::Offline,
             output_handling: OutputHandling::Upstream,
+            memory_prompt_language: PromptLanguage::English,
             reasks: 2,
             tokenizer: None,
             server: None,
@@ -118,12 +128,13 @@ impl LlmSettings {
     }
 
     /// Each role's settings under its name.
-    fn roles(&self) -> [(&'static str, &RoleSettings); 4] {
+    pub fn roles(&self) -> [(&'static str, &RoleSettings); 5] {
         [
             ("answer", &self.answer),
             ("memory", &self.memory),
             ("simulator", &self.simulator),
             ("judge", &self.judge),
+            ("critic", &self.critic),
         ]
     }
 
@@ -151,12 +162,13 @@ impl LlmSettings {
             .collect()
     }
 
-    fn roles_mut(&mut self) -> [&mut RoleSettings; 4] {
+    fn roles_mut(&mut self) -> [&mut RoleSettings; 5] {
         [
             &mut self.answer,
             &mut self.memory,
             &mut self.simulator,
             &mut self.judge,
+            &mut self.critic,
         ]
     }
 
@@ -180,7 +192,7 @@ impl RoleSettings {
     }
 }
 
-/// The four roles' backends, metered into one ledger.
+/// The five roles' backends, metered into one ledger.
 pub struct LlmStack {
     /// Answers the user.
     pub answer: Backend,
@@ -190,7 +202,9 @@ pub struct LlmStack {
     pub simulator: Backend,
     /// Judges answers.
     pub judge: Backend,
-    /// Every model call of the four, by role and operation.
+    /// Scores WritingBench's answers (upstream's fine-tuned critic).
+    pub critic: Backend,
+    /// Every model call of the five, by role and operation.
     pub ledger: Arc<Ledger>,
     /// Whose words the prompts are in: upstream's (`--upstream`) or the project's paraphrase.
     pub wording: Wording,
@@ -204,6 +218,7 @@ impl LlmStack {
             memory: self.memory.with_wording(wording.clone()),
             simulator: self.simulator.with_wording(wording.clone()),
             judge: self.judge.with_wording(wording.clone()),
+            critic: self.critic.with_wording(wording.clone()),
             ledger: self.ledger,
             wording,
         }
@@ -249,12 +264,14 @@ impl LlmStack {
             .any(|(_, backend)| !backend.is_offline())
     }
 
-    fn roles(&self) -> [(&'static str, &Backend); 4] {
+    /// Each role's backend under its name.
+    pub fn roles(&self) -> [(&'static str, &Backend); 5] {
         [
             ("answer", &self.answer),
             ("memory", &self.memory),
             ("simulator", &self.simulator),
             ("judge", &self.judge),
+            ("critic", &self.critic),
         ]
     }
 
@@ -321,9 +338,11 @@ impl LlmStack {
         };
         Ok(LlmStack {
             answer: backend("answer", &settings.answer)?,
-            memory: backend("memory", &settings.memory)?,
+            memory: backend("memory", &settings.memory)?
+                .with_prompt_language(settings.memory_prompt_language),
             simulator: backend("simulator", &settings.simulator)?,
             judge: backend("judge", &settings.judge)?,
+            critic: backend("critic", &settings.critic)?,
             ledger: ledger.clone(),
             wording: Wording::default(),
         })

@@ -8,6 +8,7 @@
 use mb_core::Lang;
 use mb_llm::ops::{Operation, Patience};
 use mb_llm::{extract_json, Message, Sampling};
+use mb_upstream::python::{repr_json, strip_chars};
 use mb_upstream::{Upstream, UpstreamError};
 use serde_json::Value;
 
@@ -280,20 +281,31 @@ impl Operation for CriticJudge {
         vec![Message::system(system), Message::user(user)]
     }
 
+    /// Upstream's system message and prompt, the criteria as Python's `str()` writes them.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(upstream.critic(&repr_json(&self.criteria), &self.query, &self.response))
+    }
+
     fn sampling(&self) -> Sampling {
         Sampling::new(1.0, 0.95, 2048)
     }
 
+    /// Upstream's reading: the reply stripped of the characters `json|`` ` at both ends must
+    /// be a JSON object whose `score` equals an integer from 1 to 10 by Python's `==` (so
+    /// `7.0` and `true` count, the string `"7"` does not) and whose `reason` is a string.
     fn parse(&self, text: &str) -> Option<Option<(u8, String)>> {
-        let value = extract_json(&text.replace("```json", "").replace("```", ""))?;
+        let value: Value = serde_json::from_str(strip_chars(text, "json|`")).ok()?;
         let score = match &value["score"] {
-            Value::Number(n) => n.as_u64()?,
-            Value::String(s) => s.trim().parse().ok()?,
+            Value::Bool(true) => 1.0,
+            Value::Number(n) => n.as_f64()?,
             _ => return None,
         };
-        let reason = value["reason"].as_str().unwrap_or_default().to_string();
-        (1..=10)
-            .contains(&score)
+        let reason = value["reason"].as_str()?.to_string();
+        ((1.0..=10.0).contains(&score) && score.fract() == 0.0)
             .then_some(Some((score as u8, reason)))
     }
 
@@ -333,10 +345,25 @@ mod tests {
             criteria: json!([]),
         };
         assert_eq!(
-            critic.parse("```json{\"score\": \"7\", \"reason\": \"fine\"}```"),
+            critic.parse("```json\n{\"score\": 7.0, \"reason\": \"fine\"}\n```"),
             Some(Some((7, "fine".to_string())))
         );
-        assert_eq!(critic.parse("{\"score\": 11}"), None);
+        assert_eq!(
+            critic.parse("{\"score\": true, \"reason\": \"\"}"),
+            Some(Some((1, String::new())))
+        );
+        // Upstream rejects a score written as a string, a missing reason, and prose around.
+        assert_eq!(
+            critic.parse("{\"score\": \"7\", \"reason\": \"fine\"}"),
+            None
+        );
+        assert_eq!(critic.parse("{\"score\": 7}"), None);
+        assert_eq!(
+            critic.parse("Score: {\"score\": 7, \"reason\": \"x\"}"),
+            None
+        );
+        assert_eq!(critic.parse("{\"score\": 11, \"reason\": \"x\"}"), None);
+        assert_eq!(critic.parse("{\"score\": 6.5, \"reason\": \"x\"}"), None);
 
         let rubric = RubricJudge {
             question: "q".into(),

@@ -1,13 +1,15 @@
 //! The merged 1–10 score of datasets with several metrics (JuDGE, IdeaBench, JRE-L), which
 //! domain and task summaries use: one judge call given the task input, the output, the
 //! reference and the computed metrics with their meaning, under a rubric of the dataset's own
-//! (a legal one, a research-idea one, a science-communication one). Our wording, upstream's
-//! criteria, scale, anchors and metric list. A metric this project cannot compute (it needs a
-//! model or a resource not shipped here) is passed as "not computed", with the reason.
+//! (a legal one, a research-idea one, a science-communication one). In our wording, a metric
+//! this project cannot compute (it needs a model or a resource not shipped here) is passed as
+//! "not computed", with the reason; in upstream's (`--upstream`), every metric is written as
+//! upstream writes it (`mb_upstream::jre_l_fields` and its siblings), a missing one as `None`.
 
 use mb_core::Lang;
 use mb_llm::ops::{Operation, Patience};
 use mb_llm::{Message, Sampling};
+use mb_upstream::{jre_l_fields, judge_fields, MergedOf, Upstream, UpstreamError};
 
 use crate::metrics::judged::first_score_1_to_10;
 use crate::metrics::readability::{coleman_liau, readability};
@@ -52,6 +54,15 @@ fn shown(
 const NO_BERTSCORE: &str = "BERTScore needs a transformer model not shipped here";
 
 impl MergedRubric {
+    /// Upstream's merged judge of the same dataset.
+    pub fn upstream(self) -> MergedOf {
+        match self {
+            MergedRubric::Judge => MergedOf::Judge,
+            MergedRubric::IdeaBench => MergedOf::IdeaBench,
+            MergedRubric::JreL => MergedOf::JreL,
+        }
+    }
+
     /// The rubric of the dataset `name` (the names upstream uses), if it has one.
     pub fn of(name: &str) -> Option<MergedRubric> {
         match name {
@@ -63,31 +74,62 @@ impl MergedRubric {
     }
 
     /// The metrics shown for `output` against `reference`: those computed here with their
-    /// values, the others with the reason they are missing.
+    /// values, the others with the reason they are missing (JRE-L's and JuDGE's; IdeaBench's
+    /// come from its own judge calls).
     pub fn metrics(self, output: &str, reference: &str) -> Vec<ShownMetric> {
         let missing = |name, why, meaning| shown(name, Err(why), meaning);
         const LEGAL: &str = "the legal extraction (charges, statutes, penalties) needs upstream's lexicons and parsers, not shipped here";
-        const RANKING: &str =
-            "the ranking needs extra judge calls upstream makes outside the merged score";
         match self {
             MergedRubric::Judge => vec![
-                missing("time_score", LEGAL, "accuracy of the prison term, 0.00 to 1.00"),
+                missing(
+                    "time_score",
+                    LEGAL,
+                    "accuracy of the prison term, 0.00 to 1.00",
+                ),
                 missing("amount_score", LEGAL, "accuracy of the fine, 0.00 to 1.00"),
-                missing("crime_recall", LEGAL, "share of the true charges the judgment names"),
-                missing("crime_precision", LEGAL, "share of the named charges that are true"),
-                missing("penalcode_index_recall", LEGAL, "share of the relevant statutes cited"),
-                missing("penalcode_index_precision", LEGAL, "share of the cited statutes that are relevant"),
-                missing("reasoning_meteor", LEGAL, "METEOR similarity of the judicial reasoning section"),
-                missing("reasoning_bert_score", NO_BERTSCORE, "BERTScore similarity of the judicial reasoning section"),
-                missing("judge_meteor", LEGAL, "METEOR similarity of the judgment result section"),
-                missing("judge_bert_score", NO_BERTSCORE, "BERTScore similarity of the judgment result section"),
+                missing(
+                    "crime_recall",
+                    LEGAL,
+                    "share of the true charges the judgment names",
+                ),
+                missing(
+                    "crime_precision",
+                    LEGAL,
+                    "share of the named charges that are true",
+                ),
+                missing(
+                    "penalcode_index_recall",
+                    LEGAL,
+                    "share of the relevant statutes cited",
+                ),
+                missing(
+                    "penalcode_index_precision",
+                    LEGAL,
+                    "share of the cited statutes that are relevant",
+                ),
+                missing(
+                    "reasoning_meteor",
+                    LEGAL,
+                    "METEOR similarity of the judicial reasoning section",
+                ),
+                missing(
+                    "reasoning_bert_score",
+                    NO_BERTSCORE,
+                    "BERTScore similarity of the judicial reasoning section",
+                ),
+                missing(
+                    "judge_meteor",
+                    LEGAL,
+                    "METEOR similarity of the judgment result section",
+                ),
+                missing(
+                    "judge_bert_score",
+                    NO_BERTSCORE,
+                    "BERTScore similarity of the judgment result section",
+                ),
             ],
-            MergedRubric::IdeaBench => vec![
-                missing("bert_score", NO_BERTSCORE, "semantic similarity of the generated and the reference idea, 0.00 to 1.00"),
-                missing("llm_rating_score", RANKING, "a judge's rating of how far the ideas overlap, 1 to 10"),
-                missing("llm_novelty_ranking_score", RANKING, "novelty against the reference idea: near 0.00 less novel, 0.50 comparable, near 1.00 more novel"),
-                missing("llm_feasibility_ranking_score", RANKING, "feasibility against the reference idea, read like the novelty score"),
-            ],
+            // IdeaBench's come from its own judge calls (`super::ideabench`).
+            MergedRubric::IdeaBench => Vec::new(),
             MergedRubric::JreL => {
                 let readable = readability(output);
                 vec![
@@ -102,6 +144,26 @@ impl MergedRubric {
                 shown("DCRS", readable.map(|r| r.dcrs), "Dale-Chall score; 4.9 or lower is very easy, 9.0 to 9.9 is college level"),
                 ]
             }
+        }
+    }
+
+    /// The metric fields of upstream's prompt for `output` against `reference` (JRE-L's and
+    /// JuDGE's; IdeaBench's come from its own judge calls, see `super::ideabench`).
+    pub fn upstream_fields(self, output: &str, reference: &str) -> Vec<(&'static str, String)> {
+        match self {
+            MergedRubric::JreL => {
+                let readable = readability(output).ok();
+                jre_l_fields(
+                    rouge_l_f1(output, reference),
+                    None,
+                    coleman_liau(output),
+                    readable.as_ref().map(|r| r.fkgl),
+                    readable.as_ref().map(|r| r.dcrs),
+                )
+            }
+            // JuDGE's legal metrics are not computed here: upstream's scores then lack them.
+            MergedRubric::Judge => judge_fields(&[], None),
+            MergedRubric::IdeaBench => Vec::new(),
         }
     }
 
@@ -154,6 +216,8 @@ pub struct OverallJudge {
     pub reference: String,
     /// The metrics shown, computed or not.
     pub metrics: Vec<ShownMetric>,
+    /// The same metrics as upstream's prompt shows them (its field names and text).
+    pub upstream_fields: Vec<(&'static str, String)>,
 }
 
 impl Operation for OverallJudge {
@@ -187,6 +251,22 @@ impl Operation for OverallJudge {
         ]
     }
 
+    /// Upstream's prompt of the dataset, its metrics written as upstream writes them.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        Some(upstream.merged_judge(
+            self.rubric.upstream(),
+            &self.input,
+            &self.output,
+            &self.reference,
+            &self.upstream_fields,
+        ))
+    }
+
+    /// Upstream's judge client: temperature 0 and 1 024 tokens set, top-p its default 0.1.
     fn sampling(&self) -> Sampling {
         Sampling::new(0.0, 0.1, 1024)
     }
@@ -220,6 +300,8 @@ mod tests {
             output: "the cat sat on the mat".into(),
             reference: "the cat lay on the mat".into(),
             metrics: rubric.metrics("the cat sat on the mat", "the cat lay on the mat"),
+            upstream_fields: rubric
+                .upstream_fields("the cat sat on the mat", "the cat lay on the mat"),
         }
     }
 
@@ -254,7 +336,7 @@ mod tests {
             Err(why) => assert!(article.contains(&format!("- DCRS: not computed, {why}"))),
         }
         let idea = prompt(MergedRubric::IdeaBench);
-        assert!(idea.contains("expert researcher") && idea.contains("llm_novelty_ranking_score"));
+        assert!(idea.contains("expert researcher"));
         for text in [legal, article, idea] {
             assert!(text.ends_with("Reply with the integer only.\n\n## Score"));
         }

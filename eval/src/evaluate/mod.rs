@@ -6,6 +6,7 @@
 //! need a judge model run through the LLM layer's judge role; with an offline judge they fail
 //! with [`EvalError::NeedsJudge`] instead of inventing a score.
 
+mod ideabench;
 mod judges;
 mod limitgen;
 mod merged;
@@ -14,11 +15,13 @@ mod scorers;
 use async_trait::async_trait;
 use futures::stream::{self, StreamExt, TryStreamExt};
 use mb_llm::ops::Backend;
+use mb_llm::LlmStack;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use mb_datasets::{Dataset, DatasetConfig, Row};
 
+pub use ideabench::{IdeaBenchScorer, IdeaRanking, IdeaRating, IDEA_SEPARATOR};
 pub use judges::{ChecklistJudge, CriticJudge, MatchJudge, RubricJudge};
 pub use limitgen::{limitations, LimitGenScorer};
 pub use merged::{MergedRubric, OverallJudge, ShownMetric};
@@ -56,13 +59,15 @@ pub struct EvaluateDetail {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EvalError {
-    /// The metric needs a judge model and the judge role is offline.
-    #[error("dataset {dataset}: metric {metric:?} needs an LLM judge; configure the judge role (e.g. --llm configs/llm/paper.toml)")]
+    /// The metric needs a model and the role that provides it is offline.
+    #[error("dataset {dataset}: metric {metric:?} needs a model; configure the {role} role (e.g. --llm configs/llm/paper.toml)")]
     NeedsJudge {
         /// The dataset.
         dataset: String,
         /// The metric.
         metric: String,
+        /// The role that scores it (`judge`, or `critic` for WritingBench).
+        role: &'static str,
     },
     /// No evaluator exists for the dataset's metrics.
     #[error("dataset {dataset}: {reason}")]
@@ -92,15 +97,43 @@ pub enum EvalError {
     },
 }
 
+/// The models that score predictions: the judge of judged metrics, and WritingBench's critic
+/// (upstream scores WritingBench with its own fine-tuned model).
+#[derive(Clone, Copy)]
+pub struct Graders<'a> {
+    /// The LLM judge.
+    pub judge: &'a Backend,
+    /// WritingBench's critic.
+    pub critic: &'a Backend,
+}
+
+impl<'a> Graders<'a> {
+    /// The judge and the critic of a run's models.
+    pub fn of(llm: &'a LlmStack) -> Graders<'a> {
+        Graders {
+            judge: &llm.judge,
+            critic: &llm.critic,
+        }
+    }
+
+    /// One backend in both roles (tests, and callers with a single scoring model).
+    pub fn both(backend: &'a Backend) -> Graders<'a> {
+        Graders {
+            judge: backend,
+            critic: backend,
+        }
+    }
+}
+
 /// A dataset's scoring of one prediction.
 #[async_trait]
 pub trait Evaluator: Send + Sync {
-    /// The metrics of `response` to `row`, with `judge` for metrics that need a model.
+    /// The metrics of `response` to `row`, with `graders` for metrics that need a model.
     async fn evaluate(
         &self,
         row: &Row,
         response: &str,
-        judge: &Backend,
+        graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError>;
 
     /// How many predictions upstream scores at once (its `evaluate_threads`).
@@ -121,7 +154,7 @@ pub fn evaluator_for(config: &DatasetConfig) -> Result<Box<dyn Evaluator>, EvalE
         "HelloBench" => Box::new(HelloBenchScorer),
         "WritingBench" => Box::new(WritingBenchScorer),
         "JuDGE" => Box::new(MergedJudgeScorer(MergedRubric::Judge)),
-        "IdeaBench" => Box::new(MergedJudgeScorer(MergedRubric::IdeaBench)),
+        "IdeaBench" => Box::new(IdeaBenchScorer),
         "JRE-L" | "JRE_L" => Box::new(MergedJudgeScorer(MergedRubric::JreL)),
         "LimitGen" => Box::new(LimitGenScorer),
         _ => {
@@ -138,7 +171,7 @@ pub async fn evaluate(
     dataset: &Dataset,
     predictions: &[Prediction],
     evaluator: &dyn Evaluator,
-    judge: &Backend,
+    graders: Graders<'_>,
 ) -> Result<Vec<EvaluateDetail>, EvalError> {
     let name = dataset.name();
     let jobs = predictions.iter().map(|prediction| async move {
@@ -149,7 +182,9 @@ pub async fn evaluate(
                 test_idx: prediction.test_idx,
                 reason: "no such row".into(),
             })?;
-        let metrics = evaluator.evaluate(row, &prediction.response, judge).await?;
+        let metrics = evaluator
+            .evaluate(row, &prediction.response, graders)
+            .await?;
         Ok::<_, EvalError>(EvaluateDetail {
             test_idx: prediction.test_idx,
             metrics,

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::judges::{ChecklistJudge, CriticJudge, MatchJudge, RubricJudge};
 use super::merged::{MergedRubric, OverallJudge};
-use super::{EvalError, Evaluator};
+use super::{EvalError, Evaluator, Graders};
 use crate::metrics::judged::dialsim_exact_match;
 use crate::metrics::locomo::{locomo_f1, Options};
 use crate::metrics::meteor::meteor_text;
@@ -44,9 +44,21 @@ fn metrics(value: Value) -> Map<String, Value> {
     }
 }
 
-/// Runs a judge operation, refusing an offline judge.
+/// Runs a judge operation on the judge, refusing an offline one.
 pub(super) async fn judged<O: Operation + Sync>(
     judge: &Backend,
+    row: &Row,
+    metric: &str,
+    operation: &O,
+) -> Result<O::Output, EvalError> {
+    scored_by(judge, "judge", row, metric, operation).await
+}
+
+/// Runs a scoring operation on `backend` (the `role` named in errors), refusing an offline
+/// one.
+pub(super) async fn scored_by<O: Operation + Sync>(
+    judge: &Backend,
+    role: &'static str,
     row: &Row,
     metric: &str,
     operation: &O,
@@ -55,6 +67,7 @@ pub(super) async fn judged<O: Operation + Sync>(
         return Err(EvalError::NeedsJudge {
             dataset: row.dataset.clone(),
             metric: metric.to_string(),
+            role,
         });
     }
     judge
@@ -76,7 +89,7 @@ impl Evaluator for LocomoScorer {
         &self,
         row: &Row,
         response: &str,
-        _judge: &Backend,
+        _graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let category =
             row.info
@@ -127,7 +140,7 @@ impl Evaluator for DialSimScorer {
         &self,
         row: &Row,
         response: &str,
-        judge: &Backend,
+        graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let golden = info_text(row, "golden_answer")?;
         let accuracy = dialsim_exact_match(response, &golden) || {
@@ -136,7 +149,7 @@ impl Evaluator for DialSimScorer {
                 golden: golden.clone(),
                 prediction: response.to_string(),
             };
-            judged(judge, row, "accuracy", &operation).await?
+            judged(graders.judge, row, "accuracy", &operation).await?
         };
         Ok(metrics(
             json!({"accuracy": accuracy, "golden_answer": golden}),
@@ -174,7 +187,7 @@ impl Evaluator for LexEvalScorer {
         &self,
         row: &Row,
         response: &str,
-        _judge: &Backend,
+        _graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let golden = info_text(row, "golden_answer")?;
         Ok(metrics(
@@ -192,7 +205,7 @@ impl Evaluator for MeteorScorer {
         &self,
         row: &Row,
         response: &str,
-        _judge: &Backend,
+        _graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let golden = info_text(row, "golden_answer")?;
         Ok(metrics(json!({"meteor": meteor_text(&golden, response)})))
@@ -209,13 +222,13 @@ impl Evaluator for NfcatsScorer {
         &self,
         row: &Row,
         response: &str,
-        judge: &Backend,
+        graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let operation = RubricJudge {
             question: row.input.query_text().to_string(),
             answer: response.to_string(),
         };
-        let score = match judged(judge, row, "score", &operation).await {
+        let score = match judged(graders.judge, row, "score", &operation).await {
             Ok(score) => json!(score),
             // Upstream catches the request's exception and scores 1; a broken setup (no
             // server, bad settings) still ends the evaluation here.
@@ -248,7 +261,7 @@ impl Evaluator for HelloBenchScorer {
         &self,
         row: &Row,
         response: &str,
-        judge: &Backend,
+        graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let checklist = row
             .info
@@ -261,7 +274,7 @@ impl Evaluator for HelloBenchScorer {
             response: hellobench_response(response),
             checklist: checklist.clone(),
         };
-        let items: Vec<Value> = judged(judge, row, "avg_score", &operation)
+        let items: Vec<Value> = judged(graders.judge, row, "avg_score", &operation)
             .await?
             .into_iter()
             .map(checklist_item)
@@ -311,8 +324,8 @@ fn checklist_item(item: Value) -> Value {
     }
 }
 
-/// WritingBench: the critic's 1–10 `score` and its reason (null score when the critic never
-/// answered usably; upstream raises instead).
+/// WritingBench: the critic's 1–10 `score`, its reason and the criteria (null score when the
+/// critic never answered usably; upstream raises instead), from the critic role.
 pub struct WritingBenchScorer;
 
 #[async_trait]
@@ -321,17 +334,24 @@ impl Evaluator for WritingBenchScorer {
         &self,
         row: &Row,
         response: &str,
-        judge: &Backend,
+        graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let operation = CriticJudge {
             query: row.input.query_text().to_string(),
             response: response.to_string(),
             criteria: row.info.get("criteria").cloned().unwrap_or(Value::Null),
         };
-        Ok(match judged(judge, row, "score", &operation).await? {
-            Some((score, reason)) => metrics(json!({"score": score, "reason": reason})),
-            None => metrics(json!({"score": null, "reason": "no usable critic reply"})),
-        })
+        let criteria = operation.criteria.clone();
+        Ok(
+            match scored_by(graders.critic, "critic", row, "score", &operation).await? {
+                Some((score, reason)) => {
+                    metrics(json!({"score": score, "reason": reason, "criteria": criteria}))
+                }
+                None => metrics(
+                    json!({"score": null, "reason": "no usable critic reply", "criteria": criteria}),
+                ),
+            },
+        )
     }
 
     fn concurrency(&self) -> usize {
@@ -339,7 +359,7 @@ impl Evaluator for WritingBenchScorer {
     }
 }
 
-/// JuDGE, IdeaBench, JRE-L: the merged 1–10 judge score their domain and task summaries use,
+/// JuDGE, JRE-L: the merged 1–10 judge score their domain and task summaries use,
 /// under the dataset's rubric, beside the component metrics computed here (JRE-L's ROUGE-L and
 /// readability; BERTScore and JuDGE's legal extraction need models and resources not shipped,
 /// and the judge is told which are missing and why).
@@ -351,7 +371,7 @@ impl Evaluator for MergedJudgeScorer {
         &self,
         row: &Row,
         response: &str,
-        judge: &Backend,
+        graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let reference = ["golden_answer", "abstract", "pr-abstract"]
             .iter()
@@ -370,9 +390,10 @@ impl Evaluator for MergedJudgeScorer {
             input: row.input.query_text().to_string(),
             output: response.to_string(),
             metrics: shown,
+            upstream_fields: self.0.upstream_fields(response, &reference),
             reference,
         };
-        let score = judged(judge, row, MERGED_SCORE, &operation).await?;
+        let score = judged(graders.judge, row, MERGED_SCORE, &operation).await?;
         computed.insert(MERGED_SCORE.to_string(), json!(score));
         Ok(computed)
     }

@@ -5,7 +5,7 @@ use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_datasets::row::Row;
 use mb_datasets::sample::{sample_source, SAMPLE_SET};
 use mb_datasets::{load, Dataset};
-use mb_eval::{builtin_statistics, summarize_run};
+use mb_eval::{builtin_statistics, summarize_run, Graders};
 use mb_eval::{evaluate, evaluator_for, EvalError, EvaluateDetail, Prediction};
 use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
@@ -59,7 +59,7 @@ async fn details(
                 dataset,
                 &predictions,
                 evaluator.as_ref(),
-                &Backend::offline(),
+                Graders::both(&Backend::offline()),
             )
             .await
             .unwrap(),
@@ -124,7 +124,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     }));
     // An exact match needs no judge, even an offline one.
     let exact = dialsim
-        .evaluate(&question, "rachel.", &Backend::offline())
+        .evaluate(&question, "rachel.", Graders::both(&Backend::offline()))
         .await
         .unwrap();
     assert_eq!(exact["accuracy"], json!(true));
@@ -132,7 +132,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     let scripted = ScriptedProvider::then_always(&["I think it is right", "Correct"], "Wrong");
     let judge = Backend::model(scripted.clone(), OutputHandling::Tolerant, 2);
     let judged = dialsim
-        .evaluate(&question, "He married Rachel Green", &judge)
+        .evaluate(&question, "He married Rachel Green", Graders::both(&judge))
         .await
         .unwrap();
     assert_eq!(judged["accuracy"], json!(true));
@@ -141,7 +141,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     assert!(prompts[0].contains("Rachel") && prompts[0].contains("He married Rachel Green"));
 
     let error = dialsim
-        .evaluate(&question, "Monica", &Backend::offline())
+        .evaluate(&question, "Monica", Graders::both(&Backend::offline()))
         .await
         .unwrap_err();
     assert!(matches!(error, EvalError::NeedsJudge { .. }));
@@ -157,18 +157,21 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         .evaluate(
             &why,
             "Purring is...",
-            &Backend::model(scripted, OutputHandling::Tolerant, 2),
+            Graders::both(&Backend::model(scripted, OutputHandling::Tolerant, 2)),
         )
         .await
         .unwrap();
     assert_eq!(scored["score"], json!(4));
     assert!(nfcats
-        .evaluate(&why, "x", &Backend::offline())
+        .evaluate(&why, "x", Graders::both(&Backend::offline()))
         .await
         .is_err());
     // A judge that fails to answer scores 1, as upstream scores a request that raised.
     let failing = Backend::model(ScriptedProvider::new(&[]), OutputHandling::Upstream, 0);
-    let scored = nfcats.evaluate(&why, "x", &failing).await.unwrap();
+    let scored = nfcats
+        .evaluate(&why, "x", Graders::both(&failing))
+        .await
+        .unwrap();
     assert_eq!(scored["score"], json!(1));
     nfcats_in_upstreams_words(nfcats.as_ref(), &why).await;
     dialsim_in_upstreams_words(dialsim.as_ref(), &question).await;
@@ -196,7 +199,11 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
         .evaluate(
             &paper,
             answer,
-            &Backend::model(scripted.clone(), OutputHandling::Tolerant, 2),
+            Graders::both(&Backend::model(
+                scripted.clone(),
+                OutputHandling::Tolerant,
+                2,
+            )),
         )
         .await
         .unwrap();
@@ -209,7 +216,7 @@ async fn judged_metrics_use_the_judge_role_and_refuse_an_offline_one() {
     );
     assert_eq!(scripted.prompts().len(), 4);
     let error = limitgen
-        .evaluate(&paper, answer, &Backend::offline())
+        .evaluate(&paper, answer, Graders::both(&Backend::offline()))
         .await
         .unwrap_err();
     assert!(matches!(error, EvalError::NeedsJudge { .. }), "{error}");
@@ -230,7 +237,11 @@ async fn jre_l_records_its_computed_metrics_beside_the_merged_score() {
         .evaluate(
             &paper,
             article,
-            &Backend::model(scripted.clone(), OutputHandling::Upstream, 0),
+            Graders::both(&Backend::model(
+                scripted.clone(),
+                OutputHandling::Upstream,
+                0,
+            )),
         )
         .await
         .unwrap();
@@ -268,7 +279,10 @@ async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
     let scripted = ScriptedProvider::then_always(&["4"], "Wrong");
     let judge =
         Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
-    let scored = nfcats.evaluate(why, "Purring is...", &judge).await.unwrap();
+    let scored = nfcats
+        .evaluate(why, "Purring is...", Graders::both(&judge))
+        .await
+        .unwrap();
     assert_eq!(scored["score"], json!(4));
     let request = &scripted.requests()[0];
     let [system, prompt] = <[_; 2]>::try_from(
@@ -304,7 +318,7 @@ async fn dialsim_in_upstreams_words(dialsim: &dyn mb_eval::Evaluator, question: 
     let judge =
         Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
     let scored = dialsim
-        .evaluate(question, "He married Rachel Green", &judge)
+        .evaluate(question, "He married Rachel Green", Graders::both(&judge))
         .await
         .unwrap();
     assert_eq!(scored["accuracy"], json!(true));
@@ -354,7 +368,7 @@ async fn hellobench_in_upstreams_words(catalog: &Catalog) {
     let judge =
         Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
     let scored = hellobench
-        .evaluate(&item, "The cafe is small", &judge)
+        .evaluate(&item, "The cafe is small", Graders::both(&judge))
         .await
         .unwrap();
     assert_eq!(scored["avg_score"], json!(1.0));

@@ -34,6 +34,7 @@ fn hostile_judge_replies_never_panic_a_parser() {
             output: "A summary".into(),
             reference: "The summary".into(),
             metrics: MergedRubric::JreL.metrics("A summary", "The summary"),
+            upstream_fields: MergedRubric::JreL.upstream_fields("A summary", "The summary"),
         },
     );
     let mut texts = HostileText::new(41);

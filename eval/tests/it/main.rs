@@ -6,6 +6,7 @@ mod atomic_results;
 mod common;
 mod evaluation;
 mod fuzz;
+mod judged_sets;
 mod longmemeval;
 mod meteor_parity;
 mod porter_parity;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_datasets::{load, Dataset};
-use mb_eval::EvaluateDetail;
+use mb_eval::{EvaluateDetail, Graders};
 use mb_eval::{RunFiles, RUN_CONFIG, SUMMARY};
 use mb_upstream::Upstream;
 use serde_json::Value;
@@ -76,7 +76,12 @@ pub fn run(args: &RunDirArgs) -> Result<(), HarnessError> {
     let predictions = files.read_predictions()?;
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
-    let details = runtime.block_on(evaluate_run(&files, &datasets, &predictions, &llm.judge))?;
+    let details = runtime.block_on(evaluate_run(
+        &files,
+        &datasets,
+        &predictions,
+        Graders::of(&llm),
+    ))?;
     rewrite_summary(&files, kind, &set_name, &datasets, &details)
 }
 

@@ -10,7 +10,7 @@ use mb_baselines::{MemorySystem, SystemSpec};
 use mb_datasets::catalog::DatasetType;
 use mb_datasets::row::Row;
 use mb_datasets::Dataset;
-use mb_eval::Prediction;
+use mb_eval::{Graders, Prediction};
 use mb_eval::{RunFiles, SUMMARY};
 use mb_llm::{usage_of, LlmStack};
 use serde::{Deserialize, Serialize};
@@ -228,7 +228,13 @@ pub async fn finish(
         })
         .collect();
     files.write(TIMING, &per_case)?;
-    let details = evaluate_run(files, datasets, &predictions, &setup.services.llm.judge).await?;
+    let details = evaluate_run(
+        files,
+        datasets,
+        &predictions,
+        Graders::of(&setup.services.llm),
+    )
+    .await?;
     // After the evaluation, so that the judge's calls are in the model usage.
     let run_timing = RunTiming::of(
         by_key.values().map(|f| (f.timing, &f.failures)),

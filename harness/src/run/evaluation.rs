@@ -4,20 +4,19 @@
 use mb_datasets::catalog::DatasetType;
 use mb_datasets::Dataset;
 use mb_eval::{builtin_statistics, summarize_run};
-use mb_eval::{evaluate, evaluator_for, EvaluateDetail, Prediction};
+use mb_eval::{evaluate, evaluator_for, EvaluateDetail, Graders, Prediction};
 use mb_eval::{RunFiles, SUMMARY};
-use mb_llm::ops::Backend;
 use serde_json::Value;
 
 use crate::error::HarnessError;
 
-/// Scores `predictions` with each dataset's metrics (judge metrics through `judge`), writes
+/// Scores `predictions` with each dataset's metrics (model-scored ones through `graders`), writes
 /// `evaluate_details.json`, and returns them.
 pub async fn evaluate_run(
     files: &RunFiles,
     datasets: &[Dataset],
     predictions: &[Prediction],
-    judge: &Backend,
+    graders: Graders<'_>,
 ) -> Result<Vec<EvaluateDetail>, HarnessError> {
     let mut details = Vec::new();
     for dataset in datasets {
@@ -27,7 +26,7 @@ pub async fn evaluate_run(
             .filter(|p| p.dataset == dataset.name())
             .cloned()
             .collect();
-        let scored = evaluate(dataset, &mine, evaluator.as_ref(), judge)
+        let scored = evaluate(dataset, &mine, evaluator.as_ref(), graders)
             .await
             .map_err(|e| {
                 HarnessError::Usage(format!(

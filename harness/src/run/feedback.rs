@@ -7,8 +7,8 @@
 
 use mb_datasets::row::{Action, Row};
 use mb_datasets::Dataset;
-use mb_eval::{EvalError, Evaluator};
-use mb_llm::ops::{Backend, ImplicitAction, SimulateFeedback, UserPersona};
+use mb_eval::{EvalError, Evaluator, Graders};
+use mb_llm::ops::{ImplicitAction, SimulateFeedback, UserPersona};
 use mb_llm::{LlmStack, Message, Role};
 use mb_upstream::RuleFeedbackOf;
 use serde_json::Value;
@@ -46,7 +46,7 @@ pub async fn react(
         } else {
             RuleFeedbackOf::DialSim
         };
-        let correct = rule_verdict(row, answer, evaluator, &llm.judge).await?;
+        let correct = rule_verdict(row, answer, evaluator, Graders::of(llm)).await?;
         return Ok(Reaction {
             end: correct,
             text: rule_text(llm, of, correct)?,
@@ -94,9 +94,9 @@ async fn rule_verdict(
     row: &Row,
     answer: &str,
     evaluator: &dyn Evaluator,
-    judge: &Backend,
+    graders: Graders<'_>,
 ) -> Result<bool, HarnessError> {
-    let metrics = match evaluator.evaluate(row, answer, judge).await {
+    let metrics = match evaluator.evaluate(row, answer, graders).await {
         Ok(metrics) => metrics,
         // Offline, DialSim's judge is unavailable: an answer that is not an exact match counts
         // as wrong.

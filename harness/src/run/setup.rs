@@ -55,7 +55,14 @@ impl RunSetup {
             }
             vec![spec]
         };
-        let services = Services::start(args, &specs)?;
+        // Only WritingBench is scored by the critic: other runs need no critic server.
+        let critic = Catalog::builtin()?
+            .resolve(kind, &args.set_name)
+            .map_or(true, |sets| {
+                sets.iter()
+                    .any(|d| d.class_name.starts_with("WritingBench"))
+            });
+        let services = Services::start(args, &specs, critic)?;
         let mut datasets = load(
             args.data.source(services.llm.wording.checkout())?.as_ref(),
             &Catalog::builtin()?,
@@ -164,10 +171,14 @@ pub struct Services {
 }
 
 impl Services {
-    /// Opens the store, starts the model roles (and pings them), and opens the embedders of
-    /// `specs`: settings that do not parse, an embedder that cannot open or a model that does
-    /// not answer stop the run here.
-    pub fn start(args: &RunArgs, specs: &[&'static SystemSpec]) -> Result<Services, HarnessError> {
+    /// Opens the store, starts the model roles (and pings them; the critic only when the run
+    /// scores with it, `critic`), and opens the embedders of `specs`: settings that do not
+    /// parse, an embedder that cannot open or a model that does not answer stop the run here.
+    pub fn start(
+        args: &RunArgs,
+        specs: &[&'static SystemSpec],
+        critic: bool,
+    ) -> Result<Services, HarnessError> {
         args.embedder.warn_if_unused(specs);
         let store = Store::open(Some(&args.store))?;
         let (llm_settings, llm_server) = args.llm.start()?;
@@ -183,8 +194,12 @@ impl Services {
             .build()
             .map_err(|e| HarnessError::Usage(format!("cannot start the async runtime: {e}")))?;
         if args.llm.cache_mode() != mb_llm::CacheMode::Replay {
-            runtime.block_on(mb_llm::check_reachable(&llm_settings))?;
-            runtime.block_on(preflight(&llm))?;
+            let mut checked = llm_settings.clone();
+            if !critic {
+                checked.critic = mb_llm::RoleSettings::Offline;
+            }
+            runtime.block_on(mb_llm::check_reachable(&checked))?;
+            runtime.block_on(preflight(&llm, critic))?;
         }
         Ok(Services {
             memory_config: args.memory_config(&llm_settings).map(Path::to_path_buf),
@@ -226,17 +241,12 @@ impl Services {
     }
 }
 
-/// Asks every model-backed role for a one-word reply, so an unreachable or misconfigured
-/// endpoint stops the run before any work (not after an hour of memorization).
-async fn preflight(llm: &LlmStack) -> Result<(), HarnessError> {
-    let roles = [
-        ("answer", &llm.answer),
-        ("memory", &llm.memory),
-        ("simulator", &llm.simulator),
-        ("judge", &llm.judge),
-    ];
-    for (role, backend) in roles {
-        if backend.is_offline() {
+/// Asks every model-backed role the run uses (the critic only with `critic`) for a one-word
+/// reply, so an unreachable or misconfigured endpoint stops the run before any work (not after
+/// an hour of memorization).
+async fn preflight(llm: &LlmStack, critic: bool) -> Result<(), HarnessError> {
+    for (role, backend) in llm.roles() {
+        if backend.is_offline() || (role == "critic" && !critic) {
             continue;
         }
         let ping = mb_llm::ops::Answer::new(vec![mb_llm::Message::user("Reply with the word OK.")]);

@@ -11,6 +11,7 @@
 mod answer;
 mod feedback;
 pub mod handling;
+mod language;
 pub mod shape;
 pub mod text;
 
@@ -27,6 +28,7 @@ use mb_upstream::{Upstream, UpstreamError, Wording};
 pub use answer::Answer;
 pub use feedback::{Behaviour, Feedback, ImplicitAction, SimulateFeedback, UserPersona};
 pub use handling::{OutputHandling, Patience};
+pub use language::PromptLanguage;
 
 /// The name of every operation of the workspace (these and the LLM judges of `mb-datasets`):
 /// what output limits per operation may name.
@@ -49,6 +51,8 @@ pub const OPERATION_NAMES: &[&str] = &[
     "judge_checklist",
     "judge_critic",
     "judge_overall",
+    "judge_idea_rating",
+    "judge_idea_ranking",
     "judge_limitation_aspect",
     "judge_limitation_subtype",
     "judge_limitation_rating",
@@ -127,6 +131,7 @@ pub struct Backend {
     kind: BackendKind,
     counts: Mutex<Counts>,
     wording: Wording,
+    prompt_language: PromptLanguage,
 }
 
 /// Per-operation counts of how unusable output was dealt with.
@@ -162,6 +167,7 @@ impl Backend {
             },
             counts: Mutex::default(),
             wording: Wording::paraphrased(),
+            prompt_language: PromptLanguage::Dataset,
         }
     }
 
@@ -171,12 +177,20 @@ impl Backend {
             kind: BackendKind::Offline,
             counts: Mutex::default(),
             wording: Wording::paraphrased(),
+            prompt_language: PromptLanguage::Dataset,
         }
     }
 
     /// The same backend, its prompts in `wording`.
     pub fn with_wording(mut self, wording: Wording) -> Backend {
         self.wording = wording;
+        self
+    }
+
+    /// The same backend, its own (paraphrased) prompts in `language`; the offline
+    /// implementations and upstream's words still see the row's language.
+    pub fn with_prompt_language(mut self, language: PromptLanguage) -> Backend {
+        self.prompt_language = language;
         self
     }
 
@@ -254,7 +268,9 @@ impl Backend {
                 OutputHandling::Upstream => request.resend = attempt + 1,
                 OutputHandling::Tolerant => {
                     request.messages.push(Message::assistant(completion.text));
-                    request.messages.push(operation.reask(lang));
+                    request
+                        .messages
+                        .push(operation.reask(self.prompt_language.of(lang)));
                 }
             }
         }
@@ -283,6 +299,6 @@ impl Backend {
                 None => self.wording.note_paraphrased(operation.name()),
             }
         }
-        Ok(operation.messages(lang))
+        Ok(operation.messages(self.prompt_language.of(lang)))
     }
 }

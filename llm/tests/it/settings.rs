@@ -351,3 +351,66 @@ fn the_operation_list_names_every_operation() {
 fn answers(engine: &Arc<Engine>) -> Arc<dyn AnswerStore> {
     Arc::new(EngineAnswers::open(engine.clone()).unwrap())
 }
+
+/// An operation whose prompt names the language it was written in.
+struct SaysItsLanguage;
+
+impl mb_llm::ops::Operation for SaysItsLanguage {
+    type Output = String;
+
+    fn name(&self) -> &'static str {
+        "says_its_language"
+    }
+
+    fn messages(&self, lang: mb_core::Lang) -> Vec<mb_llm::Message> {
+        vec![mb_llm::Message::user(format!("{lang:?}"))]
+    }
+
+    fn parse(&self, text: &str) -> Option<String> {
+        Some(text.to_string())
+    }
+
+    fn fallback(&self) -> String {
+        String::new()
+    }
+
+    fn offline(&self, lang: mb_core::Lang) -> String {
+        format!("{lang:?}")
+    }
+}
+
+/// The memory role's own prompts are English for every dataset by default (upstream's memory
+/// systems have only English prompts); `memory_prompt_language = "dataset"` gives Chinese rows
+/// their Chinese prompts. Offline implementations always see the row's language.
+#[tokio::test]
+async fn memory_prompts_are_english_unless_the_dataset_language_is_asked_for() {
+    use mb_llm::ops::{Backend, OutputHandling, PromptLanguage};
+    let settings = mb_llm::LlmSettings::default();
+    assert_eq!(settings.memory_prompt_language, PromptLanguage::English);
+    for (language, sent) in [
+        (PromptLanguage::English, "En"),
+        (PromptLanguage::Dataset, "Zh"),
+    ] {
+        let model = mb_llm::testing::ScriptedProvider::new(&["ok"]);
+        let backend = Backend::model(model.clone(), OutputHandling::Upstream, 0)
+            .with_prompt_language(language);
+        backend
+            .run(&SaysItsLanguage, mb_core::Lang::Zh)
+            .await
+            .unwrap();
+        assert_eq!(model.requests()[0].messages[0].content, sent);
+        let offline = Backend::offline().with_prompt_language(language);
+        assert_eq!(
+            offline
+                .run(&SaysItsLanguage, mb_core::Lang::Zh)
+                .await
+                .unwrap(),
+            "Zh"
+        );
+    }
+    let file = tempfile::tempdir().unwrap();
+    let path = file.path().join("zh.toml");
+    std::fs::write(&path, "memory_prompt_language = \"dataset\"\n").unwrap();
+    let read = mb_llm::LlmSettings::from_file(&path).unwrap();
+    assert_eq!(read.memory_prompt_language, PromptLanguage::Dataset);
+}

@@ -119,7 +119,7 @@ pub fn run(run: &RunArgs, args: &LongMemEvalArgs, path: &Path) -> Result<(), Har
         }
         None => None,
     };
-    let services = Services::start(run, &specs)?;
+    let services = Services::start(run, &specs, false)?;
     // Result directories live under off-policy/longmemeval/<file stem>/<system>/.
     let mut place = run.clone();
     place.dataset_type = "longmemeval".into();

@@ -177,7 +177,7 @@ pub fn upstream_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Reques
 pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
     let stub = Stub::start(dir, &format!("ours-{}", slice.system));
     let llm = dir.join(format!("llm-{}.toml", slice.system));
-    let roles: String = ["answer", "memory", "simulator", "judge"]
+    let roles: String = ["answer", "memory", "simulator", "judge", "critic"]
         .iter()
         .map(|role| {
             format!(

@@ -1,0 +1,186 @@
+//! The datasets scored by models beside their own metrics: IdeaBench's rating, rankings and
+//! merged score; WritingBench's critic, a role of its own; and every one of their requests in
+//! upstream's words when the run has them.
+
+use std::path::Path;
+
+use mb_datasets::catalog::Catalog;
+use mb_datasets::row::Row;
+use mb_eval::{evaluator_for, EvalError, Graders, IDEA_SEPARATOR};
+use mb_llm::ops::{Backend, OutputHandling};
+use mb_llm::testing::ScriptedProvider;
+use mb_upstream::{Upstream, Wording};
+use serde_json::json;
+
+/// Upstream's checkout beside the project, or `None` after a `skipped:` line (a failure under
+/// CI).
+fn upstream() -> Option<Upstream> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
+    if !dir.join("memorybench.py").is_file() {
+        mb_core::test_data::skip(&format!(
+            "the upstream checkout {} is absent",
+            dir.display()
+        ));
+        return None;
+    }
+    Some(Upstream::open(&dir).unwrap())
+}
+
+fn row(columns: serde_json::Value) -> Row {
+    Row::from_columns(columns.as_object().unwrap().clone()).unwrap()
+}
+
+fn idea_row() -> Row {
+    row(json!({
+        "test_idx": 3, "dataset_name": "IdeaBench", "lang": "en",
+        "input_prompt": "Here are the abstracts: ...",
+        "info": {"abstract": "Honey bees dance to tell each other where the flowers are."},
+    }))
+}
+
+#[tokio::test]
+async fn ideabench_rates_ranks_and_merges_as_upstream_does() {
+    let catalog = Catalog::builtin().unwrap();
+    let ideas = evaluator_for(catalog.dataset("IdeaBench").unwrap()).unwrap();
+    let answer = format!(
+        "Ants follow scent trails.{IDEA_SEPARATOR}\n Bees dance to tell where the flowers are. "
+    );
+    let scripted = ScriptedProvider::new(&[
+        "```json\n{\"rating\": 6, \"explanation\": \"close\"}\n```",
+        "1. **Hypothesis B**: bold\n2. **Hypothesis A**: solid\n3. **Hypothesis C**",
+        "I cannot rank these.",
+        "Score: 8",
+    ]);
+    let judge = Backend::model(scripted.clone(), OutputHandling::Upstream, 0);
+    let scored = ideas
+        .evaluate(&idea_row(), &answer, Graders::both(&judge))
+        .await
+        .unwrap();
+    assert_eq!(
+        scored["generated_hypotheses"],
+        json!([
+            "Ants follow scent trails.",
+            "Bees dance to tell where the flowers are.",
+            "NULL"
+        ])
+    );
+    // The hypothesis closest to the abstract is the one rated and judged.
+    assert_eq!(
+        scored["best_hypothesis_by_bertf1"],
+        json!("Bees dance to tell where the flowers are.")
+    );
+    assert_eq!(scored["llm_rating_score"], json!(6));
+    assert_eq!(scored["llm_novelty_ranking_score"], json!(1.0 / 3.0));
+    // A reply that ranks nothing places the paper's idea at 0, as upstream scores it.
+    assert_eq!(scored["llm_feasibility_ranking_score"], json!(-1.0 / 3.0));
+    assert_eq!(scored["llm_as_judge_score"], json!(8));
+    assert_eq!(scored["bert_score"], json!(null));
+    let operations = scripted.operations();
+    assert_eq!(
+        operations,
+        [
+            "judge_idea_rating",
+            "judge_idea_ranking",
+            "judge_idea_ranking",
+            "judge_overall"
+        ]
+    );
+    let error = ideas
+        .evaluate(&idea_row(), &answer, Graders::both(&Backend::offline()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, EvalError::NeedsJudge { role: "judge", .. }),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn writingbench_is_scored_by_the_critic_not_the_judge() {
+    let catalog = Catalog::builtin().unwrap();
+    let name = "WritingBench-Politics&Law";
+    let writing = evaluator_for(catalog.dataset(name).unwrap()).unwrap();
+    let brief = row(json!({
+        "test_idx": 1, "dataset_name": name, "lang": "en",
+        "input_prompt": "Write a policy brief on river cleanup.",
+        "info": {"criteria": [{"name": "Clarity", "criteria_description": "Is it clear?"}]},
+    }));
+    let critic = ScriptedProvider::new(&["```json\n{\"score\": 7, \"reason\": \"clear\"}\n```"]);
+    let critic = Backend::model(critic, OutputHandling::Upstream, 0);
+    let judge = ScriptedProvider::new(&[]);
+    let judge = Backend::model(judge.clone(), OutputHandling::Upstream, 0);
+    let scored = writing
+        .evaluate(
+            &brief,
+            "A brief.",
+            Graders {
+                judge: &judge,
+                critic: &critic,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(scored["score"], json!(7));
+    assert_eq!(scored["criteria"][0]["name"], json!("Clarity"));
+    let offline = Backend::offline();
+    let error = writing
+        .evaluate(
+            &brief,
+            "A brief.",
+            Graders {
+                judge: &judge,
+                critic: &offline,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, EvalError::NeedsJudge { role: "critic", .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("critic role"), "{error}");
+}
+
+#[tokio::test]
+async fn with_upstreams_words_every_judge_request_is_upstreams() {
+    let Some(checkout) = upstream() else { return };
+    let catalog = Catalog::builtin().unwrap();
+    let ideas = evaluator_for(catalog.dataset("IdeaBench").unwrap()).unwrap();
+    let scripted = ScriptedProvider::then_always(&[], "Score: 5");
+    let wording = Wording::upstream(checkout);
+    let judge =
+        Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
+    let answer = format!("One.{IDEA_SEPARATOR}Two.");
+    ideas
+        .evaluate(&idea_row(), &answer, Graders::both(&judge))
+        .await
+        .unwrap();
+    let upstream = wording.checkout().unwrap();
+    let sent = scripted.requests();
+    let abstract_ = "Honey bees dance to tell each other where the flowers are.";
+    assert_eq!(
+        sent[0].messages,
+        upstream.idea_rating("One.", abstract_).unwrap()
+    );
+    assert_eq!(
+        sent[1].messages,
+        upstream
+            .idea_ranking("novelty", abstract_, &["One.", "Two.", "NULL"])
+            .unwrap()
+    );
+    let fields = mb_upstream::ideabench_fields(None, &json!(null), -1.0 / 3.0, -1.0 / 3.0);
+    assert_eq!(
+        sent[3].messages,
+        upstream
+            .merged_judge(
+                mb_upstream::MergedOf::IdeaBench,
+                "Here are the abstracts: ...",
+                "One.",
+                abstract_,
+                &fields,
+            )
+            .unwrap()
+    );
+    // Nothing went out in the paraphrase.
+    assert_eq!(wording.paraphrased_prompts(), Vec::<&str>::new());
+}
