@@ -6,6 +6,7 @@ mod atomic_results;
 mod common;
 mod evaluation;
 mod fuzz;
+mod legal_parity;
 mod longmemeval;
 mod meteor_parity;
 mod porter_parity;
