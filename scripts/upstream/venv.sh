@@ -41,6 +41,13 @@ REQUIREMENTS=(
   # imports, i.e. the PyPI package of the vendored version (pyproject: mem0ai 0.1.116);
   # it brings qdrant-client (local, in-process vector store), sqlalchemy, posthog.
   "mem0ai==0.1.116"
+  # JuDGE's rule-based metrics (src/dataset/judge/: calc_score.py, xingshi.py and the three
+  # extraction modules; bert_score is shimmed, BERTScore is not computed)
+  "jieba==0.42.1"
+  "chinese2digits==6.0.2"
+  "Levenshtein==0.27.5"
+  "cn2an==0.5.24"
+  "beautifulsoup4==4.15.0"
 )
 STAMP="$VENV/.memorybench-upstream-stamp"
 WANT="$(printf '%s\n' "${REQUIREMENTS[@]}" | grep -v '^#' | sha256sum | cut -c1-16)"

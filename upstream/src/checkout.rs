@@ -4,6 +4,7 @@
 use std::collections::btree_map::Entry as Slot;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
@@ -31,6 +32,8 @@ pub struct Upstream {
     dir: PathBuf,
     head: Option<String>,
     templates: HashMap<Prompt, Template>,
+    /// JuDGE's lexicon, read from the checkout the first time it is asked for.
+    pub(crate) judge_lexicon: OnceLock<crate::legal::JudgeLexicon>,
 }
 
 impl Upstream {
@@ -81,6 +84,7 @@ impl Upstream {
             dir: dir.to_path_buf(),
             head: git_head(dir),
             templates,
+            judge_lexicon: OnceLock::new(),
         })
     }
 
@@ -186,6 +190,14 @@ impl Upstream {
 
 /// The string runs of `entry`'s file; a file that cannot be scanned is reported for each
 /// template it should hold, a file that cannot be read ends the opening.
+pub(crate) fn read_source(dir: &Path, file: &str) -> Result<String, UpstreamError> {
+    let file = dir.join(file);
+    mb_core::files::read_text(&file, MAX_SOURCE_BYTES).map_err(|e| UpstreamError::Read {
+        file: file.clone(),
+        message: e.to_string(),
+    })
+}
+
 fn read_runs(dir: &Path, entry: &Entry) -> Result<Result<Vec<StringRun>, String>, UpstreamError> {
     let file = dir.join(entry.file);
     let text =
@@ -278,7 +290,7 @@ fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
     Ok(Template::new(entry.name, pieces))
 }
 
-fn sha256_prefix(text: &str) -> String {
+pub(crate) fn sha256_prefix(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }

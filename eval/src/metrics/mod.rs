@@ -2,6 +2,7 @@
 //! retrieval metrics for datasets with evidence labels.
 
 pub mod judged;
+pub mod legal;
 pub mod locomo;
 pub mod meteor;
 pub mod punkt;

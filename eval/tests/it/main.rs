@@ -7,6 +7,7 @@ mod common;
 mod evaluation;
 mod fuzz;
 mod judged_sets;
+mod legal_parity;
 mod longmemeval;
 mod meteor_parity;
 mod porter_parity;

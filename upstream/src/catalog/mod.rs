@@ -342,9 +342,11 @@ pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
 }
 
 mod judges;
+mod lexicon;
 mod memoryos;
 mod rows;
 
+pub(crate) use lexicon::{LexiconRow, JUDGE_LEXICON, JUDGE_LEXICON_FILE};
 pub use memoryos::MemoryOsPart;
 
 /// Every catalogued prompt: where it stands and its hash.

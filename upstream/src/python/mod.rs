@@ -1,12 +1,14 @@
 //! Reading Python source without running it: the string literals of a file, where each stands,
 //! and each one's value.
 
+mod dict;
 mod json;
 mod literal;
 mod repr;
 mod scan;
 mod text;
 
+pub use dict::{str_list_dict, StrListEntry};
 pub use json::{ascii_string, dumps_unicode, profile_argument, profile_text};
 pub use literal::{Literal, LiteralError, Piece};
 pub use repr::{repr_dict_list, repr_float, repr_json, repr_str, repr_str_list};

@@ -50,7 +50,7 @@ pub struct ScanError {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum Token {
+pub(super) enum Token {
     Name(String),
     Op(String),
     Open(char),
@@ -60,9 +60,9 @@ enum Token {
     Number,
 }
 
-struct LogicalLine {
-    indent: usize,
-    tokens: Vec<(Token, usize)>,
+pub(super) struct LogicalLine {
+    pub(super) indent: usize,
+    pub(super) tokens: Vec<(Token, usize)>,
 }
 
 /// Every string run of `source`, in order.
@@ -195,7 +195,7 @@ fn binding_of(
 }
 
 /// Splits `source` into logical lines of tokens.
-fn logical_lines(source: &str) -> Result<Vec<LogicalLine>, ScanError> {
+pub(super) fn logical_lines(source: &str) -> Result<Vec<LogicalLine>, ScanError> {
     let chars: Vec<(usize, char)> = source.char_indices().collect();
     let mut lines = Vec::new();
     let mut current: Option<LogicalLine> = None;

@@ -271,3 +271,19 @@ fn module_templates_fill_as_pythons_str_format_fills_them() {
     assert!(!system.is_empty());
     assert_eq!(prompt, python["a_mem"].as_str().unwrap());
 }
+
+#[test]
+fn judge_lexicon_is_read_and_checked() {
+    let Some(dir) = checkout() else { return };
+    let upstream = Upstream::open(&dir).unwrap();
+    let lexicon = upstream.judge_lexicon().unwrap();
+    assert!(lexicon.charges.len() > 400, "{}", lexicon.charges.len());
+    assert!(lexicon.charges.iter().all(|name| name.ends_with('罪')));
+    assert_eq!(lexicon.keywords.len(), 62);
+    assert_eq!(lexicon.rare_keywords.len(), 67);
+    // A key written twice keeps its first place.
+    let first = lexicon.keywords.iter().position(|(k, _)| k == "安全事故");
+    assert!(first.is_some_and(|at| at < 25));
+    // Asked again, the same lexicon (read once).
+    assert!(std::ptr::eq(lexicon, upstream.judge_lexicon().unwrap()));
+}
