@@ -51,7 +51,7 @@ fn shown(
 }
 
 /// Why a metric needing BERTScore is missing.
-const NO_BERTSCORE: &str = "BERTScore needs a transformer model not shipped here";
+pub(super) const NO_BERTSCORE: &str = "BERTScore needs a transformer model not shipped here";
 
 impl MergedRubric {
     /// Upstream's merged judge of the same dataset.
@@ -78,56 +78,9 @@ impl MergedRubric {
     /// come from its own judge calls).
     pub fn metrics(self, output: &str, reference: &str) -> Vec<ShownMetric> {
         let missing = |name, why, meaning| shown(name, Err(why), meaning);
-        const LEGAL: &str = "the legal extraction (charges, statutes, penalties) needs upstream's lexicons and parsers, not shipped here";
         match self {
-            MergedRubric::Judge => vec![
-                missing(
-                    "time_score",
-                    LEGAL,
-                    "accuracy of the prison term, 0.00 to 1.00",
-                ),
-                missing("amount_score", LEGAL, "accuracy of the fine, 0.00 to 1.00"),
-                missing(
-                    "crime_recall",
-                    LEGAL,
-                    "share of the true charges the judgment names",
-                ),
-                missing(
-                    "crime_precision",
-                    LEGAL,
-                    "share of the named charges that are true",
-                ),
-                missing(
-                    "penalcode_index_recall",
-                    LEGAL,
-                    "share of the relevant statutes cited",
-                ),
-                missing(
-                    "penalcode_index_precision",
-                    LEGAL,
-                    "share of the cited statutes that are relevant",
-                ),
-                missing(
-                    "reasoning_meteor",
-                    LEGAL,
-                    "METEOR similarity of the judicial reasoning section",
-                ),
-                missing(
-                    "reasoning_bert_score",
-                    NO_BERTSCORE,
-                    "BERTScore similarity of the judicial reasoning section",
-                ),
-                missing(
-                    "judge_meteor",
-                    LEGAL,
-                    "METEOR similarity of the judgment result section",
-                ),
-                missing(
-                    "judge_bert_score",
-                    NO_BERTSCORE,
-                    "BERTScore similarity of the judgment result section",
-                ),
-            ],
+            // Without the lexicon; the scorer shows the computed ones (`super::legal`).
+            MergedRubric::Judge => super::legal::shown(Err(super::legal::NO_LEXICON)),
             // IdeaBench's come from its own judge calls (`super::ideabench`).
             MergedRubric::IdeaBench => Vec::new(),
             MergedRubric::JreL => {
@@ -161,7 +114,8 @@ impl MergedRubric {
                     readable.as_ref().map(|r| r.dcrs),
                 )
             }
-            // JuDGE's legal metrics are not computed here: upstream's scores then lack them.
+            // Without the charge lexicon upstream's scores lack them (the scorer passes the
+            // computed ones, `super::legal`).
             MergedRubric::Judge => judge_fields(&[], None),
             MergedRubric::IdeaBench => Vec::new(),
         }

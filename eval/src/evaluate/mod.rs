@@ -8,6 +8,7 @@
 
 mod ideabench;
 mod judges;
+mod legal;
 mod limitgen;
 mod merged;
 mod scorers;

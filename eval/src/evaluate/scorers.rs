@@ -6,6 +6,7 @@ use mb_llm::ops::{Backend, Operation};
 use serde_json::{json, Map, Value};
 
 use super::judges::{ChecklistJudge, CriticJudge, MatchJudge, RubricJudge};
+use super::legal::judge_inputs;
 use super::merged::{MergedRubric, OverallJudge};
 use super::{EvalError, Evaluator, Graders};
 use crate::metrics::judged::dialsim_exact_match;
@@ -361,8 +362,8 @@ impl Evaluator for WritingBenchScorer {
 
 /// JuDGE, JRE-L: the merged 1–10 judge score their domain and task summaries use,
 /// under the dataset's rubric, beside the component metrics computed here (JRE-L's ROUGE-L and
-/// readability; BERTScore and JuDGE's legal extraction need models and resources not shipped,
-/// and the judge is told which are missing and why).
+/// readability; JuDGE's legal metrics with upstream's charge lexicon, so with `--upstream`;
+/// BERTScore needs a model not shipped, and the judge is told which are missing and why).
 pub struct MergedJudgeScorer(pub MergedRubric);
 
 #[async_trait]
@@ -378,19 +379,30 @@ impl Evaluator for MergedJudgeScorer {
             .find_map(|key| row.info.get(*key).and_then(Value::as_str))
             .unwrap_or_default()
             .to_string();
-        let shown = self.0.metrics(response, &reference);
-        let mut computed = Map::new();
-        for metric in &shown {
-            if let Ok(value) = metric.value {
-                computed.insert(metric.name.to_string(), json!(value));
+        let (shown, upstream_fields, mut computed) = match self.0 {
+            MergedRubric::Judge => {
+                let upstream = graders.judge.wording().checkout();
+                let inputs = judge_inputs(upstream, response, &reference);
+                (inputs.shown, inputs.upstream_fields, inputs.recorded)
             }
-        }
+            rubric => {
+                let shown = rubric.metrics(response, &reference);
+                let mut computed = Map::new();
+                for metric in &shown {
+                    if let Ok(value) = metric.value {
+                        computed.insert(metric.name.to_string(), json!(value));
+                    }
+                }
+                let fields = rubric.upstream_fields(response, &reference);
+                (shown, fields, computed)
+            }
+        };
         let operation = OverallJudge {
             rubric: self.0,
             input: row.input.query_text().to_string(),
             output: response.to_string(),
             metrics: shown,
-            upstream_fields: self.0.upstream_fields(response, &reference),
+            upstream_fields,
             reference,
         };
         let score = judged(graders.judge, row, MERGED_SCORE, &operation).await?;

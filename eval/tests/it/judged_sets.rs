@@ -184,3 +184,63 @@ async fn with_upstreams_words_every_judge_request_is_upstreams() {
     // Nothing went out in the paraphrase.
     assert_eq!(wording.paraphrased_prompts(), Vec::<&str>::new());
 }
+
+#[tokio::test]
+async fn judge_shows_its_legal_metrics_as_upstream_writes_them() {
+    let Some(checkout) = upstream() else { return };
+    let catalog = Catalog::builtin().unwrap();
+    let judge_set = evaluator_for(catalog.dataset("JuDGE").unwrap()).unwrap();
+    let facts = "经审理查明，被告人张三于2020年3月盗窃他人手机一部，价值人民币四千元。";
+    let judgment = |months: &str, fine: &str| {
+        format!(
+            "{facts}本院认为，被告人张三以非法占有为目的，秘密窃取他人财物，数额较大，其行为已构成盗窃罪。\
+             依照《中华人民共和国刑法》第二百六十四条之规定，判决如下：被告人张三犯盗窃罪，\
+             判处有期徒刑{months}，并处罚金人民币{fine}元。"
+        )
+    };
+    let golden = judgment("一年", "五千");
+    let case = row(json!({
+        "test_idx": 2, "dataset_name": "JuDGE", "lang": "zh", "input_prompt": facts,
+        "info": {"golden_answer": golden},
+    }));
+    let scripted = ScriptedProvider::then_always(&[], "7");
+    let wording = Wording::upstream(checkout);
+    let judge =
+        Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
+    let response = judgment("十个月", "三千");
+    let scored = judge_set
+        .evaluate(&case, &response, Graders::both(&judge))
+        .await
+        .unwrap();
+    assert_eq!(scored["crime_recall"], json!(1.0), "{scored:?}");
+    assert_eq!(scored["exp_time"], json!(12));
+    assert_eq!(scored["gen_time"], json!(10));
+    let time_score = scored["time_score"].as_f64().unwrap();
+    assert!((time_score - 10.0 / 12.0).abs() < 1e-12);
+    assert_eq!(scored["reasoning_bert_score"], json!(null));
+    assert_eq!(scored["llm_as_judge_score"], json!(7));
+    let fields = mb_upstream::judge_fields(&mb_upstream::JUDGE_METRICS, Some(time_score));
+    let expected = wording
+        .checkout()
+        .unwrap()
+        .merged_judge(
+            mb_upstream::MergedOf::Judge,
+            facts,
+            &response,
+            &golden,
+            &fields,
+        )
+        .unwrap();
+    assert_eq!(scripted.requests()[0].messages, expected);
+    // Without a checkout the lexicon is missing and the judge is told so.
+    let plain = ScriptedProvider::then_always(&[], "5");
+    let paraphrase = Backend::model(plain.clone(), OutputHandling::Upstream, 0);
+    let scored = judge_set
+        .evaluate(&case, &response, Graders::both(&paraphrase))
+        .await
+        .unwrap();
+    assert_eq!(scored.get("time_score"), None);
+    assert!(plain.requests()[0].messages[1]
+        .content
+        .contains("charge lexicon"));
+}

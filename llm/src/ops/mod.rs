@@ -194,6 +194,11 @@ impl Backend {
         self
     }
 
+    /// Whose words the backend's prompts are in (and the upstream checkout, when it has one).
+    pub fn wording(&self) -> &Wording {
+        &self.wording
+    }
+
     /// Whether operations run without a model.
     pub fn is_offline(&self) -> bool {
         matches!(self.kind, BackendKind::Offline)
