@@ -265,6 +265,20 @@ fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
             .filter(|run| run.binding == Binding::Returned)
             .nth(nth)
             .ok_or_else(|| format!("no string #{} returned", nth + 1))?,
+        Select::Item(name, index) | Select::LastItem(name, index) => {
+            let item = |at: usize| {
+                let binding = Binding::ListItem {
+                    name: name.to_string(),
+                    index: at,
+                };
+                runs.iter()
+                    .find(|run| run.scope == entry.scope && run.binding == binding)
+            };
+            if matches!(entry.select, Select::LastItem(..)) && item(index + 1).is_some() {
+                return Err(format!("the list {name} has more than {} items", index + 1));
+            }
+            item(index).ok_or_else(|| format!("the list {name} has no item #{}", index + 1))?
+        }
     };
     let source: String = run.literals.iter().map(|l| l.source.as_str()).collect();
     let found = sha256_prefix(&source);

@@ -27,6 +27,17 @@ pub enum UpstreamError {
     /// One or more templates are not those of the known upstream version.
     #[error("upstream's wording differs from the known version ({} template(s)):\n{}", .0.len(), .0.iter().map(|m| format!("  {m}")).collect::<Vec<_>>().join("\n"))]
     Changed(Vec<Mismatch>),
+    /// Upstream's own code raises here before it sends the request (a dataset name its
+    /// factory does not know, a row field of a type its code cannot read), and its caller
+    /// catches the exception with a fixed fallback: the request is not sent, the fallback is
+    /// what upstream would use.
+    #[error("upstream's code raises before sending {request}: {reason}")]
+    Raises {
+        /// The request upstream does not send.
+        request: &'static str,
+        /// What upstream's code raises on.
+        reason: String,
+    },
     /// A template was filled with the wrong fields (a bug of the caller).
     #[error("prompt {prompt}: {message}")]
     Field {

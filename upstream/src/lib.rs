@@ -20,15 +20,20 @@ mod judges;
 mod legal;
 mod memoryos;
 pub mod python;
+mod simulator;
 mod template;
 mod wording;
 
-pub use catalog::{AnswerOf, LimitAspect, MemoryOsPart, Prompt, KNOWN_COMMIT};
+pub use catalog::{
+    AnswerOf, LimitAspect, MemoryOsPart, Prompt, SimulatorOf, SimulatorPart, UserPiece,
+    KNOWN_COMMIT,
+};
 pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
 pub use evaluation::RuleFeedbackOf;
 pub use judges::{ideabench_fields, jre_l_fields, judge_fields, MergedOf, JUDGE_METRICS};
 pub use legal::JudgeLexicon;
 pub use memoryos::{read_marked_knowledge, MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
+pub use simulator::{simulator_of, FeedbackSchema, SimulatorRequest};
 pub use template::Template;
 pub use wording::{Wording, PARAPHRASED};

@@ -58,7 +58,8 @@ pub async fn react(
         });
     }
     let (persona, task) = persona(&dataset.config.class_name);
-    let mut operation = SimulateFeedback::new(persona, task, conversation.to_vec());
+    let mut operation = SimulateFeedback::new(persona, task, conversation.to_vec())
+        .with_row(row.dataset.clone(), row.info.clone());
     if let Some(reference) = reference(row) {
         operation = operation.with_reference(reference.clone(), format!("Reference: {reference}"));
     }

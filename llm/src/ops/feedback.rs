@@ -1,7 +1,9 @@
 //! The simulated user who reacts to the assistant's answers (MemoryBench's feedback agent).
 
 use mb_core::Lang;
+use mb_upstream::{Upstream, UpstreamError};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::handling::{read_json, JsonReading};
 use super::text::terms;
@@ -72,6 +74,9 @@ pub struct UserPersona {
 /// [`SimulateFeedback::with_verdict`]); without one, token F1 against the reference above 0.5
 /// (LoCoMo's rule); without either, the conversation ends with no reaction. Fallback on
 /// unusable output: end the conversation with no reaction, as upstream.
+///
+/// With `--upstream` and the row ([`SimulateFeedback::with_row`]), the request is upstream's
+/// own: its dataset evaluator's prompts and its feedback schema, read from the checkout.
 #[derive(Debug, Clone)]
 pub struct SimulateFeedback {
     persona: UserPersona,
@@ -80,6 +85,15 @@ pub struct SimulateFeedback {
     evaluation_context: Option<String>,
     reference: Option<String>,
     verdict: Option<bool>,
+    row: Option<SimulatedRow>,
+}
+
+/// What upstream's evaluators build their request from: the row's dataset name and its
+/// evaluation metadata.
+#[derive(Debug, Clone)]
+struct SimulatedRow {
+    dataset: String,
+    info: Map<String, Value>,
 }
 
 impl SimulateFeedback {
@@ -93,7 +107,19 @@ impl SimulateFeedback {
             evaluation_context: None,
             reference: None,
             verdict: None,
+            row: None,
         }
+    }
+
+    /// The row the conversation is about: its `dataset` name and evaluation metadata `info`,
+    /// from which upstream's evaluator for that dataset builds its request (sent when the run's
+    /// wording is upstream's; the paraphrase uses the persona and reference instead).
+    pub fn with_row(mut self, dataset: impl Into<String>, info: Map<String, Value>) -> Self {
+        self.row = Some(SimulatedRow {
+            dataset: dataset.into(),
+            info,
+        });
+        self
     }
 
     /// Ground truth shown to the simulator (reference answer, checklist, …) and used offline.
@@ -183,6 +209,44 @@ impl Operation for SimulateFeedback {
         vec![Message::system(system), Message::user(user)]
     }
 
+    /// Upstream's evaluator's request for the row, in the row's language (`None` without a
+    /// row: the paraphrase goes out and the run says so).
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        let row = self.row.as_ref()?;
+        let lang = match lang {
+            Lang::En => "en",
+            Lang::Zh => "zh",
+        };
+        Some(
+            upstream
+                .simulator_request(&row.dataset, &self.conversation, lang, &row.info)
+                .map(|request| request.messages),
+        )
+    }
+
+    /// Upstream's `UserFeedback` schema, its descriptions in upstream's words, not strict.
+    fn upstream_response_format(
+        &self,
+        upstream: &Upstream,
+    ) -> Option<Result<ResponseFormat, UpstreamError>> {
+        self.row.as_ref()?;
+        Some(
+            upstream
+                .simulator_schema()
+                .map(|schema| ResponseFormat::JsonSchema {
+                    name: schema.name,
+                    schema: schema.schema,
+                    strict: false,
+                }),
+        )
+    }
+
+    /// Upstream's: temperature 0.7 and 1 000 tokens (`_generate_llm_based_feedback`), top-p 0.1
+    /// (its client's default).
     fn sampling(&self) -> Sampling {
         Sampling {
             temperature: 0.7,

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use mb_core::Lang;
 use parking_lot::Mutex;
 
-use crate::error::Result;
+use crate::error::{LlmError, Result};
 use crate::{ChatProvider, ChatRequest, Message, ResponseFormat, Sampling};
 use mb_upstream::{Upstream, UpstreamError, Wording};
 
@@ -80,6 +80,16 @@ pub trait Operation {
         _upstream: &Upstream,
         _lang: Lang,
     ) -> Option<std::result::Result<Vec<Message>, UpstreamError>> {
+        None
+    }
+
+    /// The structured-output constraint upstream sends with [`Operation::upstream_messages`],
+    /// where it is upstream's own text (a schema with its descriptions) rather than the
+    /// project's [`Operation::response_format`] (default: the latter serves both wordings).
+    fn upstream_response_format(
+        &self,
+        _upstream: &Upstream,
+    ) -> Option<std::result::Result<ResponseFormat, UpstreamError>> {
         None
     }
 
@@ -241,10 +251,19 @@ impl Backend {
                 reasks,
             } => (provider, *handling, *reasks),
         };
-        let mut request =
-            ChatRequest::new(self.messages(operation, lang)?).with_operation(operation.name());
+        let messages = match self.messages(operation, lang) {
+            // Upstream's own code raises before it sends this request, and its caller falls
+            // back: so does the run, without a request.
+            Err(LlmError::Upstream(UpstreamError::Raises { reason, .. })) => {
+                tracing::debug!(operation = operation.name(), %reason, "upstream sends nothing");
+                self.fall_back(operation.name(), false);
+                return Ok(operation.fallback());
+            }
+            messages => messages?,
+        };
+        let mut request = ChatRequest::new(messages).with_operation(operation.name());
         request.sampling = operation.sampling();
-        request.response_format = operation.response_format();
+        request.response_format = self.response_format(operation)?;
         let patience = operation.patience();
         let attempts = match handling {
             OutputHandling::Upstream => patience.attempts(),
@@ -285,14 +304,30 @@ impl Backend {
             operation = operation.name(),
             "unusable output; using the fallback"
         );
+        let cap_hit = patience == Patience::UntilParsed && attempts >= handling::RESEND_CAP;
+        self.fall_back(operation.name(), cap_hit);
+        Ok(operation.fallback())
+    }
+
+    /// Counts a fallback of `operation` (and a hit of the resend cap).
+    fn fall_back(&self, operation: &'static str, cap_hit: bool) {
         let mut counts = self.counts.lock();
-        *counts.fallbacks.entry(operation.name()).or_default() += 1;
-        if patience == Patience::UntilParsed && attempts >= handling::RESEND_CAP {
-            *counts.cap_hits.entry(operation.name()).or_default() += 1;
+        *counts.fallbacks.entry(operation).or_default() += 1;
+        if cap_hit {
+            *counts.cap_hits.entry(operation).or_default() += 1;
         }
         drop(counts);
-        crate::ledger::charge_fallback(operation.name());
-        Ok(operation.fallback())
+        crate::ledger::charge_fallback(operation);
+    }
+
+    /// `operation`'s structured-output constraint in the run's wording.
+    fn response_format<O: Operation>(&self, operation: &O) -> Result<Option<ResponseFormat>> {
+        if let Some(upstream) = self.wording.checkout() {
+            if let Some(format) = operation.upstream_response_format(upstream) {
+                return Ok(Some(format?));
+            }
+        }
+        Ok(operation.response_format())
     }
 
     /// `operation`'s prompt in the run's wording: upstream's words when the run has them and

@@ -7,4 +7,5 @@ mod providers;
 mod record_and_ledger;
 mod replicas;
 mod settings;
+mod simulator;
 mod wire_parameters;

@@ -171,6 +171,9 @@ pub enum Prompt {
     LimitGenRatingSystem,
     /// LimitGen's rating, its user message, filled with the two limitations.
     LimitGenRatingUser,
+    /// A piece of the LLM user simulator's request (`src/agent/user_simulator.py`,
+    /// `src/agent/feedback.py`, `src/agent/evaluators/`).
+    Simulator(SimulatorPart),
 }
 
 /// The four aspects of a paper LimitGen plants limitations in, each with its own subtypes.
@@ -263,6 +266,12 @@ pub(crate) enum Select {
     /// The `nth` (0-based) run of the scope, whatever it is bound to (for a string that is
     /// part of an expression, such as `text + " suffix"`).
     Nth(usize),
+    /// The `index`-th (0-based) string item of the list assigned to the name (or passed as
+    /// that keyword).
+    Item(&'static str, usize),
+    /// The same, where it must be the list's last string item (so that an item added upstream
+    /// is reported rather than left out).
+    LastItem(&'static str, usize),
 }
 
 /// One row of the catalog.
@@ -341,13 +350,16 @@ pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
     }
 }
 
+mod evaluators;
 mod judges;
 mod lexicon;
 mod memoryos;
 mod rows;
+mod simulator;
 
 pub(crate) use lexicon::{LexiconRow, JUDGE_LEXICON, JUDGE_LEXICON_FILE};
 pub use memoryos::MemoryOsPart;
+pub use simulator::{SimulatorOf, SimulatorPart, UserPiece};
 
 /// Every catalogued prompt: where it stands and its hash.
 pub(crate) fn entries() -> impl Iterator<Item = &'static Entry> {
@@ -355,6 +367,8 @@ pub(crate) fn entries() -> impl Iterator<Item = &'static Entry> {
         .iter()
         .chain(memoryos::MEMORYOS_ROWS)
         .chain(judges::JUDGE_ROWS)
+        .chain(simulator::SIMULATOR_ROWS)
+        .chain(evaluators::rows())
 }
 
 #[cfg(test)]

@@ -66,6 +66,16 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/dataset/JuDGE.py",
         "src/dataset/IdeaBench.py",
         "src/dataset/LimitGen.py",
+        "src/agent/user_simulator.py",
+        "src/agent/evaluators/lexeval_evaluator.py",
+        "src/agent/evaluators/writingbench_evaluator.py",
+        "src/agent/evaluators/hellobench_evaluator.py",
+        "src/agent/evaluators/ideabench_evaluator.py",
+        "src/agent/evaluators/jrel_evaluator.py",
+        "src/agent/evaluators/limitgen_evaluator.py",
+        "src/agent/evaluators/judge_evaluator.py",
+        "src/agent/evaluators/writingprompts_evaluator.py",
+        "src/agent/evaluators/nfcats_evaluator.py",
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -108,6 +118,30 @@ fn a_changed_template_is_reported_by_file_and_function_and_not_used() {
             assert_eq!(mismatches.len(), 1, "{mismatches:?}");
             assert_eq!(mismatches[0].file, "src/agent/mem0.py");
             assert_eq!(mismatches[0].scope, "Mem0Agent.generate_response");
+        }
+        other => panic!("expected a reported change, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_criterion_added_to_an_evaluators_list_is_reported() {
+    let Some(dir) = checkout() else { return };
+    let copy = tempfile::tempdir().unwrap();
+    copy_checkout(&dir, copy.path());
+    let file = copy
+        .path()
+        .join("src/agent/evaluators/hellobench_evaluator.py");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // One more item at the end of the list of criteria.
+    let list = text.find("evaluation_criteria = [").unwrap();
+    let end = list + text[list..].find(']').unwrap();
+    let changed = format!("{}, \"More\"{}", &text[..end], &text[end..]);
+    std::fs::write(&file, changed).unwrap();
+    match Upstream::open(copy.path()) {
+        Err(UpstreamError::Changed(mismatches)) => {
+            assert_eq!(mismatches.len(), 1, "{mismatches:?}");
+            assert_eq!(mismatches[0].prompt, "simulator.hellobench.criterion.2");
+            assert!(mismatches[0].problem.contains("more than 3 items"));
         }
         other => panic!("expected a reported change, got {other:?}"),
     }

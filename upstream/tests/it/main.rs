@@ -8,3 +8,4 @@ mod judges;
 mod memoryos;
 mod merged;
 mod python;
+mod simulator;
