@@ -17,16 +17,21 @@ mod checkout;
 mod error;
 mod evaluation;
 mod judges;
+mod longmemeval;
 mod memoryos;
 pub mod python;
 mod template;
 mod wording;
 
-pub use catalog::{AnswerOf, LimitAspect, MemoryOsPart, Prompt, KNOWN_COMMIT};
+pub use catalog::{
+    AnswerOf, LimitAspect, LongMemEvalPrompt, MemoryOsPart, Prompt, KNOWN_COMMIT,
+    LONGMEMEVAL_COMMIT,
+};
 pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
 pub use evaluation::RuleFeedbackOf;
 pub use judges::{ideabench_fields, jre_l_fields, judge_fields, MergedOf, JUDGE_METRICS};
+pub use longmemeval::{ChatTurn, Chunk, LongMemEval, Reader};
 pub use memoryos::{read_marked_knowledge, MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
 pub use template::Template;
 pub use wording::{Wording, PARAPHRASED};

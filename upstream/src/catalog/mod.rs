@@ -171,6 +171,9 @@ pub enum Prompt {
     LimitGenRatingSystem,
     /// LimitGen's rating, its user message, filled with the two limitations.
     LimitGenRatingUser,
+    /// A template of LongMemEval's official code (another checkout, see
+    /// [`crate::LongMemEval`]; MemoryBench's [`crate::Upstream`] holds none).
+    LongMemEval(LongMemEvalPrompt),
 }
 
 /// The four aspects of a paper LimitGen plants limitations in, each with its own subtypes.
@@ -342,9 +345,12 @@ pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
 }
 
 mod judges;
+mod longmemeval;
 mod memoryos;
 mod rows;
 
+pub(crate) use longmemeval::LONGMEMEVAL_ROWS;
+pub use longmemeval::{LongMemEvalPrompt, LONGMEMEVAL_COMMIT};
 pub use memoryos::MemoryOsPart;
 
 /// Every catalogued prompt: where it stands and its hash.
