@@ -193,7 +193,8 @@ impl LongMemEval {
     /// `items` (`(date, item)`, in retrieval order) sorted by date (a stable sort, as Python's),
     /// each shown as a numbered session with its date and its JSON, then the question's date
     /// and the question, in the template of `reader`. With Chain-of-Note, the items are the
-    /// notes ([`Chunk::Note`]). The text of its one user message.
+    /// notes ([`Chunk::Note`]). The text of its one user message. With no item the history is
+    /// empty (the official code asserts there is one).
     pub fn reading_prompt(
         &self,
         reader: Reader,
