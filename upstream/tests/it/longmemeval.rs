@@ -110,7 +110,7 @@ fn entry() -> Value {
         }
         turn
     };
-    let sessions = vec![
+    let sessions = [
         (
             "answer_4be1b6b4_2",
             "2023/05/20 (Sat) 02:21",
