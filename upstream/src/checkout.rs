@@ -48,38 +48,7 @@ impl Upstream {
                 reason: "it has no memorybench.py and src/agent/".into(),
             });
         }
-        type Source = (&'static str, Option<&'static str>);
-        let mut files: BTreeMap<Source, Result<Vec<StringRun>, String>> = BTreeMap::new();
-        let mut mismatches = Vec::new();
-        let mut templates = HashMap::new();
-        for entry in entries() {
-            let runs = match files.entry((entry.file, entry.commented)) {
-                Slot::Occupied(read) => read.into_mut(),
-                Slot::Vacant(unread) => unread.insert(read_runs(dir, entry)?),
-            };
-            let extracted = match runs {
-                Ok(runs) => extract(entry, runs),
-                Err(problem) => Err(problem.clone()),
-            };
-            match extracted {
-                Ok(template) => {
-                    templates.insert(entry.prompt, template);
-                }
-                Err(problem) => mismatches.push(Mismatch {
-                    prompt: entry.name,
-                    file: entry.file,
-                    scope: if entry.scope.is_empty() {
-                        "module level".to_string()
-                    } else {
-                        entry.scope.to_string()
-                    },
-                    problem,
-                }),
-            }
-        }
-        if !mismatches.is_empty() {
-            return Err(UpstreamError::Changed(mismatches));
-        }
+        let templates = read_templates(dir, entries(), KNOWN_COMMIT)?;
         Ok(Upstream {
             dir: dir.to_path_buf(),
             head: git_head(dir),
@@ -188,6 +157,50 @@ impl Upstream {
     }
 }
 
+/// Every template of `rows` read from the checkout at `dir`, each checked against its hash at
+/// the `known` commit; all that are missing or differ are reported together (by file and
+/// function), and nothing is returned from a checkout that does not match. Shared by the
+/// MemoryBench and the LongMemEval checkouts.
+pub(crate) fn read_templates<'a>(
+    dir: &Path,
+    rows: impl IntoIterator<Item = &'a Entry>,
+    known: &str,
+) -> Result<HashMap<Prompt, Template>, UpstreamError> {
+    type Source = (&'static str, Option<&'static str>);
+    let mut files: BTreeMap<Source, Result<Vec<StringRun>, String>> = BTreeMap::new();
+    let mut mismatches = Vec::new();
+    let mut templates = HashMap::new();
+    for entry in rows {
+        let runs = match files.entry((entry.file, entry.commented)) {
+            Slot::Occupied(read) => read.into_mut(),
+            Slot::Vacant(unread) => unread.insert(read_runs(dir, entry)?),
+        };
+        let extracted = match runs {
+            Ok(runs) => extract(entry, runs, known),
+            Err(problem) => Err(problem.clone()),
+        };
+        match extracted {
+            Ok(template) => {
+                templates.insert(entry.prompt, template);
+            }
+            Err(problem) => mismatches.push(Mismatch {
+                prompt: entry.name,
+                file: entry.file,
+                scope: if entry.scope.is_empty() {
+                    "module level".to_string()
+                } else {
+                    entry.scope.to_string()
+                },
+                problem,
+            }),
+        }
+    }
+    if !mismatches.is_empty() {
+        return Err(UpstreamError::Changed(mismatches));
+    }
+    Ok(templates)
+}
+
 /// The string runs of `entry`'s file; a file that cannot be scanned is reported for each
 /// template it should hold, a file that cannot be read ends the opening.
 pub(crate) fn read_source(dir: &Path, file: &str) -> Result<String, UpstreamError> {
@@ -251,7 +264,7 @@ fn uncommented(text: &str, first: &str) -> Option<String> {
 }
 
 /// The template `entry` points at, or what is wrong with it.
-fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
+fn extract(entry: &Entry, runs: &[StringRun], known: &str) -> Result<Template, String> {
     let mut in_scope = runs.iter().filter(|run| run.scope == entry.scope);
     let run = match entry.select {
         Select::Assigned(name, nth) => in_scope
@@ -286,7 +299,7 @@ fn extract(entry: &Entry, runs: &[StringRun]) -> Result<Template, String> {
         return Err(format!(
             "the text at line {} differs from {} (sha256 {found}, known {})",
             run.line,
-            &KNOWN_COMMIT[..12],
+            &known[..known.len().min(12)],
             entry.sha256
         ));
     }
@@ -310,7 +323,7 @@ pub(crate) fn sha256_prefix(text: &str) -> String {
 }
 
 /// The commit the checkout's git says it is at, if it has one.
-fn git_head(dir: &Path) -> Option<String> {
+pub(crate) fn git_head(dir: &Path) -> Option<String> {
     let git = dir.join(".git");
     let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
     let head = head.trim();

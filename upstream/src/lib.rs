@@ -18,6 +18,7 @@ mod error;
 mod evaluation;
 mod judges;
 mod legal;
+mod longmemeval;
 mod memoryos;
 pub mod python;
 mod simulator;
@@ -25,14 +26,15 @@ mod template;
 mod wording;
 
 pub use catalog::{
-    AnswerOf, LimitAspect, MemoryOsPart, Prompt, SimulatorOf, SimulatorPart, UserPiece,
-    KNOWN_COMMIT,
+    AnswerOf, LimitAspect, LongMemEvalPrompt, MemoryOsPart, Prompt, SimulatorOf, SimulatorPart,
+    UserPiece, KNOWN_COMMIT, LONGMEMEVAL_COMMIT,
 };
 pub use checkout::Upstream;
 pub use error::{Mismatch, UpstreamError};
 pub use evaluation::RuleFeedbackOf;
 pub use judges::{ideabench_fields, jre_l_fields, judge_fields, MergedOf, JUDGE_METRICS};
 pub use legal::JudgeLexicon;
+pub use longmemeval::{ChatTurn, Chunk, LongMemEval, Reader};
 pub use memoryos::{read_marked_knowledge, MemoryOsAnswer, MemoryOsExchange, MemoryOsPage};
 pub use simulator::{simulator_of, FeedbackSchema, SimulatorRequest};
 pub use template::Template;

@@ -1,7 +1,8 @@
 //! LongMemEval's judge: one yes/no prompt per question type with the official
 //! `evaluate_qa.py`'s criteria (in our words, nothing added), `yes` anywhere in the lower-cased
-//! reply meaning correct; or the templates a user supplies ([`JudgePrompts`], taken from their
-//! LongMemEval checkout), to reproduce the official judge word for word.
+//! reply meaning correct; or the official prompt itself, read from a LongMemEval checkout
+//! ([`LongMemEvalJudge::in_official_words`], `--longmemeval-upstream`); or the templates a user
+//! supplies ([`JudgePrompts`], `--judge-prompts`, the older way to the official words).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use mb_core::Lang;
 use mb_llm::ops::Operation;
 use mb_llm::{Message, Sampling};
+use mb_upstream::{LongMemEval, Upstream, UpstreamError};
 
 use crate::metrics::locomo::token_recall;
 use mb_datasets::longmemeval::QuestionType;
@@ -32,11 +34,57 @@ pub struct LongMemEvalJudge {
     pub answer: String,
     /// The system's response.
     pub hypothesis: String,
-    /// Templates replacing ours, when the user supplied them.
-    pub prompts: Option<Arc<JudgePrompts>>,
+    /// Which words the prompt is in.
+    pub words: JudgeWords,
+}
+
+/// The words of the judge's prompt.
+#[derive(Debug, Clone, Default)]
+pub enum JudgeWords {
+    /// Ours: the official criteria in our words.
+    #[default]
+    Ours,
+    /// Templates the user supplied (`--judge-prompts`).
+    Supplied(Arc<JudgePrompts>),
+    /// The official prompt, built from a LongMemEval checkout
+    /// ([`LongMemEvalJudge::in_official_words`]).
+    Official(Official),
+}
+
+/// A prompt built in LongMemEval's official words from a checkout, and only there: a request
+/// holding one goes out exactly as the official code writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Official(String);
+
+impl Official {
+    /// A prompt the official code would write, built from the checkout.
+    pub(crate) fn new(prompt: String) -> Official {
+        Official(prompt)
+    }
+
+    /// The one user message the official code sends with it.
+    pub(crate) fn messages(&self) -> Vec<Message> {
+        vec![Message::user(self.0.clone())]
+    }
 }
 
 impl LongMemEvalJudge {
+    /// This judge with the official prompt, `get_anscheck_prompt`'s, read from the checkout
+    /// `lme`.
+    pub fn in_official_words(self, lme: &LongMemEval) -> Result<Self, UpstreamError> {
+        let prompt = lme.judge_prompt(
+            self.question_type.as_str(),
+            self.abstention,
+            &self.question,
+            &self.answer,
+            &self.hypothesis,
+        )?;
+        Ok(LongMemEvalJudge {
+            words: JudgeWords::Official(Official::new(prompt)),
+            ..self
+        })
+    }
+
     /// The template key of this question: its type's name, or `abstention`.
     fn key(&self) -> &'static str {
         if self.abstention {
@@ -110,13 +158,27 @@ impl Operation for LongMemEvalJudge {
     }
 
     fn messages(&self, _lang: Lang) -> Vec<Message> {
-        let prompt = match &self.prompts {
-            Some(prompts) => {
+        let prompt = match &self.words {
+            JudgeWords::Official(official) => return official.messages(),
+            JudgeWords::Supplied(prompts) => {
                 prompts.fill(self.key(), &self.question, &self.answer, &self.hypothesis)
             }
-            None => self.our_prompt(),
+            JudgeWords::Ours => self.our_prompt(),
         };
         vec![Message::user(prompt)]
+    }
+
+    /// The official words, or the user's templates, are not our paraphrase: a run that also
+    /// has MemoryBench's checkout does not list this judge among its paraphrased prompts.
+    fn upstream_messages(
+        &self,
+        _upstream: &Upstream,
+        lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        match self.words {
+            JudgeWords::Ours => None,
+            JudgeWords::Supplied(_) | JudgeWords::Official(_) => Some(Ok(self.messages(lang))),
+        }
     }
 
     fn sampling(&self) -> Sampling {
@@ -324,7 +386,7 @@ mod tests {
             question: "q".into(),
             answer: "a".into(),
             hypothesis: "h".into(),
-            prompts: Some(Arc::new(prompts)),
+            words: JudgeWords::Supplied(Arc::new(prompts)),
         };
         assert_eq!(
             judge.messages(Lang::En)[0].content,

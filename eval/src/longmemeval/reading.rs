@@ -2,12 +2,24 @@
 //! the official `run_generation.py` lays it out (one user message; the items sorted by date,
 //! each as a numbered session with its date; the current date; the question), and its
 //! Chain-of-Note variant, which first asks for a reading note on every retrieved item, one call
-//! each, then answers step by step from the notes. Our wording throughout.
+//! each, then answers step by step from the notes. Our wording, or with a LongMemEval checkout
+//! the official words ([`official_reading_prompt`], [`ReadingNote::in_official_words`]).
+//!
+//! The official words are passed to these requests explicitly, not through the LLM backend's
+//! run-wide `Wording` (which carries MemoryBench's checkout to the operations memory systems
+//! share): only LongMemEval's own three requests (reading, note, judge) have LongMemEval words,
+//! they are built in one place (the harness's LongMemEval command), and the official prompt
+//! needs the items as the official reader holds them ([`Chunk`]: the haystack turns a unit
+//! covers), which only that place knows. So each request is built in the official words up
+//! front, where a failure is a typed error, and the backend sends it as built.
 
 use mb_core::Lang;
 use mb_llm::ops::Operation;
 use mb_llm::{Message, Sampling};
+use mb_upstream::{Chunk, LongMemEval, Reader, Upstream, UpstreamError};
 use serde_json::json;
+
+use super::judge::Official;
 
 /// How retrieved history is shown to the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +99,28 @@ pub fn reading_prompt(
     vec![Message::user(text)]
 }
 
+/// The reading prompt in the official words of `lme`, as `prepare_prompt` builds it: `items`
+/// (`(date, item)` in retrieval order; for [`ReadingStyle::ChainOfNote`] the notes,
+/// [`Chunk::Note`]) shown sorted by date. [`ReadingStyle::Plain`] is the official `direct`
+/// reading (`--cot false`); both Chain-of-Note styles ask for the answer step by step
+/// (`--cot true`): [`ReadingStyle::ChainOfNote`] is the official `con-separate`, and
+/// [`ReadingStyle::ChainOfNoteOneCall`] the official `con`, whose one call shows the items
+/// themselves.
+pub fn official_reading_prompt(
+    lme: &LongMemEval,
+    style: ReadingStyle,
+    items: &[(String, Chunk)],
+    question_date: &str,
+    question: &str,
+) -> Result<Vec<Message>, UpstreamError> {
+    let reader = match style {
+        ReadingStyle::Plain => Reader::Direct,
+        ReadingStyle::ChainOfNote | ReadingStyle::ChainOfNoteOneCall => Reader::StepByStep,
+    };
+    let prompt = lme.reading_prompt(reader, items, question_date, question)?;
+    Ok(Official::new(prompt).messages())
+}
+
 /// Chain-of-Note's first step for one retrieved item: the user information in it that bears
 /// on the question, or `empty`.
 ///
@@ -102,6 +136,24 @@ pub struct ReadingNote {
     pub question_date: String,
     /// The question.
     pub question: String,
+    /// The request in the official words, when built by [`ReadingNote::in_official_words`].
+    pub official: Option<Official>,
+}
+
+impl ReadingNote {
+    /// This note's request in the official words of `lme` (`con_prompt`), showing the item as
+    /// the official reader holds it (`chunk`).
+    pub fn in_official_words(
+        self,
+        lme: &LongMemEval,
+        chunk: &Chunk,
+    ) -> Result<Self, UpstreamError> {
+        let prompt = lme.note_prompt(&self.date, chunk, &self.question_date, &self.question)?;
+        Ok(ReadingNote {
+            official: Some(Official::new(prompt)),
+            ..self
+        })
+    }
 }
 
 /// The note of an item with nothing relevant, as the official prompt asks for it.
@@ -115,6 +167,9 @@ impl Operation for ReadingNote {
     }
 
     fn messages(&self, _lang: Lang) -> Vec<Message> {
+        if let Some(official) = &self.official {
+            return official.messages();
+        }
         vec![Message::user(format!(
             "Below is one earlier chat session between you and a user, and a question the user \
              asks now. Write reading notes that pull out every piece of information about the \
@@ -125,12 +180,23 @@ impl Operation for ReadingNote {
         ))]
     }
 
+    /// The official words are not our paraphrase: a run that also has MemoryBench's checkout
+    /// does not list the note among its paraphrased prompts.
+    fn upstream_messages(
+        &self,
+        _upstream: &Upstream,
+        lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        self.official.as_ref().map(|_| Ok(self.messages(lang)))
+    }
+
     fn sampling(&self) -> Sampling {
         Sampling::new(0.0, 1.0, 500)
     }
 
+    /// The reply stripped as Python strips it (the official reader keeps `.strip()` of it).
     fn parse(&self, text: &str) -> Option<String> {
-        Some(text.trim().to_string())
+        Some(mb_upstream::python::strip(text).to_string())
     }
 
     fn fallback(&self) -> String {

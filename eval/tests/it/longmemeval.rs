@@ -3,7 +3,7 @@
 
 use mb_core::Lang;
 use mb_datasets::longmemeval::QuestionType;
-use mb_eval::longmemeval::judge::LongMemEvalJudge;
+use mb_eval::longmemeval::judge::{JudgeWords, LongMemEvalJudge};
 use mb_eval::longmemeval::qa::accuracy;
 use mb_eval::longmemeval::reading::{reading_prompt, ReadingNote, ReadingStyle, EMPTY_NOTE};
 use mb_llm::ops::Operation;
@@ -68,6 +68,7 @@ fn a_reading_note_covers_one_item_and_says_empty_when_nothing_bears_on_the_quest
         content: content.into(),
         question_date: "2023/05/30".into(),
         question: "What did I tell you about my collie?".into(),
+        official: None,
     };
     let op = note("user: my dog is a border collie\nuser: I had pasta");
     let prompt = &op.messages(Lang::En)[0].content;
@@ -87,7 +88,7 @@ fn the_judge_picks_criteria_by_type_and_reads_yes() {
         question: "q".into(),
         answer: "a".into(),
         hypothesis: "h".into(),
-        prompts: None,
+        words: JudgeWords::Ours,
     };
     let text = |j: LongMemEvalJudge| j.messages(Lang::En)[0].content.clone();
     assert!(text(judge(QuestionType::TemporalReasoning, false)).contains("off-by-one"));
@@ -136,7 +137,7 @@ fn the_offline_judge_is_a_lexical_proxy() {
             question: "Where did I buy my bike?".into(),
             answer: answer.into(),
             hypothesis: hypothesis.into(),
-            prompts: None,
+            words: JudgeWords::Ours,
         }
         .offline(Lang::En)
     };

@@ -10,12 +10,12 @@ use serde_json::{json, Value};
 use crate::common::{assert_ok, chat_server, harness, in_dir, json as read, only_run};
 
 /// The LongMemEval fixture of `mb-datasets`' tests (the released format, written by us).
-fn fixture() -> PathBuf {
+pub(crate) fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/tests/fixtures/longmemeval_tiny.json")
 }
 
 /// `mb-harness off-policy --longmemeval FILE ARGS` with its store and results under `root`.
-fn off_policy(root: &Path, file: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn off_policy(root: &Path, file: &Path, args: &[&str]) -> std::process::Output {
     let mut all = vec!["off-policy", "--longmemeval", file.to_str().unwrap()];
     all.extend_from_slice(args);
     let all = in_dir(root, &all);
@@ -23,7 +23,7 @@ fn off_policy(root: &Path, file: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// The run directory of `system` on the fixture.
-fn run_of(root: &Path, system: &str) -> PathBuf {
+pub(crate) fn run_of(root: &Path, system: &str) -> PathBuf {
     only_run(root.join(format!(
         "runs/off-policy/longmemeval/longmemeval_tiny/{system}"
     )))

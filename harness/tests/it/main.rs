@@ -10,6 +10,7 @@ mod hostile_input;
 mod import;
 mod installed;
 mod longmemeval;
+mod longmemeval_official;
 mod memory_cache;
 mod offpolicy;
 mod onpolicy;

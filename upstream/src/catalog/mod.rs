@@ -174,6 +174,9 @@ pub enum Prompt {
     /// A piece of the LLM user simulator's request (`src/agent/user_simulator.py`,
     /// `src/agent/feedback.py`, `src/agent/evaluators/`).
     Simulator(SimulatorPart),
+    /// A template of LongMemEval's official code (another checkout, see
+    /// [`crate::LongMemEval`]; MemoryBench's [`crate::Upstream`] holds none).
+    LongMemEval(LongMemEvalPrompt),
 }
 
 /// The four aspects of a paper LimitGen plants limitations in, each with its own subtypes.
@@ -353,11 +356,14 @@ pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
 mod evaluators;
 mod judges;
 mod lexicon;
+mod longmemeval;
 mod memoryos;
 mod rows;
 mod simulator;
 
 pub(crate) use lexicon::{LexiconRow, JUDGE_LEXICON, JUDGE_LEXICON_FILE};
+pub(crate) use longmemeval::LONGMEMEVAL_ROWS;
+pub use longmemeval::{LongMemEvalPrompt, LONGMEMEVAL_COMMIT};
 pub use memoryos::MemoryOsPart;
 pub use simulator::{SimulatorOf, SimulatorPart, UserPiece};
 

@@ -5,6 +5,7 @@
 mod checkout;
 mod feedback;
 mod judges;
+mod longmemeval;
 mod memoryos;
 mod merged;
 mod python;

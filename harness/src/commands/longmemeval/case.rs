@@ -13,10 +13,13 @@ use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::longmemeval::retrieval::History;
 use mb_datasets::longmemeval::Instance;
-use mb_eval::longmemeval::judge::{JudgePrompts, LongMemEvalJudge};
-use mb_eval::longmemeval::reading::{reading_prompt, ReadingNote, ReadingStyle, ANSWER_TOKENS};
+use mb_eval::longmemeval::judge::{JudgePrompts, JudgeWords, LongMemEvalJudge};
+use mb_eval::longmemeval::reading::{
+    official_reading_prompt, reading_prompt, ReadingNote, ReadingStyle, ANSWER_TOKENS,
+};
 use mb_llm::ops::Answer;
 use mb_llm::usage_of;
+use mb_upstream::{ChatTurn, Chunk, LongMemEval, PARAPHRASED};
 use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
@@ -85,8 +88,39 @@ pub struct Reading {
     pub history: History,
     /// Units retrieved and shown.
     pub k: usize,
-    /// The judge templates the user supplied (`--judge-prompts`), instead of ours.
-    pub judge_prompts: Option<Arc<JudgePrompts>>,
+    /// Which words the requests are in.
+    pub words: Words,
+}
+
+/// Which words a LongMemEval run's reading, notes and judge are in.
+#[derive(Debug, Clone)]
+pub enum Words {
+    /// Ours throughout.
+    Ours,
+    /// The judge's templates the user supplied (`--judge-prompts`); the reading ours.
+    JudgeTemplates(Arc<JudgePrompts>),
+    /// The official words, read from a LongMemEval checkout (`--longmemeval-upstream`).
+    Official(Arc<LongMemEval>),
+}
+
+impl Words {
+    /// What the run records as its LongMemEval prompts' source (and `--resume` compares).
+    pub fn source(&self) -> String {
+        match self {
+            Words::Ours => PARAPHRASED.to_string(),
+            Words::JudgeTemplates(_) => {
+                format!("judge: the --judge-prompts templates; reading: {PARAPHRASED}")
+            }
+            Words::Official(lme) => lme.provenance(),
+        }
+    }
+
+    fn official(&self) -> Option<&LongMemEval> {
+        match self {
+            Words::Official(lme) => Some(lme),
+            Words::Ours | Words::JudgeTemplates(_) => None,
+        }
+    }
 }
 
 /// Answers and judges `instance` with `spec`'s memory, in a namespace dropped afterwards.
@@ -109,26 +143,37 @@ pub async fn answer_instance(
     memorized?;
     let items = system.stats()?.items;
 
-    // Each turn's session date, for the reading prompt.
-    let dates: HashMap<&str, &str> = conversation
+    // Each turn's session date and the turn itself, for the reading prompt.
+    let turns: HashMap<&str, Shown<'_>> = conversation
         .sessions
         .iter()
         .flat_map(|s| {
-            s.turns
-                .iter()
-                .map(move |t| (t.dia_id.as_str(), s.date_time.as_str()))
+            s.turns.iter().map(move |t| {
+                let shown = Shown {
+                    date: s.date_time.as_str(),
+                    role: t.speaker.as_str(),
+                    content: t.text.as_str(),
+                };
+                (t.dia_id.as_str(), shown)
+            })
         })
         .collect();
-    let (predicted, usage) = usage_of(predict(system.as_ref(), instance, &dates, reading)).await;
+    let (predicted, usage) = usage_of(predict(system.as_ref(), instance, &turns, reading)).await;
     let predicted = predicted?;
-    let judge = LongMemEvalJudge {
+    let mut judge = LongMemEvalJudge {
         question_type: instance.question_type,
         abstention: instance.is_abstention(),
         question: instance.question.clone(),
         answer: instance.answer.clone(),
         hypothesis: predicted.response.clone(),
-        prompts: reading.judge_prompts.clone(),
+        words: match &reading.words {
+            Words::JudgeTemplates(prompts) => JudgeWords::Supplied(prompts.clone()),
+            Words::Ours | Words::Official(_) => JudgeWords::Ours,
+        },
     };
+    if let Some(lme) = reading.words.official() {
+        judge = judge.in_official_words(lme)?;
+    }
     let judged_at = Instant::now();
     let (verdict, judge_usage) = usage_of(services.llm.judge.run(&judge, Lang::En)).await;
     let (correct, judge_error) = match verdict {
@@ -184,12 +229,19 @@ struct Predicted {
     failures: AnswerFailures,
 }
 
+/// A memorized turn as the reading prompt shows it: its session's date, who said it, what.
+struct Shown<'a> {
+    date: &'a str,
+    role: &'a str,
+    content: &'a str,
+}
+
 /// Retrieves `reading.k` units and asks the reading prompt, with one unit fewer after each
 /// failed attempt; a question no attempt answers gets [`ERROR_RESPONSE`].
 async fn predict(
     system: &dyn MemorySystem,
     instance: &Instance,
-    dates: &HashMap<&str, &str>,
+    turns: &HashMap<&str, Shown<'_>>,
     reading: &Reading,
 ) -> Result<Predicted, HarnessError> {
     let started = Instant::now();
@@ -205,15 +257,26 @@ async fn predict(
     let answer = &system.context().llm.answer;
     // Chain-of-Note reads each retrieved unit first, one call each; the answer sees the notes.
     let mut shown_texts: Vec<String> = retrieved.iter().map(|unit| unit.text.clone()).collect();
+    // The items as the official reader holds them (used in its words only).
+    let mut chunks: Vec<Chunk> = retrieved.iter().map(|unit| chunk_of(unit, turns)).collect();
     if reading.style.takes_notes() {
-        for (unit, text) in retrieved.iter().zip(shown_texts.iter_mut()) {
-            let note = ReadingNote {
-                date: date_of(unit, dates),
+        for ((unit, text), chunk) in retrieved
+            .iter()
+            .zip(shown_texts.iter_mut())
+            .zip(chunks.iter_mut())
+        {
+            let mut note = ReadingNote {
+                date: date_of(unit, turns),
                 content: unit.text.clone(),
                 question_date: instance.question_date.clone(),
                 question: instance.question.clone(),
+                official: None,
             };
+            if let Some(lme) = reading.words.official() {
+                note = note.in_official_words(lme, chunk)?;
+            }
             *text = answer.run(&note, Lang::En).await?;
+            *chunk = Chunk::Note(text.clone());
         }
     }
     let attempts: Box<dyn Iterator<Item = usize> + Send> = if retrieved.is_empty() {
@@ -223,22 +286,43 @@ async fn predict(
     };
     let (answered, failures) = with_fewer_memories(attempts, |shown| {
         let units = &retrieved[..shown];
-        let items: Vec<(String, String)> = units
-            .iter()
-            .zip(&shown_texts)
-            .map(|(unit, text)| (date_of(unit, dates), text.clone()))
-            .collect();
-        let messages = reading_prompt(
-            reading.style,
-            &items,
-            &instance.question_date,
-            &instance.question,
-        );
+        let messages = match reading.words.official() {
+            Some(lme) => {
+                let items: Vec<(String, Chunk)> = units
+                    .iter()
+                    .zip(&chunks)
+                    .map(|(unit, chunk)| (date_of(unit, turns), chunk.clone()))
+                    .collect();
+                official_reading_prompt(
+                    lme,
+                    reading.style,
+                    &items,
+                    &instance.question_date,
+                    &instance.question,
+                )
+            }
+            None => {
+                let items: Vec<(String, String)> = units
+                    .iter()
+                    .zip(&shown_texts)
+                    .map(|(unit, text)| (date_of(unit, turns), text.clone()))
+                    .collect();
+                Ok(reading_prompt(
+                    reading.style,
+                    &items,
+                    &instance.question_date,
+                    &instance.question,
+                ))
+            }
+        };
         let evidence = units.iter().map(|u| u.text.clone()).collect();
-        let operation = Answer::new(messages)
-            .with_max_tokens(ANSWER_TOKENS)
-            .with_evidence(instance.question.clone(), evidence);
+        let operation = messages.map(|messages| {
+            Answer::new(messages)
+                .with_max_tokens(ANSWER_TOKENS)
+                .with_evidence(instance.question.clone(), evidence)
+        });
         async move {
+            let operation = operation.map_err(mb_llm::LlmError::from)?;
             let response = answer.run(&operation, Lang::En).await?;
             Ok((response, units))
         }
@@ -267,9 +351,29 @@ async fn predict(
 }
 
 /// The date of the session a unit's first turn belongs to (empty when it covers none).
-fn date_of(unit: &Retrieved, dates: &HashMap<&str, &str>) -> String {
+fn date_of(unit: &Retrieved, turns: &HashMap<&str, Shown<'_>>) -> String {
     unit.turns
         .first()
-        .and_then(|turn| dates.get(turn.as_str()))
-        .map_or_else(String::new, |date| date.to_string())
+        .and_then(|turn| turns.get(turn.as_str()))
+        .map_or_else(String::new, |shown| shown.date.to_string())
+}
+
+/// A unit as the official reader shows a retrieved item: the haystack turns it covers (as the
+/// official reader looks a retrieved id up in the haystack), or, for a unit covering none (a
+/// MemoryOS knowledge entry), its own text.
+fn chunk_of(unit: &Retrieved, turns: &HashMap<&str, Shown<'_>>) -> Chunk {
+    let covered: Vec<ChatTurn> = unit
+        .turns
+        .iter()
+        .filter_map(|id| turns.get(id.as_str()))
+        .map(|shown| ChatTurn {
+            role: shown.role.to_string(),
+            content: shown.content.to_string(),
+        })
+        .collect();
+    if covered.is_empty() {
+        Chunk::Text(unit.text.clone())
+    } else {
+        Chunk::Turns(covered)
+    }
 }

@@ -5,7 +5,10 @@
 //! so even the 2.75 GB M file runs in bounded memory. Each question is answered on a fresh
 //! memory holding its haystack ([`case`]): the memory's units are retrieved, shown to the answer
 //! model with the reading prompt (plain, or Chain-of-Note with the units as JSON sorted by
-//! date) and the answer is judged with the prompt of its question type. Each finished question
+//! date) and the answer is judged with the prompt of its question type, in our words or, with
+//! `--longmemeval-upstream DIR`, the official ones read from a LongMemEval checkout
+//! ([`mb_upstream::LongMemEval`], passed to each request as it is built: see
+//! `mb_eval::longmemeval::reading`). Each finished question
 //! is appended to the run's log, so `--resume` continues an interrupted run; the predictions are
 //! written in the official format (`question_id`, `hypothesis`, `autoeval_label`) beside
 //! accuracy per type and the cost of every case ([`summary`]).
@@ -23,6 +26,7 @@ use mb_datasets::longmemeval::{for_each_instance_in, Instance, LongMemEvalError}
 use mb_eval::longmemeval::judge::JudgePrompts;
 use mb_eval::longmemeval::reading::ReadingStyle;
 use mb_llm::RoleSettings;
+use mb_upstream::LongMemEval;
 use serde_json::{json, Value};
 
 use crate::error::HarnessError;
@@ -33,7 +37,7 @@ use crate::run::progress::ModelProgress;
 use crate::run::setup::systems_without_set;
 use crate::run::{RunArgs, Services};
 pub use case::LmeCase;
-use case::{answer_instance, Reading};
+use case::{answer_instance, Reading, Words};
 
 /// The flags of `off-policy` that run LongMemEval instead of a MemoryBench set.
 #[derive(Args, Debug, Clone)]
@@ -53,9 +57,20 @@ pub struct LongMemEvalArgs {
     /// LongMemEval: judge templates replacing ours, a JSON object with one template per question
     /// type and one for `abstention`, each holding {question}, {answer} and {response}
     /// (`scripts/longmemeval_judge_prompts.py` writes the official ones from a LongMemEval
-    /// checkout).
+    /// checkout). Deprecated: `--longmemeval-upstream` reads them, and the reading's, itself.
     #[arg(long = "judge-prompts", value_name = "FILE")]
     pub judge_prompts: Option<PathBuf>,
+    /// LongMemEval: a LongMemEval checkout (github.com/xiaowu0162/LongMemEval, commit
+    /// 9e0b455f4ef0): the reading prompt, Chain-of-Note's notes and the judge are then sent in
+    /// the official words, read from its sources and checked against the known version (a
+    /// changed checkout is refused, naming file and function).
+    #[arg(
+        long = "longmemeval-upstream",
+        value_name = "DIR",
+        env = "LONGMEMEVAL_UPSTREAM",
+        conflicts_with = "judge_prompts"
+    )]
+    pub longmemeval_upstream: Option<PathBuf>,
 }
 
 /// `--history`: the turns of a haystack memorized.
@@ -111,13 +126,17 @@ impl ReadingArg {
 /// systems only: a memoryless one would need the whole haystack in its prompt).
 pub fn run(run: &RunArgs, args: &LongMemEvalArgs, path: &Path) -> Result<(), HarnessError> {
     let specs = systems_without_set(run, false)?;
-    let judge_prompts = match &args.judge_prompts {
-        Some(file) => {
-            Some(Arc::new(JudgePrompts::from_file(file).map_err(|e| {
-                HarnessError::Usage(format!("--judge-prompts {e}"))
+    let words = match (&args.longmemeval_upstream, &args.judge_prompts) {
+        (Some(dir), _) => {
+            Words::Official(Arc::new(LongMemEval::open(dir).map_err(|e| {
+                HarnessError::Usage(format!("--longmemeval-upstream {e}"))
             })?))
         }
-        None => None,
+        (None, Some(file)) => Words::JudgeTemplates(Arc::new(
+            JudgePrompts::from_file(file)
+                .map_err(|e| HarnessError::Usage(format!("--judge-prompts {e}")))?,
+        )),
+        (None, None) => Words::Ours,
     };
     let services = Services::start(run, &specs, false)?;
     // Result directories live under off-policy/longmemeval/<file stem>/<system>/.
@@ -139,7 +158,7 @@ pub fn run(run: &RunArgs, args: &LongMemEvalArgs, path: &Path) -> Result<(), Har
             &services,
             spec,
             &judge_model,
-            judge_prompts.clone(),
+            words.clone(),
         )?);
     }
     print_table(&rows);
@@ -208,7 +227,7 @@ fn run_system(
     services: &Services,
     spec: &'static SystemSpec,
     judge_model: &str,
-    judge_prompts: Option<Arc<JudgePrompts>>,
+    words: Words,
 ) -> Result<Outcome, HarnessError> {
     let history = args.history.history();
     let files = run_dir(
@@ -221,6 +240,7 @@ fn run_system(
             "reading": args.reading.name(),
             "history": format!("{:?}", args.history).to_lowercase(),
             "judge_prompts": args.judge_prompts.as_ref().map(|p| p.display().to_string()),
+            "longmemeval_prompts": words.source(),
         }),
     )?;
     let k = services.settings(spec)?.retrieve_k();
@@ -228,7 +248,7 @@ fn run_system(
         style: args.reading.style(),
         history,
         k,
-        judge_prompts,
+        words,
     };
     let limit = place
         .limit
@@ -280,6 +300,7 @@ fn run_system(
             "history": format!("{:?}", args.history).to_lowercase(),
             "retrieve_k": k,
             "judge": judge_model,
+            "longmemeval_prompts": reading.words.source(),
         }),
     )
 }
