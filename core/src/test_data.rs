@@ -6,7 +6,7 @@
 //! test command (`scripts/setup.sh` clears it at the start).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Ends a test that cannot run because `reason` (e.g. "…/locomo10-dev.json is absent"): a panic
 /// under CI, else one `skipped:` line, recorded. Call it and return.
@@ -26,6 +26,20 @@ pub fn skip(reason: &str) {
             eprintln!("could not record the skip in {}: {e}", log.display());
         }
     }
+}
+
+/// Upstream MemoryBench's checkout beside the project (`../shared/upstream/MemoryBench`), for
+/// the tests that compare with upstream's own code, or `None` after [`skip`].
+pub fn upstream_checkout() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
+    if !dir.join("memorybench.py").is_file() {
+        skip(&format!(
+            "the upstream checkout {} is absent",
+            dir.display()
+        ));
+        return None;
+    }
+    Some(dir)
 }
 
 /// `target/skipped-tests.log`, found from the test executable (`target/<profile>/deps/…`).

@@ -33,7 +33,7 @@ pub struct Upstream {
     head: Option<String>,
     templates: HashMap<Prompt, Template>,
     /// JuDGE's lexicon, read from the checkout the first time it is asked for.
-    pub(crate) judge_lexicon: OnceLock<crate::legal::JudgeLexicon>,
+    pub(crate) judge_lexicon: OnceLock<crate::lexicon::JudgeLexicon>,
 }
 
 impl Upstream {

@@ -6,25 +6,9 @@
 use crate::catalog::{LexiconRow, JUDGE_LEXICON, JUDGE_LEXICON_FILE, KNOWN_COMMIT};
 use crate::checkout::{read_source, sha256_prefix};
 use crate::error::{Mismatch, UpstreamError};
-use crate::python::{str_list_dict, string_runs, Binding, Literal, Piece, StrListEntry};
+use crate::lexicon::{JudgeLexicon, KeywordCharges};
+use crate::python::{str_list_dict, string_runs, strip, Binding, Literal, Piece, StrListEntry};
 use crate::Upstream;
-
-/// A keyword and the charges it points at, in upstream's order.
-pub type KeywordCharges = (String, Vec<String>);
-
-/// The word lists of JuDGE's charge extraction, as upstream's module builds them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JudgeLexicon {
-    /// The charge names (`CAUSE_NAMES`), one per line of `crime_name`, each stripped as
-    /// Python's `str.strip` does, in file order (a repeated name kept once, where it first
-    /// stands).
-    pub charges: Vec<String>,
-    /// `replace_dict`: a keyword found in an extracted charge and the charges it may abbreviate,
-    /// in Python's dict order.
-    pub keywords: Vec<KeywordCharges>,
-    /// `replace_dict_rare`: the same for rarer charges, consulted after `keywords`.
-    pub rare_keywords: Vec<KeywordCharges>,
-}
 
 impl Upstream {
     /// JuDGE's lexicon from `src/dataset/judge/crime_extraction.py`, read the first time it is
@@ -96,7 +80,7 @@ fn charge_names(source: &str, row: &LexiconRow) -> Result<Vec<String>, String> {
         .collect::<Result<String, String>>()?;
     let mut names: Vec<String> = Vec::new();
     for line in text.split('\n') {
-        let name = python_strip(line).to_string();
+        let name = strip(line).to_string();
         if !names.contains(&name) {
             names.push(name);
         }
@@ -156,21 +140,9 @@ fn value(literal: &Literal) -> Result<String, String> {
         .collect())
 }
 
-/// `text` without the leading and trailing characters Python's `str.strip` removes (Unicode
-/// White_Space and the four information separators U+001C to U+001F).
-fn python_strip(text: &str) -> &str {
-    text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strip_removes_what_python_removes() {
-        assert_eq!(python_strip("\u{1c} \u{3000}盗窃罪\t\u{85}"), "盗窃罪");
-        assert_eq!(python_strip("a b"), "a b");
-    }
 
     #[test]
     fn a_changed_lexicon_is_refused_by_name() {

@@ -2,7 +2,6 @@
 //! sends its own answer template, read from the checkout; a system upstream lacks sends the
 //! paraphrase and the run says so.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use mb_core::Lang;
@@ -15,15 +14,7 @@ use crate::common::{context, engine, sample, system};
 /// Upstream's checkout beside the project, or `None` after a `skipped:` line (a failure under
 /// CI).
 fn upstream() -> Option<Upstream> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if !dir.join("memorybench.py").is_file() {
-        mb_core::test_data::skip(&format!(
-            "the upstream checkout {} is absent",
-            dir.display()
-        ));
-        return None;
-    }
-    Some(Upstream::open(&dir).unwrap())
+    Some(Upstream::open(&mb_core::test_data::upstream_checkout()?).unwrap())
 }
 
 /// Offline roles whose prompts are in `wording`.

@@ -18,8 +18,9 @@ use mb_upstream::{ideabench_fields, Upstream, UpstreamError};
 use regex::Regex;
 use serde_json::{json, Map, Value};
 
-use super::merged::{MergedRubric, OverallJudge, ShownMetric};
+use super::merged::{MergedRubric, OverallJudge};
 use super::scorers::{judged, MERGED_SCORE};
+use super::shown::ShownMetric;
 use super::{EvalError, Evaluator, Graders};
 use crate::metrics::rouge::rouge_l_f1;
 

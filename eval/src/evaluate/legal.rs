@@ -6,7 +6,7 @@
 use mb_upstream::{judge_fields, Upstream, JUDGE_METRICS};
 use serde_json::{Map, Value};
 
-use super::merged::{ShownMetric, NO_BERTSCORE};
+use super::shown::{ShownMetric, NO_BERTSCORE};
 use crate::metrics::legal::{judge_scores, LegalScores};
 
 /// Why the legal metrics are missing without a checkout.

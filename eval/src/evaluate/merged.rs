@@ -11,6 +11,7 @@ use mb_llm::ops::{Operation, Patience};
 use mb_llm::{Message, Sampling};
 use mb_upstream::{jre_l_fields, judge_fields, MergedOf, Upstream, UpstreamError};
 
+use super::shown::{shown, ShownMetric, NO_BERTSCORE};
 use crate::metrics::judged::first_score_1_to_10;
 use crate::metrics::readability::{coleman_liau, readability};
 use crate::metrics::rouge::rouge_l_f1;
@@ -25,33 +26,6 @@ pub enum MergedRubric {
     /// JRE-L: popular-science articles, judged for science communication.
     JreL,
 }
-
-/// One metric shown to the merged judge: its name, value (or why it is missing) and meaning.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShownMetric {
-    /// The metric's name, as upstream's prompt names it.
-    pub name: &'static str,
-    /// Its value; `Err` holds why it was not computed.
-    pub value: Result<f64, &'static str>,
-    /// What it measures and how to read it.
-    pub meaning: &'static str,
-}
-
-/// A metric shown to the judge.
-fn shown(
-    name: &'static str,
-    value: Result<f64, &'static str>,
-    meaning: &'static str,
-) -> ShownMetric {
-    ShownMetric {
-        name,
-        value,
-        meaning,
-    }
-}
-
-/// Why a metric needing BERTScore is missing.
-pub(super) const NO_BERTSCORE: &str = "BERTScore needs a transformer model not shipped here";
 
 impl MergedRubric {
     /// Upstream's merged judge of the same dataset.

@@ -12,6 +12,7 @@ mod legal;
 mod limitgen;
 mod merged;
 mod scorers;
+mod shown;
 
 use async_trait::async_trait;
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -25,11 +26,12 @@ use mb_datasets::{Dataset, DatasetConfig, Row};
 pub use ideabench::{IdeaBenchScorer, IdeaRanking, IdeaRating, IDEA_SEPARATOR};
 pub use judges::{ChecklistJudge, CriticJudge, MatchJudge, RubricJudge};
 pub use limitgen::{limitations, LimitGenScorer};
-pub use merged::{MergedRubric, OverallJudge, ShownMetric};
+pub use merged::{MergedRubric, OverallJudge};
 pub use scorers::{
     DialSimScorer, HelloBenchScorer, LexEvalScorer, LocomoScorer, MergedJudgeScorer, MeteorScorer,
     NfcatsScorer, WritingBenchScorer,
 };
+pub use shown::ShownMetric;
 
 /// One prediction, as upstream's `predict.json` stores it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

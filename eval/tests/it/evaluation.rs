@@ -270,11 +270,9 @@ async fn jre_l_records_its_computed_metrics_beside_the_merged_score() {
 /// With upstream's checkout, NFCats' judge gets upstream's system message and prompt, with
 /// upstream's sampling.
 async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if !dir.join("memorybench.py").is_file() {
-        return mb_core::test_data::skip(&format!("no upstream checkout at {}", dir.display()));
-    }
+    let Some(dir) = mb_core::test_data::upstream_checkout() else {
+        return;
+    };
     let wording = mb_upstream::Wording::upstream(mb_upstream::Upstream::open(&dir).unwrap());
     let scripted = ScriptedProvider::then_always(&["4"], "Wrong");
     let judge =
@@ -308,11 +306,9 @@ async fn nfcats_in_upstreams_words(nfcats: &dyn mb_eval::Evaluator, why: &Row) {
 /// With upstream's checkout, DialSim's judge gets upstream's system message and prompt, with
 /// upstream's sampling.
 async fn dialsim_in_upstreams_words(dialsim: &dyn mb_eval::Evaluator, question: &Row) {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if !dir.join("memorybench.py").is_file() {
-        return mb_core::test_data::skip(&format!("no upstream checkout at {}", dir.display()));
-    }
+    let Some(dir) = mb_core::test_data::upstream_checkout() else {
+        return;
+    };
     let wording = mb_upstream::Wording::upstream(mb_upstream::Upstream::open(&dir).unwrap());
     let scripted = ScriptedProvider::then_always(&["Correct"], "Wrong");
     let judge =
@@ -348,11 +344,9 @@ async fn dialsim_in_upstreams_words(dialsim: &dyn mb_eval::Evaluator, question: 
 /// With upstream's checkout, HelloBench's checklist judge gets upstream's system message and
 /// prompt, the checklist written as upstream's `json.dumps` writes it.
 async fn hellobench_in_upstreams_words(catalog: &Catalog) {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if !dir.join("memorybench.py").is_file() {
-        return mb_core::test_data::skip(&format!("no upstream checkout at {}", dir.display()));
-    }
+    let Some(dir) = mb_core::test_data::upstream_checkout() else {
+        return;
+    };
     let name = "HelloBench-Creative&Design";
     let hellobench = evaluator_for(catalog.dataset(name).unwrap()).unwrap();
     let item = row(json!({

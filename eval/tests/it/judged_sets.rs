@@ -2,8 +2,6 @@
 //! merged score; WritingBench's critic, a role of its own; and every one of their requests in
 //! upstream's words when the run has them.
 
-use std::path::Path;
-
 use mb_datasets::catalog::Catalog;
 use mb_datasets::row::Row;
 use mb_eval::{evaluator_for, EvalError, Graders, IDEA_SEPARATOR};
@@ -15,15 +13,7 @@ use serde_json::json;
 /// Upstream's checkout beside the project, or `None` after a `skipped:` line (a failure under
 /// CI).
 fn upstream() -> Option<Upstream> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if !dir.join("memorybench.py").is_file() {
-        mb_core::test_data::skip(&format!(
-            "the upstream checkout {} is absent",
-            dir.display()
-        ));
-        return None;
-    }
-    Some(Upstream::open(&dir).unwrap())
+    Some(Upstream::open(&mb_core::test_data::upstream_checkout()?).unwrap())
 }
 
 fn row(columns: serde_json::Value) -> Row {

@@ -12,12 +12,7 @@ const PARAPHRASED: &str = "prompts: paraphrased (not comparable with the paper)"
 /// Upstream's checkout beside the project, or `None` after a `skipped:` line (a failure under
 /// CI).
 fn checkout() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if dir.join("memorybench.py").is_file() {
-        return Some(dir);
-    }
-    mb_core::test_data::skip(&format!("no upstream checkout at {}", dir.display()));
-    None
+    mb_core::test_data::upstream_checkout()
 }
 
 #[test]

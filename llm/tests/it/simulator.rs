@@ -2,8 +2,6 @@
 //! feedback schema and its sampling go out; a row upstream's code raises on sends nothing and
 //! falls back as upstream does; without the row, or without `--upstream`, the paraphrase.
 
-use std::path::Path;
-
 use mb_core::Lang;
 use mb_llm::ops::{
     Backend, ImplicitAction, Operation, OutputHandling, SimulateFeedback, UserPersona,
@@ -16,15 +14,7 @@ use serde_json::{json, Map, Value};
 /// Upstream's checkout beside the project, or `None` after a `skipped:` line (a failure under
 /// CI).
 fn upstream() -> Option<Upstream> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if !dir.join("memorybench.py").is_file() {
-        mb_core::test_data::skip(&format!(
-            "the upstream checkout {} is absent",
-            dir.display()
-        ));
-        return None;
-    }
-    Some(Upstream::open(&dir).unwrap())
+    Some(Upstream::open(&mb_core::test_data::upstream_checkout()?).unwrap())
 }
 
 fn conversation() -> Vec<Message> {

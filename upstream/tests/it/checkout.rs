@@ -8,15 +8,7 @@ use mb_upstream::{AnswerOf, Prompt, Upstream, UpstreamError};
 /// The upstream checkout beside the project, or `None` (after a `skipped:` line, or a failure
 /// under CI) when it is absent.
 fn checkout() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/MemoryBench");
-    if dir.join("memorybench.py").is_file() {
-        return Some(dir);
-    }
-    mb_core::test_data::skip(&format!(
-        "the upstream checkout {} is absent",
-        dir.display()
-    ));
-    None
+    mb_core::test_data::upstream_checkout()
 }
 
 #[test]

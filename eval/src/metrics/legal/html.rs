@@ -3,8 +3,8 @@
 //! markup that is the text stripped as Python strips it. Text that `html.parser` would read as
 //! markup (a tag, a comment, a declaration or an entity) is refused rather than guessed at.
 
-use super::pytext::python_strip;
 use super::LegalError;
+use mb_upstream::python::strip as python_strip;
 
 /// The text BeautifulSoup's stripped strings give for `text`, or [`LegalError::Markup`] when
 /// `text` holds something `html.parser` would parse as markup.

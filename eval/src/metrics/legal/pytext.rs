@@ -1,18 +1,7 @@
-//! The few text rules of Python that differ from Rust's and that upstream's legal metrics rely
-//! on: `str.isspace`/`str.strip` (which, unlike Rust's White_Space, include U+001C to U+001F),
-//! `re`'s `\s` (the same set), and `list.remove` inside a `for` loop over the list.
-
-/// Whether Python's `str.isspace` holds for `c`: Unicode White_Space and the four information
-/// separators U+001C to U+001F (`re`'s `\s` is the same set; the `regex` module's `\s`, which
-/// upstream's segmenter uses, is White_Space alone, as Rust's `\s`).
-pub(crate) fn is_python_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// `text.strip()` as Python does it.
-pub(crate) fn python_strip(text: &str) -> &str {
-    text.trim_matches(is_python_space)
-}
+//! The few rules of Python that differ from Rust's and that upstream's legal metrics rely on,
+//! beside `str.strip` (`mb_upstream::python::strip`): `re`'s `\s` (Python's white space, which
+//! unlike Rust's White_Space includes U+001C to U+001F), and `list.remove` inside a `for` loop
+//! over the list.
 
 /// The class Python's `re` means by `\s` in a `str` pattern, to put in a Rust pattern.
 pub(crate) const RE_SPACE: &str = r"[\s\x1c-\x1f]";
@@ -35,12 +24,6 @@ pub(crate) fn remove_while_iterating(items: &mut Vec<String>, drop: impl Fn(&str
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strip_takes_what_python_takes() {
-        assert_eq!(python_strip("\u{1f}\u{3000} 判决\u{85}\n"), "判决");
-        assert!(!is_python_space('\u{200b}'));
-    }
 
     #[test]
     fn removal_during_iteration_skips_the_next_item() {

@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::html::soup_text;
-use super::pytext::python_strip;
 use super::LegalError;
+use mb_upstream::python::strip as python_strip;
 
 /// The parts of a judgment upstream's metrics read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
