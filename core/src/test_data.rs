@@ -7,6 +7,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// Ends a test that cannot run because `reason` (e.g. "…/locomo10-dev.json is absent"): a panic
 /// under CI, else one `skipped:` line, recorded. Call it and return.
@@ -40,6 +41,30 @@ pub fn upstream_checkout() -> Option<PathBuf> {
         return None;
     }
     Some(dir)
+}
+
+/// Runs `command` (a Python side of a parity test) with `input` on its standard input and reads
+/// what it prints as JSON. A process that fails, or prints no JSON, fails the test, quoting its
+/// standard error.
+pub fn run_json(command: &mut Command, input: &str) -> serde_json::Value {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input.as_bytes())
+            .unwrap_or_else(|e| panic!("cannot write to {command:?}: {e}"));
+    }
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("{command:?} did not finish: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{command:?} failed: {stderr}");
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{command:?} printed no JSON ({e}): {stderr}"))
 }
 
 /// `target/skipped-tests.log`, found from the test executable (`target/<profile>/deps/…`).

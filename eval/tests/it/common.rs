@@ -1,8 +1,7 @@
 //! Running Python snippets in the setup venv, for parity tests against upstream's packages.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The checkout's root.
 pub fn root() -> PathBuf {
@@ -17,19 +16,8 @@ pub fn venv_python<T: serde::de::DeserializeOwned>(code: &str, input: &impl serd
         "{} missing: run `bash scripts/setup.sh`",
         python.display()
     );
-    let mut child = Command::new(python)
-        .args(["-c", code])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(input).unwrap().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "the Python side failed");
-    serde_json::from_slice(&output.stdout).unwrap()
+    let mut command = Command::new(python);
+    command.args(["-c", code]);
+    let input = serde_json::to_string(input).unwrap();
+    serde_json::from_value(mb_core::test_data::run_json(&mut command, &input)).unwrap()
 }

@@ -5,9 +5,8 @@
 //! `mb_eval::metrics::legal`. BERTScore is not computed on either side (its package answered by a
 //! stand-in module); WordNet, whose data is not installed, is a reader with no synsets.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use mb_eval::metrics::legal::{judge_scores, LegalError, LegalScores};
 use mb_upstream::Upstream;
@@ -90,29 +89,13 @@ fn find() -> Option<(Upstream, PathBuf, PathBuf)> {
 }
 
 fn run_python(python: &Path, checkout: &Path, seed: &str, pairs: &[(&str, &str)]) -> Vec<Value> {
-    let mut child = Command::new(python)
+    let mut command = Command::new(python);
+    command
         .args(["-c", DRIVER])
         .arg(checkout)
-        .env("PYTHONHASHSEED", seed)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .env("PYTHONHASHSEED", seed);
     let input = serde_json::to_string(pairs).unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_value(mb_core::test_data::run_json(&mut command, &input)).unwrap()
 }
 
 fn float_bits(value: Option<f64>) -> Value {

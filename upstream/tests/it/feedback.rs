@@ -7,10 +7,6 @@ use mb_upstream::RuleFeedbackOf;
 /// Prints what upstream's feedback agent says to a right and a wrong LoCoMo and DialSim answer.
 const FEEDBACK_PY: &str = r#"
 import sys, json, io, contextlib, types
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 with contextlib.redirect_stdout(io.StringIO()):
     from src.agent.feedback import FeedbackAgent

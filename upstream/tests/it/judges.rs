@@ -7,10 +7,6 @@ use serde_json::json;
 /// Runs DialSim's `gpt_judge` on each case with a recording model and prints what it sent.
 const DIALSIM_PY: &str = r#"
 import sys, json, io, contextlib
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 with contextlib.redirect_stdout(io.StringIO()):
     from src.dataset import DialSim
@@ -54,10 +50,6 @@ fn dialsim_judge_requests_are_what_upstreams_gpt_judge_sends() {
 /// it sent.
 const HELLOBENCH_PY: &str = r#"
 import sys, json, io, contextlib
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 with contextlib.redirect_stdout(io.StringIO()):
     from src.dataset import HelloBench
@@ -108,10 +100,6 @@ fn hellobench_judge_requests_are_what_upstreams_checklist_evaluation_sends() {
 /// recorder) and prints what its judge was sent.
 const NFCATS_PY: &str = r#"
 import sys, json, io, contextlib
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 with contextlib.redirect_stdout(io.StringIO()):
     from src.dataset.NFCats import NFCats_Dataset
@@ -149,10 +137,6 @@ fn nfcats_judge_requests_are_what_upstreams_evaluate_single_sends() {
 /// rating) and its message builders for every aspect, and prints what was sent.
 const LIMITGEN_PY: &str = r#"
 import sys, json, io, contextlib
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 with contextlib.redirect_stdout(io.StringIO()):
     from src.dataset import LimitGen

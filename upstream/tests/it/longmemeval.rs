@@ -3,9 +3,8 @@
 //! byte with what the official `get_anscheck_prompt` and `prepare_prompt` build, run by Python
 //! with their heavy imports stubbed and the note model recording what it is sent.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use mb_upstream::python::strip;
 use mb_upstream::{ChatTurn, Chunk, LongMemEval, Reader, UpstreamError};
@@ -76,28 +75,9 @@ fn official() -> Option<(LongMemEval, PathBuf, PathBuf)> {
 }
 
 fn run_official(python: &Path, checkout: &Path, case: &Value) -> Value {
-    let mut child = Command::new(python)
-        .args(["-c", OFFICIAL_PY])
-        .arg(checkout)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = case.to_string();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut command = Command::new(python);
+    command.args(["-c", OFFICIAL_PY]).arg(checkout);
+    mb_core::test_data::run_json(&mut command, &case.to_string())
 }
 
 /// A question with four retrieved sessions, out of date order (two on the same day), holding

@@ -10,10 +10,6 @@ use serde_json::json;
 /// answering with the case's contents, and prints `get_user_prompt`'s text as JSON.
 const GET_USER_PROMPT_PY: &str = r#"
 import sys, json, types
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root + "/baselines/MemoryOS")
 from memoryos_chromadb.memoryos import Memoryos
 case = json.loads(sys.stdin.read())
@@ -119,10 +115,6 @@ fn memoryos_answers_as_upstreams_own_get_user_prompt() {
 /// that records what it is sent, and prints the recorded messages and temperatures as JSON.
 const OPERATIONS_PY: &str = r#"
 import sys, json, io, contextlib
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root + "/baselines/MemoryOS")
 from memoryos_chromadb import utils
 case = json.loads(sys.stdin.read())
@@ -217,10 +209,6 @@ fn memoryos_chain_operations_are_what_upstreams_helpers_send() {
 /// Upstream's `gpt_knowledge_extraction` reading replies: prints what it returns for each.
 const KNOWLEDGE_READING_PY: &str = r#"
 import sys, json, io, contextlib
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root + "/baselines/MemoryOS")
 from memoryos_chromadb import utils
 class Client:

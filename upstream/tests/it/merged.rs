@@ -9,10 +9,6 @@ use serde_json::{json, Value};
 /// Runs each request of `case` through upstream's code and prints what its model was sent.
 const MERGED_PY: &str = r#"
 import sys, json, io, contextlib
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 import importlib
 with contextlib.redirect_stdout(io.StringIO()):

@@ -2,9 +2,8 @@
 //! differential venv (`scripts/setup.sh` builds it) with the import shims of
 //! `scripts/upstream/shims`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use mb_upstream::Upstream;
 use serde::de::DeserializeOwned;
@@ -17,6 +16,15 @@ pub struct UpstreamPython {
     python: PathBuf,
     shims: PathBuf,
 }
+
+/// What every script starts with: `root` is the checkout (the first argument), and upstream's
+/// heavy imports it never calls are shimmed (`scripts/upstream/shims`, the second).
+const PRELUDE: &str = "import sys
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+";
 
 impl UpstreamPython {
     /// The checkout and the venv, or `None` after a `skipped:` line (a failure under CI).
@@ -40,30 +48,14 @@ impl UpstreamPython {
         })
     }
 
-    /// Runs `script` (its arguments: the checkout, then the shims' folder) with `input` on its
-    /// standard input, and reads what it prints as JSON.
+    /// Runs `script` after [`PRELUDE`] (so `root` names the checkout and every heavy import is
+    /// shimmed) with `input` on its standard input, and reads what it prints as JSON.
     pub fn run<T: DeserializeOwned>(&self, script: &str, input: &str) -> T {
-        let mut child = Command::new(&self.python)
-            .args(["-c", script])
+        let mut command = Command::new(&self.python);
+        command
+            .args(["-c", &format!("{PRELUDE}{script}")])
             .arg(&self.checkout)
-            .arg(&self.shims)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+            .arg(&self.shims);
+        serde_json::from_value(mb_core::test_data::run_json(&mut command, input)).unwrap()
     }
 }

@@ -14,10 +14,6 @@ use serde_json::{json, Map, Value};
 /// client's `chat.completions.create` and what `get_feedback` returned.
 const SIMULATOR_PY: &str = r#"
 import sys, json, io, contextlib, logging
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 logging.disable(logging.CRITICAL)
 with contextlib.redirect_stdout(io.StringIO()):
