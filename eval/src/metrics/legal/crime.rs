@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use mb_upstream::JudgeLexicon;
 use regex::Regex;
 
+use super::numbers::QUOTED;
 use super::segment::Sections;
 use super::LegalError;
 
@@ -84,7 +85,11 @@ fn normalise(lexicon: &JudgeLexicon, name: &str) -> Result<String, LegalError> {
             l.remove(0);
         }
         Some(_) => {}
-        None => return Err(LegalError::EmptyCharge(name.to_string())),
+        None => {
+            return Err(LegalError::EmptyCharge(
+                mb_core::excerpt(name, QUOTED).into_owned(),
+            ))
+        }
     }
     if lexicon.charges.contains(&l) {
         return Ok(l);

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use num_bigint::BigInt;
 use regex::Regex;
 
-use super::numbers::take_numbers;
+use super::numbers::{take_numbers, QUOTED};
 use super::pytext::remove_while_iterating;
 use super::segment::Sections;
 use super::LegalError;
@@ -105,11 +105,11 @@ fn python_int(text: &str) -> Result<BigInt, LegalError> {
     let digits = text.strip_prefix('+').unwrap_or(text);
     let body = digits.strip_prefix('-').unwrap_or(digits);
     if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(LegalError::Int(text.to_string()));
+        return Err(LegalError::Int(mb_core::excerpt(text, QUOTED).into_owned()));
     }
     digits
         .parse()
-        .map_err(|_| LegalError::Int(text.to_string()))
+        .map_err(|_| LegalError::Int(mb_core::excerpt(text, QUOTED).into_owned()))
 }
 
 /// `calc_time_sum`: the months of the sentence, or -1 when no penalty is named.

@@ -14,11 +14,14 @@ use regex::Regex;
 
 use convert::{to_digits, UNITS};
 
+/// Most characters of a text an error quotes.
+pub(crate) const QUOTED: usize = 80;
+
 /// Why chinese2digits raises on a text (it does not skip errors as upstream calls it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("chinese2digits fails on {text:?}: {reason}")]
 pub struct NumberError {
-    /// The numeral being converted.
+    /// The numeral being converted (its first [`QUOTED`] characters).
     pub text: String,
     /// What Python raises.
     pub reason: String,
@@ -27,7 +30,7 @@ pub struct NumberError {
 impl NumberError {
     fn new(text: &str, reason: impl Into<String>) -> NumberError {
         NumberError {
-            text: text.to_string(),
+            text: mb_core::excerpt(text, QUOTED).into_owned(),
             reason: reason.into(),
         }
     }
