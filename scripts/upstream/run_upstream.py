@@ -50,7 +50,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 SAMPLE_RAW = ROOT / "datasets" / "sample" / "raw"
 
-SYSTEMS = ["wo_memory", "bm25_message", "bm25_dialog", "embedder_message", "embedder_dialog", "mem0"]
+SYSTEMS = ["wo_memory", "bm25_message", "bm25_dialog", "embedder_message", "embedder_dialog", "mem0", "a_mem"]
 
 # Our catalog's Sample domain (configs/datasets/sample.json), in upstream's config shape.
 # `alias` is the name upstream's dataset class is given.
@@ -279,6 +279,11 @@ def main():
     sys.path.insert(0, str(HERE / "shims"))
     import heavy_import_shims
     heavy_import_shims.install()
+    if args.system == "a_mem":
+        # A-Mem embeds in-process with sentence-transformers: the stand-in embeds on the
+        # stub's embeddings endpoint instead, as the harness's --embedder does.
+        import sentence_transformer_stand_in
+        sentence_transformer_stand_in.install(args.embedding_base_url or args.base_url, args.api_key)
     os.chdir(out)  # upstream's relative default paths land in OUT
 
     spec = importlib.util.spec_from_file_location("upstream_off_policy", upstream / "src" / "off-policy.py")
@@ -365,6 +370,7 @@ def main():
         "dialog_key": None if args.system == "wo_memory" else dialog_key,
         "train_rows_skipped_for_missing_dialog_column": skipped_train,
         "shimmed_modules": heavy_import_shims.used(),
+        "stand_ins": sorted(n for n, m in sys.modules.items() if getattr(m, "__stand_in__", False)),
         "mem0_package": getattr(sys.modules.get("mem0"), "__file__", None),
         "upstream_predict_json": str(predict_file),
         "predictions": len(predicts),

@@ -8,8 +8,10 @@ request.
 Endpoints:
   POST /v1/chat/completions (also /chat/completions): a chat.completion whose content is
        '{"facts": [], "memory": []}' when the request asks for response_format json_object,
-       else 'stub answer'.
-  POST /v1/embeddings (also /embeddings): deterministic unit vectors (hashed bag of words),
+       an object filled from the schema for json_schema (see schema_reply), else
+       'stub answer'.
+  POST /v1/embeddings (also /embeddings): deterministic unit vectors (hashed bag of words
+       plus a small text-seeded dense part, so that scores do not tie),
        `dimensions` from the request or --embedding-dim, for the embedder / mem0 systems.
   GET  /v1/models (also /models): the model list (--model, plus every model seen so far).
 
@@ -31,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import signal
 import struct
@@ -62,9 +65,51 @@ def message_text(messages):
     return "\n".join(parts)
 
 
+def picked_words(text, most=12):
+    """About a third of the distinct words of `text`, chosen by hash, in order: a reply that
+    depends on the request (so A-Mem's keyword searches differ from question to question)
+    and is the same for the same request."""
+    picked = []
+    for word in re.findall(r"\w+", text or ""):
+        if hashlib.sha256(word.lower().encode("utf-8")).digest()[0] < 85 and word not in picked:
+            picked.append(word)
+            if len(picked) == most:
+                break
+    return ", ".join(picked)
+
+
+def schema_value(schema, text):
+    """A value of JSON schema `schema`: strings are words picked from `text`, lists empty."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {key: schema_value(value, text) for key, value in properties.items()}
+    return {"string": picked_words(text), "array": [], "boolean": False,
+            "integer": 0, "number": 0}.get(kind)
+
+
+def schema_reply(response_format, messages):
+    """The reply to a `json_schema` request: an object of its schema, built from the last
+    message's text."""
+    schema = (response_format.get("json_schema") or {}).get("schema") or {}
+    last = (messages or [{}])[-1]
+    text = last.get("content") if isinstance(last, dict) else ""
+    return json.dumps(schema_value(schema, text if isinstance(text, str) else ""))
+
+
+# Weight of each vector's text-seeded dense part (see embed).
+DENSE_WEIGHT = 0.01
+
+
 def embed(text, dim):
-    """A deterministic unit vector: hashed, signed bag of lowercase words."""
-    vector = [0.0] * dim
+    """A deterministic unit vector: hashed, signed bag of lowercase words, plus a small dense
+    part seeded by the whole text. Without it two texts sharing no word with a query would
+    both score exactly 0, and such ties are ordered by each side's sort algorithm rather than
+    by the texts (numpy's argsort puts the later of two equal scores first, for example);
+    real embeddings practically never tie."""
+    seed = int.from_bytes(hashlib.sha256((text or "").encode("utf-8")).digest()[:8], "little")
+    dense = random.Random(seed)
+    vector = [DENSE_WEIGHT * dense.uniform(-1.0, 1.0) for _ in range(dim)]
     for word in re.findall(r"\w+", (text or "").lower()):
         digest = hashlib.sha256(word.encode("utf-8")).digest()
         index = int.from_bytes(digest[:4], "little") % dim
@@ -161,8 +206,13 @@ class Handler(BaseHTTPRequestHandler):
             self._error(400, "the stub does not stream")
             return
         response_format = body.get("response_format")
-        wants_json = isinstance(response_format, dict) and response_format.get("type") == "json_object"
-        content = JSON_REPLY if wants_json else TEXT_REPLY
+        kind = response_format.get("type") if isinstance(response_format, dict) else None
+        if kind == "json_object":
+            content = JSON_REPLY
+        elif kind == "json_schema":
+            content = schema_reply(response_format, body.get("messages"))
+        else:
+            content = TEXT_REPLY
         prompt_tokens = word_count(message_text(body.get("messages")))
         completion_tokens = word_count(content)
         self._send_json(200, {

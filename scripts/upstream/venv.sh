@@ -48,6 +48,9 @@ REQUIREMENTS=(
   "Levenshtein==0.27.5"
   "cn2an==0.5.24"
   "beautifulsoup4==4.15.0"
+  # A-Mem's SimpleEmbeddingRetriever ranks with sklearn's cosine_similarity (its
+  # SentenceTransformer is the stand-in in shims/sentence_transformer_stand_in.py)
+  "scikit-learn==1.9.1"
 )
 STAMP="$VENV/.memorybench-upstream-stamp"
 WANT="$(printf '%s\n' "${REQUIREMENTS[@]}" | grep -v '^#' | sha256sum | cut -c1-16)"

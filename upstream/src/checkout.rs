@@ -91,20 +91,6 @@ impl Upstream {
         )
     }
 
-    /// A-Mem's request for the keywords of `question` (one English prompt for every
-    /// language).
-    pub fn amem_query_keywords(&self, question: &str) -> Result<String, UpstreamError> {
-        self.render(Prompt::AMemQueryKeywords, &[("question", question)])
-    }
-
-    /// A-Mem's request to analyze a note of `content`: the request, its client's system
-    /// message and the prompt with the content appended.
-    pub fn amem_analyze_note(&self, content: &str) -> Result<Vec<Message>, UpstreamError> {
-        let system = self.template(Prompt::AMemSystem)?.text()?;
-        let prompt = self.template(Prompt::AMemAnalyzeNote)?.text()?;
-        Ok(request(system, prompt + content))
-    }
-
     /// Mem0's fact-extraction system message, with `today` (`YYYY-MM-DD`) where upstream puts
     /// the day its process started.
     pub fn mem0_fact_extraction(&self, today: &str) -> Result<String, UpstreamError> {

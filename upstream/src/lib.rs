@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod amem;
 mod catalog;
 mod checkout;
 mod error;
@@ -26,6 +27,7 @@ mod simulator;
 mod template;
 mod wording;
 
+pub use amem::AMemNote;
 pub use catalog::{
     AnswerOf, LimitAspect, LongMemEvalPrompt, MemoryOsPart, Prompt, SimulatorOf, SimulatorPart,
     UserPiece, KNOWN_COMMIT, LONGMEMEVAL_COMMIT,

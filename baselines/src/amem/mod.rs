@@ -23,6 +23,7 @@ use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, Record};
 use mb_llm::Message;
+use mb_upstream::python::repr_str_list;
 use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
 
@@ -243,6 +244,7 @@ impl AMem {
 
     /// Upstream's rendering of a retrieved note.
     fn render(&self, record: &Record, meta: &NoteMeta) -> String {
+        let python_list = |items: &[String]| repr_str_list(items.iter().map(String::as_str));
         format!(
             "talk start time:{}\nmemory content: {}memory context: {}memory keywords: {}memory tags: {}\n",
             record.attribute(TIMESTAMP).unwrap_or_default(),
@@ -412,50 +414,5 @@ impl AMem {
             }
         }
         Ok(None)
-    }
-}
-
-/// Python's `str()` of a list of strings (`['a', "it's"]`).
-fn python_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items
-        .iter()
-        .map(|s| {
-            let quote = if s.contains('\'') && !s.contains('"') {
-                '"'
-            } else {
-                '\''
-            };
-            let mut out = String::from(quote);
-            for c in s.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    '\r' => out.push_str("\\r"),
-                    c if c == quote => {
-                        out.push('\\');
-                        out.push(c);
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push(quote);
-            out
-        })
-        .collect();
-    format!("[{}]", quoted.join(", "))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lists_render_as_python_prints_them() {
-        assert_eq!(python_list(&[]), "[]");
-        assert_eq!(
-            python_list(&["a".into(), "it's".into(), "x\"y'z".into()]),
-            "['a', \"it's\", 'x\"y\\'z']"
-        );
     }
 }

@@ -14,7 +14,7 @@ use mb_llm::ops::shape::strings;
 use mb_llm::ops::text::{jaccard, lead, term_set, top_terms};
 use mb_llm::ops::Operation;
 use mb_llm::{extract_json, Message, ResponseFormat, Sampling};
-use mb_upstream::{Upstream, UpstreamError};
+use mb_upstream::{AMemNote, Upstream, UpstreamError};
 
 /// What upstream's A-Mem client (`VllmController.get_completion`) sends: temperature 0.7,
 /// 2000 tokens, and no top-p (the server's default).
@@ -147,6 +147,19 @@ pub struct NoteView {
     pub timestamp: String,
 }
 
+impl NoteView {
+    /// The note as upstream's wording shows it.
+    fn upstream(&self) -> AMemNote<'_> {
+        AMemNote {
+            content: &self.content,
+            context: &self.context,
+            keywords: &self.keywords,
+            tags: &self.tags,
+            timestamp: &self.timestamp,
+        }
+    }
+}
+
 /// What evolution does to the new note and its neighbours.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evolution {
@@ -239,8 +252,43 @@ impl Operation for EvolveNote {
         ]
     }
 
+    /// Upstream's client system message and evolution prompt, each neighbour shown as
+    /// upstream's `find_related_memories` shows it. One English prompt for every language.
+    fn upstream_messages(
+        &self,
+        upstream: &Upstream,
+        _lang: Lang,
+    ) -> Option<Result<Vec<Message>, UpstreamError>> {
+        let neighbours: Vec<AMemNote<'_>> =
+            self.neighbours.iter().map(NoteView::upstream).collect();
+        Some(upstream.amem_evolve(&self.note.upstream(), &neighbours))
+    }
+
     fn sampling(&self) -> Sampling {
         AMEM_SAMPLING
+    }
+
+    fn response_format(&self) -> Option<ResponseFormat> {
+        let strings = serde_json::json!({"type": "array", "items": {"type": "string"}});
+        Some(ResponseFormat::JsonSchema {
+            // Upstream's name and schema.
+            name: "response".to_string(),
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "should_evolve": {"type": "boolean"},
+                    "actions": strings,
+                    "suggested_connections": strings,
+                    "new_context_neighborhood": strings,
+                    "tags_to_update": strings,
+                    "new_tags_neighborhood": {"type": "array", "items": strings},
+                },
+                "required": ["should_evolve", "actions", "suggested_connections",
+                    "tags_to_update", "new_context_neighborhood", "new_tags_neighborhood"],
+                "additionalProperties": false,
+            }),
+            strict: true,
+        })
     }
 
     fn parse(&self, text: &str) -> Option<Evolution> {

@@ -2,6 +2,7 @@
 //! built-in sample and (when present) the real LoCoMo conversations.
 
 mod agentic;
+mod amem_evolution;
 mod common;
 mod embedding_overlap;
 mod example_system;

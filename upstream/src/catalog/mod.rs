@@ -57,6 +57,9 @@ pub enum Prompt {
     AMemAnalyzeNote,
     /// The system message of A-Mem's vLLM client (`VllmController.get_completion`).
     AMemSystem,
+    /// A-Mem's memory evolution (`_evolution_system_prompt`, set in `AgenticMemorySystem`'s
+    /// constructor): the new note, its nearest notes and their number.
+    AMemEvolve,
     /// A piece of MemoryOS's answer prompt.
     MemoryOs(MemoryOsPart),
     /// MemoryOS's continuity check, its system message (`prompts.py`).

@@ -202,6 +202,14 @@ pub(super) static CATALOG: &[Entry] = &[
         "bf792c5511717ebc",
     ),
     format_row(
+        AMemEvolve,
+        "a_mem.evolve",
+        "baselines/A_mem/agentic_memory/memory_system.py",
+        "AgenticMemorySystem.__init__",
+        Assigned("_evolution_system_prompt", 0),
+        "25dd94a15c5c6e51",
+    ),
+    format_row(
         NfcatsJudge,
         "nfcats.judge",
         "src/dataset/NFCats.py",

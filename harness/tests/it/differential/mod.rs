@@ -74,6 +74,11 @@ const SLICES: &[Slice] = &[
         set_name: "Sample",
         limit: 2,
     },
+    Slice {
+        system: "a_mem",
+        set_name: "Sample",
+        limit: 2,
+    },
 ];
 
 /// How one slice's chat requests compare.
