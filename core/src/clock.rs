@@ -21,6 +21,20 @@ pub fn utc_timestamp() -> String {
     )
 }
 
+/// The current local date and time as `YYYY-MM-DD HH:MM:SS`, the form upstream MemoryOS stamps
+/// an exchange with (`time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())`): the system's
+/// time zone (`TZ`, else `/etc/localtime`), UTC where none is set.
+pub fn local_timestamp() -> String {
+    chrono::Local::now().format("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+/// Whether `text` is a timestamp of [`local_timestamp`]'s form: `YYYY-MM-DD HH:MM:SS`, a real
+/// day and time.
+pub fn is_timestamp(text: &str) -> bool {
+    text.len() == "YYYY-MM-DD HH:MM:SS".len()
+        && chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").is_ok()
+}
+
 /// The current UTC date as `YYYY-MM-DD`.
 pub fn utc_date() -> String {
     utc_now().0
@@ -49,5 +63,21 @@ mod tests {
         assert_eq!(civil_date(19_782), "2024-02-29");
         assert_eq!(civil_date(20_779), "2026-11-22");
         assert_eq!(utc_timestamp().len(), "2026-11-22-23-40-00".len());
+    }
+
+    #[test]
+    fn local_timestamps_have_upstreams_form() {
+        assert!(is_timestamp(&local_timestamp()));
+        assert!(is_timestamp("2024-02-29 23:59:59"));
+        for wrong in [
+            "2023-02-29 10:00:00",
+            "2024-01-01 24:00:00",
+            "2024-1-01 10:00:00",
+            "2024-01-01T10:00:00",
+            "2024-01-01 10:00:00 ",
+            "",
+        ] {
+            assert!(!is_timestamp(wrong), "{wrong}");
+        }
     }
 }

@@ -52,7 +52,7 @@ use crate::system::{
     MemorySystem, Retrieved, TrainingDialog,
 };
 use gather::Gathered;
-pub use settings::{MemoryOsSettings, ThreadSummaries};
+pub use settings::{MemoryOsSettings, ThreadSummaries, Timestamps};
 use tiers::{Qa, Tiers, SHORT_TERM_CAPACITY};
 
 /// The MemoryOS memory.
@@ -63,6 +63,7 @@ pub struct MemoryOs {
     keep_one_sided: bool,
     thread_summaries: ThreadSummaries,
     metadata_at_exit: bool,
+    timestamps: Timestamps,
 }
 
 impl MemoryOs {
@@ -75,6 +76,7 @@ impl MemoryOs {
             keep_one_sided,
             thread_summaries,
             metadata_at_exit,
+            timestamps,
         } = context.settings.own()?;
         Ok(MemoryOs {
             context,
@@ -83,6 +85,7 @@ impl MemoryOs {
             keep_one_sided,
             thread_summaries,
             metadata_at_exit,
+            timestamps,
         })
     }
 
@@ -150,7 +153,7 @@ impl MemorySystem for MemoryOs {
             let qa = Qa {
                 user,
                 assistant,
-                timestamp: format!("{}_{i}", dialog.test_idx),
+                timestamp: self.timestamps.stamp(dialog.test_idx, i),
                 turns: Vec::new(),
             };
             self.add_memory(qa, dialog.lang).await?;

@@ -311,11 +311,27 @@ fn a_memory_that_questions_change_is_rebuilt_with_its_questions() {
     let data = dir.path().join("data").display().to_string();
     let imported = harness(&["import", "--out", &data, "--locomo", raw.to_str().unwrap()]);
     assert!(imported.status.success());
+    // Exchanges stamped by their place in the dialog, not the wall clock (upstream's default),
+    // whose times reach the answers and differ from run to run.
+    let settings = dir.path().join("memoryos.toml");
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/memory/memoryos.toml"),
+    )
+    .unwrap();
+    let positions = shipped.replace(
+        "timestamps = \"wall_clock\"",
+        "timestamps = \"dialog_position\"",
+    );
+    assert_ne!(positions, shipped);
+    std::fs::write(&settings, positions).unwrap();
+    let settings = settings.display().to_string();
     let command = |root: &str| -> Vec<String> {
         in_dir(
             &dir.path().join(root),
             &[
                 "on-policy",
+                "--memory-config",
+                &settings,
                 "--data",
                 &data,
                 "--dataset-type",
