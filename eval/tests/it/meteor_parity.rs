@@ -87,7 +87,7 @@ const TRICKY: [&str; 32] = [
 
 /// A lightly edited copy: every fourth word dropped, longer words given an `s` (often a stem
 /// match), two words swapped, the first period turned into an exclamation mark.
-fn edited(text: &str) -> String {
+pub fn edited(text: &str) -> String {
     let mut words: Vec<String> = text
         .split(' ')
         .enumerate()
@@ -107,7 +107,7 @@ fn edited(text: &str) -> String {
 }
 
 /// The first `max` bytes of `text`, cut at a character boundary (Python's METEOR is quadratic).
-fn prefix(text: &str, max: usize) -> &str {
+pub fn prefix(text: &str, max: usize) -> &str {
     let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -116,7 +116,7 @@ fn prefix(text: &str, max: usize) -> &str {
 }
 
 /// Real texts: every LoCoMo turn and HelloBench instruction, or none when the data is absent.
-fn real_texts() -> (Vec<String>, Vec<String>) {
+pub fn real_texts() -> (Vec<String>, Vec<String>) {
     let data = root().join("../shared/data");
     let Ok(locomo) = std::fs::read_to_string(data.join("locomo/locomo10-dev.json")) else {
         eprintln!("{} absent: tricky strings only", data.display());

@@ -28,7 +28,7 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::meteor::{meteor, NoSynonyms};
+use crate::metrics::meteor::meteor;
 use crate::metrics::rouge::segment;
 
 /// Why the legal metrics of a pair of texts could not be computed.
@@ -198,11 +198,16 @@ pub fn judge_scores_with(
     })
 }
 
-/// `calculate_meteor`: NLTK's METEOR over `list(jieba.cut(text))` (precise mode, HMM on).
-/// WordNet, which NLTK consults for synonyms, has no Chinese words, so none are found.
+/// `calculate_meteor`: NLTK's METEOR over `list(jieba.cut(text))` (precise mode, HMM on),
+/// with the installed WordNet's synonyms (it has no Chinese words, but numbers and Latin words
+/// inside a judgment can have some).
 fn jieba_meteor(reference: &str, hypothesis: &str) -> f64 {
     static JIEBA: OnceLock<Jieba> = OnceLock::new();
     let jieba = JIEBA.get_or_init(Jieba::new);
     let reference = segment(jieba, reference);
-    meteor(&[reference], &segment(jieba, hypothesis), &NoSynonyms)
+    meteor(
+        &[reference],
+        &segment(jieba, hypothesis),
+        crate::metrics::wordnet::installed(),
+    )
 }
