@@ -27,6 +27,8 @@ Adaptations (all reported in OUT/run_info.json):
     get_test_ids drew them, train ids in loader order), before upstream loads them.
   * PYTHONHASHSEED is pinned (default 0) because Locomo's preamble names the speakers in
     `list(set(...))` order, which otherwise changes from run to run.
+  * --fixed-time (MemoryOS only) replaces memoryos_chromadb's wall-clock get_timestamp(), so
+    that the timestamps MemoryOS writes into its prompts do not change from run to run.
 
 Usage:
   run_upstream.py --upstream /work/shared/upstream/MemoryBench --system bm25_message \
@@ -50,7 +52,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 SAMPLE_RAW = ROOT / "datasets" / "sample" / "raw"
 
-SYSTEMS = ["wo_memory", "bm25_message", "bm25_dialog", "embedder_message", "embedder_dialog", "mem0", "a_mem"]
+SYSTEMS = ["wo_memory", "bm25_message", "bm25_dialog", "embedder_message", "embedder_dialog", "mem0", "a_mem", "memoryos"]
 
 # Our catalog's Sample domain (configs/datasets/sample.json), in upstream's config shape.
 # `alias` is the name upstream's dataset class is given.
@@ -93,7 +95,18 @@ def parse_args():
                    help="upstream's --threads (upstream default 4; 1 keeps the request order deterministic)")
     p.add_argument("--retrieve-k", type=int, default=5, help="upstream's --retrieve_k (ineffective upstream)")
     p.add_argument("--hash-seed", default="0", help="PYTHONHASHSEED to pin (see module doc)")
-    return p.parse_args()
+    p.add_argument("--fixed-time", default=None, metavar="'YYYY-MM-DD HH:MM:SS'",
+                   help="memoryos only: the time MemoryOS's get_timestamp() returns (default: the wall clock)")
+    args = p.parse_args()
+    if args.fixed_time is not None:
+        if args.system != "memoryos":
+            p.error("--fixed-time applies to --system memoryos only")
+        import time
+        try:
+            time.strptime(args.fixed_time, "%Y-%m-%d %H:%M:%S")  # upstream's format
+        except ValueError:
+            p.error(f"--fixed-time {args.fixed_time!r} is not 'YYYY-MM-DD HH:MM:SS'")
+    return args
 
 
 # ---------------------------------------------------------------- upstream's commented code
@@ -266,6 +279,7 @@ def main():
     os.environ["OPENAI_BASE_URL"] = args.base_url
     os.environ["MEM0_TELEMETRY"] = "False"                # mem0's posthog telemetry
     os.environ["MEM0_DIR"] = str(out / "mem0_home")
+    os.environ["ANONYMIZED_TELEMETRY"] = "False"          # chromadb's posthog telemetry (MemoryOS)
     os.environ.setdefault("TQDM_DISABLE", "1")
     sys.dont_write_bytecode = True                        # the checkout is read-only
 
@@ -279,9 +293,10 @@ def main():
     sys.path.insert(0, str(HERE / "shims"))
     import heavy_import_shims
     heavy_import_shims.install()
-    if args.system == "a_mem":
-        # A-Mem embeds in-process with sentence-transformers: the stand-in embeds on the
-        # stub's embeddings endpoint instead, as the harness's --embedder does.
+    if args.system in ("a_mem", "memoryos"):
+        # A-Mem and MemoryOS (utils.get_embedding) embed in-process with sentence-transformers:
+        # the stand-in embeds on the stub's embeddings endpoint instead, as the harness's
+        # --embedder does.
         import sentence_transformer_stand_in
         sentence_transformer_stand_in.install(args.embedding_base_url or args.base_url, args.api_key)
     os.chdir(out)  # upstream's relative default paths land in OUT
@@ -330,6 +345,20 @@ def main():
         agent_mem0.VectorStoreConfig = lambda config=None, **kw: vector_store_config(
             config={**(config or {}), "path": qdrant_path}, **kw)
     off_policy.evaluate_and_summary = skip_evaluation
+    adaptations = []
+    if args.fixed_time is not None:
+        # MemoryOS stamps QA pairs, pages, sessions and knowledge with utils.get_timestamp()
+        # (the wall clock), and the stamps reach its prompts ("(Time: ...)" in the answer
+        # prompt) and its heat (recency decay). The function is imported by name into several
+        # modules, so it is replaced in each module that holds it, not only in utils.
+        mos_utils = importlib.import_module("baselines.MemoryOS.memoryos_chromadb.utils")
+        wall_clock = mos_utils.get_timestamp
+        replaced = []
+        for name, module in sorted(sys.modules.items()):
+            if name.startswith("baselines.MemoryOS.memoryos_chromadb") and getattr(module, "get_timestamp", None) is wall_clock:
+                module.get_timestamp = lambda: args.fixed_time
+                replaced.append(name.rsplit(".", 1)[-1])
+        adaptations.append(f"memoryos_chromadb get_timestamp() returns {args.fixed_time!r} (replaced in: {', '.join(replaced)})")
 
     config_rel, config = memory_system_config(upstream, args.system, args)
     config_file = out / "memory_system_config.json"
@@ -364,6 +393,7 @@ def main():
         "limit": args.limit,
         "threads": args.threads,
         "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED"),
+        "adaptations": adaptations,
         "memory_system_config_from": config_rel,
         "memory_system_config": config,
         "datasets": data_report,

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Creates (idempotently) the virtualenv in which scripts/upstream/run_upstream.py imports and
 # runs upstream MemoryBench's own Python code. Only what the wo_memory / bm25_* / embedder_*
-# off-policy code paths import is installed; heavy packages that upstream imports only
-# incidentally (torch, sentence_transformers, chromadb, ...) are replaced by the import shims
-# in scripts/upstream/shims/ instead.
+# off-policy code paths (and those of mem0, A-Mem and MemoryOS) import is installed; heavy
+# packages that upstream imports only incidentally (torch, sentence_transformers, ...) are
+# replaced by the import shims in scripts/upstream/shims/ instead.
 #
 # Usage: scripts/upstream/venv.sh            (prints the venv's python path on the last line)
 #        VENV=/some/dir scripts/upstream/venv.sh
@@ -51,6 +51,10 @@ REQUIREMENTS=(
   # A-Mem's SimpleEmbeddingRetriever ranks with sklearn's cosine_similarity (its
   # SentenceTransformer is the stand-in in shims/sentence_transformer_stand_in.py)
   "scikit-learn==1.9.1"
+  # MemoryOS (baselines/MemoryOS/memoryos_chromadb) keeps its vectors in a local chromadb
+  # (PersistentClient, explicit embeddings). Its requirements name 0.4.24, which needs
+  # numpy<2; 1.x runs the same calls with numpy 2 (brings onnxruntime, tokenizers, grpc).
+  "chromadb==1.5.9"
 )
 STAMP="$VENV/.memorybench-upstream-stamp"
 WANT="$(printf '%s\n' "${REQUIREMENTS[@]}" | grep -v '^#' | sha256sum | cut -c1-16)"

@@ -25,15 +25,21 @@ impl MemoryOs {
         kept: usize,
     ) -> Result<Gathered, MemoryError> {
         let vector = embed_text(&self.embedder, query.to_string()).await?;
-        let keywords: Vec<String> = self
-            .context
-            .llm
-            .memory
-            .run(&MultiTopicSummary::new(query), lang)
-            .await?
-            .into_iter()
-            .flat_map(|t| t.keywords)
-            .collect();
+        // Upstream's session search returns before asking for the query's keywords when the
+        // mid-term memory has no session yet.
+        let no_sessions = self.tiers.lock().sessions.is_empty();
+        let keywords: Vec<String> = if no_sessions {
+            Vec::new()
+        } else {
+            self.context
+                .llm
+                .memory
+                .run(&MultiTopicSummary::new(query), lang)
+                .await?
+                .into_iter()
+                .flat_map(|t| t.keywords)
+                .collect()
+        };
         let old = self.tiers.lock().clone();
         let mut tiers = old.clone();
         let now = tiers.tick();

@@ -12,7 +12,7 @@ How: `install()` appends a finder to the END of sys.meta_path, so it is consulte
 the real package is not installed. Each shimmed module (and any submodule) returns a
 placeholder for every attribute; calling or instantiating a placeholder raises RuntimeError,
 so a code path that really needs one of these packages fails loudly instead of silently
-doing something else.
+doing something else. The one exception is ANSWERS (torch.cuda.is_available() -> False).
 """
 
 import importlib.abc
@@ -25,7 +25,7 @@ SHIMMED = {
     "torch",                 # src/agent/embedder*.py, A-Mem, MemoryOS
     "sentence_transformers", # src/agent/embedder*.py, A-Mem, MemoryOS
     "transformers",          # A-Mem retrievers
-    "chromadb",              # A-Mem, MemoryOS
+    "chromadb",              # A-Mem, MemoryOS (venv.sh installs it now; shimmed only if absent)
     "litellm",               # A-Mem llm_controller
     "sklearn",               # A-Mem / MemoryOS cosine_similarity
     "rank_bm25",             # A-Mem retrievers
@@ -35,6 +35,15 @@ SHIMMED = {
     "bert_score",            # JRE-L, IdeaBench, JuDGE (BERTScore is not computed here)
     "textstat",              # JRE-L readability (its merged judge's request is what is compared)
     "evaluate",              # JRE-L's ROUGE (HF evaluate)
+}
+
+
+# The only calls answered instead of raising: the CUDA probe that upstream makes to pick a
+# device before it builds a SentenceTransformer (MemoryOS's utils.get_embedding; for
+# --system memoryos that class is the stand-in, which embeds on the stub). CPU-only torch
+# answers False as well.
+ANSWERS = {
+    "torch.cuda.is_available": lambda *args, **kwargs: False,
 }
 
 
@@ -56,7 +65,8 @@ class _PlaceholderMeta(type):
     def __getattr__(cls, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _placeholder(f"{cls.__qualname__}.{name}")
+        qualname = f"{cls.__qualname__}.{name}"
+        return ANSWERS.get(qualname) or _placeholder(qualname)
 
     def __repr__(cls):
         return f"<shim {cls.__qualname__}>"
@@ -70,7 +80,8 @@ class _ShimModule(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _placeholder(f"{self.__name__}.{name}")
+        qualname = f"{self.__name__}.{name}"
+        return ANSWERS.get(qualname) or _placeholder(qualname)
 
 
 class _ShimLoader(importlib.abc.Loader):
@@ -86,9 +97,14 @@ class _ShimLoader(importlib.abc.Loader):
 
 class _ShimFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".", 1)[0] in SHIMMED:
-            return importlib.machinery.ModuleSpec(fullname, _ShimLoader(), is_package=True)
-        return None
+        top = fullname.split(".", 1)[0]
+        if top not in SHIMMED:
+            return None
+        # A missing submodule of a package that IS installed is not shimmed: chromadb probes
+        # for its optional `chromadb.is_thin_client` with an import and must get ImportError.
+        if top != fullname and not getattr(sys.modules.get(top), "__shim__", False):
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _ShimLoader(), is_package=True)
 
 
 def install():

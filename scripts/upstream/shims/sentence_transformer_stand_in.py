@@ -1,6 +1,9 @@
 """A stand-in for `sentence_transformers.SentenceTransformer` that embeds through an
 OpenAI-compatible embeddings endpoint (the stub server), for the systems whose upstream code
-embeds in-process: A-Mem's SimpleEmbeddingRetriever.
+embeds in-process: A-Mem's SimpleEmbeddingRetriever and MemoryOS's utils.get_embedding (which
+builds `SentenceTransformer(name, device=...)`, the device chosen by the torch shim's
+`torch.cuda.is_available()`, and calls `encode([text])[0]`; it passes no other keyword, as its
+embedding_model_kwargs are empty for all-MiniLM-L6-v2, and reads no other attribute).
 
 Why: the real package brings torch (gigabytes) and a model download. The differential compares
 the chat requests each side sends, so both sides only need the *same* vectors for the same

@@ -147,6 +147,10 @@ pub struct Slice {
     pub set_name: &'static str,
     /// Rows of each split.
     pub limit: u32,
+    /// The time every MemoryOS exchange is stamped with on both sides (upstream stamps the
+    /// wall clock, so two runs agree only on a fixed one): `run_upstream.py --fixed-time`, and
+    /// `timestamps` in our MemoryOS settings.
+    pub fixed_time: Option<&'static str>,
 }
 
 /// What upstream's own Python sends for `slice`.
@@ -161,6 +165,12 @@ pub fn upstream_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Reques
         .args(["--base-url", &stub.base_url()])
         .arg("--out")
         .arg(dir.join(format!("upstream-{}", slice.system)))
+        .args(
+            slice
+                .fixed_time
+                .iter()
+                .flat_map(|time| ["--fixed-time", time]),
+        )
         .output()
         .unwrap();
     assert!(
@@ -197,6 +207,24 @@ pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
     )
     .unwrap();
     let run = dir.join(format!("ours-{}", slice.system));
+    let mut settings = Vec::new();
+    if let Some(time) = slice.fixed_time {
+        let file = dir.join(format!("{}.toml", slice.system));
+        let shipped =
+            std::fs::read_to_string(root().join(format!("configs/memory/{}.toml", slice.system)))
+                .unwrap();
+        let fixed = shipped.replace(
+            "timestamps = \"wall_clock\"",
+            &format!("timestamps = \"{time}\""),
+        );
+        assert_ne!(
+            fixed, shipped,
+            "{} has no wall-clock timestamps",
+            slice.system
+        );
+        std::fs::write(&file, fixed).unwrap();
+        settings = vec!["--memory-config".into(), file.display().to_string()];
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
         .args(["off-policy", "--dataset-type", "domain"])
         .args(["--set-name", slice.set_name, "--baseline", slice.system])
@@ -211,6 +239,7 @@ pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
         .arg(run.join("store"))
         .arg("--output-dir")
         .arg(run.join("runs"))
+        .args(&settings)
         .output()
         .unwrap();
     assert!(

@@ -48,36 +48,49 @@ const SLICES: &[Slice] = &[
         system: "wo_memory",
         set_name: "Sample",
         limit: 2,
+        fixed_time: None,
     },
     Slice {
         system: "bm25_message",
         set_name: "Sample",
         limit: 2,
+        fixed_time: None,
     },
     Slice {
         system: "bm25_dialog",
         set_name: "Sample",
         limit: 2,
+        fixed_time: None,
     },
     Slice {
         system: "embedder_message",
         set_name: "Sample",
         limit: 2,
+        fixed_time: None,
     },
     Slice {
         system: "embedder_dialog",
         set_name: "Sample",
         limit: 2,
+        fixed_time: None,
     },
     Slice {
         system: "mem0",
         set_name: "Sample",
         limit: 2,
+        fixed_time: None,
     },
     Slice {
         system: "a_mem",
         set_name: "Sample",
         limit: 2,
+        fixed_time: None,
+    },
+    Slice {
+        system: "memoryos",
+        set_name: "Sample",
+        limit: 2,
+        fixed_time: Some("2024-01-01 12:00:00"),
     },
 ];
 
