@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::ops::{
     Exchange, ExtractKnowledge, IsContinuous, MetaSummary, MultiTopicSummary, Topic, UpdateProfile,
 };
-use futures::future::join_all;
 use mb_core::Lang;
 
 use super::select::session_to_join;
@@ -30,7 +29,8 @@ impl MemoryOs {
     ) -> Result<(), MemoryError> {
         let memory = &self.context.llm.memory;
         let texts: Vec<String> = evicted.iter().map(|qa| exchange(qa).render()).collect();
-        let vectors = embed_texts(&self.embedder, texts.clone()).await?;
+        let inline: Vec<String> = evicted.iter().map(|qa| exchange(qa).inline()).collect();
+        let vectors = embed_texts(&self.embedder, inline).await?;
         let mut pages = Vec::new();
         for (qa, vector) in evicted.into_iter().zip(vectors) {
             let current = exchange(&qa);
@@ -79,6 +79,7 @@ impl MemoryOs {
                 keywords: Vec::new(),
                 vector,
                 analyzed: false,
+                backed_up: true,
             };
             if page.pre_page.is_none() && self.thread_summaries == ThreadSummaries::Latest {
                 tiers.open_thread(number(&page.id), &page.meta_info);
@@ -124,16 +125,28 @@ impl MemoryOs {
         let vector = embed_text(&self.embedder, topic.content.clone()).await?;
         let now = tiers.clock_ms;
         let best = session_to_join(&tiers.sessions, &vector, &topic.keywords);
-        // Keywords of every page, one summary call each, independent of each other.
-        let calls: Vec<MultiTopicSummary> = pages
-            .iter()
-            .map(|page| MultiTopicSummary::new(exchange(&page.qa).render()))
-            .collect();
-        let memory = &self.context.llm.memory;
-        let keywords = join_all(calls.iter().map(|call| memory.run(call, lang))).await;
-        tiers.llm_operations += pages.len() as u64;
-        for (page, topics) in pages.iter_mut().zip(keywords) {
-            page.keywords = topics?.into_iter().flat_map(|t| t.keywords).collect();
+        // A new session is keyworded by its summary alone, before its pages (upstream's
+        // `add_session`); the topic's own keywords only served to match it.
+        let summary_keywords = match best {
+            Some(_) => Vec::new(),
+            None => {
+                tiers.llm_operations += 1;
+                self.context
+                    .llm
+                    .memory
+                    .run(&MultiTopicSummary::new(topic.content.clone()), lang)
+                    .await?
+                    .into_iter()
+                    .flat_map(|t| t.keywords)
+                    .collect()
+            }
+        };
+        // Keywords of every page, one summary call each, in page order as upstream asks.
+        for page in &mut pages {
+            let call = MultiTopicSummary::new(exchange(&page.qa).inline());
+            let topics = self.context.llm.memory.run(&call, lang).await?;
+            page.keywords = topics.into_iter().flat_map(|t| t.keywords).collect();
+            tiers.llm_operations += 1;
         }
         match best {
             Some(index) => {
@@ -144,18 +157,11 @@ impl MemoryOs {
                 session.pages.extend(pages.into_iter().map(Arc::new));
             }
             None => {
-                // A new session is keyworded by its summary alone (upstream's `add_session`);
-                // the topic's own keywords only served to match it.
-                tiers.llm_operations += 1;
-                let summary_keywords = self
-                    .context
-                    .llm
-                    .memory
-                    .run(&MultiTopicSummary::new(topic.content.clone()), lang)
-                    .await?
-                    .into_iter()
-                    .flat_map(|t| t.keywords)
-                    .collect();
+                if !self.keep_creation_pages {
+                    for page in &mut pages {
+                        page.backed_up = false;
+                    }
+                }
                 let id = tiers.fresh("session");
                 tiers.sessions.push(Arc::new(Session {
                     id,
@@ -189,13 +195,14 @@ impl MemoryOs {
             return Ok(());
         };
         let session = &tiers.sessions[index];
-        if session.heat(now) < HEAT_THRESHOLD || session.pages.iter().all(|p| p.analyzed) {
+        let unanalyzed = |p: &Page| p.backed_up && !p.analyzed;
+        if session.heat(now) < HEAT_THRESHOLD || !session.pages.iter().any(|p| unanalyzed(p)) {
             return Ok(());
         }
         let exchanges: Vec<Exchange> = session
             .pages
             .iter()
-            .filter(|p| !p.analyzed)
+            .filter(|p| unanalyzed(p))
             .map(|p| exchange(&p.qa))
             .collect();
         let memory = &self.context.llm.memory;
@@ -233,7 +240,7 @@ impl MemoryOs {
             );
         }
         let session = Arc::make_mut(&mut tiers.sessions[index]);
-        for page in session.pages.iter_mut().filter(|p| !p.analyzed) {
+        for page in session.pages.iter_mut().filter(|p| unanalyzed(p)) {
             Arc::make_mut(page).analyzed = true;
         }
         session.n_visit = 0;

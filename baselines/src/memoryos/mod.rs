@@ -64,6 +64,7 @@ pub struct MemoryOs {
     thread_summaries: ThreadSummaries,
     metadata_at_exit: bool,
     timestamps: Timestamps,
+    keep_creation_pages: bool,
 }
 
 impl MemoryOs {
@@ -77,6 +78,7 @@ impl MemoryOs {
             thread_summaries,
             metadata_at_exit,
             timestamps,
+            keep_creation_pages,
         } = context.settings.own()?;
         Ok(MemoryOs {
             context,
@@ -86,6 +88,7 @@ impl MemoryOs {
             thread_summaries,
             metadata_at_exit,
             timestamps,
+            keep_creation_pages,
         })
     }
 

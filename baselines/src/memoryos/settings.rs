@@ -91,6 +91,12 @@ pub struct MemoryOsSettings {
     pub metadata_at_exit: bool,
     /// When a training dialog's exchanges happened, as recorded and shown.
     pub timestamps: Timestamps,
+    /// Keep the pages a session is created with in its page list. Upstream's
+    /// `memoryos_chromadb` does not: its session table is the very dictionary its storage
+    /// backs sessions up in, and `add_session` overwrites the backup it just wrote (pages
+    /// included) with the bare session, so those pages are never analyzed for the profile and
+    /// knowledge, and show no thread summary when retrieved (`false`, upstream).
+    pub keep_creation_pages: bool,
 }
 
 impl Default for MemoryOsSettings {
@@ -100,6 +106,7 @@ impl Default for MemoryOsSettings {
             thread_summaries: ThreadSummaries::AsInserted,
             metadata_at_exit: true,
             timestamps: Timestamps::WallClock,
+            keep_creation_pages: false,
         }
     }
 }

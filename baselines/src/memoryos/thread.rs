@@ -22,6 +22,10 @@ use super::tiers::{number, OpenThread, Page, Tiers};
 impl Tiers {
     /// The thread summary `page` shows.
     pub fn meta_of<'a>(&'a self, page: &'a Page) -> &'a str {
+        if !page.backed_up {
+            // Upstream reads the summary from the session's backup, which lacks the page.
+            return "";
+        }
         match &self.open_thread {
             Some(open) if number(&page.id) >= open.from => &open.meta,
             _ => &page.meta_info,
@@ -155,6 +159,7 @@ mod tests {
             keywords: Vec::new(),
             vector: Vec::new(),
             analyzed: false,
+            backed_up: true,
         }
     }
 

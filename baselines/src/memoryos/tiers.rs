@@ -53,6 +53,17 @@ pub struct Page {
     pub vector: Vec<f32>,
     /// Whether profile and knowledge were extracted from it.
     pub analyzed: bool,
+    /// Whether the session's page list holds it (upstream's JSON backup): upstream's
+    /// `memoryos_chromadb` loses the pages a session is created with (see
+    /// `MemoryOsSettings::keep_creation_pages`), which are then never analyzed and show no
+    /// thread summary when retrieved.
+    #[serde(default = "backed_up_by_default")]
+    pub backed_up: bool,
+}
+
+/// Pages stored before the flag existed were all listed.
+fn backed_up_by_default() -> bool {
+    true
 }
 
 /// A mid-term session: a topic summary and its pages.

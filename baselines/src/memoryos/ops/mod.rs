@@ -34,6 +34,12 @@ impl Exchange {
         format!("User: {}\nAssistant: {}", self.user, self.assistant)
     }
 
+    /// `User: … Assistant: …` on one line, as upstream's mid-term memory embeds a page and
+    /// asks for its keywords.
+    pub fn inline(&self) -> String {
+        format!("User: {} Assistant: {}", self.user, self.assistant)
+    }
+
     /// The user's words and the assistant's, as upstream's helpers take a page.
     pub fn sides(&self) -> (&str, &str) {
         (&self.user, &self.assistant)

@@ -145,26 +145,50 @@ pub struct Slice {
     pub system: &'static str,
     /// The set (a domain): `Sample`, both of the built-in sample's datasets.
     pub set_name: &'static str,
-    /// Rows of each split.
-    pub limit: u32,
+    /// Rows of each split (`None`: every row).
+    pub limit: Option<u32>,
     /// The time every MemoryOS exchange is stamped with on both sides (upstream stamps the
     /// wall clock, so two runs agree only on a fixed one): `run_upstream.py --fixed-time`, and
     /// `timestamps` in our MemoryOS settings.
     pub fixed_time: Option<&'static str>,
 }
 
+impl Slice {
+    /// `--limit N`, or nothing for every row.
+    fn limit_flag(&self) -> Vec<String> {
+        self.limit
+            .map(|n| vec!["--limit".to_string(), n.to_string()])
+            .unwrap_or_default()
+    }
+
+    /// A name for the slice's files, unique among the slices.
+    fn key(&self) -> String {
+        let rows = self.limit.map_or("all".into(), |n| n.to_string());
+        format!("{}-{}-{rows}", self.system, self.set_name)
+    }
+
+    /// The slice in the comparison table.
+    pub fn describe(&self) -> String {
+        let rows = self
+            .limit
+            .map_or("every row".into(), |n| format!("limit {n}"));
+        format!("off-policy {} on {}, {rows}", self.system, self.set_name)
+    }
+}
+
 /// What upstream's own Python sends for `slice`.
 pub fn upstream_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
-    let stub = Stub::start(dir, &format!("upstream-{}", slice.system));
+    let stub = Stub::start(dir, &format!("upstream-{}", slice.key()));
     let out = Command::new(&sides.python)
         .arg(root().join("scripts/upstream/run_upstream.py"))
         .arg("--upstream")
         .arg(&sides.upstream)
         .args(["--system", slice.system, "--set-name", slice.set_name])
-        .args(["--limit", &slice.limit.to_string(), "--model", MODEL])
+        .args(slice.limit_flag())
+        .args(["--model", MODEL])
         .args(["--base-url", &stub.base_url()])
         .arg("--out")
-        .arg(dir.join(format!("upstream-{}", slice.system)))
+        .arg(dir.join(format!("upstream-{}", slice.key())))
         .args(
             slice
                 .fixed_time
@@ -185,8 +209,8 @@ pub fn upstream_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Reques
 /// What `mb-harness off-policy --upstream` sends for `slice`, with every role and the embedder
 /// on a stub.
 pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
-    let stub = Stub::start(dir, &format!("ours-{}", slice.system));
-    let llm = dir.join(format!("llm-{}.toml", slice.system));
+    let stub = Stub::start(dir, &format!("ours-{}", slice.key()));
+    let llm = dir.join(format!("llm-{}.toml", slice.key()));
     let roles: String = ["answer", "memory", "simulator", "judge", "critic"]
         .iter()
         .map(|role| {
@@ -197,7 +221,7 @@ pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
         })
         .collect();
     std::fs::write(&llm, format!("output_handling = \"upstream\"\n\n{roles}")).unwrap();
-    let embedder = dir.join(format!("embedder-{}.toml", slice.system));
+    let embedder = dir.join(format!("embedder-{}.toml", slice.key()));
     std::fs::write(
         &embedder,
         format!(
@@ -206,10 +230,10 @@ pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
         ),
     )
     .unwrap();
-    let run = dir.join(format!("ours-{}", slice.system));
+    let run = dir.join(format!("ours-{}", slice.key()));
     let mut settings = Vec::new();
     if let Some(time) = slice.fixed_time {
-        let file = dir.join(format!("{}.toml", slice.system));
+        let file = dir.join(format!("{}.toml", slice.key()));
         let shipped =
             std::fs::read_to_string(root().join(format!("configs/memory/{}.toml", slice.system)))
                 .unwrap();
@@ -228,7 +252,8 @@ pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
     let out = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
         .args(["off-policy", "--dataset-type", "domain"])
         .args(["--set-name", slice.set_name, "--baseline", slice.system])
-        .args(["--limit", &slice.limit.to_string(), "--threads", "1"])
+        .args(slice.limit_flag())
+        .args(["--threads", "1"])
         .args(["--llm-cache", "off", "--llm"])
         .arg(&llm)
         .arg("--embedder")

@@ -47,49 +47,57 @@ const SLICES: &[Slice] = &[
     Slice {
         system: "wo_memory",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
         fixed_time: None,
     },
     Slice {
         system: "bm25_message",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
         fixed_time: None,
     },
     Slice {
         system: "bm25_dialog",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
         fixed_time: None,
     },
     Slice {
         system: "embedder_message",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
         fixed_time: None,
     },
     Slice {
         system: "embedder_dialog",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
         fixed_time: None,
     },
     Slice {
         system: "mem0",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
         fixed_time: None,
     },
     Slice {
         system: "a_mem",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
         fixed_time: None,
     },
     Slice {
         system: "memoryos",
         set_name: "Sample",
-        limit: 2,
+        limit: Some(2),
+        fixed_time: Some("2024-01-01 12:00:00"),
+    },
+    // Every row: the short-term queue overflows, so MemoryOS's memory operations run
+    // (continuity, chain summary, topic summaries, profile and knowledge).
+    Slice {
+        system: "memoryos",
+        set_name: "Sample",
+        limit: None,
         fixed_time: Some("2024-01-01 12:00:00"),
     },
 ];
@@ -114,17 +122,25 @@ fn every_request_matches_upstreams_own_python() {
          | --- | --- | --- | --- | --- |\n",
     );
     let mut failures = Vec::new();
+    let upstream = mb_upstream::Upstream::open(&sides.upstream).unwrap();
+    let system = |prompt| upstream.template(prompt).unwrap().text().unwrap();
+    let (profile, knowledge) = (
+        system(mb_upstream::Prompt::MemoryOsProfileSystem),
+        system(mb_upstream::Prompt::MemoryOsKnowledgeSystem),
+    );
     for slice in SLICES {
         let theirs = chats(upstream_requests(&sides, slice, dir.path()));
         let ours = chats(our_requests(&sides, slice, dir.path()));
+        let (theirs, ours) = (
+            profile_first(theirs, &profile, &knowledge),
+            profile_first(ours, &profile, &knowledge),
+        );
         let comparison = compare(&theirs, &ours);
         let differing = comparison.differences.len();
         writeln!(
             table,
-            "| off-policy {} on {}, limit {} | {} | {} | {} | {} |",
-            slice.system,
-            slice.set_name,
-            slice.limit,
+            "| {} | {} | {} | {} | {} |",
+            slice.describe(),
             comparison.upstream,
             comparison.ours,
             comparison.identical,
@@ -160,6 +176,21 @@ fn chats(requests: Vec<Request>) -> Vec<Value> {
         .filter(|request| request.kind == "chat")
         .map(|request| request.body)
         .collect()
+}
+
+/// Upstream asks for a hot MemoryOS session's profile and knowledge on two threads (and the
+/// harness asks for both at once), so either may reach the server first: both sequences are
+/// compared with the profile request of such a pair first.
+fn profile_first(mut chats: Vec<Value>, profile: &str, knowledge: &str) -> Vec<Value> {
+    let system = |body: &Value| body["messages"][0]["content"].as_str().map(str::to_string);
+    for i in 1..chats.len() {
+        if system(&chats[i - 1]).as_deref() == Some(knowledge)
+            && system(&chats[i]).as_deref() == Some(profile)
+        {
+            chats.swap(i - 1, i);
+        }
+    }
+    chats
 }
 
 /// Compares two request sequences position by position.
