@@ -95,6 +95,11 @@ def parse_args():
                    help="upstream's --threads (upstream default 4; 1 keeps the request order deterministic)")
     p.add_argument("--retrieve-k", type=int, default=5, help="upstream's --retrieve_k (ineffective upstream)")
     p.add_argument("--hash-seed", default="0", help="PYTHONHASHSEED to pin (see module doc)")
+    p.add_argument("--regime", default="off-policy", choices=["off-policy", "on-policy"],
+                   help="which of upstream's runners: src/off-policy.py or src/on-policy.py")
+    p.add_argument("--step", type=int, default=10, help="on-policy: upstream's --step")
+    p.add_argument("--batch-size", type=int, default=100, help="on-policy: upstream's --batch_size")
+    p.add_argument("--max-rounds", type=int, default=3, help="on-policy: upstream's --max_rounds")
     p.add_argument("--fixed-time", default=None, metavar="'YYYY-MM-DD HH:MM:SS'",
                    help="memoryos only: the time MemoryOS's get_timestamp() returns (default: the wall clock)")
     args = p.parse_args()
@@ -301,7 +306,9 @@ def main():
         sentence_transformer_stand_in.install(args.embedding_base_url or args.base_url, args.api_key)
     os.chdir(out)  # upstream's relative default paths land in OUT
 
-    spec = importlib.util.spec_from_file_location("upstream_off_policy", upstream / "src" / "off-policy.py")
+    # The runner: src/off-policy.py or src/on-policy.py, loaded from the checkout.
+    runner_file = "off-policy.py" if args.regime == "off-policy" else "on-policy.py"
+    spec = importlib.util.spec_from_file_location("upstream_runner", upstream / "src" / runner_file)
     off_policy = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(off_policy)
     memorybench = importlib.import_module("memorybench")
@@ -326,7 +333,9 @@ def main():
         datasets_ = memorybench._load_domain_or_task(name, str(set_config_file), eval_mode)
         for dataset in datasets_:
             train = dataset.dataset["train"]
-            if dataset.has_corpus and args.system != "wo_memory" and dialog_key not in train.column_names and len(train):
+            # (Off-policy memorizes recorded dialogs; on-policy makes its own from these rows.)
+            recorded = args.regime == "off-policy"
+            if recorded and dataset.has_corpus and args.system != "wo_memory" and dialog_key not in train.column_names and len(train):
                 skipped_train[dataset.dataset_name] = len(train)
                 dataset.dataset["train"] = train.select([])
         return datasets_[0] if kind == "single" else datasets_
@@ -374,11 +383,23 @@ def main():
         threads=args.threads,
         retrieve_k=args.retrieve_k,
     )
+    if args.regime == "on-policy":
+        # The simulated user's model (configs/memory_systems/feedback.json) on the same server.
+        feedback = json.loads((upstream / "configs/memory_systems/feedback.json").read_text(encoding="utf-8"))
+        feedback["llm_config"].update(model=args.model, vllm_base_url=args.base_url, api_key=args.api_key)
+        feedback_file = out / "feedback_config.json"
+        feedback_file.write_text(json.dumps(feedback, indent=2), encoding="utf-8")
+        run_args.feedback_agent_config = str(feedback_file)
+        run_args.step, run_args.batch_size, run_args.max_rounds = args.step, args.batch_size, args.max_rounds
+        # main() opens the memory system's config file itself
     off_policy.main(run_args)
 
-    # Collect upstream's predict.json and rename the aliases back.
+    # Collect upstream's predictions (on-policy: the last step's) and rename the aliases back.
     result_dirs = sorted((out / "results" / dataset_type / args.set_name / args.system).glob("start_at_*"))
-    predict_file = result_dirs[-1] / "predict.json"
+    if args.regime == "off-policy":
+        predict_file = result_dirs[-1] / "predict.json"
+    else:
+        predict_file = result_dirs[-1] / f"step_{args.step - 1}" / "test_predicts.json"
     predicts = json.loads(predict_file.read_text(encoding="utf-8"))
     back = {SAMPLE_DATASETS[n]["alias"]: n for n in names}
     for p in predicts:
@@ -388,6 +409,7 @@ def main():
     info = {
         "upstream": str(upstream),
         "system": args.system,
+        "regime": args.regime,
         "set_name": args.set_name,
         "dataset_type": dataset_type,
         "limit": args.limit,

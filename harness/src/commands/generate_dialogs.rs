@@ -19,7 +19,7 @@ use mb_datasets::InMemorySource;
 use mb_eval::evaluator_for;
 
 use crate::error::HarnessError;
-use crate::run::converse::{converse, Opening, Rounds};
+use crate::run::converse::{converse, FeedbackAnswers, Opening, Rounds};
 use crate::run::progress::progress;
 use crate::run::{RunArgs, RunSetup};
 use crate::store::drop_namespace_if_present;
@@ -43,7 +43,7 @@ impl DialogArgs {
         Rounds {
             max: self.max_rounds,
             first_number: 1,
-            answer_feedback: true,
+            feedback_answers: FeedbackAnswers::Answered,
         }
     }
 }

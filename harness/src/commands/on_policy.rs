@@ -11,9 +11,10 @@
 //! read back rather than collected again.
 //!
 //! Upstream's follow-up loop never appends the assistant's follow-up (a missing `break`), so
-//! its dialogs end with the answer or with the user's first feedback; by default we record the
-//! same dialogs without making the follow-up calls whose output upstream discards, and
-//! `--answer-feedback` holds the dialogs upstream meant to (up to `--max-rounds` answers).
+//! its dialogs end with the answer or with the user's first feedback, after three calls whose
+//! answers it discards; `--feedback-answers` chooses that (`discarded`, the default), the same
+//! dialogs without those calls (`skipped`), or the dialogs upstream meant to (`answered`, up
+//! to `--max-rounds` answers; `--answer-feedback` for short).
 
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -27,7 +28,7 @@ use serde_json::{json, Value};
 
 use crate::error::HarnessError;
 use crate::run::cases::{answer_test_sets, Outcome};
-use crate::run::converse::{converse, Opening, Rounds};
+use crate::run::converse::{converse, FeedbackAnswers, Opening, Rounds};
 use crate::run::dir::run_dir;
 use crate::run::fewer_memories::answer_case;
 use crate::run::growing_memory::GrowingMemory;
@@ -50,10 +51,25 @@ pub struct OnPolicyArgs {
     /// Assistant turns per dialog at most (1: no feedback at all).
     #[arg(long, default_value_t = 3)]
     max_rounds: usize,
-    /// Answer the user's feedback, up to --max-rounds turns, as upstream meant to; its loop
-    /// ends every dialog with the user's first feedback, which is the default here.
-    #[arg(long)]
+    /// What follows the user's feedback: upstream's three answers thrown away before the
+    /// dialog ends (`discarded`), the same dialogs without those calls (`skipped`), or an
+    /// answer to each feedback up to --max-rounds turns, as upstream meant to (`answered`).
+    #[arg(long, value_enum, default_value_t = FeedbackAnswers::Discarded)]
+    feedback_answers: FeedbackAnswers,
+    /// Short for `--feedback-answers answered`.
+    #[arg(long, conflicts_with = "feedback_answers")]
     answer_feedback: bool,
+}
+
+impl OnPolicyArgs {
+    /// What follows the user's feedback, `--answer-feedback` included.
+    fn feedback_answers(&self) -> FeedbackAnswers {
+        if self.answer_feedback {
+            FeedbackAnswers::Answered
+        } else {
+            self.feedback_answers
+        }
+    }
 }
 
 /// Runs `on-policy`.
@@ -97,7 +113,7 @@ impl Regime for OnPolicyArgs {
                 "step": args.step,
                 "batch_size": args.batch_size,
                 "max_rounds": args.max_rounds,
-                "answer_feedback": args.answer_feedback,
+                "feedback_answers": args.feedback_answers(),
             }),
         )?;
         // On-policy time is the dialogs' memorization per step; the corpora's share is not counted.
@@ -117,7 +133,7 @@ impl Regime for OnPolicyArgs {
         let rounds = Rounds {
             max: args.max_rounds,
             first_number: 0,
-            answer_feedback: args.answer_feedback,
+            feedback_answers: args.feedback_answers(),
         };
         let mut rng = PyRandom::new(42);
         let mut outcomes = Vec::new();

@@ -26,11 +26,27 @@ pub struct Rounds {
     pub max: usize,
     /// The number of the first feedback round: 1 in dialog generation, 0 on-policy.
     pub first_number: i64,
-    /// Whether the assistant answers the user's feedback. Upstream's on-policy loop does not
-    /// (a missing `break` leaves its retry loop without appending the answer, and the dialog
-    /// ends with the user's first feedback).
-    pub answer_feedback: bool,
+    /// What follows the user's feedback.
+    pub feedback_answers: FeedbackAnswers,
 }
+
+/// What follows a simulated user's feedback that does not end the dialog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackAnswers {
+    /// Upstream's on-policy loop: its retry loop lacks a `break`, so the answer model is asked
+    /// [`DISCARDED_ASKS`] times and every answer is thrown away; the dialog ends with the
+    /// user's first feedback.
+    Discarded,
+    /// The same dialogs, without asking the model for answers nobody keeps.
+    Skipped,
+    /// The assistant answers each feedback, up to the rounds' maximum: upstream's dialog
+    /// generation, and what its on-policy loop meant to do.
+    Answered,
+}
+
+/// How many times upstream's on-policy loop asks for the answer it discards (its `TRY_TIMES`).
+pub const DISCARDED_ASKS: usize = 3;
 
 /// Who answers the question first, and what the dialog records of it.
 #[derive(Clone, Copy)]
@@ -113,10 +129,22 @@ pub async fn converse(
             break;
         }
         messages.push(plain(&Message::user(reaction.text)));
-        if !rounds.answer_feedback {
-            break;
-        }
         let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
+        match rounds.feedback_answers {
+            FeedbackAnswers::Answered => {}
+            FeedbackAnswers::Skipped => break,
+            FeedbackAnswers::Discarded => {
+                for _ in 0..DISCARDED_ASKS {
+                    setup
+                        .services
+                        .llm
+                        .answer
+                        .run(&Answer::new(conversation.clone()), row.lang)
+                        .await?;
+                }
+                break;
+            }
+        }
         let reply = setup
             .services
             .llm

@@ -154,7 +154,7 @@ fn on_policy_dialogs(flags: &[&str]) -> Vec<Value> {
 }
 
 #[test]
-fn on_policy_rounds_follow_max_rounds_and_answer_feedback() {
+fn on_policy_rounds_follow_max_rounds_and_feedback_answers() {
     // One round: the answer alone, no feedback.
     for dialog in on_policy_dialogs(&["--max-rounds", "1"]) {
         assert_eq!(dialog["dialog"].as_array().unwrap().len(), 2, "{dialog}");
@@ -181,6 +181,25 @@ fn on_policy_rounds_follow_max_rounds_and_answer_feedback() {
             .any(|d| d["implicit_feedback"].as_array().unwrap().len() == 2),
         "some dialog goes to a second round"
     );
+    // Upstream's follow-up answers are thrown away (the default) or never asked for: the
+    // dialogs are the same either way, and end with the user's first feedback.
+    let discarded = on_policy_dialogs(&[]);
+    let skipped = on_policy_dialogs(&["--feedback-answers", "skipped"]);
+    let messages = |dialogs: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        dialogs.iter().map(|d| d["dialog"].clone()).collect()
+    };
+    assert_eq!(messages(&discarded), messages(&skipped));
+    assert!(discarded.iter().any(|d| {
+        let feedback = d["implicit_feedback"].as_array().unwrap();
+        feedback.len() == 1 && feedback[0]["terminated"] == false
+    }));
+    for dialog in &discarded {
+        let messages = dialog["dialog"].as_array().unwrap();
+        assert_eq!(
+            messages.iter().filter(|m| m["role"] == "assistant").count(),
+            1
+        );
+    }
 }
 
 #[test]

@@ -139,8 +139,42 @@ impl Drop for Stub {
     }
 }
 
-/// One off-policy slice: a memory system on a set, the first `limit` rows of each split.
+/// Which of upstream's runners a slice runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Runner {
+    /// `src/off-policy.py`, `mb-harness off-policy`.
+    OffPolicy,
+    /// `src/on-policy.py`, `mb-harness on-policy`: `step` steps of `batch` drawn rows.
+    OnPolicy { step: u32, batch: u32 },
+}
+
+impl Runner {
+    /// The flags both sides take for it (upstream's runner script, then our subcommand).
+    fn flags(self) -> (Vec<String>, Vec<String>) {
+        match self {
+            Runner::OffPolicy => (vec![], vec!["off-policy".into()]),
+            Runner::OnPolicy { step, batch } => {
+                let sizes = vec![
+                    "--step".to_string(),
+                    step.to_string(),
+                    "--batch-size".into(),
+                    batch.to_string(),
+                ];
+                let mut upstream = vec!["--regime".to_string(), "on-policy".into()];
+                upstream.extend(sizes.clone());
+                let mut ours = vec!["on-policy".to_string()];
+                ours.extend(sizes);
+                (upstream, ours)
+            }
+        }
+    }
+}
+
+/// One slice: a memory system on a set, the first `limit` rows of each split, through one of
+/// upstream's runners.
 pub struct Slice {
+    /// Off-policy or on-policy.
+    pub runner: Runner,
     /// Upstream's and our name of the memory system.
     pub system: &'static str,
     /// The set (a domain): `Sample`, both of the built-in sample's datasets.
@@ -164,7 +198,11 @@ impl Slice {
     /// A name for the slice's files, unique among the slices.
     fn key(&self) -> String {
         let rows = self.limit.map_or("all".into(), |n| n.to_string());
-        format!("{}-{}-{rows}", self.system, self.set_name)
+        let runner = match self.runner {
+            Runner::OffPolicy => "off".to_string(),
+            Runner::OnPolicy { step, batch } => format!("on{step}x{batch}"),
+        };
+        format!("{runner}-{}-{}-{rows}", self.system, self.set_name)
     }
 
     /// The slice in the comparison table.
@@ -172,7 +210,13 @@ impl Slice {
         let rows = self
             .limit
             .map_or("every row".into(), |n| format!("limit {n}"));
-        format!("off-policy {} on {}, {rows}", self.system, self.set_name)
+        match self.runner {
+            Runner::OffPolicy => format!("off-policy {} on {}, {rows}", self.system, self.set_name),
+            Runner::OnPolicy { step, batch } => format!(
+                "on-policy {} on {}, {rows}, {step} steps of {batch} rows",
+                self.system, self.set_name
+            ),
+        }
     }
 }
 
@@ -184,6 +228,7 @@ pub fn upstream_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Reques
         .arg("--upstream")
         .arg(&sides.upstream)
         .args(["--system", slice.system, "--set-name", slice.set_name])
+        .args(slice.runner.flags().0)
         .args(slice.limit_flag())
         .args(["--model", MODEL])
         .args(["--base-url", &stub.base_url()])
@@ -250,7 +295,8 @@ pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
         settings = vec!["--memory-config".into(), file.display().to_string()];
     }
     let out = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(["off-policy", "--dataset-type", "domain"])
+        .args(slice.runner.flags().1)
+        .args(["--dataset-type", "domain"])
         .args(["--set-name", slice.set_name, "--baseline", slice.system])
         .args(slice.limit_flag())
         .args(["--threads", "1"])
