@@ -3,7 +3,8 @@
 //! are the same memory there (equal digests per namespace, equal answers through B's server),
 //! another tenant's data never travels; a second import, an export of another tenant and a
 //! damaged file are refused without changing anything; `drop-tenant` then leaves no byte of
-//! the tenant in store A while the other tenant is untouched.
+//! the tenant in store A while the other tenant is untouched. A cut or altered export is
+//! refused, and `--out` writes only regular files.
 
 mod support;
 
@@ -270,4 +271,136 @@ fn a_tenant_moves_whole_and_leaves_nothing_behind() {
     let left = holding(acme_marks);
     assert!(left.is_empty(), "acme's markers are still in {left:?}");
     assert!(!holding(bravo_marks).is_empty());
+}
+
+/// An export ends with its end record, whose digest `export` and `import` both print; a file
+/// cut at a line boundary, altered, or with lines after its end is refused and leaves nothing;
+/// `--out` writes only regular files (a symbolic link, a directory or a pipe is refused and
+/// left as it was) and `-` is standard output.
+#[test]
+fn a_cut_or_altered_export_is_refused_and_only_regular_files_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let (child, url) = server(&a, &config);
+    let mut c = client(&url, "token-acme");
+    for user in ["ann", "ben"] {
+        structured(c.call(
+            "add_memory",
+            json!({"user_id": user, "wait": true, "messages": [
+                {"role": "user", "content": format!("{user} keeps bees and sails on sundays")},
+                {"role": "assistant", "content": "Noted."}]}),
+        ));
+    }
+    stop(child);
+    let (a_arg, b_arg) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let file = dir.path().join("acme.jsonl");
+    let exported = command(&[
+        "export",
+        "--store",
+        a_arg,
+        "--tenant",
+        "acme",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let sha = |output: &Output| -> String {
+        let text = stderr(output);
+        let at = text
+            .find("sha256 ")
+            .unwrap_or_else(|| panic!("no digest in {text}"));
+        text[at + 7..at + 7 + 64].to_string()
+    };
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.last().unwrap().starts_with("{\"end\":"),
+        "{}",
+        lines.last().unwrap()
+    );
+    assert!(lines.len() > 6, "{} lines", lines.len());
+
+    // Standard output holds the same export.
+    let to_stdout = command(&["export", "--store", a_arg, "--tenant", "acme", "--out", "-"]);
+    assert!(to_stdout.status.success(), "{}", stderr(&to_stdout));
+    assert_eq!(String::from_utf8_lossy(&to_stdout.stdout), text);
+
+    let import = |name: &str, content: String| -> Output {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        command(&[
+            "import",
+            "--store",
+            b_arg,
+            "--tenant",
+            "acme",
+            "--in",
+            path.to_str().unwrap(),
+        ])
+    };
+    let refused = |output: &Output, why: &str| {
+        assert!(!output.status.success(), "accepted");
+        assert!(stderr(output).contains(why), "{}", stderr(output));
+        assert!(digests(&b, "mcp/t/").is_empty(), "something was kept");
+    };
+    // Cut at a line boundary: whole namespaces or half of one, the end record lost.
+    for keep in [lines.len() - 1, lines.len() / 2, 1] {
+        let cut: String = lines[..keep].iter().map(|l| format!("{l}\n")).collect();
+        refused(&import("cut.jsonl", cut), "ends before its end record");
+    }
+    // A line changed in place, still valid: the digest no longer matches.
+    let altered = text.replacen("sails on sundays", "sails on mondays", 1);
+    assert_ne!(altered, text);
+    refused(&import("altered.jsonl", altered), "the file was altered");
+    // Lines after the end record.
+    refused(
+        &import("trailing.jsonl", format!("{text}{}\n", lines[1])),
+        "nothing may follow",
+    );
+
+    // The whole file goes in, with the digest the export printed.
+    let imported = import("whole.jsonl", text.clone());
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    assert_eq!(sha(&imported), sha(&exported));
+    assert_eq!(digests(&b, "mcp/t/acme/"), digests(&a, "mcp/t/acme/"));
+
+    // Only regular files are written: a link, a directory and a pipe are refused, untouched.
+    let target = dir.path().join("target.txt");
+    std::fs::write(&target, "keep me").unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let folder = dir.path().join("folder.jsonl");
+    std::fs::create_dir(&folder).unwrap();
+    let pipe = dir.path().join("pipe.jsonl");
+    assert!(Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap()
+        .success());
+    for (path, kind) in [
+        (&link, "a symbolic link"),
+        (&folder, "a directory"),
+        (&pipe, "a device, pipe or socket"),
+    ] {
+        let out = command(&[
+            "export",
+            "--store",
+            a_arg,
+            "--tenant",
+            "acme",
+            "--out",
+            path.to_str().unwrap(),
+        ]);
+        assert!(!out.status.success(), "{} accepted", path.display());
+        assert!(stderr(&out).contains(kind), "{}", stderr(&out));
+    }
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    assert!(folder.is_dir());
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&pipe).unwrap().file_type().is_fifo());
 }

@@ -9,8 +9,14 @@
 //! resumes on the next start. `drop-tenant` then removes the tenant from the old store with
 //! the deletion guarantee of `delete_all_memories` (forgotten, then compacted).
 //!
+//! An export ends with an end record ([`end`]): its namespaces with their counts and the
+//! SHA-256 of every line before it, which `export` and `import` both print. An import that does
+//! not reach it, or finds other namespaces, counts or digest, keeps nothing.
+//!
 //! All three open the store directly, so its server must be stopped: a store in use is refused
 //! with the holder's process id.
+
+mod end;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -22,6 +28,7 @@ use crate::config::TenantCommand;
 use crate::error::McpError;
 use crate::limits;
 use crate::tenant::Tenant;
+use end::{mismatch, Declared, End, EndLine, Hashing, ReadDigest, END_PREFIX};
 
 /// Runs one tenant command on the store at `store`; returns the line to print.
 pub fn run(
@@ -38,8 +45,10 @@ pub fn run(
         TenantCommand::Export { tenant, out } => {
             let tenant = Tenant::new(tenant)?;
             let moved = match out {
-                Some(path) => export_to_file(&engine, &tenant, graph_namespace, path)?,
-                None => {
+                Some(path) if path.as_os_str() != "-" => {
+                    export_to_file(&engine, &tenant, graph_namespace, path)?
+                }
+                _ => {
                     let stdout = std::io::stdout();
                     let mut out = BufWriter::new(stdout.lock());
                     export_tenant(&engine, &tenant, graph_namespace, &mut out)?
@@ -85,7 +94,9 @@ pub fn run(
 }
 
 /// Exports to `path` through a temporary file beside it, synced and renamed over it, so the
-/// file is either the whole export or not there.
+/// file is either the whole export or not there. Only a regular file is written (or
+/// replaced): a device, a directory, a pipe or a symbolic link at `path` is refused, as the
+/// rename would replace the node itself (`--out -` writes to standard output).
 fn export_to_file(
     engine: &Engine,
     tenant: &Tenant,
@@ -93,8 +104,19 @@ fn export_to_file(
     path: &Path,
 ) -> Result<Moved, McpError> {
     let io = |e: std::io::Error| McpError::Io(format!("{}: {e}", path.display()));
+    regular_or_absent(path)?;
     let tmp = path.with_extension("partial");
-    let file = File::create(&tmp).map_err(io)?;
+    regular_or_absent(&tmp)?;
+    // A partial file a crash left behind is replaced, never followed.
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(io)?;
     let mut out = BufWriter::new(file);
     let moved = export_tenant(engine, tenant, graph_namespace, &mut out)?;
     let file = out.into_inner().map_err(|e| io(e.into_error()))?;
@@ -106,13 +128,38 @@ fn export_to_file(
     Ok(moved)
 }
 
+/// `path` is a regular file or nothing: anything else is refused, naming what it is.
+fn regular_or_absent(path: &Path) -> Result<(), McpError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_file() => Ok(()),
+        Ok(meta) => {
+            let kind = if meta.file_type().is_symlink() {
+                "a symbolic link"
+            } else if meta.is_dir() {
+                "a directory"
+            } else {
+                "a device, pipe or socket"
+            };
+            Err(McpError::Io(format!(
+                "{}: is {kind}; an export is written only to a regular file (--out - writes \
+                 to standard output)",
+                path.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(McpError::Io(format!("{}: {e}", path.display()))),
+    }
+}
+
 /// What a command moved, summed over the tenant's namespaces.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Moved {
     /// Namespaces.
     pub namespaces: usize,
     /// Records, vectors and state values.
     pub counts: TransferCounts,
+    /// The export's SHA-256 (of every line before its end record), written or verified.
+    pub sha256: String,
 }
 
 impl Moved {
@@ -130,7 +177,11 @@ impl std::fmt::Display for Moved {
             f,
             "{} namespaces, {} records, {} vectors, {} state values",
             self.namespaces, self.counts.records, self.counts.vectors, self.counts.state
-        )
+        )?;
+        if !self.sha256.is_empty() {
+            write!(f, "; sha256 {}", self.sha256)?;
+        }
+        Ok(())
     }
 }
 
@@ -146,7 +197,7 @@ pub fn tenant_namespaces(engine: &Engine, tenant: &Tenant, graph_namespace: &str
     names
 }
 
-/// Writes every namespace of `tenant` to `out` as JSON lines.
+/// Writes every namespace of `tenant` to `out` as JSON lines, then the end record.
 pub fn export_tenant(
     engine: &Engine,
     tenant: &Tenant,
@@ -154,15 +205,29 @@ pub fn export_tenant(
     out: &mut dyn Write,
 ) -> Result<Moved, McpError> {
     let mut moved = Moved::default();
+    let mut declared = Vec::new();
+    let mut hashing = Hashing::new(out);
     for name in tenant_namespaces(engine, tenant, graph_namespace) {
         let counts = engine.export_namespace(&name, |entry| {
-            serde_json::to_writer(&mut *out, &entry).map_err(std::io::Error::other)?;
-            out.write_all(b"\n")
+            serde_json::to_writer(&mut hashing, &entry).map_err(std::io::Error::other)?;
+            hashing.write_all(b"\n")
         })?;
         moved.add(counts);
+        declared.push(Declared::new(&name, counts));
     }
-    out.flush()
-        .map_err(|e| McpError::Io(format!("writing the export: {e}")))?;
+    let (sha256, out) = hashing.finish();
+    let end = EndLine {
+        end: End {
+            namespaces: declared,
+            sha256: sha256.clone(),
+        },
+    };
+    let written = serde_json::to_writer(&mut *out, &end)
+        .map_err(std::io::Error::other)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    written.map_err(|e| McpError::Io(format!("writing the export: {e}")))?;
+    moved.sha256 = sha256;
     Ok(moved)
 }
 
@@ -219,6 +284,7 @@ fn import_all(
     imported: &mut Vec<String>,
 ) -> Result<Moved, Failure> {
     let mut moved = Moved::default();
+    let mut read = Vec::new();
     while let Some((line, header)) = lines.next_entry()? {
         let ExportEntry::Namespace { name, .. } = &header else {
             return Err(Failure::At {
@@ -263,6 +329,7 @@ fn import_all(
         }
         match result {
             Ok((_, counts)) => {
+                read.push(Declared::new(&name, counts));
                 imported.push(name);
                 moved.add(counts);
             }
@@ -275,6 +342,21 @@ fn import_all(
             Err(e) => return Err(at(format!("namespace {name:?}: {e}"))),
         }
     }
+    let Some((line, end, digest)) = lines.end.take() else {
+        return Err(Failure::At {
+            line: lines.line,
+            message: "the export ends before its end record: it was cut short (or written \
+                      by a version without one); nothing was imported"
+                .into(),
+        });
+    };
+    if let Some(why) = mismatch(&end, &read, &digest) {
+        return Err(Failure::At {
+            line,
+            message: format!("{why}; nothing was imported"),
+        });
+    }
+    moved.sha256 = digest;
     Ok(moved)
 }
 
@@ -285,6 +367,10 @@ struct Lines<'a> {
     line: u64,
     peeked: Option<(u64, ExportEntry)>,
     buffer: String,
+    /// The digest of the lines read before the end record.
+    digest: ReadDigest,
+    /// The end record once read: its line, itself and the digest of the lines before it.
+    end: Option<(u64, End, String)>,
 }
 
 impl<'a> Lines<'a> {
@@ -294,6 +380,8 @@ impl<'a> Lines<'a> {
             line: 0,
             peeked: None,
             buffer: String::new(),
+            digest: ReadDigest::default(),
+            end: None,
         }
     }
 
@@ -321,6 +409,22 @@ impl<'a> Lines<'a> {
                 message: format!("longer than {} bytes", limits::MAX_EXPORT_LINE_BYTES),
             });
         }
+        if self.end.is_some() {
+            return Err(Failure::At {
+                line,
+                message: "nothing may follow the export's end record".into(),
+            });
+        }
+        if self.buffer.starts_with(END_PREFIX) {
+            let end: EndLine = serde_json::from_str(&self.buffer).map_err(|e| Failure::At {
+                line,
+                message: format!("not an end record: {e}"),
+            })?;
+            self.end = Some((line, end.end, self.digest.hex()));
+            // What follows, if anything, is refused by the next call.
+            return self.next_entry();
+        }
+        self.digest.update(&self.buffer);
         // Entries are numbered by line, so a blank line is refused rather than skipped.
         let entry = serde_json::from_str(&self.buffer).map_err(|e| Failure::At {
             line,
