@@ -14,7 +14,25 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::meteor::{NoSynonyms, Synonyms};
+/// Where METEOR's synonym stage looks words up: WordNet in NLTK ([`WordNet`]).
+pub trait Synonyms {
+    /// The lemma names of every synset of `word`, synset by synset, as NLTK's
+    /// `chain.from_iterable(s.lemma_names() for s in wordnet.synsets(word))` lists them (the
+    /// matcher itself drops names containing `_`, as NLTK does). `word` is the lower-cased
+    /// Porter stem the earlier stages left.
+    fn synonyms(&self, word: &str) -> Vec<String>;
+}
+
+/// No synonym data: the synonym stage matches nothing, as NLTK's would with a WordNet that has
+/// no synsets.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSynonyms;
+
+impl Synonyms for NoSynonyms {
+    fn synonyms(&self, _word: &str) -> Vec<String> {
+        Vec::new()
+    }
+}
 
 /// The folder, under a search root or an ancestor, holding the database.
 const FOLDER: &str = ".cache/wordnet/dict";
