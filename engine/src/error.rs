@@ -105,6 +105,17 @@ pub enum Error {
         /// First offending index.
         index: usize,
     },
+    /// A search parameter that cannot rank anything (a fusion constant that is not a finite
+    /// number at least 0).
+    #[error("invalid search: {field} = {value}: {reason}")]
+    InvalidQuery {
+        /// The parameter.
+        field: &'static str,
+        /// Its value, as given.
+        value: String,
+        /// What it must be.
+        reason: &'static str,
+    },
     /// A record with neither text nor vectors: nothing to store or find.
     #[error("record has blank text and no vector: nothing could ever find it")]
     EmptyRecord,

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::engine::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::record::RecordId;
 use crate::search::{reciprocal_rank_fusion, Hit, HybridQuery};
@@ -278,6 +278,15 @@ impl Inner {
         candidates: usize,
         k: usize,
     ) -> Result<Vec<(RecordId, f32)>> {
+        // 1 / (rrf_k + rank): NaN gives NaN scores, a negative constant divides by zero or
+        // inverts the order, an infinite one scores everything 0.
+        if !(query.rrf_k.is_finite() && query.rrf_k >= 0.0) {
+            return Err(Error::InvalidQuery {
+                field: "rrf_k",
+                value: query.rrf_k.to_string(),
+                reason: "the fusion constant must be a finite number at least 0 (60 by default)",
+            });
+        }
         let ids = |hits: Vec<(RecordId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
         let lexical = ids(self.lexical_ranking(ns, &query.text, candidates)?);
         let vector = ids(self.vector_ranking(ns, &query.space, &query.vector, candidates)?);

@@ -54,8 +54,14 @@ impl PyEmbedder {
     #[staticmethod]
     #[pyo3(signature = (dim=256))]
     fn hashing(dim: usize) -> PyResult<Self> {
-        if dim == 0 {
-            return Err(Raised::new("InvalidInputError", "dim must be positive").into());
+        // A store holds vectors of at most MAX_DIM components; a larger embedder could only
+        // allocate (2**31 components: an 8 GiB vector) and then be refused.
+        if dim == 0 || dim > mb_engine::MAX_DIM {
+            return Err(Raised::new(
+                "InvalidInputError",
+                format!("dim must be from 1 to {} (given {dim})", mb_engine::MAX_DIM),
+            )
+            .into());
         }
         Ok(PyEmbedder {
             inner: Arc::new(HashingEmbedder::new(dim)),

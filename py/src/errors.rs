@@ -52,6 +52,7 @@ impl From<EngineError> for Raised {
             | EngineError::SpaceConflict { .. }
             | EngineError::DimensionMismatch { .. }
             | EngineError::NonFiniteVector { .. }
+            | EngineError::InvalidQuery { .. }
             | EngineError::EmptyRecord
             | EngineError::TextTooLarge { .. }
             | EngineError::Encode { .. } => "InvalidInputError",

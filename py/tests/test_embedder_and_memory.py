@@ -20,6 +20,12 @@ def test_minilm_vectors(minilm):
         minilm.embed("a string is not a list of texts")
     with pytest.raises(mb.InvalidInputError):
         mb.Embedder.hashing(0)
+    # Bounded as a store's spaces are (issue 76, D7: 2**31 aborted the interpreter on an
+    # 8 GiB allocation at the first embedding).
+    for too_large in [2**31, 65_537]:
+        with pytest.raises(mb.InvalidInputError, match="65536"):
+            mb.Embedder.hashing(too_large)
+    assert len(mb.Embedder.hashing(65_536).embed_one("bees")) == 65_536
     with pytest.raises(mb.EmbeddingError, match="model.onnx"):
         mb.Embedder("/nonexistent/model")
 

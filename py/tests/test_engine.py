@@ -110,6 +110,10 @@ def test_searches_rank_and_filter(engine):
     assert hybrid[0].record.id == ids[0]
     hybrid = engine.search_hybrid("n", "cat", "s", [1.0, 0.0], 3, filter={"topic": "news"})
     assert [h.record.id for h in hybrid] == [ids[3], ids[2]]
+    # A fusion constant that cannot rank is refused by name (issue 76, D8).
+    for bad in [float("nan"), -1.0, float("inf")]:
+        with pytest.raises(mb.InvalidInputError, match="rrf_k"):
+            engine.search_hybrid("n", "cat", "s", [1.0, 0.0], 3, rrf_k=bad)
 
     # Tuning calls change no result here: one segment ranks as several did, and a collection
     # this small is searched exactly whatever the beam.

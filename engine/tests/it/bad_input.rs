@@ -313,3 +313,42 @@ fn a_huge_k_returns_the_whole_namespace() {
     hybrid.candidates = Some(usize::MAX);
     assert_eq!(e.search_hybrid("n", &hybrid).unwrap().len(), 3);
 }
+
+/// A fusion constant that cannot rank (issue 76, D8: NaN gave all-NaN scores, a negative one
+/// an infinite top score or an inverted ranking, an infinite one all zeros) is refused by
+/// name on both hybrid entry points; 0 and the default rank.
+#[test]
+fn a_fusion_constant_that_cannot_rank_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    for text in ["tea in the morning", "green tea", "coffee"] {
+        e.put(
+            "n",
+            NewRecord::new(text).with_vector("s", vec![1.0, 0.5, 0.0, 0.0]),
+        )
+        .unwrap();
+    }
+    let mut hybrid = mb_engine::HybridQuery::new("tea", "s", vec![1.0, 0.0, 0.0, 0.0], 3);
+    for bad in [f32::NAN, -1.0, -0.5, f32::INFINITY, f32::NEG_INFINITY] {
+        hybrid.rrf_k = bad;
+        for found in [
+            e.search_hybrid("n", &hybrid),
+            e.search_hybrid_filtered("n", &hybrid, &mb_engine::Filter::default()),
+        ] {
+            let error = found.unwrap_err();
+            assert!(
+                matches!(error, Error::InvalidQuery { field: "rrf_k", .. }),
+                "{bad}: {error}"
+            );
+            assert!(error.to_string().contains("rrf_k"), "{error}");
+        }
+    }
+    for good in [0.0, 60.0] {
+        hybrid.rrf_k = good;
+        let found = e.search_hybrid("n", &hybrid).unwrap();
+        assert_eq!(found.len(), 3);
+        assert!(found
+            .iter()
+            .all(|hit| hit.score.is_finite() && hit.score > 0.0));
+    }
+}
