@@ -64,6 +64,15 @@ pub struct Cli {
     /// Most relations one knowledge graph holds (each tenant's).
     #[arg(long, default_value_t = limits::MAX_RELATIONS, value_name = "N", value_parser = graph_bound)]
     pub max_relations: usize,
+    /// Most HTTP sessions one tenant keeps open; its further `initialize` calls get 429 until
+    /// some end (DELETE) or expire.
+    #[arg(long, default_value_t = limits::MAX_SESSIONS_PER_TENANT, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=limits::MAX_SESSIONS as i64))]
+    pub max_sessions_per_tenant: u32,
+    /// Seconds after which an HTTP session with no request is closed; its id then answers 404.
+    #[arg(long, default_value_t = limits::SESSION_IDLE_SECS, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub session_idle_secs: u64,
     /// Background workers memorizing queued dialogs (LLM calls in flight at once).
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,

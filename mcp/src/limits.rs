@@ -48,6 +48,12 @@ pub const HTTP_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 pub const HTTP_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 /// Most HTTP sessions open at once (over all tenants).
 pub const MAX_SESSIONS: usize = 10_000;
+/// Most HTTP sessions one tenant keeps open (`--max-sessions-per-tenant`), so that no tenant
+/// can fill [`MAX_SESSIONS`] alone.
+pub const MAX_SESSIONS_PER_TENANT: u32 = 1_000;
+/// Seconds after which an HTTP session nobody used is closed (`--session-idle-secs`; the
+/// protocol library's own keep-alive).
+pub const SESSION_IDLE_SECS: u64 = 300;
 /// Most messages in one `add_memory` call.
 pub const MAX_MESSAGES_PER_ADD: usize = 200;
 /// Most jobs waiting in the ingest queue of one tenant; more `add_memory` calls are refused

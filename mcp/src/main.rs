@@ -99,6 +99,10 @@ fn run(cli: &Cli) -> Result<(), McpError> {
                     addr,
                     cli.allowed_hosts.clone(),
                     tokens,
+                    transport::guard::SessionPolicy {
+                        per_tenant: cli.max_sessions_per_tenant as usize,
+                        idle: std::time::Duration::from_secs(cli.session_idle_secs),
+                    },
                     shutdown,
                 )
                 .await

@@ -74,3 +74,67 @@ fn a_deleted_session_answers_no_content_and_is_gone() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// One tenant opening sessions without ever ending them reaches its own cap, not the
+/// server's (issue 76, D1: 10 400 such sessions locked every other tenant out until restart):
+/// its next `initialize` gets 429 naming the cap, another tenant still gets in, and once the
+/// unused sessions expire the tenant gets in again while an expired id answers 404.
+#[test]
+fn one_tenant_cannot_fill_the_session_table_and_unused_sessions_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("service.toml");
+    let digest = memorybench_mcp::auth::digest_hex;
+    std::fs::write(
+        &config,
+        format!(
+            "[[tenants]]\nname = \"acme\"\ntoken_sha256 = \"{}\"\n\n\
+             [[tenants]]\nname = \"bravo\"\ntoken_sha256 = \"{}\"\n",
+            digest("token-acme"),
+            digest("token-bravo")
+        ),
+    )
+    .unwrap();
+    let (mut server, url) = support::ours_http_with(
+        &dir.path().join("store"),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--max-sessions-per-tenant",
+            "5",
+            "--session-idle-secs",
+            "2",
+        ],
+    );
+    let open = |token: &str| {
+        let mut client = support::http::HttpClient::new(&url, Some(token));
+        let status = client.initialize();
+        (status, client)
+    };
+    let mut kept = Vec::new();
+    for _ in 0..5 {
+        let (status, client) = open("token-acme");
+        assert_eq!(status, 200);
+        kept.push(client);
+    }
+    let response = support::http::HttpClient::new(&url, Some("token-acme")).post(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    assert_eq!(response.status().as_u16(), 429);
+    assert!(
+        response.text().unwrap().contains("at most 5"),
+        "the refusal names the cap"
+    );
+    assert_eq!(open("token-bravo").0, 200, "another tenant is locked out");
+
+    // Used sessions stay; unused ones expire and make room.
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    for _ in 0..5 {
+        assert_eq!(open("token-acme").0, 200);
+    }
+    let (status, _) = kept[0].call_raw("list_memories", serde_json::json!({"user_id": "ann"}));
+    assert_eq!(status, 404, "an expired session still answers");
+    let _ = server.kill();
+    let _ = server.wait();
+}

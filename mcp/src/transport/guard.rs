@@ -4,7 +4,10 @@
 //!    whose token has not expired, else 401 (the same answer for a missing, unknown or expired
 //!    token); the tenant is attached to the request for the tools to read;
 //! 2. sessions stay with the tenant that opened them: another tenant's session id is answered
-//!    404, as an unknown one;
+//!    404, as an unknown one. A tenant keeps at most [`SessionPolicy::per_tenant`] sessions
+//!    open (its next `initialize` gets 429), and a session with no request for
+//!    [`SessionPolicy::idle`] is closed, here and in the protocol library, so that clients that
+//!    never send DELETE cannot fill the server-wide table ([`limits::MAX_SESSIONS`]);
 //! 3. per-tenant concurrency: more `POST`s in flight than the tenant's `max_concurrent` get
 //!    429 (the permit is held until the response, an event stream, has been sent whole);
 //! 4. body size: a body over [`limits::MAX_HTTP_BODY`] gets 413, whether its length is
@@ -13,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -20,6 +24,8 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::auth::{Authorized, Tokens};
@@ -28,21 +34,58 @@ use crate::tenant::Tenant;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// How many sessions a tenant keeps, and for how long an unused one lives.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionPolicy {
+    /// Most sessions one tenant keeps open.
+    pub per_tenant: usize,
+    /// A session with no request for this long is closed.
+    pub idle: Duration,
+}
+
+/// An open session: whose, and when it was last used.
+struct OpenSession {
+    tenant: String,
+    last_used: Instant,
+}
+
 /// The guard's state, shared by every request.
 pub struct Guard {
     tokens: Tokens,
     in_flight: Mutex<HashMap<String, Arc<Semaphore>>>,
-    sessions: Mutex<HashMap<String, String>>,
+    sessions: Mutex<HashMap<String, OpenSession>>,
+    policy: SessionPolicy,
+    /// The protocol library's sessions, closed when the guard drops one.
+    library: Arc<LocalSessionManager>,
 }
 
 impl Guard {
-    /// A guard over `tokens` (none: every request is the local tenant's, no token needed).
-    pub fn new(tokens: Tokens) -> Guard {
+    /// A guard over `tokens` (none: every request is the local tenant's, no token needed),
+    /// keeping sessions by `policy` in step with the library's `library`.
+    pub fn new(tokens: Tokens, policy: SessionPolicy, library: Arc<LocalSessionManager>) -> Guard {
         Guard {
             tokens,
             in_flight: Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashMap::new()),
+            policy,
+            library,
         }
+    }
+
+    /// Closes `ids` in the protocol library (in the background: the table is already without
+    /// them).
+    fn close_in_library(&self, ids: Vec<String>) {
+        if ids.is_empty() {
+            return;
+        }
+        let library = self.library.clone();
+        tokio::spawn(async move {
+            for id in ids {
+                if let Err(e) = library.close_session(&id.into()).await {
+                    tracing::debug!("closing an expired session: {e}");
+                }
+            }
+        });
     }
 
     fn authorize(&self, request: &Request) -> Option<Authorized> {
@@ -69,27 +112,73 @@ impl Guard {
         semaphore.try_acquire_owned().ok()
     }
 
-    /// Whether `session` (when given) is unknown or `tenant`'s.
+    /// Whether `session` (when given) is unknown or `tenant`'s; a use of the tenant's own
+    /// session keeps it alive.
     fn session_allowed(&self, session: Option<&str>, tenant: &Tenant) -> bool {
         let Some(session) = session else { return true };
         match self.sessions.lock() {
-            Ok(table) => table
-                .get(session)
-                .is_none_or(|owner| owner == tenant.name()),
+            Ok(mut table) => match table.get_mut(session) {
+                None => true,
+                Some(open) if open.tenant == tenant.name() => {
+                    open.last_used = Instant::now();
+                    true
+                }
+                Some(_) => false,
+            },
             Err(_) => false,
         }
     }
 
-    /// Records the session a response opened (refused past [`limits::MAX_SESSIONS`]).
-    fn remember_session(&self, session: &str, tenant: &Tenant) -> bool {
-        let Ok(mut table) = self.sessions.lock() else {
-            return false;
+    /// Records the session a response opened, after dropping every session idle past the
+    /// policy; refused (and closed) when the tenant has its share open, or the server
+    /// [`limits::MAX_SESSIONS`]. The refusal names which.
+    fn remember_session(&self, session: &str, tenant: &Tenant) -> Result<(), String> {
+        let now = Instant::now();
+        let (refused, expired) = {
+            let Ok(mut table) = self.sessions.lock() else {
+                return Err("the session table is unavailable".into());
+            };
+            let idle = self.policy.idle;
+            let expired: Vec<String> = table
+                .iter()
+                .filter(|(_, open)| now.duration_since(open.last_used) >= idle)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &expired {
+                table.remove(id);
+            }
+            let own = table.values().filter(|o| o.tenant == tenant.name()).count();
+            let refused = if own >= self.policy.per_tenant {
+                Some(format!(
+                    "too many open sessions for this tenant (at most {}); end some with DELETE, \
+                     or wait for unused ones to expire after {} s",
+                    self.policy.per_tenant,
+                    idle.as_secs()
+                ))
+            } else if table.len() >= limits::MAX_SESSIONS {
+                Some(format!(
+                    "too many open sessions on this server (at most {})",
+                    limits::MAX_SESSIONS
+                ))
+            } else {
+                table.insert(
+                    session.to_string(),
+                    OpenSession {
+                        tenant: tenant.name().to_string(),
+                        last_used: now,
+                    },
+                );
+                None
+            };
+            (refused, expired)
         };
-        if table.len() >= limits::MAX_SESSIONS && !table.contains_key(session) {
-            return false;
+        let mut closing = expired;
+        if refused.is_some() {
+            // The library opened it for the refused response: nobody will use it.
+            closing.push(session.to_string());
         }
-        table.insert(session.to_string(), tenant.name().to_string());
-        true
+        self.close_in_library(closing);
+        refused.map_or(Ok(()), Err)
     }
 
     fn forget_session(&self, session: &str) {
@@ -186,8 +275,10 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
     {
-        if session.is_none() && !guard.remember_session(opened, &tenant) {
-            return refuse(StatusCode::TOO_MANY_REQUESTS, "too many open sessions");
+        if session.is_none() {
+            if let Err(why) = guard.remember_session(opened, &tenant) {
+                return refuse(StatusCode::TOO_MANY_REQUESTS, &why);
+            }
         }
     }
     if is_delete && response.status().is_success() {

@@ -44,6 +44,7 @@ pub async fn serve_http(
     addr: SocketAddr,
     allowed_hosts: Vec<String>,
     tokens: Tokens,
+    sessions: guard::SessionPolicy,
     shutdown: CancellationToken,
 ) -> Result<(), McpError> {
     let mut config = StreamableHttpServerConfig::default();
@@ -51,14 +52,20 @@ pub async fn serve_http(
     if !allowed_hosts.is_empty() {
         config.allowed_hosts = allowed_hosts;
     }
+    // The library closes a session's worker after `idle` without a request; the guard then
+    // removes it from its table and from the library's.
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(sessions.idle);
+    let manager = Arc::new(manager);
     let service: StreamableHttpService<Server, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(Server::new(backends.clone(), Transport::Http)),
-        Default::default(),
+        manager.clone(),
         config,
     );
-    let router = axum::Router::new().nest_service("/mcp", service).layer(
-        axum::middleware::from_fn_with_state(Arc::new(guard::Guard::new(tokens)), guard::guard),
-    );
+    let guard = Arc::new(guard::Guard::new(tokens, sessions, manager));
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(guard, guard::guard));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| McpError::Io(format!("cannot listen on {addr}: {e}")))?;
