@@ -73,6 +73,11 @@ pub struct Cli {
     #[arg(long, default_value_t = limits::SESSION_IDLE_SECS, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub session_idle_secs: u64,
+    /// Seconds a request's headers, and then its body, may take to arrive: a slower client's
+    /// connection is closed (headers) or answered 408 (body).
+    #[arg(long, default_value_t = limits::HTTP_DEADLINE_SECS, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=3_600))]
+    pub http_deadline_secs: u64,
     /// Background workers memorizing queued dialogs (LLM calls in flight at once).
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,

@@ -42,8 +42,9 @@ pub const DEFAULT_PAGE: usize = 20;
 pub const MAX_ID_BYTES: usize = 128;
 /// Largest HTTP request body, in bytes.
 pub const MAX_HTTP_BODY: usize = 4 * 1024 * 1024;
-/// Longest wait for a request body to arrive whole.
-pub const HTTP_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// Longest wait, in seconds, for a request's headers to arrive whole (then the connection is
+/// closed) and then for its body (then 408): `--http-deadline-secs`.
+pub const HTTP_DEADLINE_SECS: u64 = 30;
 /// How long a stopping HTTP server waits for the requests in flight.
 pub const HTTP_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 /// Most HTTP sessions open at once (over all tenants).

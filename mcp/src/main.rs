@@ -99,9 +99,10 @@ fn run(cli: &Cli) -> Result<(), McpError> {
                     addr,
                     cli.allowed_hosts.clone(),
                     tokens,
-                    transport::guard::SessionPolicy {
+                    transport::guard::HttpPolicy {
                         per_tenant: cli.max_sessions_per_tenant as usize,
                         idle: std::time::Duration::from_secs(cli.session_idle_secs),
+                        deadline: std::time::Duration::from_secs(cli.http_deadline_secs),
                     },
                     shutdown,
                 )

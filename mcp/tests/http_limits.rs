@@ -138,3 +138,71 @@ fn one_tenant_cannot_fill_the_session_table_and_unused_sessions_expire() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// Slow clients are cut off (issue 76, D2: a half-sent body stayed open 220 s and half-sent
+/// headers 200 s, eight of them exhausting a tenant's concurrency): headers that do not arrive
+/// within the deadline close the connection, a body that does not gets 408, and the server
+/// keeps serving.
+#[test]
+fn half_sent_headers_and_bodies_are_cut_off_at_the_deadline() {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, url) =
+        support::ours_http_with(&dir.path().join("store"), &["--http-deadline-secs", "1"]);
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let connect = || {
+        let stream = std::net::TcpStream::connect(&address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream
+    };
+
+    // Headers begun, never ended: the server closes the connection.
+    let mut headers = connect();
+    let started = Instant::now();
+    write!(
+        headers,
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: applic"
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    let read = headers.read_to_end(&mut answer);
+    assert!(
+        read.is_ok(),
+        "the connection was still open after 10 s: {read:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A body declared, a tenth of it sent: 408.
+    let mut body = connect();
+    let started = Instant::now();
+    write!(
+        body,
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+    )
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(&body).read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 408"), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // The server is still there.
+    let mut client = support::http::HttpClient::new(&url, None);
+    assert_eq!(client.initialize(), 200);
+    let _ = server.kill();
+    let _ = server.wait();
+}

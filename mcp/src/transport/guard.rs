@@ -4,15 +4,16 @@
 //!    whose token has not expired, else 401 (the same answer for a missing, unknown or expired
 //!    token); the tenant is attached to the request for the tools to read;
 //! 2. sessions stay with the tenant that opened them: another tenant's session id is answered
-//!    404, as an unknown one. A tenant keeps at most [`SessionPolicy::per_tenant`] sessions
+//!    404, as an unknown one. A tenant keeps at most [`HttpPolicy::per_tenant`] sessions
 //!    open (its next `initialize` gets 429), and a session with no request for
-//!    [`SessionPolicy::idle`] is closed, here and in the protocol library, so that clients that
+//!    [`HttpPolicy::idle`] is closed, here and in the protocol library, so that clients that
 //!    never send DELETE cannot fill the server-wide table ([`limits::MAX_SESSIONS`]);
 //! 3. per-tenant concurrency: more `POST`s in flight than the tenant's `max_concurrent` get
 //!    429 (the permit is held until the response, an event stream, has been sent whole);
 //! 4. body size: a body over [`limits::MAX_HTTP_BODY`] gets 413, whether its length is
 //!    declared or it is sent in chunks (read up to the limit, then refused); a body that takes
-//!    longer than [`limits::HTTP_BODY_TIMEOUT`] to arrive gets 408.
+//!    longer than [`HttpPolicy::deadline`] to arrive gets 408 (headers have the same deadline,
+//!    enforced by the accept loop's HTTP/1.1 server).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,13 +35,16 @@ use crate::tenant::Tenant;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// How many sessions a tenant keeps, and for how long an unused one lives.
+/// The HTTP transport's settings: how many sessions a tenant keeps, how long an unused one
+/// lives, and how long a request's headers and its body may take to arrive.
 #[derive(Debug, Clone, Copy)]
-pub struct SessionPolicy {
+pub struct HttpPolicy {
     /// Most sessions one tenant keeps open.
     pub per_tenant: usize,
     /// A session with no request for this long is closed.
     pub idle: Duration,
+    /// A request's headers, and then its body, must each arrive within this.
+    pub deadline: Duration,
 }
 
 /// An open session: whose, and when it was last used.
@@ -54,7 +58,7 @@ pub struct Guard {
     tokens: Tokens,
     in_flight: Mutex<HashMap<String, Arc<Semaphore>>>,
     sessions: Mutex<HashMap<String, OpenSession>>,
-    policy: SessionPolicy,
+    policy: HttpPolicy,
     /// The protocol library's sessions, closed when the guard drops one.
     library: Arc<LocalSessionManager>,
 }
@@ -62,7 +66,7 @@ pub struct Guard {
 impl Guard {
     /// A guard over `tokens` (none: every request is the local tenant's, no token needed),
     /// keeping sessions by `policy` in step with the library's `library`.
-    pub fn new(tokens: Tokens, policy: SessionPolicy, library: Arc<LocalSessionManager>) -> Guard {
+    pub fn new(tokens: Tokens, policy: HttpPolicy, library: Arc<LocalSessionManager>) -> Guard {
         Guard {
             tokens,
             in_flight: Mutex::new(HashMap::new()),
@@ -256,7 +260,21 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     }
     let is_delete = request.method() == Method::DELETE;
     let (mut parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, limits::MAX_HTTP_BODY).collect().await {
+    let collected = tokio::time::timeout(
+        guard.policy.deadline,
+        Limited::new(body, limits::MAX_HTTP_BODY).collect(),
+    )
+    .await;
+    let Ok(collected) = collected else {
+        return refuse(
+            StatusCode::REQUEST_TIMEOUT,
+            &format!(
+                "the request body did not arrive within {} s",
+                guard.policy.deadline.as_secs()
+            ),
+        );
+    };
+    let bytes = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
         Err(_) => {
