@@ -100,8 +100,18 @@ impl ServiceConfig {
     pub fn load(path: &Path) -> Result<ServiceConfig, McpError> {
         let text = mb_core::files::read_text(path, MAX_CONFIG_BYTES)
             .map_err(|e| McpError::Config(format!("{}: {e}", path.display())))?;
-        let config: ServiceConfig = toml::from_str(&text)
-            .map_err(|e| McpError::Config(format!("{}: {e}", path.display())))?;
+        // toml's messages span several lines (the line quoted, a caret under it): one line.
+        let config: ServiceConfig = toml::from_str(&text).map_err(|e| {
+            let message = e.message();
+            let at = e
+                .span()
+                .map(|span| {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!(", line {line}")
+                })
+                .unwrap_or_default();
+            McpError::Config(format!("{}{at}: {message}", path.display()))
+        })?;
         config.tokens()?;
         Ok(config)
     }
@@ -129,6 +139,14 @@ impl ServiceConfig {
                     entry.name
                 ))
             })?;
+            if digest == self::digest("") {
+                // What `printf %s "$TOKEN" | sha256sum` gives when the variable is unset.
+                return Err(McpError::Config(format!(
+                    "tenant {}: token_sha256 is the SHA-256 of the empty token (was the token's \
+                     variable set when it was hashed?)",
+                    entry.name
+                )));
+            }
             let authorized = Authorized {
                 tenant,
                 max_concurrent: checked_concurrency(
@@ -188,9 +206,11 @@ impl Tokens {
         header: Option<&str>,
         now_unix: i64,
     ) -> Result<Authorized, AuthFailure> {
+        // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` are `Bearer`.
         let token = header
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .map(str::trim)
+            .and_then(|h| h.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("Bearer"))
+            .map(|(_, token)| token.trim())
             .filter(|t| !t.is_empty())
             .ok_or(AuthFailure::Missing)?;
         let (authorized, expires) = self
@@ -272,6 +292,23 @@ mod tests {
             tokens.authenticate(Some("Basic token-a"), 0).unwrap_err(),
             AuthFailure::Missing
         );
+        for scheme in ["bearer", "BEARER", "BeArEr"] {
+            let header = format!("{scheme} token-a");
+            assert_eq!(
+                tokens.authenticate(Some(&header), 0).unwrap().tenant.name(),
+                "a"
+            );
+        }
+    }
+
+    #[test]
+    fn a_toml_error_is_one_line_naming_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("service.toml");
+        std::fs::write(&path, "[[tenants]]\nname = \"a\"\ntoken_sha256 = 12 oops\n").unwrap();
+        let error = ServiceConfig::load(&path).unwrap_err().to_string();
+        assert!(!error.trim_end().contains('\n'), "{error}");
+        assert!(error.contains("service.toml, line 3"), "{error}");
     }
 
     #[test]
@@ -288,6 +325,7 @@ mod tests {
             format!("[[tenants]]\nname = \"a\"\ntoken_sha256 = \"{d}\"\nmax_concurrent = 0"),
             format!("[[tenants]]\nname = \"a\"\ntoken_sha256 = \"{d}\"\nmax_concurrent = 5000"),
             "local_max_concurrent = 0".to_string(),
+            format!("[[tenants]]\nname = \"a\"\ntoken_sha256 = \"{}\"", digest_hex("")),
         ] {
             assert!(config(&bad).is_err(), "{bad}");
         }

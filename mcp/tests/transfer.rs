@@ -359,6 +359,35 @@ fn a_cut_or_altered_export_is_refused_and_only_regular_files_are_written() {
         "nothing may follow",
     );
 
+    // A namespace renamed with `..` inside the tenant's prefix, the end record recomputed to
+    // match: refused all the same (it would be stored where no server reaches it).
+    let renamed = text
+        .lines()
+        .filter(|l| !l.starts_with("{\"end\":"))
+        .map(|l| {
+            let l = l.replacen("\"name\":\"mcp/t/acme/", "\"name\":\"mcp/t/acme/../", 1);
+            format!("{l}\n")
+        })
+        .collect::<String>();
+    let mut end: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    for ns in end["end"]["namespaces"].as_array_mut().unwrap() {
+        let name = ns["name"]
+            .as_str()
+            .unwrap()
+            .replacen("mcp/t/acme/", "mcp/t/acme/../", 1);
+        ns["name"] = json!(name);
+    }
+    use sha2::Digest;
+    let digest: String = sha2::Sha256::digest(renamed.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    end["end"]["sha256"] = json!(digest);
+    refused(
+        &import("dotdot.jsonl", format!("{renamed}{end}\n")),
+        "`..` part",
+    );
+
     // The whole file goes in, with the digest the export printed.
     let imported = import("whole.jsonl", text.clone());
     assert!(imported.status.success(), "{}", stderr(&imported));

@@ -299,6 +299,11 @@ fn import_all(
                 tenant.name()
             )));
         }
+        if name.split('/').any(|part| matches!(part, "" | "." | "..")) {
+            return Err(at(format!(
+                "namespace {name:?} has an empty, `.` or `..` part: no server would ever reach it"
+            )));
+        }
         if engine.namespace(name).is_ok() {
             if engine.count(name)? > 0 || !engine.state_keys(name, "")?.is_empty() {
                 return Err(at(format!(
