@@ -129,7 +129,13 @@ class MemoryBenchVectorStore(VectorStore):
         return ids
 
     def delete(self, ids: Optional[List[str]] = None, **kwargs: Any) -> Optional[bool]:
-        """Deletes the documents with these ids (unknown ids are ignored); all if None."""
+        """Deletes the documents with these ids (unknown ids are ignored).
+
+        No ids deletes nothing, as LangChain's ``InMemoryVectorStore`` does (a missing
+        argument must not empty a store); ``delete(delete_all=True)`` empties it.
+        """
+        if ids is None and not kwargs.get("delete_all", False):
+            return False
         with self._lock:
             doomed = list(self._ids) if ids is None else [i for i in ids if i in self._ids]
             batch = Batch()

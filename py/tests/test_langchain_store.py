@@ -94,3 +94,13 @@ def test_bad_input(tmp_path, store):
         other.add_texts(["wrong size"])
     assert [d.page_content for d in store.get_by_ids(["k"])] == ["kept"]
     assert store.engine.count("langchain") == 1
+
+
+def test_delete_without_ids_deletes_nothing(store):
+    # As InMemoryVectorStore (issue 76: delete(None) emptied the store); delete_all=True does.
+    ids = store.add_documents(DOCS)
+    assert store.delete(None) is False
+    assert store.delete() is False
+    assert len(store.get_by_ids(ids)) == 3
+    assert store.delete(delete_all=True) is True
+    assert store.get_by_ids(ids) == []

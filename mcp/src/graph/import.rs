@@ -45,8 +45,10 @@ pub fn import_jsonl(store: &GraphStore, path: &Path) -> Result<Option<(usize, us
         }
     }
     let bounds = store.bounds();
-    limits::check_total("entities", entities.len(), bounds.max_entities)?;
-    limits::check_total("relations", relations.len(), bounds.max_relations)?;
+    // Said with the file's name: the flag's value is what is too large.
+    let named = |e: McpError| McpError::Limit(format!("{}: {e}", path.display()));
+    limits::check_total("entities", entities.len(), bounds.max_entities).map_err(named)?;
+    limits::check_total("relations", relations.len(), bounds.max_relations).map_err(named)?;
     let counts = (entities.len(), relations.len());
     store.mutate(|graph| {
         if !graph.entities.is_empty() || !graph.relations.is_empty() {
@@ -89,5 +91,31 @@ mod tests {
         std::fs::write(&file, "{\"type\":\"entity\",\"name\":1}\n").unwrap();
         let error = import_jsonl(&store, &file).unwrap_err().to_string();
         assert!(error.contains("line 1"), "{error}");
+    }
+
+    /// A file with more entities than the graph may hold is refused naming the file
+    /// (issue 76: the size error named no file).
+    #[test]
+    fn a_file_over_the_graph_bounds_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine =
+            Arc::new(Engine::open(dir.path().join("s"), EngineOptions::default()).unwrap());
+        let bounds = limits::GraphBounds {
+            max_entities: 1,
+            max_relations: 1,
+        };
+        let store = GraphStore::open(engine, "kg", bounds).unwrap();
+        let file = dir.path().join("big.jsonl");
+        std::fs::write(
+            &file,
+            "{\"type\":\"entity\",\"name\":\"a\",\"entityType\":\"t\",\"observations\":[]}\n\
+             {\"type\":\"entity\",\"name\":\"b\",\"entityType\":\"t\",\"observations\":[]}\n",
+        )
+        .unwrap();
+        let error = import_jsonl(&store, &file).unwrap_err().to_string();
+        assert!(
+            error.contains("big.jsonl") && error.contains("entities"),
+            "{error}"
+        );
     }
 }
