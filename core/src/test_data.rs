@@ -43,6 +43,60 @@ pub fn upstream_checkout() -> Option<PathBuf> {
     Some(dir)
 }
 
+/// What a test needs to run upstream's own Python: the checkout, the differential venv's
+/// interpreter (`scripts/setup.sh` builds `.cache/upstream-venv`) and the import shims of
+/// `scripts/upstream/shims` for the heavy packages upstream imports and never calls.
+#[derive(Debug, Clone)]
+pub struct UpstreamPython {
+    /// Upstream MemoryBench's checkout.
+    pub checkout: PathBuf,
+    /// The venv's Python.
+    pub python: PathBuf,
+    /// The folder of the import shims.
+    pub shims: PathBuf,
+}
+
+/// What every script [`UpstreamPython::script`] runs starts with: `root` is the checkout (the
+/// first argument), and upstream's heavy imports are shimmed (the second).
+const UPSTREAM_PRELUDE: &str = "import sys
+root, shims = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shims)
+import heavy_import_shims
+heavy_import_shims.install()
+";
+
+impl UpstreamPython {
+    /// The checkout and the venv, or `None` after [`skip`].
+    pub fn find() -> Option<UpstreamPython> {
+        let checkout = upstream_checkout()?;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let python = root.join(".cache/upstream-venv/bin/python");
+        if !python.is_file() {
+            skip(&format!(
+                "{} is absent (bash scripts/setup.sh builds the venv)",
+                python.display()
+            ));
+            return None;
+        }
+        Some(UpstreamPython {
+            checkout,
+            python,
+            shims: root.join("scripts/upstream/shims"),
+        })
+    }
+
+    /// `python -c PRELUDE+script checkout shims`: `script` with `root` naming the checkout and
+    /// the heavy imports shimmed.
+    pub fn script(&self, script: &str) -> Command {
+        let mut command = Command::new(&self.python);
+        command
+            .args(["-c", &format!("{UPSTREAM_PRELUDE}{script}")])
+            .arg(&self.checkout)
+            .arg(&self.shims);
+        command
+    }
+}
+
 /// Runs `command` (a Python side of a parity test) with `input` on its standard input and reads
 /// what it prints as JSON. A process that fails, or prints no JSON, fails the test, quoting its
 /// standard error.

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs upstream MemoryBench's OWN off-policy pipeline on our built-in sample, against an
+"""Runs upstream MemoryBench's OWN off-policy pipeline (or, with --regime on-policy, its
+on-policy one: src/on-policy.py) on our built-in sample, against an
 OpenAI-compatible server (normally scripts/upstream/stub_llm.py), for a request-for-request
 differential with our Rust harness.
 
@@ -309,8 +310,8 @@ def main():
     # The runner: src/off-policy.py or src/on-policy.py, loaded from the checkout.
     runner_file = "off-policy.py" if args.regime == "off-policy" else "on-policy.py"
     spec = importlib.util.spec_from_file_location("upstream_runner", upstream / "src" / runner_file)
-    off_policy = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(off_policy)
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
     memorybench = importlib.import_module("memorybench")
     upstream_utils = importlib.import_module("src.utils")
 
@@ -343,7 +344,7 @@ def main():
     def skip_evaluation(dataset_type_, set_name_, predicts, output_dir):
         print(f"[run_upstream] evaluation skipped ({len(predicts)} predictions in {output_dir})")
 
-    off_policy.load_memory_bench = load_memory_bench
+    runner.load_memory_bench = load_memory_bench
     if args.system == "mem0":
         # Upstream gives mem0 no vector-store path, so mem0 uses its default local Qdrant
         # folder /tmp/qdrant (wiped on open). Keep that folder inside OUT instead, so that
@@ -353,7 +354,7 @@ def main():
         qdrant_path = str(out / "qdrant")
         agent_mem0.VectorStoreConfig = lambda config=None, **kw: vector_store_config(
             config={**(config or {}), "path": qdrant_path}, **kw)
-    off_policy.evaluate_and_summary = skip_evaluation
+    runner.evaluate_and_summary = skip_evaluation
     adaptations = []
     if args.fixed_time is not None:
         # MemoryOS stamps QA pairs, pages, sessions and knowledge with utils.get_timestamp()
@@ -392,7 +393,7 @@ def main():
         run_args.feedback_agent_config = str(feedback_file)
         run_args.step, run_args.batch_size, run_args.max_rounds = args.step, args.batch_size, args.max_rounds
         # main() opens the memory system's config file itself
-    off_policy.main(run_args)
+    runner.main(run_args)
 
     # Collect upstream's predictions (on-policy: the last step's) and rename the aliases back.
     result_dirs = sorted((out / "results" / dataset_type / args.set_name / args.system).glob("start_at_*"))

@@ -5,9 +5,6 @@
 //! indices where `find_related_memories` reads Chroma's results), so no run compares it: this
 //! test does, message for message and parameter for parameter, for `evolution = true`.
 
-use std::path::Path;
-use std::process::Command;
-
 use mb_baselines::amem::ops::{EvolveNote, NoteView};
 use mb_core::Lang;
 use mb_llm::ops::{Backend, OutputHandling};
@@ -19,12 +16,8 @@ use serde_json::{json, Value};
 /// Runs `process_memory` on each case (a new note and its neighbours, nearest first) and
 /// prints the parameters each evolution request reached the client with.
 const PROCESS_MEMORY_PY: &str = r#"
-import sys, json, io, contextlib, logging, os
+import json, io, contextlib, logging, os
 from types import SimpleNamespace
-root, shims = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shims)
-import heavy_import_shims
-heavy_import_shims.install()
 sys.path.insert(0, root)
 logging.disable(logging.CRITICAL)
 os.environ["VLLM_BASE_URL"] = "http://127.0.0.1:9/v1"
@@ -166,17 +159,9 @@ fn wire(format: &ResponseFormat) -> Value {
 
 #[tokio::test]
 async fn evolution_requests_are_upstreams_own() {
-    let Some(checkout) = mb_core::test_data::upstream_checkout() else {
+    let Some(side) = mb_core::test_data::UpstreamPython::find() else {
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !python.is_file() {
-        return mb_core::test_data::skip(&format!(
-            "{} is absent (bash scripts/setup.sh builds it)",
-            python.display()
-        ));
-    }
     let cases = cases();
     let input: Vec<Value> = cases
         .iter()
@@ -184,16 +169,12 @@ async fn evolution_requests_are_upstreams_own() {
             json!({"note": as_json(new), "neighbours": neighbours.iter().map(as_json).collect::<Vec<_>>()})
         })
         .collect();
-    let mut command = Command::new(&python);
-    command
-        .args(["-c", PROCESS_MEMORY_PY])
-        .arg(&checkout)
-        .arg(root.join("scripts/upstream/shims"));
+    let mut command = side.script(PROCESS_MEMORY_PY);
     let theirs = mb_core::test_data::run_json(&mut command, &Value::from(input).to_string());
 
     let scripted =
         ScriptedProvider::then_always(&[], "{\"should_evolve\": false, \"actions\": []}");
-    let wording = Wording::upstream(Upstream::open(&checkout).unwrap());
+    let wording = Wording::upstream(Upstream::open(&side.checkout).unwrap());
     let backend =
         Backend::model(scripted.clone(), OutputHandling::Upstream, 0).with_wording(wording.clone());
     for (index, (new, neighbours)) in cases.into_iter().enumerate() {

@@ -280,10 +280,10 @@ fn non_utf8_paths_are_refused_cleanly() {
     assert!(!path.exists(), "nothing is created");
 }
 
-#[test]
-fn a_huge_k_returns_the_whole_namespace() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = engine(dir.path());
+/// An engine in `dir` whose namespace `n` holds three records with text and a vector in `s`,
+/// two of them about tea.
+fn tea_and_coffee(dir: &Path) -> Engine {
+    let e = engine(dir);
     for text in ["tea in the morning", "green tea", "coffee"] {
         e.put(
             "n",
@@ -291,6 +291,13 @@ fn a_huge_k_returns_the_whole_namespace() {
         )
         .unwrap();
     }
+    e
+}
+
+#[test]
+fn a_huge_k_returns_the_whole_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = tea_and_coffee(dir.path());
     let query = [1.0, 0.0, 0.0, 0.0];
     assert_eq!(e.search_text("n", "tea", usize::MAX).unwrap().len(), 2);
     for syntax in [
@@ -320,14 +327,7 @@ fn a_huge_k_returns_the_whole_namespace() {
 #[test]
 fn a_fusion_constant_that_cannot_rank_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let e = engine(dir.path());
-    for text in ["tea in the morning", "green tea", "coffee"] {
-        e.put(
-            "n",
-            NewRecord::new(text).with_vector("s", vec![1.0, 0.5, 0.0, 0.0]),
-        )
-        .unwrap();
-    }
+    let e = tea_and_coffee(dir.path());
     let mut hybrid = mb_engine::HybridQuery::new("tea", "s", vec![1.0, 0.0, 0.0, 0.0], 3);
     for bad in [f32::NAN, -1.0, -0.5, f32::INFINITY, f32::NEG_INFINITY] {
         hybrid.rrf_k = bad;

@@ -8,19 +8,8 @@ shim.score = _no_bert
 sys.modules["bert_score"] = shim
 import nltk, nltk.corpus
 if len(sys.argv) > 2:
-    # WordNet 3.0 (.cache/wordnet/dict), copied where NLTK's data folder holds it (NLTK refuses
-    # links out of a corpus folder, and files others may write); the reader
-    # also wants a `lexnames` file, which changes no synonym (placeholder names).
-    import atexit, shutil, tempfile
-    home = tempfile.mkdtemp()
-    atexit.register(shutil.rmtree, home, True)
-    root = os.path.join(home, "corpora", "wordnet")
-    os.makedirs(root)
-    for name in os.listdir(sys.argv[2]):
-        os.chmod(shutil.copy(os.path.join(sys.argv[2], name), root), 0o644)
-    with open(os.path.join(root, "lexnames"), "w") as f:
-        f.writelines(f"{i:02d}\tlexicographer_file_{i}\t0\n" for i in range(45))
-    nltk.data.path.insert(0, home)
+    # NLTK's data folder holding WordNet 3.0 (common.rs, nltk_wordnet_home).
+    nltk.data.path.insert(0, sys.argv[2])
 else:
     # No WordNet data: a reader with no synsets, as the Rust side has then.
     object.__setattr__(nltk.corpus.wordnet, "synsets", lambda word, *a, **k: [])

@@ -76,26 +76,26 @@ const ADVERSARIAL: &[&str] = &[
 /// The checkout and the differential venv, or `None` after a `skipped:` line (a failure under
 /// CI).
 fn find() -> Option<(Upstream, PathBuf, PathBuf)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let checkout = root.join("../shared/upstream/MemoryBench");
-    let python = root.join(".cache/upstream-venv/bin/python");
-    if !checkout.join("memorybench.py").is_file() || !python.is_file() {
-        mb_core::test_data::skip(&format!(
-            "{} or {} is absent (bash scripts/setup.sh builds the venv)",
-            checkout.display(),
-            python.display()
-        ));
-        return None;
-    }
-    Some((Upstream::open(&checkout).unwrap(), checkout, python))
+    let side = mb_core::test_data::UpstreamPython::find()?;
+    Some((
+        Upstream::open(&side.checkout).unwrap(),
+        side.checkout,
+        side.python,
+    ))
 }
 
-fn run_python(python: &Path, checkout: &Path, seed: &str, pairs: &[(&str, &str)]) -> Vec<Value> {
+fn run_python(
+    python: &Path,
+    checkout: &Path,
+    wordnet: Option<&tempfile::TempDir>,
+    seed: &str,
+    pairs: &[(&str, &str)],
+) -> Vec<Value> {
     let mut command = Command::new(python);
     command
         .args(["-c", DRIVER])
         .arg(checkout)
-        .args(mb_eval::metrics::wordnet::find())
+        .args(wordnet.map(tempfile::TempDir::path))
         .env("PYTHONHASHSEED", seed);
     let input = serde_json::to_string(pairs).unwrap();
     serde_json::from_value(mb_core::test_data::run_json(&mut command, &input)).unwrap()
@@ -171,9 +171,10 @@ fn judge_metrics_match_upstreams_python() {
     assert!(texts.len() >= 45 && pairs.len() > 1_000);
     // Upstream picks the nearest charge name by iterating a set, whose order follows the
     // string hash seed: two seeds agreeing shows that no input here depends on it.
-    let expected = run_python(&python, &checkout, "0", &pairs);
+    let wordnet = crate::common::nltk_wordnet_home();
+    let expected = run_python(&python, &checkout, wordnet.as_ref(), "0", &pairs);
     assert_eq!(expected.len(), pairs.len());
-    assert!(expected == run_python(&python, &checkout, "12345", &pairs));
+    assert!(expected == run_python(&python, &checkout, wordnet.as_ref(), "12345", &pairs));
     let mut failures = Vec::new();
     let mut errors = 0;
     let mut refused = 0;

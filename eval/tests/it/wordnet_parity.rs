@@ -2,9 +2,8 @@
 //! `.cache/wordnet/dict`) read by our reader and by NLTK's own `WordNetCorpusReader` (setup
 //! venv): the lemma names of `synsets(word)` for every word and Porter stem of the real texts
 //! and the inflections NLTK's morphy treats specially, then METEOR with that WordNet on real
-//! pairs, bit for bit. NLTK's reader also wants a `lexnames` file, which names the
-//! lexicographer files and changes no synonym; the Python side writes one with placeholder
-//! names, in a folder laid out as NLTK's data (`corpora/wordnet`).
+//! pairs, bit for bit, NLTK reading the files from a data folder of its own layout
+//! ([`crate::common::nltk_wordnet_home`]).
 
 use std::collections::BTreeSet;
 
@@ -17,23 +16,14 @@ use mb_text::porter::stem;
 use serde_json::json;
 
 const PYTHON: &str = r#"
-import atexit, json, os, shutil, struct, sys, tempfile
+import json, os, struct, sys
 import nltk
 from nltk.corpus.reader.wordnet import WordNetCorpusReader
 from nltk.translate.meteor_score import meteor_score
 data = json.load(sys.stdin)
-# Laid out as NLTK's data folder holds it: the reader maps senses against `corpora/wordnet`.
-home = tempfile.mkdtemp()
-atexit.register(shutil.rmtree, home, True)
-root = os.path.join(home, "corpora", "wordnet")
-os.makedirs(root)
-nltk.data.path.insert(0, home)
-for name in os.listdir(data["dict"]):
-    os.chmod(shutil.copy(os.path.join(data["dict"], name), root), 0o644)
-with open(os.path.join(root, "lexnames"), "w") as f:
-    for i in range(45):
-        f.write(f"{i:02d}\tlexicographer_file_{i}\t0\n")
-wordnet = WordNetCorpusReader(root, None)
+# The reader maps senses against NLTK's `corpora/wordnet`, so it reads from its data folder.
+nltk.data.path.insert(0, data["home"])
+wordnet = WordNetCorpusReader(os.path.join(data["home"], "corpora", "wordnet"), None)
 synonyms = [[n for s in wordnet.synsets(w) for n in s.lemma_names()] for w in data["words"]]
 def bits(x):
     return struct.unpack("<Q", struct.pack("<d", x))[0]
@@ -80,7 +70,8 @@ fn synonyms_and_meteor_match_nltks_wordnet() {
             pairs.push((vec![word_tokenize(text)], word_tokenize(&edited(text))));
         }
     }
-    let input = json!({"dict": dir, "words": words, "pairs": pairs});
+    let home = crate::common::nltk_wordnet_home().unwrap();
+    let input = json!({"home": home.path(), "words": words, "pairs": pairs});
     let (synonyms, scores): (Vec<Vec<String>>, Vec<u64>) = venv_python(PYTHON, &input);
 
     let mut with_synonyms = 0;
