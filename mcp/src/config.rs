@@ -64,6 +64,14 @@ pub struct Cli {
     /// Most relations one knowledge graph holds (each tenant's).
     #[arg(long, default_value_t = limits::MAX_RELATIONS, value_name = "N", value_parser = graph_bound)]
     pub max_relations: usize,
+    /// Most bytes of text one knowledge graph holds (each tenant's): a count of bytes, or with
+    /// a binary suffix (`512MiB`, `2GiB`).
+    #[arg(long, default_value = "128MiB", value_name = "BYTES", value_parser = byte_bound)]
+    pub max_graph_bytes: usize,
+    /// Most bytes of text one `read_graph`, `search_nodes` or `open_nodes` reply carries; a
+    /// larger graph is read in pages (`limit`, `cursor`).
+    #[arg(long, default_value = "16MiB", value_name = "BYTES", value_parser = byte_bound)]
+    pub max_reply_bytes: usize,
     /// Most HTTP sessions one tenant keeps open; its further `initialize` calls get 429 until
     /// some end (DELETE) or expire.
     #[arg(long, default_value_t = limits::MAX_SESSIONS_PER_TENANT, value_name = "N",
@@ -127,12 +135,35 @@ fn graph_bound(text: &str) -> Result<usize, String> {
     Ok(value)
 }
 
+/// A byte bound from the command line: a count with an optional binary suffix (`KiB`, `MiB`,
+/// `GiB`), from 1 KiB to [`limits::MAX_BYTES_BOUND`].
+fn byte_bound(text: &str) -> Result<usize, String> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let shift = match &text[digits.len()..] {
+        "" | "B" => 0,
+        "KiB" => 10,
+        "MiB" => 20,
+        "GiB" => 30,
+        other => return Err(format!("unknown unit {other:?} (use KiB, MiB or GiB)")),
+    };
+    let count: usize = digits
+        .parse()
+        .map_err(|e| format!("{text:?} is not a size: {e}"))?;
+    let value = count
+        .checked_mul(1 << shift)
+        .filter(|v| (1024..=limits::MAX_BYTES_BOUND).contains(v))
+        .ok_or_else(|| format!("{text} is outside 1KiB..=16GiB"))?;
+    Ok(value)
+}
+
 impl Cli {
-    /// How large each knowledge graph may grow.
+    /// How large each knowledge graph, and one reply about it, may grow.
     pub fn graph_bounds(&self) -> GraphBounds {
         GraphBounds {
             max_entities: self.max_entities,
             max_relations: self.max_relations,
+            max_bytes: self.max_graph_bytes,
+            max_reply_bytes: self.max_reply_bytes,
         }
     }
 
@@ -230,5 +261,11 @@ mod tests {
         assert!(bad(&["--max-entities", "0"]));
         assert!(bad(&["--max-relations", "10000001"]));
         assert!(bad(&["--max-entities", "-3"]));
+        let bytes = cli(&["--max-graph-bytes", "2GiB", "--max-reply-bytes", "4096"]).graph_bounds();
+        assert_eq!((bytes.max_bytes, bytes.max_reply_bytes), (2 << 30, 4096));
+        assert!(bad(&["--max-graph-bytes", "17GiB"]));
+        assert!(bad(&["--max-reply-bytes", "1000"]));
+        assert!(bad(&["--max-reply-bytes", "5MB"]));
+        assert!(bad(&["--max-graph-bytes", "99999999999999999999GiB"]));
     }
 }

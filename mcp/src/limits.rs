@@ -14,14 +14,33 @@ pub const MAX_RELATIONS: usize = 200_000;
 /// and ten million small entities already take gigabytes with their search index.
 pub const MAX_GRAPH_BOUND: usize = 10_000_000;
 
-/// How large one knowledge graph may grow: a setting, so that a server with the memory for
-/// it (or a load benchmark) can hold more than the defaults.
+/// Most bytes of text (names, types, observations, relation endpoints and types) one
+/// knowledge graph holds unless `--max-graph-bytes` says otherwise: the graph lives in memory
+/// several times over (values, search text, trigram index).
+pub const MAX_GRAPH_BYTES: usize = 128 << 20;
+/// Most bytes of text one `read_graph`, `search_nodes` or `open_nodes` reply carries unless
+/// `--max-reply-bytes` says otherwise: a reply is built whole (its JSON text and structured
+/// copy), so a larger one is read in pages.
+pub const MAX_REPLY_BYTES: usize = 16 << 20;
+/// The largest `--max-graph-bytes` and `--max-reply-bytes` accept.
+pub const MAX_BYTES_BOUND: usize = 16 << 30;
+/// Most items (`read_graph`) or entities (`search_nodes`) one page holds.
+pub const MAX_GRAPH_PAGE: usize = 1_000;
+/// Page size of a paged graph read that names a cursor and no `limit`.
+pub const DEFAULT_GRAPH_PAGE: usize = 100;
+
+/// How large one knowledge graph, and one reply about it, may grow: settings, so that a server
+/// with the memory for it (or a load benchmark) can hold more than the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GraphBounds {
     /// Most entities.
     pub max_entities: usize,
     /// Most relations.
     pub max_relations: usize,
+    /// Most bytes of text in the graph.
+    pub max_bytes: usize,
+    /// Most bytes of text in one reply (a page always holds at least one item).
+    pub max_reply_bytes: usize,
 }
 
 impl Default for GraphBounds {
@@ -29,6 +48,8 @@ impl Default for GraphBounds {
         GraphBounds {
             max_entities: MAX_ENTITIES,
             max_relations: MAX_RELATIONS,
+            max_bytes: MAX_GRAPH_BYTES,
+            max_reply_bytes: MAX_REPLY_BYTES,
         }
     }
 }

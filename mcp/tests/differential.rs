@@ -112,6 +112,50 @@ fn comparable(result: &Value) -> Value {
     }
 }
 
+/// What this server adds to the reference's tools (docs/mcp.md, "Paged reads"): optional input
+/// fields and output properties, taken out of our description before it is compared (and
+/// checked to be optional, so every call the reference accepts means the same here). These
+/// tools also refuse unknown fields (`additionalProperties: false`), so that a misspelt
+/// `limit` cannot return the whole graph unasked.
+const EXTENSIONS: &[(&str, &[&str], &[&str])] = &[
+    ("read_graph", &["cursor", "limit"], &["nextCursor"]),
+    ("search_nodes", &["cursor", "limit"], &["nextCursor"]),
+];
+
+/// `tool` (ours) without its [`EXTENSIONS`].
+fn without_extensions(mut tool: Value) -> Value {
+    let Some((_, inputs, outputs)) = EXTENSIONS.iter().find(|(name, ..)| tool["name"] == *name)
+    else {
+        return tool;
+    };
+    let strict = tool["inputSchema"]
+        .as_object_mut()
+        .and_then(|schema| schema.remove("additionalProperties"));
+    assert_eq!(
+        strict,
+        Some(json!(false)),
+        "{} takes unknown fields",
+        tool["name"]
+    );
+    for (schema, fields) in [("inputSchema", inputs), ("outputSchema", outputs)] {
+        let required = tool[schema]["required"].clone();
+        for field in fields.iter() {
+            assert!(
+                !required
+                    .as_array()
+                    .is_some_and(|r| r.contains(&json!(field))),
+                "{} requires its extension {field}",
+                tool["name"]
+            );
+            let removed = tool[schema]["properties"]
+                .as_object_mut()
+                .and_then(|p| p.remove(*field));
+            assert!(removed.is_some(), "{} lacks {field}", tool["name"]);
+        }
+    }
+    tool
+}
+
 /// What must agree in a tool's description: everything but the JSON Schema dialect (zod
 /// writes draft-07, schemars 2020-12, the same keywords here), the SDK's `execution` field and,
 /// for the output schema, property descriptions (the reference has none on `results`).
@@ -157,7 +201,11 @@ fn knowledge_graph_tools_match_the_reference_server() {
     let mut ours = StdioClient::ours(&dir.path().join("store"), &[]);
 
     let reference_tools: Vec<Value> = reference.tools().iter().map(summary).collect();
-    let our_tools: Vec<Value> = ours.tools().iter().map(summary).collect();
+    let our_tools: Vec<Value> = ours
+        .tools()
+        .into_iter()
+        .map(|t| summary(&without_extensions(t)))
+        .collect();
     for tool in &reference_tools {
         let name = &tool["name"];
         let found = our_tools.iter().find(|t| &t["name"] == name);
@@ -186,6 +234,20 @@ fn knowledge_graph_tools_match_the_reference_server() {
     };
     assert_eq!(read(&mut ours), read(&mut reference));
 
+    // Our pages, joined, are the reference's whole reply.
+    for (tool, arguments) in [
+        ("read_graph", json!({})),
+        ("search_nodes", json!({"query": "a"})),
+    ] {
+        let whole = reference.call(tool, arguments.clone())["structuredContent"].clone();
+        assert_eq!(read_pages(&mut ours, tool, arguments, 1), whole, "{tool}");
+    }
+    let misspelt = ours.call("read_graph", json!({"limt": 1}));
+    assert!(
+        is_error(&misspelt) && text(&misspelt).contains("limt"),
+        "{misspelt}"
+    );
+
     // The graph persists: a new process on the same store reads the same graph.
     let final_graph = ours.call("read_graph", json!({}));
     drop(ours);
@@ -203,4 +265,28 @@ fn knowledge_graph_tools_match_the_reference_server() {
         comparable(&imported.call("read_graph", json!({}))),
         comparable(&reference.call("read_graph", json!({})))
     );
+}
+
+/// Every page of `tool` with `arguments` and `limit`, joined into one graph (relations in a
+/// search's pages once each).
+fn read_pages(client: &mut StdioClient, tool: &str, mut arguments: Value, limit: u32) -> Value {
+    let (mut entities, mut relations) = (Vec::new(), Vec::<Value>::new());
+    arguments["limit"] = json!(limit);
+    for _ in 0..100 {
+        let page = client.call(tool, arguments.clone());
+        assert!(!is_error(&page), "{tool}: {page}");
+        let page = &page["structuredContent"];
+        entities.extend(page["entities"].as_array().cloned().unwrap_or_default());
+        for relation in page["relations"].as_array().cloned().unwrap_or_default() {
+            // A search's relation touching entities of two pages is in both.
+            if tool == "read_graph" || !relations.contains(&relation) {
+                relations.push(relation);
+            }
+        }
+        match page.get("nextCursor") {
+            Some(cursor) => arguments["cursor"] = cursor.clone(),
+            None => return json!({"entities": entities, "relations": relations}),
+        }
+    }
+    panic!("{tool}: more than 100 pages")
 }

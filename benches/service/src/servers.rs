@@ -19,10 +19,15 @@ pub fn peak_rss_mib(pid: u32) -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-/// The entity bound our server runs with (`--max-entities`): far above what 32 clients create
-/// in the longest run here, so the bound never turns a `create_entities` into a refusal (at the
-/// default 100 000 a quiet 60 s run reached it after half a minute). The reference has none.
-const OURS_MAX_ENTITIES: &str = "5000000";
+/// The graph bounds our server runs with (`--max-entities`, `--max-graph-bytes`): far above what
+/// 32 clients create in the longest run here, so a bound never turns a `create_entities` into a
+/// refusal (at the default 100 000 entities a quiet 60 s run reached it after half a minute).
+/// The reference has none.
+const OURS_BOUNDS: [&str; 4] = ["--max-entities", "5000000", "--max-graph-bytes", "16GiB"];
+
+/// Entities per `read_graph` page when our server's graph is read back (the whole graph of a
+/// long run is over the reply bound; the reference has no pages and answers whole).
+const PAGE: u32 = 1000;
 
 /// A server the benchmark drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +112,7 @@ impl Programs {
             Server::OursHttp | Server::OursStdio => {
                 let mut c = Command::new(&self.ours);
                 c.arg("--store").arg(work.join("store"));
-                c.args(["--max-entities", OURS_MAX_ENTITIES]);
+                c.args(OURS_BOUNDS);
                 c
             }
         };
@@ -143,7 +148,7 @@ impl Programs {
         let mut child = Command::new(&self.ours)
             .arg("--store")
             .arg(work.join("store"))
-            .args(["--max-entities", OURS_MAX_ENTITIES])
+            .args(OURS_BOUNDS)
             .args(["--http", "127.0.0.1:0", "--config"])
             .arg(&config)
             .stdin(Stdio::null())
@@ -178,28 +183,39 @@ impl Programs {
         Ok((child, sessions))
     }
 
-    /// The entity names `server` has on the files in `work`, read by a fresh process.
+    /// The entity names `server` has on the files in `work`, read by a fresh process (ours in
+    /// pages).
     pub async fn kept_names(&self, server: Server, work: &Path) -> Result<Vec<String>, Error> {
         let mut child = self.stdio(server, work)?;
         let session = Session::Stdio(StdioSession::open(&mut child).await?);
-        let reply = session.call("read_graph", json!({})).await?;
-        stop(child).await;
-        let graph = match reply.result.get("structuredContent") {
-            Some(graph) => graph.clone(),
-            None => reply.result["content"][0]["text"]
-                .as_str()
-                .and_then(|t| serde_json::from_str(t).ok())
-                .ok_or("read_graph answered neither structured content nor JSON text")?,
+        let mut arguments = match server {
+            Server::Reference => json!({}),
+            Server::OursHttp | Server::OursStdio => json!({ "limit": PAGE }),
         };
-        Ok(graph["entities"]
-            .as_array()
-            .map(|entities| {
-                entities
-                    .iter()
-                    .filter_map(|e| e["name"].as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default())
+        let mut names = Vec::new();
+        loop {
+            let reply = session.call("read_graph", arguments.clone()).await?;
+            let graph = match reply.result.get("structuredContent") {
+                Some(graph) => graph.clone(),
+                None => reply.result["content"][0]["text"]
+                    .as_str()
+                    .and_then(|t| serde_json::from_str(t).ok())
+                    .ok_or("read_graph answered neither structured content nor JSON text")?,
+            };
+            if let Some(entities) = graph["entities"].as_array() {
+                names.extend(
+                    entities
+                        .iter()
+                        .filter_map(|e| e["name"].as_str().map(str::to_string)),
+                );
+            }
+            match graph.get("nextCursor") {
+                Some(cursor) => arguments["cursor"] = cursor.clone(),
+                None => break,
+            }
+        }
+        stop(child).await;
+        Ok(names)
     }
 }
 

@@ -103,6 +103,7 @@ mod tests {
         let bounds = limits::GraphBounds {
             max_entities: 1,
             max_relations: 1,
+            ..limits::GraphBounds::default()
         };
         let store = GraphStore::open(engine, "kg", bounds).unwrap();
         let file = dir.path().join("big.jsonl");

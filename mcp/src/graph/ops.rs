@@ -22,6 +22,7 @@ use crate::graph::model::{
     AddedObservations, Entity, KnowledgeGraph, ObservationAddition, ObservationDeletion, Relation,
 };
 use crate::graph::node::{Node, Searchable};
+use crate::graph::size::{self, TextBytes};
 use crate::graph::trigram::TrigramIndex;
 use crate::limits::{self, GraphBounds};
 
@@ -48,6 +49,8 @@ pub struct Graph {
     pub orphaned: Vec<usize>,
     /// How large the graph may grow.
     bounds: GraphBounds,
+    /// The bytes of text the graph holds ([`TextBytes`]), kept as it changes.
+    text_bytes: usize,
     /// Entities by name, relations by triple and by endpoint.
     pub(super) lookups: Lookups,
     /// Whether anything changed since the last write took the changes.
@@ -90,6 +93,20 @@ impl Graph {
         self.bounds
     }
 
+    /// The bytes of text the graph holds.
+    pub fn text_bytes(&self) -> usize {
+        self.text_bytes
+    }
+
+    /// Fails when `more` bytes of text would take the graph over its bound.
+    fn check_growth(&self, more: usize) -> Result<(), McpError> {
+        limits::check_total(
+            "bytes of text in the graph (--max-graph-bytes)",
+            self.text_bytes.saturating_add(more),
+            self.bounds.max_bytes,
+        )
+    }
+
     /// The plain graph.
     pub fn snapshot(&self) -> KnowledgeGraph {
         KnowledgeGraph {
@@ -125,6 +142,7 @@ impl Graph {
         }
         node.serial = self.next_serial;
         self.next_serial = self.next_serial.saturating_add(1);
+        self.text_bytes = self.text_bytes.saturating_add(node.value.text_bytes());
         self.lookups.add_entity(&node.value.name, node.serial);
         self.trigrams.insert(node.serial, &node.folded);
         if node.dirty {
@@ -139,6 +157,7 @@ impl Graph {
         }
         node.serial = self.next_relation_serial;
         self.next_relation_serial = self.next_relation_serial.saturating_add(1);
+        self.text_bytes = self.text_bytes.saturating_add(node.value.text_bytes());
         self.lookups.add_relation(&node.value, node.serial);
         if node.dirty {
             self.touched.push(Item::Relation(node.serial));
@@ -239,6 +258,7 @@ impl Graph {
             self.entities.len() + new.len(),
             self.bounds.max_entities,
         )?;
+        self.check_growth(size::total(&new))?;
         self.changed |= !new.is_empty();
         for entity in &new {
             self.push_entity(Node::new(entity.clone()));
@@ -260,6 +280,7 @@ impl Graph {
             self.relations.len() + new.len(),
             self.bounds.max_relations,
         )?;
+        self.check_growth(size::total(&new))?;
         self.changed |= !new.is_empty();
         for relation in &new {
             self.push_relation(Node::new(relation.clone()));
@@ -274,7 +295,7 @@ impl Graph {
     ) -> Result<Vec<AddedObservations>, McpError> {
         // What each changed entity was before the call: (position, observations, dirty).
         let mut undo: Vec<(usize, usize, bool)> = Vec::new();
-        let (was_changed, touched) = (self.changed, self.touched.len());
+        let (was_changed, touched, bytes) = (self.changed, self.touched.len(), self.text_bytes);
         let mut results = Vec::with_capacity(additions.len());
         for addition in additions {
             match self.add_observation(addition, &mut undo) {
@@ -290,6 +311,7 @@ impl Graph {
                     }
                     self.changed = was_changed;
                     self.touched.truncate(touched);
+                    self.text_bytes = bytes;
                     return Err(error);
                 }
             }
@@ -323,7 +345,16 @@ impl Graph {
             node.value.observations.len() + new.len(),
             limits::MAX_OBSERVATIONS_PER_ENTITY,
         )?;
+        let added = new
+            .iter()
+            .fold(0, |sum: usize, o| sum.saturating_add(o.len()));
+        limits::check_total(
+            "bytes of text in the graph (--max-graph-bytes)",
+            self.text_bytes.saturating_add(added),
+            self.bounds.max_bytes,
+        )?;
         if !new.is_empty() {
+            self.text_bytes = self.text_bytes.saturating_add(added);
             undo.push((at, node.value.observations.len(), node.dirty));
             node.value.observations.extend(new.iter().cloned());
             node.dirty = true;
@@ -352,6 +383,7 @@ impl Graph {
                 continue;
             };
             self.lookups.remove_entity(&node.value.name, serial);
+            self.text_bytes = self.text_bytes.saturating_sub(node.value.text_bytes());
             self.trigrams.remove(serial, &node.folded);
             node.forget(&mut self.deleted, &mut self.orphaned);
         }
@@ -371,11 +403,13 @@ impl Graph {
                 continue;
             };
             if let Some(node) = self.entities.get_mut(at) {
-                let before = node.value.observations.len();
+                let (before, bytes) = (node.value.observations.len(), node.value.text_bytes());
                 node.value
                     .observations
                     .retain(|o| !deletion.observations.contains(o));
                 if node.value.observations.len() != before {
+                    let freed = bytes.saturating_sub(node.value.text_bytes());
+                    self.text_bytes = self.text_bytes.saturating_sub(freed);
                     node.dirty = true;
                     refold(&mut self.trigrams, node);
                     self.touched.push(Item::Entity(node.serial));
@@ -400,6 +434,7 @@ impl Graph {
                 continue;
             };
             self.lookups.remove_relation(&node.value, serial);
+            self.text_bytes = self.text_bytes.saturating_sub(node.value.text_bytes());
             node.forget(&mut self.deleted, &mut self.orphaned);
         }
         if !serials.is_empty() {

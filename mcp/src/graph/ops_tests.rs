@@ -156,6 +156,7 @@ fn the_bounds_are_the_graphs_own() {
     let mut graph = Graph::with_bounds(GraphBounds {
         max_entities: 2,
         max_relations: 1,
+        ..GraphBounds::default()
     });
     graph
         .create_entities(vec![entity("a", &[]), entity("b", &[])])
@@ -170,4 +171,61 @@ fn the_bounds_are_the_graphs_own() {
     graph.create_relations(vec![relation("a", "b")]).unwrap();
     assert!(graph.create_relations(vec![relation("b", "a")]).is_err());
     assert_eq!(graph.entities, before.entities, "a refusal changes nothing");
+}
+
+/// The graph's text is bounded (issue 76, D3: a 200 MB graph took 2.2 GB to read), every
+/// refusal changes nothing, and deletions give the bytes back.
+#[test]
+fn the_graphs_text_is_bounded_and_counted_as_it_changes() {
+    let mut graph = Graph::with_bounds(GraphBounds {
+        max_bytes: 40,
+        ..GraphBounds::default()
+    });
+    // "a" + "person" + "12345" = 12 bytes.
+    graph
+        .create_entities(vec![entity("a", &["12345"])])
+        .unwrap();
+    graph.create_relations(vec![relation("a", "b")]).unwrap(); // 7 bytes
+    assert_eq!(graph.text_bytes(), 19);
+    let before = graph.clone();
+    let error = graph
+        .create_entities(vec![entity("b", &["x".repeat(20).as_str()])])
+        .unwrap_err();
+    assert!(error.to_string().contains("--max-graph-bytes"), "{error}");
+    let error = graph
+        .add_observations(vec![ObservationAddition {
+            entity_name: "a".into(),
+            contents: vec!["y".repeat(22)],
+        }])
+        .unwrap_err();
+    assert!(error.to_string().contains("maximum of 40"), "{error}");
+    assert!(graph
+        .create_relations(vec![Relation {
+            from: "a".repeat(30),
+            to: "b".into(),
+            relation_type: "t".into(),
+        }])
+        .is_err());
+    assert_eq!(graph, before, "a refusal changes nothing");
+
+    graph
+        .add_observations(vec![ObservationAddition {
+            entity_name: "a".into(),
+            contents: vec!["y".repeat(21)],
+        }])
+        .unwrap();
+    assert_eq!(graph.text_bytes(), 40);
+    graph.delete_observations(&[ObservationDeletion {
+        entity_name: "a".into(),
+        observations: vec!["12345".into()],
+    }]);
+    assert_eq!(graph.text_bytes(), 35);
+    graph.delete_entities(&["a".to_string()]);
+    assert_eq!(
+        graph.text_bytes(),
+        0,
+        "the entity and its relation are gone"
+    );
+    graph.create_entities(vec![entity("c", &["ok"])]).unwrap();
+    assert_eq!(graph.text_bytes(), size::total(&graph.snapshot().entities));
 }

@@ -8,58 +8,68 @@
 //! operation visits the whole graph for a narrow question.
 
 use crate::graph::index::union;
-use crate::graph::model::{Entity, KnowledgeGraph};
+use crate::graph::model::{Entity, KnowledgeGraph, Relation};
 use crate::graph::node::Node;
 use crate::graph::ops::{position, Graph};
 
 impl Graph {
     /// Entities whose name, type or an observation contains `query` (case-insensitive), with
-    /// the relations touching them. A query of 3 bytes or more is answered from the trigram
-    /// index (candidates verified as the scan would); a shorter one scans every entity.
+    /// the relations touching them.
     pub fn search_nodes(&self, query: &str) -> KnowledgeGraph {
+        self.graph_of(self.matching(query))
+    }
+
+    /// The entities `search_nodes` answers with, in creation order. A query of 3 bytes or
+    /// more is answered from the trigram index (candidates verified as the scan would); a
+    /// shorter one scans every entity.
+    pub(super) fn matching(&self, query: &str) -> Vec<&Node<Entity>> {
         let query = query.to_lowercase();
         if !query.contains('\0') {
             // One searcher for the query, not one per entity as `str::contains` builds.
             let finder = memchr::memmem::Finder::new(query.as_bytes());
             let matches = |n: &&Node<Entity>| finder.find(n.folded.as_bytes()).is_some();
             return match self.trigrams.candidates(&query) {
-                Some(candidates) => {
-                    let nodes = by_serials(&self.entities, &candidates);
-                    self.graph_of(nodes.into_iter().filter(matches))
-                }
-                None => self.subgraph(matches),
+                Some(candidates) => by_serials(&self.entities, &candidates)
+                    .into_iter()
+                    .filter(matches)
+                    .collect(),
+                None => self.entities.iter().filter(matches).collect(),
             };
         }
         // A NUL could match across two fields of the prepared text: match field by field.
-        self.subgraph(|n| fields_contain(&n.value, &query))
+        self.entities
+            .iter()
+            .filter(|n| fields_contain(&n.value, &query))
+            .collect()
     }
 
     /// The named entities with the relations touching them.
     pub fn open_nodes(&self, names: &[String]) -> KnowledgeGraph {
-        let serials = union(names.iter().map(|n| self.lookups.named(n)));
-        self.graph_of(by_serials(&self.entities, &serials).into_iter())
+        self.graph_of(self.named(names))
     }
 
-    /// The entities `keep` accepts, found by visiting every one.
-    pub(super) fn subgraph(&self, keep: impl Fn(&&Node<Entity>) -> bool) -> KnowledgeGraph {
-        self.graph_of(self.entities.iter().filter(keep))
+    /// The entities bearing one of `names`, in creation order.
+    pub(super) fn named(&self, names: &[String]) -> Vec<&Node<Entity>> {
+        let serials = union(names.iter().map(|n| self.lookups.named(n)));
+        by_serials(&self.entities, &serials)
     }
 
     /// The given entities with the relations touching them.
-    fn graph_of<'a>(&self, nodes: impl Iterator<Item = &'a Node<Entity>>) -> KnowledgeGraph {
-        let entities: Vec<Entity> = nodes.map(|n| n.value.clone()).collect();
-        if entities.is_empty() {
-            return KnowledgeGraph::default();
-        }
-        let serials = union(entities.iter().map(|e| self.lookups.touching(&e.name)));
-        let relations = by_serials(&self.relations, &serials)
-            .into_iter()
-            .map(|n| n.value.clone())
-            .collect();
+    pub(super) fn graph_of(&self, nodes: Vec<&Node<Entity>>) -> KnowledgeGraph {
+        let relations = self.touching(&nodes);
         KnowledgeGraph {
-            entities,
-            relations,
+            entities: nodes.into_iter().map(|n| n.value.clone()).collect(),
+            relations: relations.into_iter().map(|n| n.value.clone()).collect(),
         }
+    }
+
+    /// The relations touching the given entities, once each, in creation order.
+    pub(super) fn touching(&self, nodes: &[&Node<Entity>]) -> Vec<&Node<Relation>> {
+        if nodes.is_empty() {
+            return Vec::new();
+        }
+        let serials = union(nodes.iter().map(|n| self.lookups.touching(&n.value.name)));
+        by_serials(&self.relations, &serials)
     }
 }
 

@@ -3,7 +3,6 @@
 
 use rmcp::model::{ErrorData, ReadResourceResult, Resource, ResourceContents};
 
-use crate::graph::ops::Graph;
 use crate::graph::store::GraphStore;
 
 /// The resource's URI.
@@ -25,10 +24,12 @@ pub fn read(store: &GraphStore, uri: &str) -> Result<ReadResourceResult, ErrorDa
             None,
         ));
     }
+    // The whole graph, within the reply bound (the read_graph tool pages a larger one).
     let graph = store
-        .read(Graph::snapshot)
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    let text = serde_json::to_string_pretty(&graph)
+        .read(|g| g.read_page(None))
+        .and_then(|page| page)
+        .map_err(|e| ErrorData::invalid_request(e.to_string(), None))?;
+    let text = serde_json::to_string_pretty(&graph.graph)
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     Ok(ReadResourceResult::new(vec![ResourceContents::text(
         text, URI,

@@ -3,7 +3,7 @@
 //! JSON indented by two spaces (JavaScript's `JSON.stringify(result, null, 2)`), the structured
 //! content the same object the reference returns.
 
-use rmcp::handler::server::common::{schema_for_empty_input, schema_for_output};
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
@@ -18,6 +18,7 @@ use crate::graph::model::{
     AddedObservations, Entity, KnowledgeGraph, ObservationAddition, ObservationDeletion, Relation,
 };
 use crate::graph::ops::Graph;
+use crate::graph::page::{GraphPage, PageRequest};
 use crate::server::Server;
 
 /// Arguments and result of `create_entities`.
@@ -72,14 +73,40 @@ pub(crate) struct DeleteObservationsArgs {
     pub deletions: Vec<ObservationDeletion>,
 }
 
-/// Arguments of `search_nodes`.
+/// Arguments of `read_graph`: none for the reference's whole graph, or a page. Unknown
+/// fields are refused, so a misspelt `limit` cannot return the whole graph unasked.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReadGraphArgs {
+    /// Where to go on.
+    #[schemars(
+        description = "Optional: the nextCursor of the previous page, to read the graph in pages"
+    )]
+    pub cursor: Option<String>,
+    /// Page size.
+    #[schemars(
+        description = "Optional: most items (entities, then relations) in the page, 1 to 1000 (default 100 when a cursor is given); without limit and cursor the whole graph is returned"
+    )]
+    pub limit: Option<u32>,
+}
+
+/// Arguments of `search_nodes`: the reference's query, and optionally a page.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct SearchNodesArgs {
     /// The text to look for.
     #[schemars(
         description = "The search query to match against entity names, types, and observation content"
     )]
     pub query: String,
+    /// Where to go on.
+    #[schemars(description = "Optional: the nextCursor of the previous page of this search")]
+    pub cursor: Option<String>,
+    /// Page size.
+    #[schemars(
+        description = "Optional: most matching entities in the page (each with its relations), 1 to 1000 (default 100 when a cursor is given); without limit and cursor every match is returned"
+    )]
+    pub limit: Option<u32>,
 }
 
 /// Arguments of `open_nodes`.
@@ -289,13 +316,19 @@ impl Server {
     #[tool(
         title = "Read Graph",
         description = "Read the entire knowledge graph",
-        input_schema = schema_for_empty_input(),
-        output_schema = schema_for_output::<KnowledgeGraph>(),
+        input_schema = args::schema::<ReadGraphArgs>(),
+        output_schema = schema_for_output::<GraphPage>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn read_graph(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    async fn read_graph(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         finish((|| {
-            let graph = self.graph(&ctx)?.read(Graph::snapshot)?;
+            let args: ReadGraphArgs = args::parse(raw)?;
+            let page = PageRequest::from_args(args.cursor.as_deref(), args.limit)?;
+            let graph = self.graph(&ctx)?.read(|g| g.read_page(page))??;
             Ok(graph_reply(&graph))
         })())
     }
@@ -304,7 +337,7 @@ impl Server {
         title = "Search Nodes",
         description = "Search for nodes in the knowledge graph based on a query",
         input_schema = args::schema::<SearchNodesArgs>(),
-        output_schema = schema_for_output::<KnowledgeGraph>(),
+        output_schema = schema_for_output::<GraphPage>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn search_nodes(
@@ -314,7 +347,10 @@ impl Server {
     ) -> CallToolResult {
         finish((|| {
             let args: SearchNodesArgs = args::parse(raw)?;
-            let graph = self.graph(&ctx)?.read(|g| g.search_nodes(&args.query))?;
+            let page = PageRequest::from_args(args.cursor.as_deref(), args.limit)?;
+            let graph = self
+                .graph(&ctx)?
+                .read(|g| g.search_page(&args.query, page))??;
             Ok(graph_reply(&graph))
         })())
     }
@@ -333,13 +369,13 @@ impl Server {
     ) -> CallToolResult {
         finish((|| {
             let args: OpenNodesArgs = args::parse(raw)?;
-            let graph = self.graph(&ctx)?.read(|g| g.open_nodes(&args.names))?;
+            let graph = self.graph(&ctx)?.read(|g| g.open_page(&args.names))??;
             Ok(graph_reply(&graph))
         })())
     }
 }
 
-fn graph_reply(graph: &KnowledgeGraph) -> CallToolResult {
+fn graph_reply(graph: &GraphPage) -> CallToolResult {
     match serde_json::to_value(graph) {
         Ok(structured) => reply(graph, structured),
         Err(e) => McpError::Io(e.to_string()).into_tool_result(),
