@@ -182,12 +182,37 @@ pub enum Error {
         /// RocksDB's report, naming the file.
         detail: String,
     },
+    /// A write failed because the disk of the store is full, or was until moments ago: nothing
+    /// of the write was stored. Writes resume by themselves once [`crate::RESUME_HEADROOM`]
+    /// bytes are free; reads go on.
+    #[error(
+        "{}: out of disk space ({available} bytes free now); nothing of this write was stored. \
+         Writes resume by themselves within seconds of {} MiB being free; reads keep working",
+        path.display(),
+        crate::RESUME_HEADROOM >> 20
+    )]
+    StorageFull {
+        /// The store's directory.
+        path: PathBuf,
+        /// The bytes free when the write failed.
+        available: u64,
+    },
     /// RocksDB failed.
     #[error("storage: {0}")]
     Storage(rocksdb::Error),
     /// tantivy failed.
     #[error("lexical index: {0}")]
-    Lexical(#[from] tantivy::TantivyError),
+    Lexical(tantivy::TantivyError),
+    /// A file of the lexical index was damaged or removed while the store was open. The index
+    /// is derived: the next open checks it and rebuilds it from the store.
+    #[error(
+        "the lexical index is damaged ({detail}); nothing stored is lost: reopen the store \
+         (restart the program) and the index is rebuilt from the records"
+    )]
+    LexicalDamaged {
+        /// tantivy's report.
+        detail: String,
+    },
     /// A file-system operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -213,11 +238,41 @@ impl From<rocksdb::Error> for Error {
     }
 }
 
+impl From<tantivy::TantivyError> for Error {
+    /// Classified by tantivy's error kind: damaged index data is [`Error::LexicalDamaged`].
+    fn from(error: tantivy::TantivyError) -> Self {
+        match error {
+            tantivy::TantivyError::DataCorruption(corruption) => Error::LexicalDamaged {
+                detail: format!("{corruption:?}"),
+            },
+            other => Error::Lexical(other),
+        }
+    }
+}
+
 impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damaged_lexical_data_says_how_to_rebuild_the_index() {
+        let corruption = tantivy::error::DataCorruption::comment_only("positions");
+        let error = Error::from(tantivy::TantivyError::DataCorruption(corruption));
+        assert!(matches!(error, Error::LexicalDamaged { .. }), "{error:?}");
+        assert!(
+            error.to_string().contains("rebuilt from the records"),
+            "{error}"
+        );
+        let other = Error::from(tantivy::TantivyError::InvalidArgument("x".into()));
+        assert!(matches!(other, Error::Lexical(_)), "{other:?}");
     }
 }

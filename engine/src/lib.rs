@@ -41,6 +41,7 @@ mod committer;
 mod copy;
 mod deferred_stats;
 mod directory;
+mod disk;
 mod engine;
 mod error;
 mod filter;
@@ -73,6 +74,7 @@ mod write;
 
 pub use batch::{Batch, WriteReceipt};
 pub use directory::ENGINE_FORMAT;
+pub use disk::RESUME_HEADROOM;
 pub use engine::Engine;
 pub use error::{Error, Result};
 pub use filter::Filter;

@@ -2,6 +2,7 @@
 //! family.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rocksdb::{Direction, IteratorMode, ReadOptions, WriteOptions};
 
@@ -37,6 +38,11 @@ pub(crate) type KeyValue = (Box<[u8]>, Box<[u8]>);
 /// Handle on the RocksDB database of an engine directory.
 pub(crate) struct Store {
     instances: Instances,
+    /// The RocksDB directory: whose disk a failed write checks for space.
+    path: PathBuf,
+    /// Whether the last write failed for want of space: RocksDB keeps answering writes with
+    /// that error until it has resumed by itself, even once space is free again.
+    out_of_space: AtomicBool,
     write_options: WriteOptions,
     /// Declared after `instances`, so the directory stays locked until RocksDB has closed.
     _holder: Holder,
@@ -89,6 +95,8 @@ impl Store {
         write_options.set_sync(sync_writes);
         let store = Store {
             instances,
+            path,
+            out_of_space: AtomicBool::new(false),
             write_options,
             _holder: holder,
         };
@@ -186,17 +194,38 @@ impl Store {
 
     /// Applies a batch atomically, with the configured durability.
     pub(crate) fn write(&self, batch: StoreBatch) -> Result<()> {
-        Ok(self
-            .instances
+        self.instances
             .writer()?
-            .write_opt(batch.into_inner(), &self.write_options)?)
+            .write_opt(batch.into_inner(), &self.write_options)
+            .map_err(|e| self.write_failure(e))?;
+        self.out_of_space.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The error of a failed write: [`Error::StorageFull`] when it is an I/O error and the disk
+    /// has too little space for RocksDB to write, or had at the last failure and RocksDB has not
+    /// resumed yet (judged by the space, not by the message).
+    fn write_failure(&self, error: rocksdb::Error) -> Error {
+        if error.kind() == rocksdb::ErrorKind::IOError {
+            let full = crate::disk::free_when_full(&self.path);
+            if full.is_some() || self.out_of_space.load(Ordering::Relaxed) {
+                self.out_of_space.store(true, Ordering::Relaxed);
+                return Error::StorageFull {
+                    path: self.path.clone(),
+                    available: full
+                        .or_else(|| crate::disk::available_bytes(&self.path))
+                        .unwrap_or(0),
+                };
+            }
+        }
+        error.into()
     }
 
     /// Forces the write-ahead log to disk (nothing to do if the read-write instance is not
     /// open: nothing was written through it).
     pub(crate) fn sync(&self) -> Result<()> {
         match self.instances.writable() {
-            Some(db) => Ok(db.flush_wal(true)?),
+            Some(db) => db.flush_wal(true).map_err(|e| self.write_failure(e)),
             None => Ok(()),
         }
     }

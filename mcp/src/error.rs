@@ -50,6 +50,18 @@ impl McpError {
         }
     }
 
+    /// Whether the store's disk is full: the operation may succeed unchanged once space is
+    /// free (the engine resumes writes by itself), so a queued job waits instead of failing.
+    pub fn is_storage_full(&self) -> bool {
+        matches!(
+            self,
+            McpError::Engine(mb_engine::Error::StorageFull { .. })
+                | McpError::Memory(mb_baselines::MemoryError::Engine(
+                    mb_engine::Error::StorageFull { .. }
+                ))
+        )
+    }
+
     /// The error as a tool result the client shows its model.
     pub fn into_tool_result(self) -> CallToolResult {
         CallToolResult::error(vec![ContentBlock::text(self.to_string())])

@@ -97,6 +97,22 @@ fn script() -> Vec<(&'static str, Value)> {
         ),
         ("open_nodes", json!({"names": ["Alice", "Zoë 🦊"]})),
         ("read_graph", json!({})),
+        // Blank strings, which the reference keeps (issue 76: ours answered in the engine's
+        // words).
+        (
+            "create_entities",
+            json!({"entities": [{"name": "", "entityType": "", "observations": []}]}),
+        ),
+        (
+            "create_relations",
+            json!({"relations": [{"from": "", "to": "", "relationType": ""}]}),
+        ),
+        (
+            "add_observations",
+            json!({"observations": [{"entityName": "", "contents": [""]}]}),
+        ),
+        ("open_nodes", json!({"names": [""]})),
+        ("read_graph", json!({})),
     ]
 }
 

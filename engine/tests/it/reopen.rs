@@ -170,6 +170,24 @@ fn missing_or_corrupt_lexical_index_is_rebuilt() {
     let e = reopen(&path);
     assert_indexes_agree(&e, &before);
     assert_eq!(snapshot(&e), before);
+    e.close().unwrap();
+
+    // A segment's file gone (issue 76, D9: a missing `.pos` file left every text search
+    // failing with tantivy's "Data corrupted ... Has the schema been modified?").
+    for extension in ["pos", "idx", "term", "fieldnorm"] {
+        let mut removed = 0;
+        for entry in std::fs::read_dir(path.join("lexical")).unwrap() {
+            let file = entry.unwrap().path();
+            if file.extension().is_some_and(|x| x == extension) {
+                std::fs::remove_file(&file).unwrap();
+                removed += 1;
+            }
+        }
+        assert!(removed > 0, "no .{extension} file to remove");
+        let e = reopen(&path);
+        assert_indexes_agree(&e, &before);
+        e.close().unwrap();
+    }
 }
 
 #[test]

@@ -339,7 +339,7 @@ fn entity_record(entity: &Entity) -> Result<NewRecord, McpError> {
         text.push_str(observation);
     }
     let body = serde_json::to_string(entity).map_err(|e| McpError::Io(e.to_string()))?;
-    Ok(NewRecord::new(text)
+    Ok(NewRecord::new(searchable(text, &body))
         .with_body(body)
         .with_attribute(KIND, ENTITY))
 }
@@ -350,9 +350,20 @@ fn relation_record(relation: &Relation) -> Result<NewRecord, McpError> {
         relation.from, relation.relation_type, relation.to
     );
     let body = serde_json::to_string(relation).map_err(|e| McpError::Io(e.to_string()))?;
-    Ok(NewRecord::new(text)
+    Ok(NewRecord::new(searchable(text, &body))
         .with_body(body)
         .with_attribute(KIND, RELATION))
+}
+
+/// The record text of an item: its fields, or its JSON when they are all blank (the reference
+/// keeps an entity or relation of empty strings; the engine stores no record without text, and
+/// the graph is read from the bodies, so the text only feeds the namespace's BM25 index).
+fn searchable(text: String, body: &str) -> String {
+    if text.trim().is_empty() {
+        body.to_string()
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ use crate::tenant::Tenant;
 
 /// Attempts of a job before it is left in the queue as failed.
 pub const MAX_ATTEMPTS: u32 = 5;
+/// How often a job that met a full disk tries again (an attempt not counted: the engine
+/// resumes writes by itself once space is free, checking every 5 s).
+const FULL_DISK_RETRY: Duration = Duration::from_secs(2);
 /// Attribute of a queue record naming the owner's namespace.
 const OWNER: &str = "owner";
 /// Attribute of a queue record that failed for good, with the last error.
@@ -237,6 +240,11 @@ impl MemoryService {
             };
             match self.apply(&job).await {
                 Ok(added) => self.scheduler.finish(&job, Ok(added)),
+                Err(e) if e.is_storage_full() => {
+                    tracing::warn!("memorizing job {} waits for disk space: {e}", job.id);
+                    tokio::time::sleep(FULL_DISK_RETRY).await;
+                    self.scheduler.retry(job);
+                }
                 Err(e) if job.attempts + 1 < MAX_ATTEMPTS => {
                     job.attempts += 1;
                     let wait = Duration::from_millis(200 << job.attempts.min(6));
