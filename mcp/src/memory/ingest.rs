@@ -124,7 +124,7 @@ impl MemoryService {
                 owner: owner.clone(),
                 namespace,
                 attempts: 0,
-                recovered: false,
+                maybe_applied: false,
             },
             wait,
         );
@@ -181,7 +181,7 @@ impl MemoryService {
                         owner,
                         namespace,
                         attempts: 0,
-                        recovered: true,
+                        maybe_applied: true,
                     },
                     false,
                 );
@@ -242,11 +242,13 @@ impl MemoryService {
                 Ok(added) => self.scheduler.finish(&job, Ok(added)),
                 Err(e) if e.is_storage_full() => {
                     tracing::warn!("memorizing job {} waits for disk space: {e}", job.id);
+                    job.maybe_applied = true;
                     tokio::time::sleep(FULL_DISK_RETRY).await;
                     self.scheduler.retry(job);
                 }
                 Err(e) if job.attempts + 1 < MAX_ATTEMPTS => {
                     job.attempts += 1;
+                    job.maybe_applied = true;
                     let wait = Duration::from_millis(200 << job.attempts.min(6));
                     tracing::warn!(
                         "memorizing job {} failed (attempt {}): {e}; retrying in {wait:?}",
@@ -328,11 +330,11 @@ impl MemoryService {
         {
             return Ok(true);
         }
-        if !job.recovered {
+        if !job.maybe_applied {
             return Ok(false);
         }
-        // Applied, but the crash came before the mark: the dialog's units are there. They
-        // were written after the job was queued, so after its record id.
+        // Applied, but a crash or a failed write came before the mark: the dialog's units are
+        // there. They were written after the job was queued, so after its record id.
         let whole = format!("conv_{}", job.id);
         let unit = format!("conv_{}_", job.id);
         for record in self.engine.records_after(namespace, RecordId(job.id))? {

@@ -26,8 +26,9 @@ pub struct Job {
     pub namespace: String,
     /// Failed attempts so far.
     pub attempts: u32,
-    /// Found in the queue at start: it may have been applied before a crash.
-    pub recovered: bool,
+    /// Found in the queue at start, or tried before: it may have been memorized without its
+    /// mark (a crash, or a write after memorizing that failed), so its units are looked for.
+    pub maybe_applied: bool,
 }
 
 /// What a waiter of a job learns: the memories it added, or why it failed for good.
@@ -250,7 +251,7 @@ mod tests {
                 agent_id: None,
             },
             attempts: 0,
-            recovered: false,
+            maybe_applied: false,
         }
     }
 
