@@ -1,7 +1,8 @@
 //! `mb-harness`: the MemoryBench benchmark on memorybench-rs.
 //!
 //! Commands so far: `off-policy`, `stepwise-off-policy`, `on-policy` and `train-performance`
-//! (upstream's four regimes, with the time of every case),
+//! (upstream's four regimes, with the time of every case), `action-feedback` and
+//! `feedback-usefulness` (upstream's other experiments),
 //! `evaluate` and `summarize` (on an existing run directory), `import` (upstream's raw files), `generate-dialogs`, `report` (HTML with charts),
 //! `retrieve` (retrieval quality of a memory system on LoCoMo-style conversations, without an
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
@@ -14,8 +15,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use mb_harness::commands::{
-    evaluate, generate_dialogs, import, list, off_policy, on_policy, plan, report, retrieve,
-    stepwise, summarize, sweep, train_performance,
+    action_feedback, evaluate, feedback_usefulness, generate_dialogs, import, list, off_policy,
+    on_policy, plan, report, retrieve, stepwise, summarize, sweep, train_performance,
 };
 use mb_harness::HarnessError;
 
@@ -41,6 +42,12 @@ enum Command {
     StepwiseOffPolicy(stepwise::StepwiseArgs),
     /// As off-policy, but ask the training questions whose dialogs are in memory.
     TrainPerformance(train_performance::RunArgs),
+    /// As off-policy, with a memory of only the training dialogs whose implicit feedback holds
+    /// the action (upstream's action-feedback experiment).
+    ActionFeedback(action_feedback::ActionFeedbackArgs),
+    /// Answer each training question with its recorded feedback dialog as context, and score
+    /// the dialogs' own answers to the test questions (upstream's test_feedback, the paper's Q1).
+    FeedbackUsefulness(feedback_usefulness::FeedbackUsefulnessArgs),
     /// Record training dialogs (assistant and simulated user) for data without them, written as
     /// a directory that --data reads.
     GenerateDialogs(generate_dialogs::DialogArgs),
@@ -87,6 +94,8 @@ fn main() -> ExitCode {
         Command::OnPolicy(args) => on_policy::run(&args),
         Command::StepwiseOffPolicy(args) => stepwise::run(&args),
         Command::TrainPerformance(args) => train_performance::run(&args),
+        Command::ActionFeedback(args) => action_feedback::run(&args),
+        Command::FeedbackUsefulness(args) => feedback_usefulness::run(&args),
         Command::GenerateDialogs(args) => generate_dialogs::run(&args),
         Command::Evaluate(args) => evaluate::run(&args),
         Command::Summarize(args) => summarize::run(&args),

@@ -96,34 +96,6 @@ impl View {
 /// rather than misread.
 const PAYLOAD_PREFIX: &str = "keyed-whoosh-lengths:";
 
-/// Fails when a file of a committed segment is missing: tantivy opens a segment without its
-/// positions file and fails only at search time (issue 76, D9), so the opener checks every
-/// file a segment is written with, and the caller rebuilds the index from the store.
-fn check_segment_files(index: &Index, dir: &Path) -> Result<()> {
-    use tantivy::index::SegmentComponent as Component;
-    let always = [
-        Component::Postings,
-        Component::Positions,
-        Component::Terms,
-        Component::Store,
-        Component::FastFields,
-        Component::FieldNorms,
-    ];
-    for segment in index.searchable_segment_metas()? {
-        let deletes = segment.has_deletes().then_some(Component::Delete);
-        for component in always.iter().cloned().chain(deletes) {
-            let path = dir.join(segment.relative_path(component));
-            if !path.exists() {
-                return Err(Error::Corrupt {
-                    what: "lexical index",
-                    detail: format!("segment file {} is missing", path.display()),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A scored hit from the lexical index.
 pub(crate) type LexicalHit = (RecordId, f32);
 
@@ -141,7 +113,7 @@ impl LexicalIndex {
                     detail: "schema differs from this build's".into(),
                 });
             }
-            check_segment_files(&index, dir)?;
+            super::segments::check_files(&index, dir)?;
             index
         } else {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

@@ -7,6 +7,7 @@ mod id_set;
 pub(crate) mod index;
 mod length;
 pub mod scoring;
+mod segments;
 pub mod stats;
 pub mod whoosh;
 mod writer;

@@ -1,10 +1,13 @@
 //! One module per subcommand of `mb-harness`, each with its arguments and a
 //! `run(&Args) -> Result<(), HarnessError>` entry point.
 //!
-//! The regimes ([`off_policy`], [`train_performance`], [`stepwise`], [`on_policy`]) are driven
-//! by the shared plumbing of `crate::run`; [`longmemeval`] is `off-policy --longmemeval FILE`.
+//! The regimes ([`off_policy`], [`train_performance`], [`stepwise`], [`on_policy`]) and
+//! upstream's other experiments ([`action_feedback`], [`feedback_usefulness`]) are driven by the shared plumbing of
+//! `crate::run`; [`longmemeval`] is `off-policy --longmemeval FILE`.
 
+pub mod action_feedback;
 pub mod evaluate;
+pub mod feedback_usefulness;
 pub mod generate_dialogs;
 pub mod import;
 pub mod list;

@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 
 use mb_baselines::SystemSpec;
+use mb_datasets::row::{Action, Dialog};
 use mb_datasets::SplitName;
 use mb_eval::{read_json, write_json, PREDICT};
 use serde_json::json;
@@ -27,12 +28,12 @@ use crate::commands::longmemeval::{self, LongMemEvalArgs};
 use crate::error::HarnessError;
 use crate::run::cases::{answer_rows, finish, Outcome, PARTIAL};
 use crate::run::cost::Cost;
-use crate::run::dir::run_dir;
+use crate::run::dir::{run_dir, run_dir_in};
 use crate::run::memory_cache::{self, ensure_bookkeeping, MemoryInputs};
 use crate::run::memory_copy::MemoryCopy;
 use crate::run::partial_log::PartialLog;
 use crate::run::regime::{run_regime, Regime};
-use crate::run::training::{as_training, memorize, training_dialogs, MEMORIZATION};
+use crate::run::training::{as_training, memorize, training_dialogs_where, MEMORIZATION};
 use crate::run::{RunArgs, RunSetup};
 use crate::store::drop_namespace_if_present;
 
@@ -58,6 +59,27 @@ impl Questions {
         match self {
             Questions::Test => "off-policy/results",
             Questions::Train => "train_performance/result",
+        }
+    }
+}
+
+/// Which training dialogs the memory learns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Learned {
+    /// Every one (off-policy, train-performance).
+    All,
+    /// Those whose implicit feedback holds this action in some round (action feedback, see
+    /// [`super::action_feedback`]).
+    WithAction(Action, &'static str),
+}
+
+impl Learned {
+    fn keeps(self, dialog: &Dialog) -> bool {
+        match self {
+            Learned::All => true,
+            Learned::WithAction(action, _) => {
+                dialog.feedback.iter().any(|f| f.actions.contains(&action))
+            }
         }
     }
 }
@@ -110,32 +132,49 @@ impl Regime for OffPolicy<'_> {
         spec: &'static SystemSpec,
     ) -> Result<Vec<Outcome>, HarnessError> {
         Ok(vec![
-            run_system(self.args, self.questions, setup, spec).await?,
+            run_system(self.args, self.questions, Learned::All, setup, spec).await?,
         ])
     }
 }
 
-async fn run_system(
+/// Runs the regime for one system: its memory learns the `learned` training dialogs, then
+/// answers the `questions`.
+pub(crate) async fn run_system(
     run: &RunArgs,
     questions: Questions,
+    learned: Learned,
     setup: &RunSetup,
     spec: &'static SystemSpec,
 ) -> Result<Outcome, HarnessError> {
-    let files = run_dir(
-        run,
-        &setup.services.llm.wording,
-        questions.results_dir(),
-        spec,
-        json!({}),
-    )?;
+    let wording = &setup.services.llm.wording;
+    // The memory of the set's dialogs is shared by off-policy and train-performance runs; an
+    // action's, by the runs of that action (upstream's cache `.../<system>/<action>`).
+    let (files, namespace) = match learned {
+        Learned::All => (
+            run_dir(run, wording, questions.results_dir(), spec, json!({}))?,
+            format!(
+                "off-policy/{}/{}/{}",
+                run.dataset_type, run.set_name, spec.name
+            ),
+        ),
+        Learned::WithAction(_, action) => (
+            run_dir_in(
+                run,
+                wording,
+                "action_feedback/results",
+                spec,
+                json!({ "action_feedback": action }),
+                Some(action),
+            )?,
+            format!(
+                "action_feedback/{}/{}/{}/{action}",
+                run.dataset_type, run.set_name, spec.name
+            ),
+        ),
+    };
     let engine = setup.engine();
     ensure_bookkeeping(engine)?;
-    // The memory of the set's dialogs, shared by off-policy and train-performance runs.
-    let namespace = format!(
-        "off-policy/{}/{}/{}",
-        run.dataset_type, run.set_name, spec.name
-    );
-    let dialogs = training_dialogs(spec, &setup.datasets);
+    let dialogs = training_dialogs_where(spec, &setup.datasets, |d| learned.keeps(d));
     let dialogs: Vec<_> = dialogs.iter().map(as_training).collect();
     let mut system = setup.system(spec, &namespace)?;
     let inputs = MemoryInputs::of(system.as_ref(), &run.llm.settings()?, &dialogs)?;
@@ -183,8 +222,9 @@ async fn run_system(
         }
         // A corpus dataset is answered on a copy of the memory holding its conversation; any
         // dataset is when its questions would change the trained memory.
+        // (Upstream's action feedback answers a corpus dataset without its conversation.)
         let copy = match (&dataset.corpus, dataset.corpus_format()) {
-            (Some(conversation), Some(format)) => {
+            (Some(conversation), Some(format)) if learned == Learned::All => {
                 let copy = MemoryCopy::open(setup, spec, &namespace)?;
                 if built_here {
                     copy.system().lose_state_unsaved_before_exit()?;

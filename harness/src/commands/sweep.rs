@@ -20,18 +20,31 @@ use mb_datasets::catalog::DatasetType;
 
 use crate::error::HarnessError;
 
-/// The regimes a sweep can run, and whether each accepts a memoryless system (Vanilla).
-const REGIMES: &[(&str, bool)] = &[
-    ("off-policy", true),
-    ("train-performance", true),
-    ("stepwise-off-policy", false),
-    ("on-policy", false),
+/// The regimes a sweep can run: the name `--regimes` takes, the command that runs it, and
+/// whether it accepts a memoryless system (Vanilla).
+const REGIMES: &[(&str, &[&str], bool)] = &[
+    ("off-policy", &["off-policy"], true),
+    ("train-performance", &["train-performance"], true),
+    ("stepwise-off-policy", &["stepwise-off-policy"], false),
+    ("on-policy", &["on-policy"], false),
+    // `run_scripts/action_feedback.py` sweeps the memory systems, not `wo_memory`.
+    (
+        "action-feedback-like",
+        &["action-feedback", "--action", "like"],
+        false,
+    ),
+    (
+        "action-feedback-copy",
+        &["action-feedback", "--action", "copy"],
+        false,
+    ),
 ];
 
 /// What a sweep is made of.
 #[derive(Args, Debug, Clone)]
 pub struct SweepSpec {
-    /// Regimes, comma-separated: off-policy, train-performance, stepwise-off-policy, on-policy.
+    /// Regimes, comma-separated: off-policy, train-performance, stepwise-off-policy, on-policy,
+    /// action-feedback-like, action-feedback-copy.
     #[arg(long, default_value = "off-policy", value_delimiter = ',')]
     pub regimes: Vec<String>,
     /// Sets as TYPE:NAME, comma-separated (e.g. `domain:Open-Domain,task:LiSo`).
@@ -103,8 +116,12 @@ pub struct PlannedRun {
 impl PlannedRun {
     /// The run's command line after `mb-harness`.
     pub fn arguments(&self, output_dir: &Path, store: &Path, flags: &[String]) -> Vec<String> {
-        let mut arguments = vec![
-            self.regime.clone(),
+        let command = REGIMES
+            .iter()
+            .find(|(name, ..)| *name == self.regime)
+            .map_or(&[][..], |(_, command, _)| command);
+        let mut arguments: Vec<String> = command.iter().map(|w| w.to_string()).collect();
+        arguments.extend([
             "--dataset-type".into(),
             self.dataset_type.clone(),
             "--set-name".into(),
@@ -115,7 +132,7 @@ impl PlannedRun {
             output_dir.display().to_string(),
             "--store".into(),
             store.display().to_string(),
-        ];
+        ]);
         arguments.extend(flags.iter().cloned());
         arguments
     }
@@ -128,10 +145,10 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<PlannedRun>, HarnessError> {
     for regime in &spec.regimes {
         let accepts_memoryless = REGIMES
             .iter()
-            .find(|(name, _)| name == regime)
-            .map(|(_, memoryless)| *memoryless)
+            .find(|(name, ..)| name == regime)
+            .map(|(.., memoryless)| *memoryless)
             .ok_or_else(|| {
-                let known: Vec<&str> = REGIMES.iter().map(|(name, _)| *name).collect();
+                let known: Vec<&str> = REGIMES.iter().map(|(name, ..)| *name).collect();
                 HarnessError::Usage(format!(
                     "--regimes: unknown regime {regime:?} (known: {})",
                     known.join(", ")
@@ -283,5 +300,23 @@ mod tests {
             ..spec
         };
         assert!(plan(&bad).is_err());
+    }
+
+    /// `run_scripts/action_feedback.py`: both actions, two domains, the seven memory systems.
+    #[test]
+    fn the_action_feedback_sweep_is_upstreams() {
+        let spec = SweepSpec {
+            regimes: vec!["action-feedback-like".into(), "action-feedback-copy".into()],
+            sets: vec!["domain:Academic&Knowledge".into(), "domain:Legal".into()],
+            baseline: vec!["all".into()],
+            output_dir: PathBuf::from("runs"),
+            flags: Vec::new(),
+        };
+        let runs = plan(&spec).unwrap();
+        assert_eq!(runs.len(), 28, "{runs:?}");
+        assert!(runs.iter().all(|r| r.system != "wo_memory"));
+        let arguments = runs[0].arguments(Path::new("out"), Path::new("store"), &[]);
+        assert_eq!(arguments[..3], ["action-feedback", "--action", "like"]);
+        assert_eq!(arguments[3..5], ["--dataset-type", "domain"]);
     }
 }

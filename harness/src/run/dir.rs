@@ -22,6 +22,19 @@ pub fn run_dir(
     spec: &SystemSpec,
     extra: Value,
 ) -> Result<RunFiles, HarnessError> {
+    run_dir_in(args, wording, regime, spec, extra, None)
+}
+
+/// [`run_dir`] with one more level after the system's (`<system>/<leaf>/start_at_<stamp>/`:
+/// upstream's action feedback puts runs under the action).
+pub fn run_dir_in(
+    args: &RunArgs,
+    wording: &Wording,
+    regime: &str,
+    spec: &SystemSpec,
+    extra: Value,
+    leaf: Option<&str>,
+) -> Result<RunFiles, HarnessError> {
     let llm = args.llm.settings()?;
     let settings = args.system_settings(spec, &llm)?;
     let mut config = json!({
@@ -98,12 +111,13 @@ pub fn run_dir(
         }
         return Ok(files);
     }
-    let parent = args
+    let mut parent = args
         .output_dir
         .join(regime)
         .join(&args.dataset_type)
         .join(&args.set_name)
         .join(spec.name);
+    parent.extend(leaf);
     let files = RunFiles::new(new_run_dir(&parent, mb_core::clock::utc_timestamp())?);
     files.write(RUN_CONFIG, &config)?;
     Ok(files)

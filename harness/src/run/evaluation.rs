@@ -18,6 +18,19 @@ pub async fn evaluate_run(
     predictions: &[Prediction],
     graders: Graders<'_>,
 ) -> Result<Vec<EvaluateDetail>, HarnessError> {
+    let details = score(files, datasets, predictions, graders).await?;
+    files.write_details(&details)?;
+    Ok(details)
+}
+
+/// Scores `predictions` with each dataset's metrics; an error names the run directory, where
+/// the predictions are.
+pub async fn score(
+    files: &RunFiles,
+    datasets: &[Dataset],
+    predictions: &[Prediction],
+    graders: Graders<'_>,
+) -> Result<Vec<EvaluateDetail>, HarnessError> {
     let mut details = Vec::new();
     for dataset in datasets {
         let evaluator = evaluator_for(&dataset.config)?;
@@ -36,7 +49,6 @@ pub async fn evaluate_run(
             })?;
         details.extend(scored);
     }
-    files.write_details(&details)?;
     Ok(details)
 }
 

@@ -18,6 +18,16 @@ pub type SetDialog<'a> = (&'a Row, &'a str, &'a Dialog);
 /// shuffled as upstream's `random.seed(42); random.shuffle(...)`. Rows without the column are
 /// skipped.
 pub fn training_dialogs<'a>(spec: &SystemSpec, datasets: &'a [Dataset]) -> Vec<SetDialog<'a>> {
+    training_dialogs_where(spec, datasets, |_| true)
+}
+
+/// [`training_dialogs`] that `keep` accepts, chosen before the shuffle (upstream's action
+/// feedback shuffles the dialogs it kept).
+pub fn training_dialogs_where<'a>(
+    spec: &SystemSpec,
+    datasets: &'a [Dataset],
+    keep: impl Fn(&Dialog) -> bool,
+) -> Vec<SetDialog<'a>> {
     let mut dialogs = Vec::new();
     if !spec.memoryless {
         for dataset in datasets {
@@ -27,7 +37,7 @@ pub fn training_dialogs<'a>(spec: &SystemSpec, datasets: &'a [Dataset]) -> Vec<S
                 ""
             };
             for row in &dataset.train {
-                if let Some(dialog) = row.dialogs.get(stem) {
+                if let Some(dialog) = row.dialogs.get(stem).filter(|d| keep(d)) {
                     dialogs.push((row, dataset.name(), dialog));
                 }
             }

@@ -1,10 +1,12 @@
 //! Integration tests of `mb-harness`, one binary: the commands run as a user runs them.
 
 mod accounting;
+mod action_feedback;
 mod common;
 mod differential;
 mod endtoend;
 mod failures;
+mod feedback_usefulness;
 mod flag_fuzz;
 mod hostile_input;
 mod import;

@@ -39,6 +39,11 @@ pub enum Prompt {
     AnswerLongContextEn,
     /// Vanilla's long-context answer, Chinese.
     AnswerLongContextZh,
+    /// The feedback-usefulness experiment's prompt (`src/test_feedback.py`, the paper's Q1): a
+    /// training question answered with its recorded feedback dialog as context, English.
+    FeedbackUsefulnessEn,
+    /// The feedback-usefulness prompt, Chinese.
+    FeedbackUsefulnessZh,
     /// Mem0's fact extraction, its system message (`FACT_RETRIEVAL_PROMPT`, vendored
     /// `baselines/mem0/mem0/configs/prompts.py`), with today's date as a field.
     Mem0FactExtraction,

@@ -42,6 +42,7 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/agent/a_mem.py",
         "src/agent/mem0.py",
         "src/solver/base.py",
+        "src/test_feedback.py",
         "baselines/mem0/mem0/configs/prompts.py",
         "src/dataset/Locomo.py",
         "src/dataset/NFCats.py",

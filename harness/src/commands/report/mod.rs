@@ -72,11 +72,12 @@ struct RunRow {
     prompts: String,
 }
 
-const REGIMES: [&str; 4] = [
+const REGIMES: [&str; 5] = [
     "off-policy",
     "step_off-policy",
     "on-policy",
     "train_performance",
+    "action_feedback",
 ];
 
 /// Runs `report`.
@@ -164,8 +165,12 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
         .components()
         .filter_map(|c| c.as_os_str().to_str())
         .find(|c| REGIMES.contains(c))
-        .unwrap_or("off-policy")
-        .to_string();
+        .unwrap_or("off-policy");
+    // An action-feedback run is told apart by its action.
+    let regime = match config["action_feedback"].as_str() {
+        Some(action) => format!("{regime} {action}"),
+        None => regime.to_string(),
+    };
     let step = (config_dir != dir).then(|| {
         dir.file_name()
             .and_then(|n| n.to_str())
