@@ -17,6 +17,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod amem;
+pub mod cluster;
 pub mod dense;
 mod embedding;
 mod error;

@@ -36,6 +36,18 @@ impl PyRandom {
         generator
     }
 
+    /// numpy's `np.random.RandomState(seed)`: the same Mersenne Twister seeded with
+    /// `init_genrand` (numpy's legacy seeding of an integer); its `random_sample()` is
+    /// [`PyRandom::random`] (scikit-learn draws its k-means++ centres so).
+    pub fn numpy_legacy(seed: u32) -> PyRandom {
+        let mut generator = PyRandom {
+            state: [0; N],
+            index: N,
+        };
+        generator.init_genrand(seed);
+        generator
+    }
+
     fn init_genrand(&mut self, seed: u32) {
         self.state[0] = seed;
         for i in 1..N {
@@ -187,6 +199,22 @@ impl PyRandom {
 #[cfg(test)]
 mod tests {
     use super::PyRandom;
+
+    #[test]
+    fn numpy_legacy_seeding_matches_numpy() {
+        // np.random.RandomState(224).random_sample(3), numpy 2.4.6.
+        let mut r = PyRandom::numpy_legacy(224);
+        let drawn: Vec<f64> = (0..3).map(|_| r.random()).collect();
+        assert_eq!(
+            drawn,
+            [
+                0.48143503408945976,
+                0.43704830427361274,
+                0.02407991488808836
+            ]
+        );
+        assert_eq!(PyRandom::numpy_legacy(0).random(), 0.5488135039273248);
+    }
 
     #[test]
     fn first_outputs_of_seed_42_match_cpython() {
