@@ -35,6 +35,14 @@ pub enum Prompt {
     AnswerMem0En,
     /// Mem0's answer, Chinese.
     AnswerMem0Zh,
+    /// RAPTOR's answer (`src/agent/raptor.py`), English.
+    AnswerRaptorEn,
+    /// RAPTOR's answer, Chinese.
+    AnswerRaptorZh,
+    /// The system message of RAPTOR's cluster summaries (`TYCSummarizationModel.summarize`).
+    RaptorSummarizeSystem,
+    /// RAPTOR's request for a cluster's summary, the cluster's text as `context`.
+    RaptorSummarize,
     /// Vanilla's long-context answer on corpus datasets (`src/solver/base.py`), English.
     AnswerLongContextEn,
     /// Vanilla's long-context answer, Chinese.
@@ -229,6 +237,8 @@ pub enum AnswerOf {
     AMem,
     /// Mem0.
     Mem0,
+    /// RAPTOR.
+    Raptor,
     /// Vanilla (`wo_memory`) answering with the corpus conversation as context.
     LongContext,
 }
@@ -251,6 +261,8 @@ impl Prompt {
             AnswerOf::AMem => AnswerAMemZh,
             AnswerOf::Mem0 if en => AnswerMem0En,
             AnswerOf::Mem0 => AnswerMem0Zh,
+            AnswerOf::Raptor if en => AnswerRaptorEn,
+            AnswerOf::Raptor => AnswerRaptorZh,
             AnswerOf::LongContext if en => AnswerLongContextEn,
             AnswerOf::LongContext => AnswerLongContextZh,
         }
@@ -362,6 +374,7 @@ pub(super) const fn commented_row(entry: Entry, block: &'static str) -> Entry {
 }
 
 mod evaluators;
+mod experiments;
 mod judges;
 mod lexicon;
 mod longmemeval;
@@ -383,6 +396,7 @@ pub(crate) fn entries() -> impl Iterator<Item = &'static Entry> {
         .chain(judges::JUDGE_ROWS)
         .chain(simulator::SIMULATOR_ROWS)
         .chain(evaluators::rows())
+        .chain(experiments::EXPERIMENT_ROWS)
 }
 
 #[cfg(test)]

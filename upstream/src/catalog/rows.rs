@@ -138,22 +138,6 @@ pub(super) static CATALOG: &[Entry] = &[
         "44af3f0174020318",
     ),
     row(
-        FeedbackUsefulnessEn,
-        "feedback_usefulness.en",
-        "src/test_feedback.py",
-        "process_single_data",
-        Assigned("user_prompt", 0),
-        "d53f8e002807dbe7",
-    ),
-    row(
-        FeedbackUsefulnessZh,
-        "feedback_usefulness.zh",
-        "src/test_feedback.py",
-        "process_single_data",
-        Assigned("user_prompt", 1),
-        "fe330a4f36bc9c3b",
-    ),
-    row(
         Mem0FactExtraction,
         "mem0.extract_facts",
         MEM0_PROMPTS,

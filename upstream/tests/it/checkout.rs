@@ -43,6 +43,8 @@ fn copy_checkout(from: &Path, to: &Path) {
         "src/agent/mem0.py",
         "src/solver/base.py",
         "src/test_feedback.py",
+        "src/agent/raptor.py",
+        "baselines/raptor/raptor/SummarizationModels.py",
         "baselines/mem0/mem0/configs/prompts.py",
         "src/dataset/Locomo.py",
         "src/dataset/NFCats.py",
