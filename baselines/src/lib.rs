@@ -26,11 +26,13 @@ pub mod lexical;
 pub mod mem0;
 pub mod memoryos;
 pub mod prompt;
+pub mod raptor;
 pub mod registry;
 mod settings;
 mod spec;
 mod store;
 mod system;
+pub mod tokens;
 pub mod units;
 pub mod vanilla;
 

@@ -11,6 +11,7 @@ use crate::hybrid::{HybridFile, HybridMemory};
 use crate::lexical::{LexicalMemory, LexicalSettings};
 use crate::mem0::Mem0;
 use crate::memoryos::{MemoryOs, MemoryOsSettings};
+use crate::raptor::Raptor;
 use crate::settings_file;
 use crate::spec::SystemSpec;
 use crate::units::Granularity;
@@ -58,6 +59,11 @@ pub static REGISTRY: &[SystemSpec] = &[
     })
     .with_own_settings::<MemoryOsSettings>()
     .with_embedder(),
+    SystemSpec::new("raptor", "RAPTOR", settings_file!("raptor.toml"), |context| {
+        Ok(Box::new(Raptor::new(context)?))
+    })
+    .with_embedder()
+    .beyond_upstream(),
     SystemSpec::new("hybrid", "Hybrid", settings_file!("hybrid.toml"), |context| {
         Ok(Box::new(HybridMemory::new(context)?))
     })

@@ -14,8 +14,10 @@ use crate::error::MemoryError;
 use crate::system::{MemoryContext, MemoryStats, Retrieved};
 use crate::units::Unit;
 
-const DOC_ID: &str = "doc_id";
-const TURNS: &str = "turns";
+/// The attribute holding a unit's document id in upstream's scheme.
+pub(crate) const DOC_ID: &str = "doc_id";
+/// The attribute listing the corpus turns a unit covers, comma-separated.
+pub(crate) const TURNS: &str = "turns";
 
 /// The analyzer a memory's lexical index uses: Whoosh parity, or jieba for memories holding
 /// Chinese rows when the CJK analyzer is enabled.

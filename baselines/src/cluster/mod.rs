@@ -5,6 +5,8 @@
 
 pub mod gmm;
 mod kmeans;
+pub mod layers;
+pub mod umap;
 
 pub use gmm::{GaussianMixture, GmmError, GmmParams};
 

@@ -12,6 +12,7 @@ mod hybrid_sessions;
 mod mem0_inputs;
 mod memoryos;
 mod operations;
+mod raptor;
 mod retrieval;
 mod settings_fuzz;
 mod upstream_words;

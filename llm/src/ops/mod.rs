@@ -45,6 +45,7 @@ pub const OPERATION_NAMES: &[&str] = &[
     "multi_topic_summary",
     "update_profile",
     "extract_knowledge",
+    "summarize_cluster",
     "simulate_feedback",
     "judge_match",
     "judge_rubric",

@@ -9,23 +9,7 @@ use mb_eval::metrics::retrieval::{
     budget_recall, hit_at_k, ndcg_at_k, recall_at_k, reciprocal_rank, turn_recall_at_k,
 };
 
-use crate::error::HarnessError;
-
-/// Counts tokens of retrieved text as GPT-4's tokenizer does (`cl100k_base`, shipped inside the
-/// `tiktoken-rs` crate), so a budget means what it would in a prompt.
-pub(crate) struct TokenCounter(tiktoken_rs::CoreBPE);
-
-impl TokenCounter {
-    pub(crate) fn new() -> Result<TokenCounter, HarnessError> {
-        tiktoken_rs::cl100k_base()
-            .map(TokenCounter)
-            .map_err(|e| HarnessError::Usage(format!("cannot load the cl100k_base tokenizer: {e}")))
-    }
-
-    pub(crate) fn count(&self, text: &str) -> usize {
-        self.0.encode_ordinary(text).len()
-    }
-}
+pub(crate) use mb_baselines::tokens::TokenCounter;
 
 /// What is scored: the cut-offs and budgets asked for.
 pub(crate) struct Cutoffs {

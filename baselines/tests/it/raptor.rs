@@ -1,0 +1,125 @@
+//! RAPTOR on the engine: the tree built from the sample conversation (leaves and summary
+//! layers, each node covering its documents' turns), kept in the store and reused, rebuilt when
+//! the documents change, and its collapsed retrieval within upstream's limits.
+
+use mb_baselines::raptor::tree::LEAF_TOKENS;
+use mb_baselines::tokens::TokenCounter;
+use mb_baselines::TrainingDialog;
+use mb_core::Lang;
+use mb_datasets::dataset::CorpusFormat;
+use mb_datasets::row::DialogMessage;
+use mb_llm::Role;
+
+use crate::common::{context, engine, offline, sample, system};
+
+/// The layers of the stored tree's nodes, and how many per layer.
+fn layers(engine: &mb_engine::Engine, namespace: &str) -> Vec<usize> {
+    let mut counts = Vec::new();
+    for record in engine.records(namespace).unwrap() {
+        let record = record.unwrap();
+        if record.attribute("raptor") != Some("node") {
+            continue;
+        }
+        let layer: usize = record.attribute("layer").unwrap().parse().unwrap();
+        if counts.len() <= layer {
+            counts.resize(layer + 1, 0);
+        }
+        counts[layer] += 1;
+    }
+    counts
+}
+
+#[tokio::test]
+async fn the_tree_is_built_once_kept_and_rebuilt_when_documents_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let raptor = system("raptor", context(engine.clone(), "r", offline()));
+    let (conversation, qa) = sample();
+    raptor
+        .memorize_corpus(&conversation, CorpusFormat::Locomo)
+        .await
+        .unwrap();
+    assert!(
+        layers(&engine, "r").is_empty(),
+        "the tree waits for a question"
+    );
+
+    let tokens = TokenCounter::new().unwrap();
+    let (question, evidence, _) = &qa[0];
+    let hits = raptor.retrieve(question, Lang::En, 10).await.unwrap();
+    let built = layers(&engine, "r");
+    assert!(
+        built.len() >= 2 && built[0] > 11,
+        "leaves and a summary layer: {built:?}"
+    );
+    assert!(hits.len() <= 10 && !hits.is_empty());
+    let used: usize = hits.iter().map(|h| tokens.count(&h.text)).sum();
+    assert!(used <= 3500, "{used} tokens");
+    assert!(
+        hits.iter().all(|h| !h.turns.is_empty()),
+        "every node covers turns"
+    );
+    // Leaves hold at most 100 tokens (sentence pieces joined by spaces).
+    for record in engine.records("r").unwrap() {
+        let record = record.unwrap();
+        if record.attribute("layer") == Some("0") {
+            assert!(
+                tokens.count(&record.text) <= LEAF_TOKENS + 5,
+                "{}",
+                record.text
+            );
+        }
+    }
+    let found = hits
+        .iter()
+        .any(|h| h.turns.iter().any(|t| evidence.contains(t)));
+    assert!(found, "{question}: {evidence:?} not under any of {hits:?}");
+
+    // Another process on the same store reuses the stored tree.
+    let ids = |engine: &mb_engine::Engine| -> Vec<u64> {
+        engine
+            .records("r")
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|r| r.attribute("raptor") == Some("node"))
+            .map(|r| r.id.0)
+            .collect()
+    };
+    let before = {
+        let mut ids = ids(&engine);
+        ids.sort_unstable();
+        ids
+    };
+    let again = system("raptor", context(engine.clone(), "r", offline()));
+    again.retrieve(question, Lang::En, 10).await.unwrap();
+    let mut after = ids(&engine);
+    after.sort_unstable();
+    assert_eq!(before, after, "the tree was not rebuilt");
+
+    // A new dialog makes the next question rebuild it.
+    let messages = vec![DialogMessage {
+        role: Role::User,
+        content: "My favourite mountain is Ben Nevis.".into(),
+        extra: Default::default(),
+    }];
+    again
+        .memorize_dialog(TrainingDialog {
+            test_idx: 7,
+            dataset: "t",
+            lang: Lang::En,
+            messages: &messages,
+        })
+        .await
+        .unwrap();
+    let hits = again
+        .retrieve("favourite mountain", Lang::En, 10)
+        .await
+        .unwrap();
+    assert!(
+        hits.iter().any(|h| h.text.contains("Ben Nevis")),
+        "{hits:?}"
+    );
+    let mut rebuilt = ids(&engine);
+    rebuilt.sort_unstable();
+    assert_ne!(before, rebuilt);
+}
