@@ -60,6 +60,27 @@ fn every_regime_runs_every_system_offline() {
     }
 }
 
+/// RAPTOR, beyond upstream so not in `all`: its tree built over the set's dialogs (and the
+/// sample conversation), then rebuilt as stepwise and on-policy runs add dialogs.
+#[test]
+fn raptor_runs_in_every_regime_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    for regime in [
+        vec!["off-policy"],
+        vec!["train-performance"],
+        vec!["stepwise-off-policy", "--batch-size", "8"],
+        vec!["on-policy", "--step", "1", "--batch-size", "4"],
+        vec!["action-feedback", "--action", "like"],
+    ] {
+        let mut args = regime.clone();
+        args.extend(["--baseline", "raptor"]);
+        let out = harness_in(dir.path(), &args);
+        assert_ok(&out);
+        let table = String::from_utf8(out.stdout).unwrap();
+        assert!(table.contains("raptor"), "{regime:?}: {table}");
+    }
+}
+
 #[test]
 fn off_policy_answers_through_an_openai_compatible_server() {
     let calls = Arc::new(AtomicUsize::new(0));
