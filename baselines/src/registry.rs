@@ -11,7 +11,7 @@ use crate::hybrid::{HybridFile, HybridMemory};
 use crate::lexical::{LexicalMemory, LexicalSettings};
 use crate::mem0::Mem0;
 use crate::memoryos::{MemoryOs, MemoryOsSettings};
-use crate::raptor::Raptor;
+use crate::raptor::{Raptor, RaptorSettings};
 use crate::settings_file;
 use crate::spec::SystemSpec;
 use crate::units::Granularity;
@@ -62,6 +62,7 @@ pub static REGISTRY: &[SystemSpec] = &[
     SystemSpec::new("raptor", "RAPTOR", settings_file!("raptor.toml"), |context| {
         Ok(Box::new(Raptor::new(context)?))
     })
+    .with_own_settings::<RaptorSettings>()
     .with_embedder()
     .beyond_upstream(),
     SystemSpec::new("hybrid", "Hybrid", settings_file!("hybrid.toml"), |context| {

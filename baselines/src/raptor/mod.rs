@@ -18,7 +18,10 @@
 
 pub mod chunk;
 pub mod ops;
+mod settings;
 pub mod tree;
+
+pub use settings::RaptorSettings;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -33,7 +36,6 @@ use mb_llm::Message;
 use mb_upstream::AnswerOf;
 use tokio::sync::Mutex;
 
-use crate::cluster::layers::Grouping;
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
 use crate::prompt::answer_prompt;
@@ -45,8 +47,6 @@ use crate::tokens::TokenCounter;
 use crate::units::{corpus_memory, corpus_units, role_name, Granularity};
 use tree::{joined_text, Builder};
 
-/// Most tokens of the retrieved context (upstream's `retrieve(max_tokens=3500)`).
-const CONTEXT_TOKENS: usize = 3500;
 /// Attribute telling documents from tree nodes.
 const KIND: &str = "raptor";
 const DOCUMENT: &str = "document";
@@ -61,6 +61,7 @@ pub struct Raptor {
     context: MemoryContext,
     embedder: Arc<dyn Embedder>,
     tokens: TokenCounter,
+    settings: RaptorSettings,
     /// Whether this process found the stored tree current (cleared by every change).
     current: AtomicBool,
     /// Held while the documents change or the tree is checked and rebuilt.
@@ -71,10 +72,12 @@ impl Raptor {
     /// RAPTOR's memory in the context's namespace.
     pub fn new(context: MemoryContext) -> Result<Raptor, MemoryError> {
         let embedder = open_embedding_memory(&context, "raptor", analyzer(&context))?;
+        let settings = context.settings.own::<RaptorSettings>()?;
         Ok(Raptor {
             context,
             embedder,
             tokens: TokenCounter::new()?,
+            settings,
             current: AtomicBool::new(false),
             writing: Mutex::new(()),
         })
@@ -130,7 +133,7 @@ impl Raptor {
                 embedder: &self.embedder,
                 llm: &self.context.llm,
                 tokens: &self.tokens,
-                grouping: Grouping::default(),
+                grouping: self.settings.grouping(),
                 lang: self.context.lang,
             };
             let nodes = builder.build(&texts).await?;
@@ -227,7 +230,7 @@ impl MemorySystem for Raptor {
         let mut retrieved = Vec::new();
         for hit in hits {
             used += self.tokens.count(&hit.record.text);
-            if used > CONTEXT_TOKENS {
+            if used > self.settings.context_tokens {
                 break;
             }
             retrieved.push(crate::store::retrieved(hit));
