@@ -89,7 +89,10 @@ mod tests {
     #[test]
     fn the_shipped_file_holds_the_defaults_and_bad_values_are_refused_by_key() {
         let shipped = get("raptor").unwrap().settings(None).unwrap();
-        assert_eq!(shipped.own::<RaptorSettings>().unwrap(), RaptorSettings::default());
+        assert_eq!(
+            shipped.own::<RaptorSettings>().unwrap(),
+            RaptorSettings::default()
+        );
         assert_eq!(shipped.retrieve_k(), 10);
         let dir = tempfile::tempdir().unwrap();
         for (line, key) in [
@@ -101,7 +104,11 @@ mod tests {
         ] {
             let file = dir.path().join("raptor.toml");
             std::fs::write(&file, format!("{line}\n")).unwrap();
-            let error = get("raptor").unwrap().settings(Some(&file)).unwrap_err().to_string();
+            let error = get("raptor")
+                .unwrap()
+                .settings(Some(&file))
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(key), "{line}: {error}");
         }
     }
