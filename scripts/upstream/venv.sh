@@ -55,6 +55,9 @@ REQUIREMENTS=(
   # (PersistentClient, explicit embeddings). Its requirements name 0.4.24, which needs
   # numpy<2; 1.x runs the same calls with numpy 2 (brings onnxruntime, tokenizers, grpc).
   "chromadb==1.5.9"
+  # RAPTOR's split_text counts cl100k tokens (the ranks file comes from tiktoken-rs's copy in
+  # the cargo registry, given through TIKTOKEN_CACHE_DIR: nothing is downloaded)
+  "tiktoken==0.12.0"
 )
 STAMP="$VENV/.memorybench-upstream-stamp"
 WANT="$(printf '%s\n' "${REQUIREMENTS[@]}" | grep -v '^#' | sha256sum | cut -c1-16)"

@@ -123,3 +123,84 @@ async fn the_tree_is_built_once_kept_and_rebuilt_when_documents_change() {
     rebuilt.sort_unstable();
     assert_ne!(before, rebuilt);
 }
+
+/// Upstream's `split_text` (vendored `raptor/utils.py`) on standard input's documents joined as
+/// RAPTOR joins them, with tiktoken's cl100k (its file given through `TIKTOKEN_CACHE_DIR`).
+const SPLIT_TEXT_PY: &str = r#"
+import json, types
+import tiktoken
+package = types.ModuleType("raptor")
+package.__path__ = [root + "/baselines/raptor/raptor"]
+sys.modules["raptor"] = package
+from raptor.utils import split_text
+case = json.load(sys.stdin)
+encoding = tiktoken.get_encoding("cl100k_base")
+text = "\n\n".join(case["documents"])
+print(json.dumps({str(m): split_text(text, encoding, m) for m in case["limits"]}))
+"#;
+
+/// tiktoken-rs's copy of the cl100k ranks in the cargo registry (the file tiktoken downloads).
+fn cl100k_file() -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")))?;
+    for registry in std::fs::read_dir(home.join("registry/src")).ok()?.flatten() {
+        for krate in std::fs::read_dir(registry.path()).ok()?.flatten() {
+            let file = krate.path().join("assets/cl100k_base.tiktoken");
+            if krate
+                .file_name()
+                .to_string_lossy()
+                .starts_with("tiktoken-rs-")
+                && file.is_file()
+            {
+                return Some(file);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn leaves_are_upstreams_chunks() {
+    let Some(side) = mb_core::test_data::UpstreamPython::find() else {
+        return;
+    };
+    let Some(ranks) = cl100k_file() else {
+        return mb_core::test_data::skip("tiktoken-rs's cl100k file is not in the cargo registry");
+    };
+    let cache = tempfile::tempdir().unwrap();
+    // tiktoken's cache name of the file: the SHA-1 of its download address.
+    std::fs::copy(
+        ranks,
+        cache
+            .path()
+            .join("9b5ad71b2ce5302211f9c61530b329a4922fc6a4"),
+    )
+    .unwrap();
+    let (conversation, _) = sample();
+    let mut documents: Vec<String> =
+        mb_baselines::units::corpus_units(&conversation, mb_baselines::units::Granularity::Message)
+            .into_iter()
+            .map(|u| u.content)
+            .collect();
+    documents.push(format!(
+        "Conversation 3_0:\nSpeaker user says: {}",
+        "a, b; c: ".repeat(80)
+    ));
+    let limits = [100usize, 12];
+    let input = serde_json::json!({"documents": documents, "limits": limits});
+    let mut command = side.script(SPLIT_TEXT_PY);
+    command.env("TIKTOKEN_CACHE_DIR", cache.path());
+    let theirs = mb_core::test_data::run_json(&mut command, &input.to_string());
+    let tokens = TokenCounter::new().unwrap();
+    for limit in limits {
+        let ours: Vec<String> =
+            mb_baselines::raptor::chunk::split_documents(&documents, limit, &tokens)
+                .into_iter()
+                .map(|c| c.text)
+                .collect();
+        let expected: Vec<String> =
+            serde_json::from_value(theirs[limit.to_string()].clone()).unwrap();
+        assert_eq!(ours, expected, "limit {limit}");
+    }
+}
