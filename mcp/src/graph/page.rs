@@ -21,6 +21,7 @@ use crate::error::McpError;
 use crate::graph::model::{Entity, KnowledgeGraph, Relation};
 use crate::graph::node::Node;
 use crate::graph::ops::Graph;
+use crate::graph::query::copied;
 use crate::graph::size::{self, TextBytes};
 use crate::limits;
 
@@ -217,10 +218,7 @@ impl Graph {
             .saturating_add(size::total(relations.iter().map(|r| &r.value)));
         self.check_reply(tool, bytes)?;
         Ok(GraphPage {
-            graph: KnowledgeGraph {
-                entities: nodes.into_iter().map(|n| n.value.clone()).collect(),
-                relations: relations.into_iter().map(|n| n.value.clone()).collect(),
-            },
+            graph: copied(nodes, relations),
             next_cursor: None,
         })
     }

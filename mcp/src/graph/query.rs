@@ -13,13 +13,8 @@ use crate::graph::node::Node;
 use crate::graph::ops::{position, Graph};
 
 impl Graph {
-    /// Entities whose name, type or an observation contains `query` (case-insensitive), with
-    /// the relations touching them.
-    pub fn search_nodes(&self, query: &str) -> KnowledgeGraph {
-        self.graph_of(self.matching(query))
-    }
-
-    /// The entities `search_nodes` answers with, in creation order. A query of 3 bytes or
+    /// The entities `search_nodes` answers with: those whose name, type or an observation
+    /// contains `query` (case-insensitive), in creation order. A query of 3 bytes or
     /// more is answered from the trigram index (candidates verified as the scan would); a
     /// shorter one scans every entity.
     pub(super) fn matching(&self, query: &str) -> Vec<&Node<Entity>> {
@@ -43,11 +38,6 @@ impl Graph {
             .collect()
     }
 
-    /// The named entities with the relations touching them.
-    pub fn open_nodes(&self, names: &[String]) -> KnowledgeGraph {
-        self.graph_of(self.named(names))
-    }
-
     /// The entities bearing one of `names`, in creation order.
     pub(super) fn named(&self, names: &[String]) -> Vec<&Node<Entity>> {
         let serials = union(names.iter().map(|n| self.lookups.named(n)));
@@ -57,10 +47,7 @@ impl Graph {
     /// The given entities with the relations touching them.
     pub(super) fn graph_of(&self, nodes: Vec<&Node<Entity>>) -> KnowledgeGraph {
         let relations = self.touching(&nodes);
-        KnowledgeGraph {
-            entities: nodes.into_iter().map(|n| n.value.clone()).collect(),
-            relations: relations.into_iter().map(|n| n.value.clone()).collect(),
-        }
+        copied(nodes, relations)
     }
 
     /// The relations touching the given entities, once each, in creation order.
@@ -70,6 +57,17 @@ impl Graph {
         }
         let serials = union(nodes.iter().map(|n| self.lookups.touching(&n.value.name)));
         by_serials(&self.relations, &serials)
+    }
+}
+
+/// The graph of these entities and relations, their values copied.
+pub(super) fn copied(
+    entities: Vec<&Node<Entity>>,
+    relations: Vec<&Node<Relation>>,
+) -> KnowledgeGraph {
+    KnowledgeGraph {
+        entities: entities.into_iter().map(|n| n.value.clone()).collect(),
+        relations: relations.into_iter().map(|n| n.value.clone()).collect(),
     }
 }
 
@@ -100,6 +98,20 @@ pub(crate) fn fields_contain(e: &Entity, query: &str) -> bool {
         || e.observations
             .iter()
             .any(|o| o.to_lowercase().contains(query))
+}
+
+/// The unpaged `search_nodes` and `open_nodes` replies, as the tools answer them (tests).
+#[cfg(test)]
+impl Graph {
+    pub(super) fn search_nodes(&self, query: &str) -> KnowledgeGraph {
+        self.search_page(query, None)
+            .expect("within the reply bound")
+            .graph
+    }
+
+    pub(super) fn open_nodes(&self, names: &[String]) -> KnowledgeGraph {
+        self.open_page(names).expect("within the reply bound").graph
+    }
 }
 
 #[cfg(test)]
