@@ -56,7 +56,7 @@ pub fn dialog_units(
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let text = format!("Speaker {} says: {}", role_name(m.role), m.content);
+                let text = format!("Speaker {} says: {}", m.role.as_str(), m.content);
                 Unit {
                     doc_id: format!("conv_{}_{i}", dialog.test_idx),
                     index_text: text.clone(),
@@ -77,7 +77,7 @@ pub fn dialog_units(
             let content = dialog
                 .messages
                 .iter()
-                .map(|m| format!("{}: {}", role_name(m.role), m.content))
+                .map(|m| format!("{}: {}", m.role.as_str(), m.content))
                 .collect::<Vec<_>>()
                 .join("\n");
             Ok(vec![Unit {
@@ -129,13 +129,4 @@ pub fn long_context(conversation: &Conversation, sessions: usize) -> String {
         .flat_map(|s| &s.turns)
         .map(|t| format!("{}: {}\n", t.speaker, t.text))
         .collect()
-}
-
-/// The role as upstream writes it in memory texts.
-pub(crate) fn role_name(role: mb_llm::Role) -> &'static str {
-    match role {
-        mb_llm::Role::System => "system",
-        mb_llm::Role::User => "user",
-        mb_llm::Role::Assistant => "assistant",
-    }
 }

@@ -14,6 +14,18 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The role as chat APIs and upstream's memory texts write it (`system`, `user`,
+    /// `assistant`; serde's spelling too).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {

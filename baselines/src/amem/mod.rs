@@ -37,7 +37,6 @@ use crate::store::{analyzer, delete_units, open_embedding_memory, stats};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
-use crate::units::role_name;
 use ops::{AnalyzeNote, EvolveNote, NoteAttributes, NoteView, QueryKeywords};
 
 const NOTE_ID: &str = "doc_id";
@@ -268,7 +267,7 @@ impl MemorySystem for AMem {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let role = role_name(m.role);
+                let role = m.role.as_str();
                 (
                     format!("Speaker {role} says: {}", m.content),
                     format!("{}_{i}", dialog.test_idx),

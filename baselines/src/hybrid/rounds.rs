@@ -6,7 +6,6 @@ use mb_datasets::corpus::Conversation;
 
 use super::settings::UnitSize;
 use crate::system::TrainingDialog;
-use crate::units::role_name;
 
 /// One unit before indexing.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,7 +99,7 @@ pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Excha
         .enumerate()
         .filter(|(_, m)| m.role != mb_llm::Role::System)
         .collect();
-    let speakers: Vec<&str> = messages.iter().map(|(_, m)| role_name(m.role)).collect();
+    let speakers: Vec<&str> = messages.iter().map(|(_, m)| m.role.as_str()).collect();
     let key = format!(
         "conv_{}_{}",
         dialog.test_idx,
@@ -114,7 +113,7 @@ pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Excha
                 doc_id: format!("conv_{}_{}", dialog.test_idx, part[0].0),
                 lines: part
                     .iter()
-                    .map(|(_, m)| (role_name(m.role).to_string(), m.content.clone()))
+                    .map(|(_, m)| (m.role.as_str().to_string(), m.content.clone()))
                     .collect(),
                 turns: Vec::new(),
                 date_text: String::new(),

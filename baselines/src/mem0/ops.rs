@@ -50,7 +50,7 @@ impl ExtractFacts {
         let transcript: String = self
             .dialog
             .iter()
-            .map(|m| format!("{}: {}\n", role_name(m.role), m.content))
+            .map(|m| format!("{}: {}\n", m.role.as_str(), m.content))
             .collect();
         Message::user(format!("Input:\n{transcript}"))
     }
@@ -130,14 +130,6 @@ impl Operation for ExtractFacts {
             .filter(|s| is_first_person(s, lang))
             .filter(|s| seen.insert(s.clone()))
             .collect()
-    }
-}
-
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
     }
 }
 

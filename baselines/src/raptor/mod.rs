@@ -44,7 +44,7 @@ use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
 use crate::tokens::TokenCounter;
-use crate::units::{corpus_memory, corpus_units, role_name, Granularity};
+use crate::units::{corpus_memory, corpus_units, Granularity};
 use tree::{joined_text, Builder};
 
 /// Attribute telling documents from tree nodes.
@@ -188,7 +188,7 @@ impl MemorySystem for Raptor {
                 let id = format!("{}_{i}", dialog.test_idx);
                 let text = format!(
                     "Conversation {id}:\nSpeaker {} says: {}",
-                    role_name(m.role),
+                    m.role.as_str(),
                     m.content
                 );
                 (format!("conv_{id}"), text, Vec::new())

@@ -283,16 +283,8 @@ fn dialog_text(dialog: &Dialog) -> String {
     dialog
         .messages
         .iter()
-        .map(|m| format!("{}: {}\n", role_name(m.role), m.content))
+        .map(|m| format!("{}: {}\n", m.role.as_str(), m.content))
         .collect()
-}
-
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-    }
 }
 
 /// The dialog's last assistant message: what upstream takes as the test side's answer.
