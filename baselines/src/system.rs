@@ -201,21 +201,27 @@ pub trait MemorySystem: Send + Sync {
         None
     }
 
+    /// The retrieved memories as the answer template's context: one per line (each system's
+    /// own rendering where upstream's differs).
+    fn memory_context(&self, retrieved: &[Retrieved]) -> String {
+        let texts: Vec<&str> = retrieved.iter().map(|r| r.text.as_str()).collect();
+        texts.join("\n")
+    }
+
     /// The messages sent to the model: the last message replaced by the answer template filled
-    /// with the retrieved memories, one per line.
+    /// with [`MemorySystem::memory_context`].
     fn prompt(
         &self,
         messages: &[Message],
         retrieved: &[Retrieved],
         lang: Lang,
     ) -> Result<Vec<Message>, MemoryError> {
-        let texts: Vec<&str> = retrieved.iter().map(|r| r.text.as_str()).collect();
         answer_prompt(
             &self.context().llm.wording,
             self.upstream_answer(),
             BEYOND_UPSTREAM,
             messages,
-            &texts.join("\n"),
+            &self.memory_context(retrieved),
             lang,
         )
     }

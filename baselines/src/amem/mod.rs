@@ -22,7 +22,6 @@ use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, Record};
-use mb_llm::Message;
 use mb_upstream::python::repr_str_list;
 use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
@@ -31,7 +30,6 @@ pub mod ops;
 
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
-use crate::prompt::answer_prompt;
 use crate::settings::OwnSettings;
 use crate::store::{analyzer, delete_units, open_embedding_memory, stats};
 use crate::system::{
@@ -362,23 +360,9 @@ impl MemorySystem for AMem {
         Some(AnswerOf::AMem)
     }
 
-    fn prompt(
-        &self,
-        messages: &[Message],
-        retrieved: &[Retrieved],
-        lang: Lang,
-    ) -> Result<Vec<Message>, MemoryError> {
-        // Upstream concatenates the rendered notes, each ending with its own newline.
-        let context: String = retrieved.iter().map(|r| r.text.as_str()).collect();
-        let wording = &self.context.llm.wording;
-        answer_prompt(
-            wording,
-            self.upstream_answer(),
-            "answer",
-            messages,
-            &context,
-            lang,
-        )
+    /// Upstream concatenates the rendered notes, each ending with its own newline.
+    fn memory_context(&self, retrieved: &[Retrieved]) -> String {
+        retrieved.iter().map(|r| r.text.as_str()).collect()
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {

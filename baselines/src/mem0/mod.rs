@@ -25,7 +25,6 @@ use crate::embedding::{embed_text, embed_texts};
 pub mod ops;
 
 use crate::error::MemoryError;
-use crate::prompt::answer_prompt;
 use crate::store::{analyzer, open_embedding_memory, retrieved, stats};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
@@ -280,25 +279,12 @@ impl MemorySystem for Mem0 {
         Some(AnswerOf::Mem0)
     }
 
-    fn prompt(
-        &self,
-        messages: &[Message],
-        retrieved: &[Retrieved],
-        lang: Lang,
-    ) -> Result<Vec<Message>, MemoryError> {
-        let memories: String = retrieved
+    /// Mem0's `User Memories:` list: each memory as `- <text>` on its own line.
+    fn memory_context(&self, retrieved: &[Retrieved]) -> String {
+        retrieved
             .iter()
             .map(|r| format!("- {}\n", r.text))
-            .collect();
-        let wording = &self.context.llm.wording;
-        answer_prompt(
-            wording,
-            self.upstream_answer(),
-            "answer",
-            messages,
-            &memories,
-            lang,
-        )
+            .collect()
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {

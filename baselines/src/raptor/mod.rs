@@ -32,13 +32,11 @@ use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_engine::{Filter, NewRecord};
-use mb_llm::Message;
 use mb_upstream::AnswerOf;
 use tokio::sync::Mutex;
 
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
-use crate::prompt::answer_prompt;
 use crate::store::{analyzer, delete_units, open_embedding_memory, record_turns, stats};
 use crate::system::{
     CorpusMemory, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
@@ -238,22 +236,9 @@ impl MemorySystem for Raptor {
         Ok(retrieved)
     }
 
-    /// Upstream's answer template, the nodes' texts each on one line and a blank line after.
-    fn prompt(
-        &self,
-        messages: &[Message],
-        retrieved: &[Retrieved],
-        lang: Lang,
-    ) -> Result<Vec<Message>, MemoryError> {
-        let context = joined_text(retrieved.iter().map(|r| r.text.as_str()));
-        answer_prompt(
-            &self.context.llm.wording,
-            Some(AnswerOf::Raptor),
-            "raptor",
-            messages,
-            &context,
-            lang,
-        )
+    /// The nodes' texts each on one line and a blank line after (upstream's `get_text`).
+    fn memory_context(&self, retrieved: &[Retrieved]) -> String {
+        joined_text(retrieved.iter().map(|r| r.text.as_str()))
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {
