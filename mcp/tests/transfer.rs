@@ -76,6 +76,11 @@ fn command(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `memorybench-mcp export` of tenant acme from `store` to `out`.
+fn export_acme(store: &str, out: &str) -> Output {
+    command(&["export", "--store", store, "--tenant", "acme", "--out", out])
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -158,9 +163,7 @@ fn a_tenant_moves_whole_and_leaves_nothing_behind() {
         fresh.to_str().unwrap(),
         file.to_str().unwrap(),
     );
-    let exported = command(&[
-        "export", "--store", a_arg, "--tenant", "acme", "--out", f_arg,
-    ]);
+    let exported = export_acme(a_arg, f_arg);
     assert!(exported.status.success(), "{}", stderr(&exported));
     assert!(stderr(&exported).contains("exported tenant acme"));
     let text = std::fs::read_to_string(&file).unwrap();
@@ -295,15 +298,7 @@ fn a_cut_or_altered_export_is_refused_and_only_regular_files_are_written() {
     stop(child);
     let (a_arg, b_arg) = (a.to_str().unwrap(), b.to_str().unwrap());
     let file = dir.path().join("acme.jsonl");
-    let exported = command(&[
-        "export",
-        "--store",
-        a_arg,
-        "--tenant",
-        "acme",
-        "--out",
-        file.to_str().unwrap(),
-    ]);
+    let exported = export_acme(a_arg, file.to_str().unwrap());
     assert!(exported.status.success(), "{}", stderr(&exported));
     let sha = |output: &Output| -> String {
         let text = stderr(output);
@@ -322,7 +317,7 @@ fn a_cut_or_altered_export_is_refused_and_only_regular_files_are_written() {
     assert!(lines.len() > 6, "{} lines", lines.len());
 
     // Standard output holds the same export.
-    let to_stdout = command(&["export", "--store", a_arg, "--tenant", "acme", "--out", "-"]);
+    let to_stdout = export_acme(a_arg, "-");
     assert!(to_stdout.status.success(), "{}", stderr(&to_stdout));
     assert_eq!(String::from_utf8_lossy(&to_stdout.stdout), text);
 
@@ -412,15 +407,7 @@ fn a_cut_or_altered_export_is_refused_and_only_regular_files_are_written() {
         (&folder, "a directory"),
         (&pipe, "a device, pipe or socket"),
     ] {
-        let out = command(&[
-            "export",
-            "--store",
-            a_arg,
-            "--tenant",
-            "acme",
-            "--out",
-            path.to_str().unwrap(),
-        ]);
+        let out = export_acme(a_arg, path.to_str().unwrap());
         assert!(!out.status.success(), "{} accepted", path.display());
         assert!(stderr(&out).contains(kind), "{}", stderr(&out));
     }
