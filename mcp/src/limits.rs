@@ -43,6 +43,17 @@ pub struct GraphBounds {
     pub max_reply_bytes: usize,
 }
 
+impl GraphBounds {
+    /// Fails when `more` bytes of text would take a graph holding `bytes` over its bound.
+    pub fn check_growth(&self, bytes: usize, more: usize) -> Result<(), McpError> {
+        check_total(
+            "bytes of text in the graph (--max-graph-bytes)",
+            bytes.saturating_add(more),
+            self.max_bytes,
+        )
+    }
+}
+
 impl Default for GraphBounds {
     fn default() -> Self {
         GraphBounds {

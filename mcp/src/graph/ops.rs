@@ -98,15 +98,6 @@ impl Graph {
         self.text_bytes
     }
 
-    /// Fails when `more` bytes of text would take the graph over its bound.
-    fn check_growth(&self, more: usize) -> Result<(), McpError> {
-        limits::check_total(
-            "bytes of text in the graph (--max-graph-bytes)",
-            self.text_bytes.saturating_add(more),
-            self.bounds.max_bytes,
-        )
-    }
-
     /// The plain graph.
     pub fn snapshot(&self) -> KnowledgeGraph {
         KnowledgeGraph {
@@ -258,7 +249,8 @@ impl Graph {
             self.entities.len() + new.len(),
             self.bounds.max_entities,
         )?;
-        self.check_growth(size::total(&new))?;
+        self.bounds
+            .check_growth(self.text_bytes, size::total(&new))?;
         self.changed |= !new.is_empty();
         for entity in &new {
             self.push_entity(Node::new(entity.clone()));
@@ -280,7 +272,8 @@ impl Graph {
             self.relations.len() + new.len(),
             self.bounds.max_relations,
         )?;
-        self.check_growth(size::total(&new))?;
+        self.bounds
+            .check_growth(self.text_bytes, size::total(&new))?;
         self.changed |= !new.is_empty();
         for relation in &new {
             self.push_relation(Node::new(relation.clone()));
@@ -348,11 +341,7 @@ impl Graph {
         let added = new
             .iter()
             .fold(0, |sum: usize, o| sum.saturating_add(o.len()));
-        limits::check_total(
-            "bytes of text in the graph (--max-graph-bytes)",
-            self.text_bytes.saturating_add(added),
-            self.bounds.max_bytes,
-        )?;
+        self.bounds.check_growth(self.text_bytes, added)?;
         if !new.is_empty() {
             self.text_bytes = self.text_bytes.saturating_add(added);
             undo.push((at, node.value.observations.len(), node.dirty));
