@@ -8,6 +8,8 @@
 //! the layer), and local memberships are mapped back by equal embeddings, so nodes with the
 //! same embedding share them.
 
+use std::collections::HashMap;
+
 use super::gmm_cluster;
 use super::umap::{reduce, UmapError, UmapParams};
 
@@ -96,6 +98,7 @@ fn labels_of(points: &[Vec<f32>], grouping: &Grouping) -> Result<Vec<Vec<usize>>
     let global_dimension = grouping.dimension.min(n - 2);
     let global = reduced(points, neighbours, global_dimension, grouping.seed)?;
     let (global_labels, global_count) = gmm_cluster(&global, grouping.threshold);
+    let twins = equal_rows(points);
     let mut labels: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut total = 0;
     for cluster in 0..global_count {
@@ -119,16 +122,35 @@ fn labels_of(points: &[Vec<f32>], grouping: &Grouping) -> Result<Vec<Vec<usize>>
                     continue;
                 }
                 // Upstream finds the member again by its embedding: equal rows share labels.
-                for (i, point) in points.iter().enumerate() {
-                    if *point == points[member] {
-                        labels[i].push(local + total);
-                    }
+                for &i in &twins[member] {
+                    labels[i].push(local + total);
                 }
             }
         }
         total += local_count;
     }
     Ok(labels)
+}
+
+/// For each point, every point with an equal embedding (itself included), in order: found once
+/// by the rows' bits, not by comparing every pair per cluster.
+fn equal_rows(points: &[Vec<f32>]) -> Vec<Vec<usize>> {
+    let mut by_bits: HashMap<Vec<u32>, Vec<usize>> = HashMap::new();
+    let keys: Vec<Vec<u32>> = points
+        .iter()
+        // -0.0 equals 0.0 as upstream's `==` compares them.
+        .map(|p| {
+            p.iter()
+                .map(|&v| if v == 0.0 { 0 } else { v.to_bits() })
+                .collect()
+        })
+        .collect();
+    for (i, key) in keys.iter().enumerate() {
+        by_bits.entry(key.clone()).or_default().push(i);
+    }
+    keys.iter()
+        .map(|key| by_bits.get(key).cloned().unwrap_or_default())
+        .collect()
 }
 
 /// `points` reduced by UMAP with cosine distances, seeded.
@@ -141,4 +163,23 @@ fn reduced(
     let mut params = UmapParams::new(neighbours, dimension);
     params.seed = seed;
     reduce(points, &params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_embeddings_are_twins_as_upstreams_equality_finds_them() {
+        let points = vec![
+            vec![1.0, 0.0],
+            vec![2.0, 0.5],
+            vec![1.0, -0.0],
+            vec![2.0, 0.5],
+        ];
+        assert_eq!(
+            equal_rows(&points),
+            vec![vec![0, 2], vec![1, 3], vec![0, 2], vec![1, 3]]
+        );
+    }
 }
