@@ -8,7 +8,7 @@ kernel signal misses. On success it prints one line, `listening http://HOST:PORT
 every failure is one line on stderr starting with `llm_server: error:` and a non-zero exit.
 
 Usage: llm_server.py --model FILE --alias NAME [--host 127.0.0.1] [--port 0] [--ctx 2048]
-                     [--threads N] [--parallel 1] [--parent-pid PID]
+                     [--threads N] [--parallel 1] [--parent-pid PID] [--lora FILE]
 A port of 0 lets the system choose a free one; the line on stdout says which.
 """
 
@@ -77,6 +77,17 @@ def check_model(path):
         fail(EXIT_BAD_MODEL, f"model file {path} is not a GGUF file (it starts with {magic!r})")
 
 
+def check_adapter(path):
+    """A LoRA adapter must be a GGUF file (llama.cpp says more if it does not fit the model)."""
+    if not os.path.isfile(path):
+        fail(EXIT_BAD_MODEL, f"LoRA adapter {path} does not exist (train one with "
+                             "mb-harness sft-train)")
+    with open(path, "rb") as f:
+        magic = f.read(len(GGUF_MAGIC))
+    if magic != GGUF_MAGIC:
+        fail(EXIT_BAD_MODEL, f"LoRA adapter {path} is not a GGUF file (it starts with {magic!r})")
+
+
 def check_port(host, port):
     """A port given explicitly must be free; port 0 always is."""
     if port == 0:
@@ -99,6 +110,8 @@ def main():
     parser.add_argument("--parallel", type=int, default=1, help="requests served at once")
     parser.add_argument("--parent-pid", type=int, default=None,
                         help="stop when this process dies (default: the parent at start)")
+    parser.add_argument("--lora", default=None,
+                        help="a LoRA adapter GGUF applied (scale 1) to every request")
     args = parser.parse_args()
     if args.ctx <= 0 or args.parallel <= 0 or args.threads < 0 or not 0 <= args.port < 65536:
         fail(EXIT_NO_SERVER, "--ctx and --parallel must be positive, --threads at least 0, "
@@ -106,6 +119,8 @@ def main():
 
     die_with_parent(args.parent_pid if args.parent_pid is not None else os.getppid())
     check_model(args.model)
+    if args.lora is not None:
+        check_adapter(args.lora)
     check_port(args.host, args.port)
     try:
         import xllamacpp
@@ -125,6 +140,10 @@ def main():
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
     params.ui = False
+    if args.lora is not None:
+        # Requests that name no adapters get it at this scale (a request's `lora` field
+        # would set the scales of its own).
+        params.lora_adapters = [xllamacpp.CommonAdapterLoraInfo(args.lora, 1.0)]
     try:
         server = xllamacpp.Server(params)
     except RuntimeError as e:

@@ -124,9 +124,23 @@ impl LocalServer {
                 settings::searched(&settings.model)
             ))
         })?;
+        let lora = match &settings.lora {
+            Some(path) => Some(settings::locate(path).ok_or_else(|| {
+                server_error(format!(
+                    "no LoRA adapter {}: train one with mb-harness sft-train, or remove lora \
+                     from [server]",
+                    settings::searched(path)
+                ))
+            })?),
+            None => None,
+        };
         let started = Instant::now();
-        let mut child = Command::new(&python)
-            .arg(&launcher)
+        let mut command = Command::new(&python);
+        command.arg(&launcher);
+        if let Some(lora) = &lora {
+            command.arg("--lora").arg(lora);
+        }
+        let mut child = command
             .arg("--model")
             .arg(&model)
             .args(["--alias", &settings.alias])

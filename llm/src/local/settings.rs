@@ -37,6 +37,10 @@ pub struct ServerSettings {
     pub port: u16,
     /// Longest wait for the server to load the model and answer `/health`, in seconds.
     pub startup_timeout_secs: f64,
+    /// A LoRA adapter GGUF served on top of the model (applied to every request), such as
+    /// the SFT baseline's (`mb-harness sft-train`). Give the alias a name of its own too: it
+    /// keys the record cache.
+    pub lora: Option<PathBuf>,
 }
 
 impl Default for ServerSettings {
@@ -51,6 +55,7 @@ impl Default for ServerSettings {
             launcher: PathBuf::from("scripts/llm_server.py"),
             port: 0,
             startup_timeout_secs: 60.0,
+            lora: None,
         }
     }
 }
