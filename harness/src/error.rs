@@ -41,6 +41,9 @@ pub enum HarnessError {
     /// A catalog lookup failed.
     #[error(transparent)]
     Catalog(#[from] mb_datasets::catalog::CatalogError),
+    /// The SFT baseline could not train or find its adapter.
+    #[error(transparent)]
+    Sft(#[from] mb_sft::SftError),
     /// Standard output is closed or full (a closed pipe ends the command quietly).
     #[error("writing the output: {0}")]
     Output(std::io::Error),

@@ -33,6 +33,10 @@ pub struct LlmArgs {
     /// paraphrase, which results label as not comparable with the paper).
     #[arg(long, value_name = "DIR", env = "MEMORYBENCH_UPSTREAM")]
     pub upstream: Option<PathBuf>,
+    /// A LoRA adapter the `[server]` serves on top of its model (set by `sft-predict`, not a
+    /// flag of its own).
+    #[arg(skip)]
+    pub lora: Option<PathBuf>,
 }
 
 /// The values of `--llm-cache`.
@@ -57,12 +61,16 @@ impl LlmArgs {
 
     /// The settings the flags select, as written (see [`LlmChoice::settings`]).
     pub fn settings(&self) -> mb_llm::Result<LlmSettings> {
-        self.choice().settings()
+        let settings = self.choice().settings()?;
+        match &self.lora {
+            Some(adapter) => settings.with_lora(adapter),
+            None => Ok(settings),
+        }
     }
 
     /// The settings to run with and the server they start (see [`LlmChoice::start`]).
     pub fn start(&self) -> mb_llm::Result<(LlmSettings, Option<LocalServer>)> {
-        self.choice().start()
+        self.choice().serve(self.settings()?)
     }
 
     /// The LLM roles for `settings`, recording answers into (or replaying them from) `engine`

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use mb_harness::commands::{
     action_feedback, evaluate, feedback_usefulness, generate_dialogs, import, list, off_policy,
-    on_policy, plan, report, retrieve, stepwise, summarize, sweep, train_performance,
+    on_policy, plan, report, retrieve, sft, stepwise, summarize, sweep, train_performance,
 };
 use mb_harness::HarnessError;
 
@@ -45,6 +45,12 @@ enum Command {
     /// As off-policy, with a memory of only the training dialogs whose implicit feedback holds
     /// the action (upstream's action-feedback experiment).
     ActionFeedback(action_feedback::ActionFeedbackArgs),
+    /// Fine-tune the local model with LoRA on the first-round answers of the training dialogs
+    /// whose users liked (or copied) them (upstream's SFT baseline), an adapter per epoch.
+    SftTrain(sft::train::SftTrainArgs),
+    /// Answer the test questions with the model an SFT adapter adapts, without memory, served
+    /// by the local llama.cpp server.
+    SftPredict(sft::predict::SftPredictArgs),
     /// Answer each training question with its recorded feedback dialog as context, and score
     /// the dialogs' own answers to the test questions (upstream's test_feedback, the paper's Q1).
     FeedbackUsefulness(feedback_usefulness::FeedbackUsefulnessArgs),
@@ -96,6 +102,8 @@ fn main() -> ExitCode {
         Command::TrainPerformance(args) => train_performance::run(&args),
         Command::ActionFeedback(args) => action_feedback::run(&args),
         Command::FeedbackUsefulness(args) => feedback_usefulness::run(&args),
+        Command::SftTrain(args) => sft::train::run(&args),
+        Command::SftPredict(args) => sft::predict::run(&args),
         Command::GenerateDialogs(args) => generate_dialogs::run(&args),
         Command::Evaluate(args) => evaluate::run(&args),
         Command::Summarize(args) => summarize::run(&args),

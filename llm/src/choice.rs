@@ -48,7 +48,12 @@ impl LlmChoice {
     /// ([`crate::stop_local_servers_on_signals`]). When the cache replays, no server starts:
     /// every answer comes from the record cache.
     pub fn start(&self) -> Result<(LlmSettings, Option<LocalServer>)> {
-        let settings = self.settings()?;
+        self.serve(self.settings()?)
+    }
+
+    /// [`LlmChoice::start`] for `settings` derived from [`LlmChoice::settings`] (with an
+    /// adapter, say: [`LlmSettings::with_lora`]).
+    pub fn serve(&self, settings: LlmSettings) -> Result<(LlmSettings, Option<LocalServer>)> {
         if self.cache == CacheMode::Replay {
             return Ok((settings, None));
         }

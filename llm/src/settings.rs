@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use mb_upstream::Wording;
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 use crate::endpoint::EndpointConfig;
 use crate::error::{LlmError, Result};
@@ -136,6 +137,45 @@ impl LlmSettings {
             ("judge", &self.judge),
             ("critic", &self.critic),
         ]
+    }
+
+    /// The settings with the LoRA adapter `adapter` served on top of the `[server]` model (the
+    /// SFT baseline's, `mb-harness sft-train`). The alias becomes `<alias>+lora-<digest>` (the
+    /// adapter file's first SHA-256 bytes), in the server and in every role that named the old
+    /// one, so answers recorded from the plain model, or from another adapter, are never
+    /// replayed as this one's. Settings without a `[server]` cannot serve an adapter.
+    pub fn with_lora(mut self, adapter: &Path) -> Result<LlmSettings> {
+        let Some(server) = self.server.as_mut() else {
+            return Err(LlmError::Config {
+                field: "server",
+                reason: format!(
+                    "the LoRA adapter {} is served by the local llama.cpp server: give --llm \
+                     local, or a settings file with a [server] section",
+                    adapter.display()
+                ),
+            });
+        };
+        let mut hasher = sha2::Sha256::new();
+        std::fs::File::open(adapter)
+            .and_then(|mut file| std::io::copy(&mut file, &mut hasher))
+            .map_err(|e| LlmError::Config {
+                field: "server.lora",
+                reason: format!("{}: {e}", adapter.display()),
+            })?;
+        let digest = hasher.finalize();
+        let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let old = std::mem::take(&mut server.alias);
+        server.alias = format!("{old}+lora-{hex}");
+        server.lora = Some(adapter.to_path_buf());
+        let alias = server.alias.clone();
+        for role in self.roles_mut() {
+            if let RoleSettings::Openai(endpoint) | RoleSettings::Anthropic(endpoint) = role {
+                if endpoint.base_url == SERVER_URL && endpoint.model == old {
+                    endpoint.model = alias.clone();
+                }
+            }
+        }
+        Ok(self)
     }
 
     /// The settings with every role whose `base_url` is [`SERVER_URL`] sent to `base_url`.

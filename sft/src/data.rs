@@ -21,7 +21,7 @@ pub const MAX_LENGTH_LIMIT: usize = 1 << 17;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SftPair {
     /// The dialog's `test_idx`.
-    pub test_idx: i64,
+    pub test_idx: u64,
     /// The dialog's first system message, if it has one.
     pub system_prompt: Option<String>,
     /// The first user message.
@@ -33,7 +33,7 @@ pub struct SftPair {
 /// An encoded example: its tokens and the answer tokens learned.
 pub struct Example {
     /// The dialog's `test_idx`.
-    pub test_idx: i64,
+    pub test_idx: u64,
     /// Every token, truncated to `max_length`.
     pub ids: Vec<u32>,
     /// The positions whose next token is learned.

@@ -44,7 +44,7 @@ pub enum SftError {
     #[error("example test_idx {test_idx} has nothing to learn: {reason}")]
     NothingToLearn {
         /// The `test_idx` of the dialog the example comes from.
-        test_idx: i64,
+        test_idx: u64,
         /// Why, for instance an empty answer or a prompt longer than `max_length`.
         reason: String,
     },

@@ -16,6 +16,7 @@ pub const MAX_RANK: usize = 4096;
 
 /// The shape of the adapters (upstream: r 8, alpha 32, dropout 0.05).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LoraSettings {
     /// Rank r of each adapter.
     pub rank: usize,

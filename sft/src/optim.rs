@@ -7,6 +7,7 @@ use crate::error::Result;
 
 /// Optimizer constants (torch's defaults but the learning rate and decay).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AdamWSettings {
     /// Weight decay (upstream: 0.01).
     pub weight_decay: f64,

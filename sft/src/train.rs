@@ -30,6 +30,7 @@ pub const MAX_BATCH: usize = 65_536;
 
 /// How a run trains (upstream's defaults, but the schedule: see [`Schedule::Constant`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TrainSettings {
     /// Peak learning rate (upstream: 1e-4).
     pub learning_rate: f64,

@@ -34,12 +34,25 @@ pub enum ImplicitAction {
 }
 
 impl ImplicitAction {
-    /// The action in the data, and upstream's name of it.
-    fn learned(self) -> Learned {
+    /// The action in the data.
+    pub fn action(self) -> Action {
         match self {
-            ImplicitAction::Like => Learned::WithAction(Action::Like, "like"),
-            ImplicitAction::Copy => Learned::WithAction(Action::Copy, "copy"),
+            ImplicitAction::Like => Action::Like,
+            ImplicitAction::Copy => Action::Copy,
         }
+    }
+
+    /// Upstream's name of it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ImplicitAction::Like => "like",
+            ImplicitAction::Copy => "copy",
+        }
+    }
+
+    /// The dialogs a memory learns with it.
+    fn learned(self) -> Learned<'static> {
+        Learned::WithAction(self.action(), self.name())
     }
 }
 

@@ -2,8 +2,9 @@
 //! `run(&Args) -> Result<(), HarnessError>` entry point.
 //!
 //! The regimes ([`off_policy`], [`train_performance`], [`stepwise`], [`on_policy`]) and
-//! upstream's other experiments ([`action_feedback`], [`feedback_usefulness`]) are driven by the shared plumbing of
-//! `crate::run`; [`longmemeval`] is `off-policy --longmemeval FILE`.
+//! upstream's other experiments ([`action_feedback`], [`feedback_usefulness`], the SFT
+//! baseline's prediction in [`sft`]) are driven by the shared plumbing of `crate::run`;
+//! [`longmemeval`] is `off-policy --longmemeval FILE`.
 
 pub mod action_feedback;
 pub mod evaluate;
@@ -17,6 +18,7 @@ pub mod on_policy;
 pub mod plan;
 pub mod report;
 pub mod retrieve;
+pub mod sft;
 pub mod stepwise;
 pub mod summarize;
 pub mod sweep;

@@ -64,23 +64,82 @@ impl Questions {
 }
 
 /// Which training dialogs the memory learns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Learned {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Learned<'a> {
     /// Every one (off-policy, train-performance).
     All,
     /// Those whose implicit feedback holds this action in some round (action feedback, see
     /// [`super::action_feedback`]).
     WithAction(Action, &'static str),
+    /// None: the answer model learned the action's dialogs instead, as the LoRA adapter the
+    /// server applies (the SFT baseline, see [`super::sft`]).
+    ByAdapter(&'a AdapterRun),
 }
 
-impl Learned {
+/// The adapter an SFT run answers with, as its run directory records it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub(crate) struct AdapterRun {
+    /// The action whose dialogs it learned (upstream's name).
+    pub action: &'static str,
+    /// The epoch whose checkpoint it is.
+    pub epoch: usize,
+    /// Its file.
+    pub adapter: String,
+    /// The training run's configuration (`training_config.json`).
+    pub training: serde_json::Value,
+}
+
+impl Learned<'_> {
     fn keeps(self, dialog: &Dialog) -> bool {
         match self {
             Learned::All => true,
             Learned::WithAction(action, _) => {
                 dialog.feedback.iter().any(|f| f.actions.contains(&action))
             }
+            Learned::ByAdapter(_) => false,
         }
+    }
+
+    /// The run directory and the memory's namespace.
+    fn place(
+        self,
+        run: &RunArgs,
+        wording: &mb_upstream::Wording,
+        questions: Questions,
+        spec: &SystemSpec,
+    ) -> Result<(mb_eval::RunFiles, String), HarnessError> {
+        let (kind, set) = (&run.dataset_type, &run.set_name);
+        Ok(match self {
+            // The memory of the set's dialogs is shared by off-policy and train-performance
+            // runs.
+            Learned::All => (
+                run_dir(run, wording, questions.results_dir(), spec, json!({}))?,
+                format!("off-policy/{kind}/{set}/{}", spec.name),
+            ),
+            // An action's, by the runs of that action (upstream's cache `.../<system>/<action>`).
+            Learned::WithAction(_, action) => (
+                run_dir_in(
+                    run,
+                    wording,
+                    "action_feedback/results",
+                    spec,
+                    json!({ "action_feedback": action }),
+                    Some(action),
+                )?,
+                format!("action_feedback/{kind}/{set}/{}/{action}", spec.name),
+            ),
+            Learned::ByAdapter(adapter) => (
+                run_dir_in(
+                    run,
+                    wording,
+                    "action_feedback/results",
+                    spec,
+                    json!({ "action_feedback": adapter.action, "sft": adapter }),
+                    Some(&format!("{}/sft/epoch={}", adapter.action, adapter.epoch)),
+                )?,
+                format!("action_feedback/{kind}/{set}/{}/sft", spec.name),
+            ),
+        })
     }
 }
 
@@ -142,36 +201,12 @@ impl Regime for OffPolicy<'_> {
 pub(crate) async fn run_system(
     run: &RunArgs,
     questions: Questions,
-    learned: Learned,
+    learned: Learned<'_>,
     setup: &RunSetup,
     spec: &'static SystemSpec,
 ) -> Result<Outcome, HarnessError> {
     let wording = &setup.services.llm.wording;
-    // The memory of the set's dialogs is shared by off-policy and train-performance runs; an
-    // action's, by the runs of that action (upstream's cache `.../<system>/<action>`).
-    let (files, namespace) = match learned {
-        Learned::All => (
-            run_dir(run, wording, questions.results_dir(), spec, json!({}))?,
-            format!(
-                "off-policy/{}/{}/{}",
-                run.dataset_type, run.set_name, spec.name
-            ),
-        ),
-        Learned::WithAction(_, action) => (
-            run_dir_in(
-                run,
-                wording,
-                "action_feedback/results",
-                spec,
-                json!({ "action_feedback": action }),
-                Some(action),
-            )?,
-            format!(
-                "action_feedback/{}/{}/{}/{action}",
-                run.dataset_type, run.set_name, spec.name
-            ),
-        ),
-    };
+    let (files, namespace) = learned.place(run, wording, questions, spec)?;
     let engine = setup.engine();
     ensure_bookkeeping(engine)?;
     let dialogs = training_dialogs_where(spec, &setup.datasets, |d| learned.keeps(d));

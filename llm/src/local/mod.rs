@@ -117,13 +117,9 @@ impl LocalServer {
                 settings::searched(&settings.launcher)
             ))
         })?;
-        let model = settings::locate(&settings.model).ok_or_else(|| {
-            server_error(format!(
-                "no model file {}: run {SETUP_COMMAND}, or name an existing GGUF file as \
-                 model in [server]",
-                settings::searched(&settings.model)
-            ))
-        })?;
+        let model = settings
+            .model_file()
+            .map_err(|e| server_error(e.to_string()))?;
         let lora = match &settings.lora {
             Some(path) => Some(settings::locate(path).ok_or_else(|| {
                 server_error(format!(

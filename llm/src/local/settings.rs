@@ -60,6 +60,21 @@ impl Default for ServerSettings {
     }
 }
 
+impl ServerSettings {
+    /// The model file, found as [`LocalServer::start`](super::LocalServer::start) finds it; an
+    /// error says where it looked.
+    pub fn model_file(&self) -> crate::Result<PathBuf> {
+        locate(&self.model).ok_or_else(|| crate::LlmError::Config {
+            field: "server.model",
+            reason: format!(
+                "no model file {}: run {SETUP_COMMAND}, or name an existing GGUF file as model \
+                 in [server]",
+                searched(&self.model)
+            ),
+        })
+    }
+}
+
 /// Where a path of the settings is: itself when absolute, else the first existing
 /// `<ancestor>/<path>` of the current directory, then of the executable's directory. `None`
 /// when no candidate exists; [`searched`] says where it looked.

@@ -11,7 +11,7 @@ fn tokenizer() -> ChatTokenizer {
     ChatTokenizer::from_gguf(&GgufFile::open(&path).unwrap()).unwrap()
 }
 
-fn pair(test_idx: i64, system: Option<&str>, instruction: &str, output: &str) -> SftPair {
+fn pair(test_idx: u64, system: Option<&str>, instruction: &str, output: &str) -> SftPair {
     SftPair {
         test_idx,
         system_prompt: system.map(str::to_string),

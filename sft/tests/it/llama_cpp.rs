@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use candle_core::Device;
 use mb_llm::{LocalServer, ServerSettings};
 use mb_sft::{
-    encode, train, write_adapter, ChatMessage, ChatTokenizer, GgufFile, LoraLlama,
-    LoraSettings, RunDir, SftPair, TrainSettings,
+    encode, train, write_adapter, ChatMessage, ChatTokenizer, GgufFile, LoraLlama, LoraSettings,
+    RunDir, SftPair, TrainSettings,
 };
 use serde_json::{json, Value};
 
@@ -53,7 +53,11 @@ fn post(server: &LocalServer, path: &str, body: Value) -> Value {
         .json(&body)
         .send()
         .unwrap_or_else(|e| panic!("{url}: {e}"));
-    assert!(response.status().is_success(), "{url}: {}", response.status());
+    assert!(
+        response.status().is_success(),
+        "{url}: {}",
+        response.status()
+    );
     response.json().unwrap()
 }
 
@@ -126,7 +130,15 @@ fn an_adapter_trained_here_is_served_by_llama_cpp() {
         batch_size: 1,
         ..TrainSettings::default()
     };
-    let state = train(&model, &[example], &settings_sft, "llama", &run, &mut |_| {}).unwrap();
+    let state = train(
+        &model,
+        &[example],
+        &settings_sft,
+        "llama",
+        &run,
+        &mut |_| {},
+    )
+    .unwrap();
     let losses: Vec<f64> = state.steps.iter().map(|s| s.loss).collect();
     let answer_ids = tokenizer.encode(ANSWER).unwrap();
     let adapted = ours(&model, &prompt_ids, answer_ids.len());
@@ -142,13 +154,28 @@ fn an_adapter_trained_here_is_served_by_llama_cpp() {
     let server = LocalServer::start(&settings).unwrap();
     let url = format!("http://127.0.0.1:{}/lora-adapters", server.port());
     let listed: Value = reqwest::blocking::get(&url).unwrap().json().unwrap();
-    assert_eq!(listed[0]["path"], json!(adapter.to_str().unwrap()), "{listed}");
+    assert_eq!(
+        listed[0]["path"],
+        json!(adapter.to_str().unwrap()),
+        "{listed}"
+    );
 
     // The tokenizer and the template are the server's.
-    for text in [prompt.as_str(), "Numbers 12345 and ünïcödé, spaces  and\ttabs."] {
-        let reply = post(&server, "/tokenize", json!({"content": text, "parse_special": true}));
+    for text in [
+        prompt.as_str(),
+        "Numbers 12345 and ünïcödé, spaces  and\ttabs.",
+    ] {
+        let reply = post(
+            &server,
+            "/tokenize",
+            json!({"content": text, "parse_special": true}),
+        );
         let theirs: Vec<u32> = serde_json::from_value(reply["tokens"].clone()).unwrap();
-        assert_eq!(tokenizer.encode(text).unwrap(), theirs, "tokens of {text:?}");
+        assert_eq!(
+            tokenizer.encode(text).unwrap(),
+            theirs,
+            "tokens of {text:?}"
+        );
     }
     let reply = post(
         &server,
@@ -160,7 +187,11 @@ fn an_adapter_trained_here_is_served_by_llama_cpp() {
     // The base forward predicts what llama.cpp predicts (its adapter at scale 0).
     for (text, expected) in probes.iter().zip(&base) {
         let ids = tokenizer.encode(text).unwrap();
-        assert_eq!(&served(&server, &ids, 1, Some(0.0)), expected, "next token after {text:?}");
+        assert_eq!(
+            &served(&server, &ids, 1, Some(0.0)),
+            expected,
+            "next token after {text:?}"
+        );
     }
     // Served as configured, the adapter answers as trained; at scale 0 it does not.
     let answered = served(&server, &prompt_ids, answer_ids.len(), None);

@@ -194,7 +194,11 @@ fn read_run(dir: &Path) -> Result<Option<RunRow>, HarnessError> {
         step,
         run_dir: config_dir.to_path_buf(),
         set: format!("{}/{}", text("dataset_type"), text("set_name")),
-        system: text("memory_system"),
+        // An SFT run answers without memory, with the adapter of an epoch.
+        system: match config["sft"]["epoch"].as_u64() {
+            Some(epoch) => format!("sft epoch {epoch}"),
+            None => text("memory_system"),
+        },
         dir: dir.to_path_buf(),
         score,
         memory_seconds: timing["memory_processing_seconds_per_case"]

@@ -8,4 +8,5 @@
 
 mod off_policy;
 mod serving;
+mod sft;
 mod simulator_and_judge;
