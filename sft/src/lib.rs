@@ -13,6 +13,7 @@ mod checkpoint;
 mod config;
 mod data;
 mod error;
+mod frozen;
 mod gguf;
 mod lora;
 mod model;

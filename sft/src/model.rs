@@ -8,6 +8,8 @@
 //! the file has no `output.weight`). Every operation is one candle differentiates: its fused
 //! softmax, RMS norm and rope kernels have no backward pass and would cut the gradient.
 //!
+//! The base weights' products are [`frozen_matmul`]s, which compute no weight gradients.
+//!
 //! Sequences are run one at a time, without padding; the loss is computed only where a token
 //! is learned, so the `[tokens, vocab]` logits of the prompt are never built.
 
@@ -19,6 +21,7 @@ use rand::SeedableRng;
 
 use crate::config::LlamaConfig;
 use crate::error::Result;
+use crate::frozen::frozen_matmul;
 use crate::gguf::GgufFile;
 use crate::lora::{Dropout, Lora, LoraSettings};
 
@@ -152,7 +155,7 @@ impl LoraLlama {
         let hidden = self.hidden(ids, dropout)?;
         let positions = Tensor::new(targets.positions.as_slice(), &self.device)?;
         let chosen = hidden.index_select(&positions, 0)?;
-        let logits = chosen.matmul(&self.head_t)?;
+        let logits = frozen_matmul(&chosen, &self.head_t)?;
         let log_probs = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
         let tokens = Tensor::new(targets.tokens.as_slice(), &self.device)?.unsqueeze(1)?;
         Ok(log_probs.gather(&tokens, 1)?.sum_all()?.neg()?)
@@ -162,7 +165,9 @@ impl LoraLlama {
     pub fn next_logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
         let hidden = self.hidden(ids, None)?;
         let last = hidden.narrow(0, ids.len() - 1, 1)?;
-        Ok(last.matmul(&self.head_t)?.flatten_all()?.to_vec1()?)
+        Ok(frozen_matmul(&last, &self.head_t)?
+            .flatten_all()?
+            .to_vec1()?)
     }
 
     /// The final hidden states `[tokens, hidden]` of `ids`.
@@ -191,10 +196,10 @@ impl LoraLlama {
         let (tokens, head_dim) = (x.dim(0)?, c.head_dim());
         let scale = self.lora.scale();
         let h = rms_norm_slow(x, &block.attn_norm, c.rms_eps)?;
-        let q =
-            (h.matmul(&block.q_t)? + block.lora_q.update(&h, scale, dropout.as_deref_mut())?)?;
-        let k = h.matmul(&block.k_t)?;
-        let v = (h.matmul(&block.v_t)? + block.lora_v.update(&h, scale, dropout)?)?;
+        let q = (frozen_matmul(&h, &block.q_t)?
+            + block.lora_q.update(&h, scale, dropout.as_deref_mut())?)?;
+        let k = frozen_matmul(&h, &block.k_t)?;
+        let v = (frozen_matmul(&h, &block.v_t)? + block.lora_v.update(&h, scale, dropout)?)?;
         let heads = |t: Tensor, n: usize| -> Result<Tensor> {
             Ok(t.reshape((tokens, n, head_dim))?
                 .transpose(0, 1)?
@@ -211,10 +216,10 @@ impl LoraLlama {
             .matmul(&v)?
             .transpose(0, 1)?
             .reshape((tokens, c.hidden))?;
-        let x = (x + attended.matmul(&block.o_t)?)?;
+        let x = (x + frozen_matmul(&attended, &block.o_t)?)?;
         let h = rms_norm_slow(&x, &block.ffn_norm, c.rms_eps)?;
-        let gated = (h.matmul(&block.gate_t)?.silu()? * h.matmul(&block.up_t)?)?;
-        Ok((x + gated.matmul(&block.down_t)?)?)
+        let gated = (frozen_matmul(&h, &block.gate_t)?.silu()? * frozen_matmul(&h, &block.up_t)?)?;
+        Ok((x + frozen_matmul(&gated, &block.down_t)?)?)
     }
 
     /// Key/value heads `[kv_heads, tokens, head_dim]` repeated for their query heads.

@@ -49,6 +49,28 @@ pub(super) fn memorization_chart(group: &[&RunRow]) -> Result<String, Box<dyn st
     })
 }
 
+/// The training loss of an SFT run over its optimizer steps (`sft-train` writes it beside the
+/// run as `loss.svg`); skipped steps (a loss that is not finite) leave gaps.
+pub(crate) fn loss_chart(
+    label: &str,
+    losses: &[f64],
+) -> Result<String, Box<dyn std::error::Error>> {
+    let points = losses
+        .iter()
+        .enumerate()
+        .filter(|(_, loss)| loss.is_finite())
+        .map(|(i, loss)| ((i + 1) as i32, *loss))
+        .collect();
+    line_chart(LineChart {
+        caption: "SFT: training loss per optimizer step",
+        x_desc: "step",
+        y_desc: "mean loss per learned token",
+        x_top: losses.len().max(1) as i32,
+        x_ticks: None,
+        lines: vec![(label, points)],
+    })
+}
+
 /// Score after each step, one line per system: how a memory learns from the dialogs it gets.
 pub(super) fn learning_chart(
     series: &[(String, Vec<(String, f64)>)],

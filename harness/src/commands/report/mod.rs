@@ -18,6 +18,8 @@ mod charts;
 mod labels;
 mod lines;
 mod scatter;
+
+pub(crate) use lines::loss_chart;
 #[cfg(test)]
 mod tests;
 

@@ -14,12 +14,15 @@ use sha2::{Digest, Sha256};
 use super::pairs::first_round_pairs;
 use super::{model_dir, SftSettingsArgs};
 use crate::commands::action_feedback::ImplicitAction;
+use crate::commands::report::loss_chart;
 use crate::data::DataArgs;
 use crate::error::HarnessError;
 use crate::run::progress::progress;
 
 /// Where the run's examples are written for inspection.
 const TRAINING_DATA: &str = "training_data.json";
+/// The loss curve, drawn after training.
+const LOSS_CHART: &str = "loss.svg";
 
 /// Arguments of `sft-train`.
 #[derive(clap::Args, Debug)]
@@ -162,6 +165,13 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
         &mut on_step,
     )?;
     bar.finish_and_clear();
+    let losses: Vec<f64> = state.steps.iter().map(|s| s.loss).collect();
+    let label = format!("{} {} {}", kind.as_str(), args.set_name, args.action.name());
+    let chart = loss_chart(&label, &losses)
+        .map_err(|e| HarnessError::Usage(format!("drawing the loss curve: {e}")))?;
+    let chart_path = dir.join(LOSS_CHART);
+    mb_datasets::durable::write_atomic(&chart_path, chart.as_bytes())
+        .map_err(|e| crate::error::file_error(&chart_path, e))?;
     let last = state.steps.last().map_or(f64::NAN, |s| s.loss);
     println!(
         "trained on {} examples, {} steps, final loss {last:.4}; adapters in {}",

@@ -41,6 +41,11 @@ fn sft_train_then_sft_predict_answer_with_the_adapter() {
             .join(format!("epoch={epoch}_ckpt/adapter.gguf"))
             .is_file());
     }
+    let chart = std::fs::read_to_string(model_dir.join("loss.svg")).unwrap();
+    assert!(
+        chart.contains("<svg") && chart.contains("training loss"),
+        "the loss curve"
+    );
     let pairs = json(model_dir.join("training_data.json"));
     assert_eq!(pairs.as_array().unwrap().len(), 2);
 
