@@ -20,7 +20,8 @@ use crate::optim::AdamW;
 
 /// What a run was started with; a resumed run must match it.
 pub const CONFIG: &str = "training_config.json";
-/// The losses (upstream's `losses`, `final_loss`, `total_steps`) and the step records.
+/// The losses of the steps taken (upstream's `losses`, `final_loss`, `total_steps`) and every
+/// step's record.
 pub const LOGS: &str = "training_logs.json";
 /// The adapter file in each checkpoint.
 pub const ADAPTER: &str = "adapter.gguf";
@@ -157,11 +158,17 @@ impl RunDir {
 
     /// Writes `training_logs.json` for the steps so far.
     pub fn write_logs(&self, state: &RunState) -> Result<()> {
-        let losses: Vec<f64> = state.steps.iter().map(|s| s.loss).collect();
+        // Upstream's keys count the steps taken: a skipped one is only in `steps`.
+        let losses: Vec<f64> = state
+            .steps
+            .iter()
+            .filter(|s| !s.skipped)
+            .map(|s| s.loss)
+            .collect();
         let logs = serde_json::json!({
             "losses": losses,
             "final_loss": losses.last(),
-            "total_steps": state.steps.len(),
+            "total_steps": losses.len(),
             "steps": state.steps,
         });
         write_json(&self.dir.join(LOGS), &logs)

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The library and binary crates, by directory.
-const CRATES: [&str; 13] = [
+const CRATES: [&str; 14] = [
     "core",
     "upstream",
     "text",
@@ -22,6 +22,7 @@ const CRATES: [&str; 13] = [
     "datasets",
     "eval",
     "baselines",
+    "sft",
     "harness",
     "py",
     "rig",
