@@ -3,6 +3,9 @@
 use crate::error::{Result, SftError};
 use crate::gguf::GgufFile;
 
+/// The architecture trained (a GGUF's `general.architecture`, a Hugging Face `model_type`).
+pub const ARCHITECTURE: &str = "llama";
+
 /// Largest dimension accepted from a file (a corrupt header must not size an allocation).
 const MAX_DIM: usize = 1 << 20;
 
@@ -32,7 +35,7 @@ impl LlamaConfig {
     /// The configuration of the model in `file`, which must be of the `llama` architecture.
     pub fn from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
         let arch = file.string("general.architecture")?;
-        if arch != "llama" {
+        if arch != ARCHITECTURE {
             return Err(SftError::gguf(
                 file.path(),
                 format!("architecture {arch:?}: only llama models are trained"),

@@ -3,8 +3,8 @@
 //! first-round answers users liked or copied, written as an adapter the same llama.cpp server
 //! then serves (`mb-harness sft-train`, `mb-harness sft-predict`).
 //!
-//! The base model is read from its GGUF (dequantized to f32: SmolLM2-135M by default), with
-//! its own tokenizer and chat template; training runs on candle, on the CPU by default (the
+//! The base model is read from its GGUF (dequantized to f32: SmolLM2-135M by default) or a
+//! Hugging Face safetensors directory, with its own tokenizer and chat template; training runs on candle, on the CPU by default (the
 //! `cuda` feature for a GPU).
 
 mod adapter;
@@ -21,11 +21,12 @@ mod optim;
 mod schedule;
 mod tokenizer;
 mod train;
+mod weights;
 
 pub use adapter::{read_adapter, write_adapter};
 pub use chat::{ChatMessage, ChatTemplate};
 pub use checkpoint::{RunDir, RunState, StepRecord, ADAPTER, CONFIG, LOGS};
-pub use config::LlamaConfig;
+pub use config::{LlamaConfig, ARCHITECTURE};
 pub use data::{encode, encode_all, Example, SftPair, MAX_LENGTH_LIMIT};
 pub use error::{Result, SftError};
 pub use gguf::GgufFile;
@@ -35,6 +36,7 @@ pub use optim::{AdamW, AdamWSettings};
 pub use schedule::Schedule;
 pub use tokenizer::ChatTokenizer;
 pub use train::{train, TrainSettings, MAX_BATCH, MAX_EPOCHS};
+pub use weights::{to_halves, SafetensorsModel, Weights};
 
 /// The device training runs on: the first CUDA GPU with the `cuda` feature, else the CPU.
 pub fn default_device() -> Result<candle_core::Device> {

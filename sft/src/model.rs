@@ -22,8 +22,8 @@ use rand::SeedableRng;
 use crate::config::LlamaConfig;
 use crate::error::Result;
 use crate::frozen::frozen_matmul;
-use crate::gguf::GgufFile;
 use crate::lora::{Dropout, Lora, LoraSettings};
+use crate::weights::Weights;
 
 /// A frozen Llama model with trainable adapters.
 pub struct LoraLlama {
@@ -63,21 +63,22 @@ pub struct Targets {
 }
 
 impl LoraLlama {
-    /// The model in `file` with fresh adapters drawn from `seed`.
+    /// The model `file` holds (a GGUF file, or a safetensors directory) with fresh adapters
+    /// drawn from `seed`.
     pub fn load(
-        file: &mut GgufFile,
+        file: &mut impl Weights,
         lora: LoraSettings,
         seed: u64,
         device: &Device,
     ) -> Result<LoraLlama> {
         lora.check()?;
-        let config = LlamaConfig::from_gguf(file)?;
+        let config = file.config()?;
         let mut rng = StdRng::seed_from_u64(seed);
-        let transposed = |file: &mut GgufFile, name: &str| -> Result<Tensor> {
+        let transposed = |file: &mut dyn Weights, name: &str| -> Result<Tensor> {
             Ok(file.tensor_f32(name, device)?.t()?.contiguous()?)
         };
         let embed = file.tensor_f32("token_embd.weight", device)?;
-        let head_t = if file.has_tensor("output.weight") {
+        let head_t = if file.has("output.weight") {
             transposed(file, "output.weight")?
         } else {
             embed.t()?.contiguous()?
@@ -251,7 +252,7 @@ impl LoraLlama {
     }
 
     /// Refuses a file whose tensors do not have the shapes its metadata gives.
-    fn check_shapes(&self, file: &GgufFile) -> Result<()> {
+    fn check_shapes(&self, file: &dyn Weights) -> Result<()> {
         let c = &self.config;
         let mut expected = vec![
             (

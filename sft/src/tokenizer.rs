@@ -2,6 +2,8 @@
 //! training encodes text exactly as the llama.cpp server that serves the adapter does
 //! (checked against its `/tokenize` in the server tests).
 
+use std::path::Path;
+
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::{Vocab, BPE};
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -103,6 +105,47 @@ impl ChatTokenizer {
             eos: eos as u32,
             template,
         })
+    }
+
+    /// The tokenizer of a Hugging Face model directory: `tokenizer.json`, and the chat template
+    /// and end token of `tokenizer_config.json`.
+    pub fn from_hf_dir(dir: &Path) -> Result<ChatTokenizer> {
+        let path = dir.join("tokenizer.json");
+        let inner = Tokenizer::from_file(&path)
+            .map_err(|e| SftError::gguf(&path, format!("not a tokenizer ({e})")))?;
+        let path = dir.join("tokenizer_config.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| SftError::io(&path, e))?;
+        let config: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| SftError::gguf(&path, format!("not JSON ({e})")))?;
+        let field = |key: &str| {
+            config[key]
+                .as_str()
+                .ok_or_else(|| SftError::gguf(&path, format!("no {key}")))
+        };
+        let eos_token = field("eos_token")?;
+        let eos = inner
+            .token_to_id(eos_token)
+            .ok_or_else(|| SftError::gguf(&path, format!("eos_token {eos_token:?} is no token")))?;
+        let template = ChatTemplate::from_jinja(field("chat_template")?)?;
+        Ok(ChatTokenizer {
+            inner,
+            eos,
+            template,
+        })
+    }
+
+    /// The tokenizer of the base model at `path`: a GGUF file's, or a directory's.
+    pub fn for_model(path: &Path) -> Result<ChatTokenizer> {
+        if path.is_dir() {
+            ChatTokenizer::from_hf_dir(path)
+        } else {
+            ChatTokenizer::from_gguf(&GgufFile::open(path)?)
+        }
+    }
+
+    /// The tokenizer itself (to save it as `tokenizer.json`, say).
+    pub fn inner(&self) -> &Tokenizer {
+        &self.inner
     }
 
     /// The ids of `text`, special tokens written in it included, with nothing added (upstream's

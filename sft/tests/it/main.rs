@@ -3,5 +3,6 @@
 
 mod examples;
 mod llama_cpp;
+mod safetensors;
 mod toy;
 mod training;

@@ -3,7 +3,7 @@
 //! `wo_memory` solver). Timing, `--resume`, evaluation, the summary and the report work as for
 //! `off-policy`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mb_baselines::SystemSpec;
 use serde_json::Value;
@@ -74,7 +74,12 @@ pub fn run(args: &SftPredictArgs) -> Result<(), HarnessError> {
         run.llm.llm = "local".to_string();
     }
     run.llm.lora = Some(adapter.clone());
-    if let Some(trained_on) = training["model"].as_str() {
+    // An adapter of a GGUF must be served on that file; one of a safetensors directory, on the
+    // GGUF converted from it (which only the user knows).
+    let trained_on = training["model"]
+        .as_str()
+        .filter(|path| !Path::new(path).is_dir());
+    if let Some(trained_on) = trained_on {
         let served = run
             .llm
             .settings()?

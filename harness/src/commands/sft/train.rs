@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_llm::{CacheMode, LlmChoice};
 use mb_sft::{
-    default_device, encode_all, train, ChatTokenizer, GgufFile, LoraLlama, RunDir, StepRecord,
+    default_device, encode_all, train, ChatTokenizer, GgufFile, LoraLlama, RunDir,
+    SafetensorsModel, StepRecord, ARCHITECTURE,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -39,8 +40,9 @@ pub struct SftTrainArgs {
     /// The action whose first-round answers are learned (upstream's `--action_feedback`).
     #[arg(long, value_enum)]
     pub action: ImplicitAction,
-    /// The base model, a llama GGUF (default: the `[server]` model of configs/llm/local.toml,
-    /// the one `sft-predict --llm local` serves).
+    /// The base model: a llama GGUF (default: the `[server]` model of configs/llm/local.toml,
+    /// the one `sft-predict --llm local` serves), or a Hugging Face directory (config.json,
+    /// *.safetensors, tokenizer.json, tokenizer_config.json) whose GGUF conversion is served.
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// The training settings.
@@ -86,8 +88,7 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
         datasets.iter_mut().for_each(|d| d.keep_first(limit));
     }
     let pairs = first_round_pairs(&datasets, args.action.action())?;
-    let mut file = GgufFile::open(&model_path)?;
-    let tokenizer = ChatTokenizer::from_gguf(&file)?;
+    let tokenizer = ChatTokenizer::for_model(&model_path)?;
     let examples = encode_all(&pairs, &tokenizer, settings.max_length).map_err(|e| match e {
         mb_sft::SftError::NoTrainingData(_) => HarnessError::Usage(format!(
             "no training data found: no training dialog of {} {} has {:?} in its round-1 \
@@ -109,9 +110,14 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let model_len = std::fs::metadata(&model_path)
-        .map_err(|e| crate::error::file_error(&model_path, e))?
-        .len();
+    let model_len = match model_path.is_file() {
+        true => Some(
+            std::fs::metadata(&model_path)
+                .map_err(|e| crate::error::file_error(&model_path, e))?
+                .len(),
+        ),
+        false => None,
+    };
     let config = json!({
         "dataset_type": kind.as_str(),
         "set_name": args.set_name,
@@ -140,8 +146,13 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
     mb_eval::write_json(&dir.join(TRAINING_DATA), &listed)?;
 
     let device = default_device()?;
-    let architecture = file.string("general.architecture")?.to_string();
-    let model = LoraLlama::load(&mut file, settings.lora, settings.seed, &device)?;
+    let model = if model_path.is_dir() {
+        let mut weights = SafetensorsModel::open(&model_path)?;
+        LoraLlama::load(&mut weights, settings.lora, settings.seed, &device)?
+    } else {
+        let mut weights = GgufFile::open(&model_path)?;
+        LoraLlama::load(&mut weights, settings.lora, settings.seed, &device)?
+    };
     let steps = examples.len().div_ceil(settings.batch_size) * settings.epochs;
     let bar = progress(
         steps as u64,
@@ -160,7 +171,7 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
         &model,
         &examples,
         &settings,
-        &architecture,
+        ARCHITECTURE,
         &run,
         &mut on_step,
     )?;
