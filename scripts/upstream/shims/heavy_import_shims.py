@@ -35,15 +35,18 @@ SHIMMED = {
     "bert_score",            # JRE-L, IdeaBench, JuDGE (BERTScore is not computed here)
     "textstat",              # JRE-L readability (its merged judge's request is what is compared)
     "evaluate",              # JRE-L's ROUGE (HF evaluate)
+    "peft",                  # action_feedback/train_sft_lora.py (its data selection is compared)
 }
 
 
 # The only calls answered instead of raising: the CUDA probe that upstream makes to pick a
 # device before it builds a SentenceTransformer (MemoryOS's utils.get_embedding; for
 # --system memoryos that class is the stand-in, which embeds on the stub). CPU-only torch
-# answers False as well.
+# answers False as well. And the seeding of torch's generator in train_sft_lora.py's data
+# selection, which draws nothing from it (its shuffle is Python's `random`).
 ANSWERS = {
     "torch.cuda.is_available": lambda *args, **kwargs: False,
+    "torch.manual_seed": lambda *args, **kwargs: None,
 }
 
 

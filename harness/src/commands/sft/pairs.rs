@@ -60,3 +60,68 @@ pub fn first_round_pairs(
     }
     Ok(pairs)
 }
+
+#[cfg(test)]
+mod tests {
+    use mb_core::test_data::{run_json, UpstreamPython};
+    use mb_datasets::catalog::{Catalog, DatasetType};
+    use mb_datasets::sample::{sample_source, SAMPLE_SET};
+    use mb_datasets::Row;
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// A training row as upstream's code reads it: `dialog` and `implicit_feedback`.
+    fn upstream_row(row: &Row) -> Value {
+        match row.dialogs.get("") {
+            Some(dialog) => json!({
+                "test_idx": row.test_idx,
+                "dialog": dialog.messages.iter()
+                    .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+                    .collect::<Vec<_>>(),
+                "implicit_feedback": dialog.feedback.iter()
+                    .map(|f| json!({"round": f.round, "implicit_actions": f.actions}))
+                    .collect::<Vec<_>>(),
+            }),
+            None => json!({"test_idx": row.test_idx, "implicit_feedback": []}),
+        }
+    }
+
+    /// Upstream's own selection on the sample: as published it finds nothing; with the feedback
+    /// it drops given back, its pairs (and their order) are these.
+    #[test]
+    fn the_pairs_are_upstreams_own_with_the_feedback_it_drops_given_back() {
+        let Some(python) = UpstreamPython::find() else {
+            return;
+        };
+        let script_path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scripts/upstream/sft_pairs.py"
+        );
+        let script = std::fs::read_to_string(script_path).unwrap();
+        let datasets = mb_datasets::load(
+            &sample_source().unwrap(),
+            &Catalog::builtin().unwrap(),
+            DatasetType::Domain,
+            SAMPLE_SET,
+        )
+        .unwrap();
+        let rows: Vec<Value> = datasets
+            .iter()
+            .map(|d| json!({"name": d.name(), "train": d.train.iter().map(upstream_row).collect::<Vec<_>>()}))
+            .collect();
+        for (action, name) in [(Action::Like, "like"), (Action::Copy, "copy")] {
+            let input = json!({"action": name, "datasets": rows});
+            let theirs = run_json(&mut python.script(&script), &input.to_string());
+            let published = theirs["published"].as_str().unwrap_or_default();
+            assert!(published.contains("No training data"), "{name}: {theirs}");
+            let ours: Vec<Value> = first_round_pairs(&datasets, action)
+                .unwrap()
+                .iter()
+                .map(|p| json!([p.test_idx, p.system_prompt, p.instruction, p.output]))
+                .collect();
+            assert!(!ours.is_empty(), "{name}: the sample has pairs");
+            assert_eq!(Value::from(ours), theirs["pairs"], "{name}");
+        }
+    }
+}
