@@ -3,6 +3,7 @@
 
 use crate::catalog::CatalogError;
 use crate::row::FieldError;
+use crate::source::DATA_ENV;
 use crate::split::SplitName;
 use crate::table::TableError;
 
@@ -17,8 +18,12 @@ pub enum DataError {
     /// The data location itself is unusable.
     #[error("{0}")]
     Source(String),
-    /// A split has no stored rows at all.
-    #[error("dataset {dataset}: no {split} split at {path}")]
+    /// A split has no stored rows at all; the message says where data is read from.
+    #[error(
+        "dataset {dataset}: no {split} split at {path}; MemoryBench's data is read from --data \
+         DIR or ${DATA_ENV}: a local copy of the Hugging Face dataset THUIR/MemoryBench (without \
+         either, the built-in sample, which holds only the sets of --set-name Sample)"
+    )]
     MissingSplit {
         /// The dataset.
         dataset: String,

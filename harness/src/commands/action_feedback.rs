@@ -63,7 +63,7 @@ pub struct ActionFeedbackArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// The action whose dialogs the memory learns (upstream's `--action_feedback`).
-    #[arg(long, value_enum)]
+    #[arg(long, alias = "action_feedback", value_enum)]
     pub action: ImplicitAction,
 }
 

@@ -48,8 +48,8 @@ pub struct OnPolicyArgs {
     /// Training rows drawn per step.
     #[arg(long, default_value_t = 100)]
     batch_size: usize,
-    /// Assistant turns per dialog at most (1: no feedback at all).
-    #[arg(long, default_value_t = 3)]
+    /// Assistant turns per dialog at most (1: no feedback at all; also `--max_rounds`).
+    #[arg(long, alias = "max_rounds", default_value_t = 3)]
     max_rounds: usize,
     /// What follows the user's feedback: upstream's three answers thrown away before the
     /// dialog ends (`discarded`), the same dialogs without those calls (`skipped`), or an

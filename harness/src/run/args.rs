@@ -13,14 +13,15 @@ use crate::llm_args::LlmArgs;
 /// Flags every regime takes.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// `single`, `domain` or `task`.
-    #[arg(long, default_value = "domain")]
+    /// `single`, `domain` or `task` (also upstream's `--dataset_type`).
+    #[arg(long, alias = "dataset_type", default_value = "domain")]
     pub dataset_type: String,
-    /// The dataset, domain or task (see `mb-harness list`).
-    #[arg(long, default_value = "Sample")]
+    /// The dataset, domain or task (see `mb-harness list`; also upstream's `--set_name`).
+    #[arg(long, alias = "set_name", default_value = "Sample")]
     pub set_name: String,
-    /// Memory system, or `all` for every default system upstream runs on this set.
-    #[arg(long, default_value = "bm25_message")]
+    /// Memory system, or `all` for every default system upstream runs on this set (also
+    /// upstream's `--memory_system`).
+    #[arg(long, alias = "memory_system", default_value = "bm25_message")]
     pub baseline: String,
     /// Where the data comes from (`--data`).
     #[command(flatten)]
@@ -35,14 +36,16 @@ pub struct RunArgs {
     /// later runs.
     #[arg(long, default_value = "runs/store")]
     pub store: PathBuf,
-    /// Where result directories are created.
-    #[arg(long, default_value = "runs")]
+    /// Where result directories are created: `<output-dir>/<regime>/results/...` (upstream's
+    /// `--output_dir` names the regime's own folder, `off-policy/results/`, instead).
+    #[arg(long, alias = "output_dir", default_value = "runs")]
     pub output_dir: PathBuf,
     /// Questions answered at once (1 to 256).
     #[arg(long, default_value_t = 4, value_parser = parse_threads)]
     pub threads: usize,
-    /// Memories retrieved per question (default: the system's configuration; at most 10000).
-    #[arg(long, value_parser = parse_retrieve_k)]
+    /// Memories retrieved per question (default: the system's configuration; at most 10000;
+    /// also upstream's `--retrieve_k`, which upstream itself ignores).
+    #[arg(long, alias = "retrieve_k", value_parser = parse_retrieve_k)]
     pub retrieve_k: Option<usize>,
     /// Memory-system settings replacing the shipped ones for this run: a TOML file for the
     /// chosen system (e.g. `query_syntax = "plain"` for BM25), or a directory of files named

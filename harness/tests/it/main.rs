@@ -24,3 +24,4 @@ mod resume;
 mod retrieve;
 mod secrets;
 mod sweep;
+mod upstream_flags;

@@ -22,7 +22,8 @@ use super::action_feedback::ImplicitAction;
 use crate::error::HarnessError;
 
 /// The training settings: a TOML file (`configs/sft/lora.toml`, upstream's defaults), and
-/// flags replacing single values.
+/// flags replacing single values (each also under upstream's spelling: `--num_epochs`,
+/// `--learning_rate`, `--lora_r`, ...).
 #[derive(clap::Args, Debug, Clone)]
 pub struct SftSettingsArgs {
     /// The settings file (relative paths are found in the current directory or above, else
@@ -30,34 +31,35 @@ pub struct SftSettingsArgs {
     #[arg(long, value_name = "FILE", default_value = "configs/sft/lora.toml")]
     pub sft_config: PathBuf,
     /// Peak learning rate (upstream's `--learning_rate`).
-    #[arg(long)]
+    #[arg(long, alias = "learning_rate")]
     pub learning_rate: Option<f64>,
     /// Passes over the examples (upstream's `--num_epochs`).
-    #[arg(long)]
+    #[arg(long, alias = "num_epochs")]
     pub epochs: Option<usize>,
     /// Examples per optimizer step (upstream's `--batch_size`).
-    #[arg(long)]
+    #[arg(long, alias = "batch_size")]
     pub batch_size: Option<usize>,
     /// Longest example in tokens (upstream's `--max_length`).
-    #[arg(long)]
+    #[arg(long, alias = "max_length")]
     pub max_length: Option<usize>,
     /// LoRA rank.
-    #[arg(long)]
+    #[arg(long, alias = "lora_r")]
     pub lora_r: Option<usize>,
     /// LoRA alpha.
-    #[arg(long)]
+    #[arg(long, alias = "lora_alpha")]
     pub lora_alpha: Option<f32>,
     /// LoRA dropout.
-    #[arg(long)]
+    #[arg(long, alias = "lora_dropout")]
     pub lora_dropout: Option<f32>,
     /// AdamW weight decay.
-    #[arg(long)]
+    #[arg(long, alias = "weight_decay")]
     pub weight_decay: Option<f64>,
-    /// Learning-rate schedule.
-    #[arg(long, value_enum)]
+    /// Learning-rate schedule (upstream's `--lr_scheduler_type`, whose `cosine` its script
+    /// never applies).
+    #[arg(long, alias = "lr_scheduler_type", value_enum)]
     pub schedule: Option<ScheduleFlag>,
     /// Share of the steps warming up (cosine schedule).
-    #[arg(long)]
+    #[arg(long, alias = "warmup_ratio")]
     pub warmup_ratio: Option<f64>,
     /// Seed of the adapters' start, the shuffles and the dropout.
     #[arg(long)]

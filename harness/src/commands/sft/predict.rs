@@ -24,7 +24,7 @@ pub struct SftPredictArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// The action whose adapter answers (upstream's `--action_feedback`).
-    #[arg(long, value_enum)]
+    #[arg(long, alias = "action_feedback", value_enum)]
     pub action: ImplicitAction,
     /// The epoch whose checkpoint answers (default: the run's last).
     #[arg(long)]

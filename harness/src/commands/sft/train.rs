@@ -28,28 +28,28 @@ const LOSS_CHART: &str = "loss.svg";
 /// Arguments of `sft-train`.
 #[derive(clap::Args, Debug)]
 pub struct SftTrainArgs {
-    /// `single`, `domain` or `task`.
-    #[arg(long, default_value = "domain")]
+    /// `single`, `domain` or `task` (also `--dataset_type`).
+    #[arg(long, alias = "dataset_type", default_value = "domain")]
     pub dataset_type: String,
-    /// The dataset, domain or task (see `mb-harness list`).
-    #[arg(long, default_value = "Sample")]
+    /// The dataset, domain or task (see `mb-harness list`; also `--set_name`).
+    #[arg(long, alias = "set_name", default_value = "Sample")]
     pub set_name: String,
     /// Where the data comes from (`--data`).
     #[command(flatten)]
     pub data: DataArgs,
     /// The action whose first-round answers are learned (upstream's `--action_feedback`).
-    #[arg(long, value_enum)]
+    #[arg(long, alias = "action_feedback", value_enum)]
     pub action: ImplicitAction,
     /// The base model: a llama GGUF (default: the `[server]` model of configs/llm/local.toml,
     /// the one `sft-predict --llm local` serves), or a Hugging Face directory (config.json,
     /// *.safetensors, tokenizer.json, tokenizer_config.json) whose GGUF conversion is served.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, alias = "model_path", value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// The training settings.
     #[command(flatten)]
     pub settings: SftSettingsArgs,
-    /// Where `action_feedback/sft_models/...` is created.
-    #[arg(long, default_value = "runs")]
+    /// Where `action_feedback/sft_models/...` is created (also `--output_dir`).
+    #[arg(long, alias = "output_dir", default_value = "runs")]
     pub output_dir: PathBuf,
     /// Only the first N training rows of each dataset (as stored).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
