@@ -3,7 +3,6 @@
 
 use crate::catalog::CatalogError;
 use crate::row::FieldError;
-use crate::source::DATA_ENV;
 use crate::split::SplitName;
 use crate::table::TableError;
 
@@ -18,11 +17,12 @@ pub enum DataError {
     /// The data location itself is unusable.
     #[error("{0}")]
     Source(String),
-    /// A split has no stored rows at all; the message says where data is read from.
+    /// A split has no stored rows at all; the message says where data is read from (the
+    /// variable is [`crate::source::DATA_ENV`]).
     #[error(
         "dataset {dataset}: no {split} split at {path}; MemoryBench's data is read from --data \
-         DIR or ${DATA_ENV}: a local copy of the Hugging Face dataset THUIR/MemoryBench (without \
-         either, the built-in sample, which holds only the sets of --set-name Sample)"
+         DIR or $MEMORY_BENCH_PATH: a local copy of the Hugging Face dataset THUIR/MemoryBench \
+         (without either, the built-in sample, which holds only the sets of --set-name Sample)"
     )]
     MissingSplit {
         /// The dataset.

@@ -262,3 +262,16 @@ impl DataSource for InMemorySource {
         self.name.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_split_names_the_variable_data_is_read_from() {
+        let missing = InMemorySource::new("the sample").split("Locomo-0", SplitName::Train);
+        let message = missing.unwrap_err().to_string();
+        assert!(message.contains(&format!("${DATA_ENV}")), "{message}");
+        assert!(message.contains("--data DIR"), "{message}");
+    }
+}
