@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use mb_datasets::catalog::{Catalog, DatasetType};
 use mb_datasets::sample::{sample_source, sample_source_in};
 use mb_datasets::source::DATA_ENV;
-use mb_datasets::{DataSource, HfDirectory};
+use mb_datasets::{DataSource, Dataset, HfDirectory};
 use mb_upstream::Upstream;
 
 use crate::error::HarnessError;
@@ -35,5 +36,24 @@ impl DataArgs {
                 None => sample_source()?,
             }),
         })
+    }
+
+    /// The datasets of the set `kind`/`set_name` from [`DataArgs::source`], each cut to its
+    /// first `limit` rows per split (`--limit`) when given.
+    pub fn load_set(
+        &self,
+        upstream: Option<&Upstream>,
+        kind: DatasetType,
+        set_name: &str,
+        limit: Option<u64>,
+    ) -> Result<Vec<Dataset>, HarnessError> {
+        let source = self.source(upstream)?;
+        let mut datasets =
+            mb_datasets::load(source.as_ref(), &Catalog::builtin()?, kind, set_name)?;
+        if let Some(limit) = limit {
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            datasets.iter_mut().for_each(|d| d.keep_first(limit));
+        }
+        Ok(datasets)
     }
 }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use mb_datasets::catalog::{Catalog, DatasetType};
-use mb_datasets::{load, Dataset};
+use mb_datasets::catalog::DatasetType;
+use mb_datasets::Dataset;
 use mb_eval::{EvaluateDetail, Graders};
 use mb_eval::{RunFiles, RUN_CONFIG, SUMMARY};
 use mb_upstream::Upstream;
@@ -56,12 +56,7 @@ pub(crate) fn run_datasets(
             .clone()
             .or_else(|| config["data"].as_str().map(PathBuf::from)),
     };
-    let datasets = load(
-        data.source(upstream)?.as_ref(),
-        &Catalog::builtin()?,
-        kind,
-        &set_name,
-    )?;
+    let datasets = data.load_set(upstream, kind, &set_name, None)?;
     Ok((kind, set_name, datasets))
 }
 

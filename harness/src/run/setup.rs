@@ -8,7 +8,7 @@ use std::sync::Arc;
 use mb_baselines::{registry, MemorySystem, Overrides, SystemSettings, SystemSpec};
 use mb_core::Lang;
 use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
-use mb_datasets::{load, Dataset};
+use mb_datasets::Dataset;
 use mb_engine::Engine;
 use mb_eval::{RunFiles, RUN_CONFIG};
 use mb_llm::{LlmStack, LocalServer};
@@ -63,16 +63,12 @@ impl RunSetup {
                     .any(|d| d.class_name.starts_with("WritingBench"))
             });
         let services = Services::start(args, &specs, critic)?;
-        let mut datasets = load(
-            args.data.source(services.llm.wording.checkout())?.as_ref(),
-            &Catalog::builtin()?,
+        let datasets = args.data.load_set(
+            services.llm.wording.checkout(),
             kind,
             &args.set_name,
+            args.limit,
         )?;
-        if let Some(limit) = args.limit {
-            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-            datasets.iter_mut().for_each(|d| d.keep_first(limit));
-        }
         check_systems(args, &specs, memoryless)?;
         Ok(RunSetup {
             kind,

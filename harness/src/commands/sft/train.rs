@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use mb_datasets::catalog::{Catalog, DatasetType};
+use mb_datasets::catalog::DatasetType;
 use mb_llm::{CacheMode, LlmChoice};
 use mb_sft::{
     default_device, encode_all, train, ChatTokenizer, GgufFile, LoraLlama, RunDir,
-    SafetensorsModel, StepRecord, ARCHITECTURE,
+    SafetensorsModel, StepRecord,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -77,16 +77,7 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
     let settings = args.settings.settings()?;
     let model_path = base_model(args.model.as_ref())?;
     let kind: DatasetType = args.dataset_type.parse()?;
-    let mut datasets = mb_datasets::load(
-        args.data.source(None)?.as_ref(),
-        &Catalog::builtin()?,
-        kind,
-        &args.set_name,
-    )?;
-    if let Some(limit) = args.limit {
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        datasets.iter_mut().for_each(|d| d.keep_first(limit));
-    }
+    let datasets = args.data.load_set(None, kind, &args.set_name, args.limit)?;
     let pairs = first_round_pairs(&datasets, args.action.action())?;
     let tokenizer = ChatTokenizer::for_model(&model_path)?;
     let examples = encode_all(&pairs, &tokenizer, settings.max_length).map_err(|e| match e {
@@ -167,14 +158,7 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
             record.loss
         ));
     };
-    let state = train(
-        &model,
-        &examples,
-        &settings,
-        ARCHITECTURE,
-        &run,
-        &mut on_step,
-    )?;
+    let state = train(&model, &examples, &settings, &run, &mut on_step)?;
     bar.finish_and_clear();
     let losses: Vec<f64> = state.steps.iter().map(|s| s.loss).collect();
     let label = format!("{} {} {}", kind.as_str(), args.set_name, args.action.name());
