@@ -30,5 +30,5 @@ mod toml_text;
 pub use excerpt::{excerpt, MESSAGE_CHARS};
 pub use lang::Lang;
 pub use message::{Message, Role};
-pub use search_roots::search_roots;
+pub use search_roots::{locate, search_roots, searched};
 pub use toml_text::{parse_toml, TomlError};

@@ -23,6 +23,31 @@ pub fn search_roots() -> Vec<PathBuf> {
     roots
 }
 
+/// Where an asset path is: itself when absolute, else the first existing `<ancestor>/<path>`
+/// of the current directory, then of the executable's directory. `None` when no candidate
+/// exists; [`searched`] says where it looked.
+pub fn locate(path: &Path) -> Option<PathBuf> {
+    if path.is_absolute() {
+        return path.exists().then(|| path.to_path_buf());
+    }
+    search_roots()
+        .iter()
+        .flat_map(|root| root.ancestors().map(|dir| dir.join(path)))
+        .find(|candidate| candidate.exists())
+}
+
+/// `path` and where [`locate`] looks for it, for error messages.
+pub fn searched(path: &Path) -> String {
+    if path.is_absolute() {
+        return path.display().to_string();
+    }
+    let roots: Vec<String> = search_roots()
+        .iter()
+        .map(|root| format!("{} or a parent", root.display()))
+        .collect();
+    format!("{} (looked in {})", path.display(), roots.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,9 +32,9 @@ impl LlmChoice {
             "offline" => Ok(LlmSettings::default()),
             "local" => {
                 let path = Path::new(LOCAL_SETTINGS);
-                let found = local::locate(path).ok_or_else(|| LlmError::Config {
+                let found = mb_core::locate(path).ok_or_else(|| LlmError::Config {
                     field: "llm local",
-                    reason: format!("no settings file {}", local::searched(path)),
+                    reason: format!("no settings file {}", mb_core::searched(path)),
                 })?;
                 LlmSettings::from_file(&found)
             }

@@ -10,7 +10,7 @@
 mod interrupt;
 mod settings;
 
-pub(crate) use settings::{locate, searched};
+use mb_core::{locate, searched};
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -104,28 +104,28 @@ impl LocalServer {
             }
         }
         crate::error::check_wait("server.startup_timeout_secs", settings.startup_timeout_secs)?;
-        let python = settings::locate(&settings.python).ok_or_else(|| {
+        let python = locate(&settings.python).ok_or_else(|| {
             server_error(format!(
                 "no Python {}: run {SETUP_COMMAND}, or set python in [server]",
-                settings::searched(&settings.python)
+                searched(&settings.python)
             ))
         })?;
-        let launcher = settings::locate(&settings.launcher).ok_or_else(|| {
+        let launcher = locate(&settings.launcher).ok_or_else(|| {
             server_error(format!(
                 "no launcher {}: run from the memorybench-rs checkout, or set launcher in \
                  [server]",
-                settings::searched(&settings.launcher)
+                searched(&settings.launcher)
             ))
         })?;
         let model = settings
             .model_file()
             .map_err(|e| server_error(e.to_string()))?;
         let lora = match &settings.lora {
-            Some(path) => Some(settings::locate(path).ok_or_else(|| {
+            Some(path) => Some(locate(path).ok_or_else(|| {
                 server_error(format!(
                     "no LoRA adapter {}: train one with mb-harness sft-train, or remove lora \
                      from [server]",
-                    settings::searched(path)
+                    searched(path)
                 ))
             })?),
             None => None,

@@ -6,8 +6,9 @@
 //! executable or above it, so a command works from any folder of the checkout and a binary
 //! moved elsewhere still finds a checkout it runs in.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use mb_core::{locate, searched};
 use serde::{Deserialize, Serialize};
 
 /// The command that installs the server's Python packages and the default model.
@@ -73,29 +74,4 @@ impl ServerSettings {
             ),
         })
     }
-}
-
-/// Where a path of the settings is: itself when absolute, else the first existing
-/// `<ancestor>/<path>` of the current directory, then of the executable's directory. `None`
-/// when no candidate exists; [`searched`] says where it looked.
-pub(crate) fn locate(path: &Path) -> Option<PathBuf> {
-    if path.is_absolute() {
-        return path.exists().then(|| path.to_path_buf());
-    }
-    mb_core::search_roots()
-        .iter()
-        .flat_map(|root| root.ancestors().map(|dir| dir.join(path)))
-        .find(|candidate| candidate.exists())
-}
-
-/// `path` and where [`locate`] looks for it, for error messages.
-pub(crate) fn searched(path: &Path) -> String {
-    if path.is_absolute() {
-        return path.display().to_string();
-    }
-    let roots: Vec<String> = mb_core::search_roots()
-        .iter()
-        .map(|root| format!("{} or a parent", root.display()))
-        .collect();
-    format!("{} (looked in {})", path.display(), roots.join(", "))
 }

@@ -78,7 +78,12 @@ pub enum ScheduleFlag {
 impl SftSettingsArgs {
     /// The file's settings under the flags, checked.
     pub fn settings(&self) -> Result<TrainSettings, HarnessError> {
-        let path = find(&self.sft_config)?;
+        let path = mb_core::locate(&self.sft_config).ok_or_else(|| {
+            HarnessError::Usage(format!(
+                "no settings file {}",
+                mb_core::searched(&self.sft_config)
+            ))
+        })?;
         let text = mb_core::files::read_text(&path, mb_core::files::SETTINGS_LIMIT)
             .map_err(|e| HarnessError::Usage(format!("{}: {e}", path.display())))?;
         let mut s: TrainSettings = mb_core::parse_toml(&text)
@@ -127,23 +132,4 @@ pub fn model_dir(
             settings.lora.alpha,
             action.name()
         ))
-}
-
-/// `path` itself when absolute or present, else the first `<ancestor>/<path>` of the current
-/// directory or the executable's.
-fn find(path: &Path) -> Result<PathBuf, HarnessError> {
-    if path.is_absolute() || path.exists() {
-        return Ok(path.to_path_buf());
-    }
-    mb_core::search_roots()
-        .iter()
-        .flat_map(|root| root.ancestors().map(|dir| dir.join(path)))
-        .find(|candidate| candidate.exists())
-        .ok_or_else(|| {
-            HarnessError::Usage(format!(
-                "no settings file {} (looked in the current directory, the executable's, and \
-                 above)",
-                path.display()
-            ))
-        })
 }
