@@ -87,7 +87,7 @@ fn main() -> mb_sft::Result<()> {
             epochs: STEPS + 1,
             ..TrainSettings::default()
         };
-        let state = train(&model, &batch, &settings, "llama", &run, &mut |_| {})?;
+        let state = train(&model, &batch, &settings, &run, &mut |_| {})?;
         // The first step warms up the allocator and caches.
         let measured: Vec<f64> = state.steps[1..].iter().map(|s| s.seconds).collect();
         let per_step = measured.iter().sum::<f64>() / measured.len() as f64;

@@ -10,6 +10,7 @@ use std::path::Path;
 use candle_core::quantized::gguf_file::{self, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
 
+use crate::config::ARCHITECTURE;
 use crate::error::{Result, SftError};
 use crate::gguf::GgufFile;
 use crate::model::LoraLlama;
@@ -18,12 +19,12 @@ use crate::model::LoraLlama;
 const SUFFIX_A: &str = ".lora_a";
 const SUFFIX_B: &str = ".lora_b";
 
-/// Writes `model`'s adapters to `path` (atomically: a file beside it, then renamed), for the
-/// architecture `architecture` (the base model's `general.architecture`).
-pub fn write_adapter(model: &LoraLlama, architecture: &str, path: &Path) -> Result<()> {
+/// Writes `model`'s adapters to `path` (atomically: a file beside it, then renamed), for
+/// [`ARCHITECTURE`] models (llama.cpp checks it against the base model's).
+pub fn write_adapter(model: &LoraLlama, path: &Path) -> Result<()> {
     let alpha = Value::F32(model.lora_settings().alpha);
     let general_type = Value::String("adapter".to_string());
-    let arch = Value::String(architecture.to_string());
+    let arch = Value::String(ARCHITECTURE.to_string());
     let adapter_type = Value::String("lora".to_string());
     let metadata = [
         ("general.type", &general_type),

@@ -134,16 +134,10 @@ impl RunDir {
     }
 
     /// Writes the checkpoint of the epoch `state` has just completed.
-    pub fn save(
-        &self,
-        model: &LoraLlama,
-        optimizer: &AdamW,
-        architecture: &str,
-        state: &RunState,
-    ) -> Result<()> {
+    pub fn save(&self, model: &LoraLlama, optimizer: &AdamW, state: &RunState) -> Result<()> {
         let dir = self.checkpoint(state.epochs_done);
         std::fs::create_dir_all(&dir).map_err(|e| SftError::io(&dir, e))?;
-        write_adapter(model, architecture, &dir.join(ADAPTER))?;
+        write_adapter(model, &dir.join(ADAPTER))?;
         let mut moments = HashMap::new();
         for (i, (m, v)) in optimizer.m.iter().zip(&optimizer.v).enumerate() {
             moments.insert(format!("m.{i}"), m.clone());

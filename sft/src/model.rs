@@ -13,7 +13,7 @@
 //! Sequences are run one at a time, without padding; the loss is computed only where a token
 //! is learned, so the `[tokens, vocab]` logits of the prompt are never built.
 
-use candle_core::{DType, Device, Tensor, D};
+use candle_core::{Device, Tensor, D};
 use candle_nn::ops::{rms_norm_slow, softmax};
 use candle_nn::rotary_emb::rope_i_slow;
 use rand::rngs::StdRng;
@@ -295,5 +295,5 @@ fn causal_mask(tokens: usize, device: &Device) -> Result<Tensor> {
     let mask: Vec<f32> = (0..tokens)
         .flat_map(|i| (0..tokens).map(move |j| if j <= i { 0.0 } else { f32::NEG_INFINITY }))
         .collect();
-    Ok(Tensor::from_vec(mask, (tokens, tokens), device)?.to_dtype(DType::F32)?)
+    Ok(Tensor::from_vec(mask, (tokens, tokens), device)?)
 }

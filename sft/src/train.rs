@@ -113,7 +113,6 @@ pub fn train(
     model: &LoraLlama,
     examples: &[Example],
     settings: &TrainSettings,
-    architecture: &str,
     run: &RunDir,
     on_step: &mut dyn FnMut(&StepRecord),
 ) -> Result<RunState> {
@@ -168,7 +167,7 @@ pub fn train(
             state.steps.push(record);
         }
         state.epochs_done = epoch;
-        run.save(model, &optimizer, architecture, &state)?;
+        run.save(model, &optimizer, &state)?;
     }
     run.write_logs(&state)?;
     Ok(state)

@@ -130,15 +130,7 @@ fn an_adapter_trained_here_is_served_by_llama_cpp() {
         batch_size: 1,
         ..TrainSettings::default()
     };
-    let state = train(
-        &model,
-        &[example],
-        &settings_sft,
-        "llama",
-        &run,
-        &mut |_| {},
-    )
-    .unwrap();
+    let state = train(&model, &[example], &settings_sft, &run, &mut |_| {}).unwrap();
     let losses: Vec<f64> = state.steps.iter().map(|s| s.loss).collect();
     let answer_ids = tokenizer.encode(ANSWER).unwrap();
     let adapted = ours(&model, &prompt_ids, answer_ids.len());
@@ -148,7 +140,7 @@ fn an_adapter_trained_here_is_served_by_llama_cpp() {
         "training did not teach the answer: losses {losses:?}"
     );
     let adapter = dir.path().join("sft.gguf");
-    write_adapter(&model, "llama", &adapter).unwrap();
+    write_adapter(&model, &adapter).unwrap();
 
     settings.lora = Some(adapter.clone());
     let server = LocalServer::start(&settings).unwrap();

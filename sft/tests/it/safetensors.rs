@@ -139,7 +139,7 @@ fn a_safetensors_model_trains_as_its_gguf() {
     for (model, name) in [(&a, "a"), (&b, "b")] {
         let run = RunDir::open(&dir.path().join(name), &config).unwrap();
         let examples = [mb_sft::encode(&pair, &from_gguf, 512).unwrap()];
-        train(model, &examples, &settings, "llama", &run, &mut |_| {}).unwrap();
+        train(model, &examples, &settings, &run, &mut |_| {}).unwrap();
     }
     for ((name, left), (_, right)) in a.adapters().iter().zip(b.adapters()) {
         for (x, y) in [(&left.a, &right.a), (&left.b, &right.b)] {

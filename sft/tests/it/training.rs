@@ -55,15 +55,7 @@ fn the_loss_falls_as_the_adapters_learn() {
     let dir = tempfile::tempdir().unwrap();
     let model = toy_model(dir.path(), LoraSettings::default());
     let run = RunDir::open(&dir.path().join("run"), &serde_json::json!({"run": 1})).unwrap();
-    let state = train(
-        &model,
-        &examples(),
-        &settings(30),
-        "llama",
-        &run,
-        &mut |_| {},
-    )
-    .unwrap();
+    let state = train(&model, &examples(), &settings(30), &run, &mut |_| {}).unwrap();
     let losses: Vec<f64> = state.steps.iter().map(|s| s.loss).collect();
     assert_eq!(losses.len(), 60, "2 steps per epoch");
     let first = (losses[0] + losses[1]) / 2.0;
@@ -153,40 +145,19 @@ fn an_interrupted_run_resumes_as_if_it_had_not_stopped() {
     let config = serde_json::json!({"run": "resume"});
     let whole = RunDir::open(&dir.path().join("whole"), &config).unwrap();
     let model = toy_model(dir.path(), LoraSettings::default());
-    train(
-        &model,
-        &examples(),
-        &settings(4),
-        "llama",
-        &whole,
-        &mut |_| {},
-    )
-    .unwrap();
+    train(&model, &examples(), &settings(4), &whole, &mut |_| {}).unwrap();
 
     let cut = RunDir::open(&dir.path().join("cut"), &config).unwrap();
     let model = toy_model(dir.path(), LoraSettings::default());
-    train(
-        &model,
-        &examples(),
-        &settings(4),
-        "llama",
-        &cut,
-        &mut |_| {},
-    )
-    .unwrap();
+    train(&model, &examples(), &settings(4), &cut, &mut |_| {}).unwrap();
     // Stopped during epoch 3's checkpoint: its state was never written, epoch 4 never began.
     std::fs::remove_file(cut.checkpoint(3).join("state.json")).unwrap();
     std::fs::remove_dir_all(cut.checkpoint(4)).unwrap();
     let model = toy_model(dir.path(), LoraSettings::default());
     let mut steps_run = 0;
-    let state = train(
-        &model,
-        &examples(),
-        &settings(4),
-        "llama",
-        &cut,
-        &mut |_| steps_run += 1,
-    )
+    let state = train(&model, &examples(), &settings(4), &cut, &mut |_| {
+        steps_run += 1
+    })
     .unwrap();
     assert_eq!(steps_run, 4, "epochs 3 and 4, two steps each");
     assert_eq!(state.steps.len(), 8);

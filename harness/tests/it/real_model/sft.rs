@@ -14,16 +14,18 @@ fn sft_train_then_sft_predict_answer_with_the_adapter() {
     };
     let runs = dir.path().join("runs");
     let runs_arg = runs.display().to_string();
-    let train = harness(&[
-        "sft-train",
-        "--action",
-        "like",
-        "--epochs",
-        "2",
-        "--output-dir",
-        &runs_arg,
-    ]);
-    assert_ok(&train);
+    let train = || {
+        harness(&[
+            "sft-train",
+            "--action",
+            "like",
+            "--epochs",
+            "2",
+            "--output-dir",
+            &runs_arg,
+        ])
+    };
+    assert_ok(&train());
     let model_dir =
         runs.join("action_feedback/sft_models/lr=0.0001/Sample/lora_r8_alpha32_like_only");
     let logs = json(model_dir.join("training_logs.json"));
@@ -50,16 +52,7 @@ fn sft_train_then_sft_predict_answer_with_the_adapter() {
     assert_eq!(pairs.as_array().unwrap().len(), 2);
 
     // The same command again finds the run finished and trains nothing more.
-    let again = harness(&[
-        "sft-train",
-        "--action",
-        "like",
-        "--epochs",
-        "2",
-        "--output-dir",
-        &runs_arg,
-    ]);
-    assert_ok(&again);
+    assert_ok(&train());
     assert_eq!(json(model_dir.join("training_logs.json")), logs);
 
     let store = dir.path().join("store").display().to_string();
