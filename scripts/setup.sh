@@ -242,7 +242,9 @@ fi
 #   langgraph,            the BaseStore memorybench.langgraph implements, the InMemoryStore
 #   langgraph-checkpoint  its tests compare against, and the graph of py/examples/langgraph_agent.py
 #   mcp                   the official Python MCP SDK, the client of mcp/tests/python_client.py
-py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0 langgraph==1.2.22 langgraph-checkpoint==4.3.2 mcp==2.3.0"
+#   datasets, pandas      the package's `benchmark` extra: rows as Hugging Face datasets,
+#                         summary tables as DataFrames (py/tests/test_benchmark*.py)
+py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0 langgraph==1.2.22 langgraph-checkpoint==4.3.2 mcp==2.3.0 datasets==3.6.0 pandas==3.1.1"
 py_stamp="$cache/python-tools.ok"
 if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_tools" ] || [ ! -x "$cache/venv/bin/maturin" ]; then
   say "fetching the Python package's build and test tools (maturin, langchain-tests) from PyPI"

@@ -3,8 +3,9 @@
 #
 # 1. As a user installs it: the wheel (built from py/, reusing the workspace's target/ so the
 #    Rust dependencies are compiled once) goes into a fresh venv outside the checkout with its
-#    declared dependencies from PyPI, and the README's Python snippet runs from an unrelated
-#    directory, with no variable or user data folder to help it find the model.
+#    declared dependencies from PyPI (and the langchain and benchmark extras), and the README's
+#    Python snippets run from an unrelated directory, with no variable or user data folder to
+#    help it find the model or the data (the benchmark snippet reads the built-in sample).
 # 2. The full suite: the same wheel in .cache/venv, pytest over py/tests (our tests, LangChain's
 #    standard suites, the README's Python snippets).
 #
@@ -22,7 +23,7 @@ wheel="$(ls "$root"/target/wheels/memorybench-*.whl)"
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
 python3 -m venv "$fresh/venv"
-"$fresh/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel[langchain]"
+"$fresh/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel[langchain,benchmark]"
 "$venv/bin/python" - "$root/README.md" > "$fresh/snippet.py" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -31,11 +32,12 @@ section = text[start:text.find("\n## ", start + 1)]
 print("\n".join(re.findall(r"```python\n(.*?)```", section, flags=re.S)))
 PY
 mkdir -p "$fresh/project" "$fresh/no-data"
-out="$(cd "$fresh/project" && env -u MB_ONNXRUNTIME_LIB -u MB_EMBED_MODEL_DIR -u VIRTUAL_ENV \
+out="$(cd "$fresh/project" && env -u MB_ONNXRUNTIME_LIB -u MB_EMBED_MODEL_DIR -u VIRTUAL_ENV -u MEMORY_BENCH_PATH \
   -u PYTHONPATH XDG_DATA_HOME="$fresh/no-data" "$fresh/venv/bin/python" "$fresh/snippet.py")"
 case "$out" in
-  *"has dimension 2, expected 384"*) echo "fresh venv outside the checkout: README snippet ok" ;;
-  *) echo "fresh venv outside the checkout: README snippet printed: $out"; exit 1 ;;
+  *"has dimension 2, expected 384"*"{'summary': {'f1': "*)
+    echo "fresh venv outside the checkout: README snippets ok (engine, memory, LangChain, benchmark)" ;;
+  *) echo "fresh venv outside the checkout: README snippets printed: $out"; exit 1 ;;
 esac
 
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::catalog::{Catalog, DatasetConfig, DatasetType};
 use crate::corpus::{locomo_conversation, parse_dialsim, Conversation};
 use crate::error::DataError;
+use crate::import::convert_golden_answer;
 use crate::row::Row;
 use crate::source::DataSource;
 use crate::split::SplitName;
@@ -109,13 +110,17 @@ pub fn load_dataset(source: &dyn DataSource, config: DatasetConfig) -> Result<Da
         let mut rows = Vec::new();
         for (position, raw) in source.split(&name, split)?.into_iter().enumerate() {
             let test_idx = raw.get("test_idx").and_then(Value::as_u64);
-            let row = Row::from_columns(raw).map_err(|source| DataError::Row {
+            let mut row = Row::from_columns(raw).map_err(|source| DataError::Row {
                 dataset: name.clone(),
                 split,
                 row: position,
                 test_idx,
                 source,
             })?;
+            // Upstream's loader turns LoCoMo golden answers into text (by the row's dataset name).
+            if row.dataset.contains("Locomo") {
+                convert_golden_answer(&mut row.info);
+            }
             if let Some(&(first, _)) = by_idx.get(&row.test_idx) {
                 return Err(DataError::DuplicateTestIdx {
                     dataset: name.clone(),

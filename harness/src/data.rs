@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use mb_datasets::catalog::{Catalog, DatasetType};
-use mb_datasets::sample::{sample_source, sample_source_in};
-use mb_datasets::source::DATA_ENV;
-use mb_datasets::{DataSource, Dataset, HfDirectory};
+use mb_datasets::{DataSource, Dataset};
 use mb_upstream::Upstream;
 
 use crate::error::HarnessError;
@@ -25,17 +23,8 @@ impl DataArgs {
     /// The source the flags select; the built-in sample's LoCoMo questions in `upstream`'s
     /// words when a checkout is given (a MemoryBench copy's rows already hold upstream's).
     pub fn source(&self, upstream: Option<&Upstream>) -> Result<Box<dyn DataSource>, HarnessError> {
-        let path = self
-            .data
-            .clone()
-            .or_else(|| std::env::var_os(DATA_ENV).map(PathBuf::from));
-        Ok(match path {
-            Some(path) => Box::new(HfDirectory::open(path)?),
-            None => Box::new(match upstream {
-                Some(upstream) => sample_source_in(upstream)?,
-                None => sample_source()?,
-            }),
-        })
+        let words = upstream.map(|u| u as &dyn mb_datasets::import::LocomoWords);
+        Ok(mb_datasets::open_source(self.data.as_deref(), words)?)
     }
 
     /// The datasets of the set `kind`/`set_name` from [`DataArgs::source`], each cut to its

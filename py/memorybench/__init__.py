@@ -8,6 +8,10 @@ One package, three layers:
 - :class:`Memory`: MemoryBench's memory systems on an engine (the hybrid best-mode memory,
   Mem0 with its history, MemoryOS, A-Mem, the BM25 and embedding baselines).
 
+The benchmark itself, with upstream's names (:mod:`memorybench.benchmark`,
+:mod:`memorybench.results`): :func:`load_memory_bench`, :func:`evaluate`,
+:func:`summary_results`, :class:`MemoryBenchResults` and :func:`load_result_summary_table`.
+
 ``memorybench.langchain`` adds LangChain's ``VectorStore``, ``Embeddings``, a retriever over
 any memory system and key-value stores; ``memorybench.langgraph`` adds LangGraph's long-term
 memory store. Every error is a subclass of
@@ -26,7 +30,9 @@ from ._native import (
     Record,
     WriteReceipt,
 )
+from .benchmark import evaluate, load_memory_bench, summary_results
 from .errors import *  # noqa: F401,F403
+from .results import MemoryBenchResults, load_result_summary_table
 
 __all__ = [
     "ENGINE_FORMAT",
@@ -36,8 +42,13 @@ __all__ = [
     "Found",
     "Hit",
     "Memory",
+    "MemoryBenchResults",
     "Record",
     "WriteReceipt",
     "errors",
+    "evaluate",
+    "load_memory_bench",
+    "load_result_summary_table",
+    "summary_results",
     *errors.__all__,
 ]

@@ -57,7 +57,13 @@ class EmbeddingError(MemoryBenchError):
 
 
 class ModelError(MemoryBenchError):
-    """A language-model call of a memory system failed."""
+    """A language-model call failed (a memory system's, or a judge's), or a metric needs a model
+    and the chosen `llm` has none ("offline")."""
+
+
+class DataError(MemoryBenchError, ValueError):
+    """MemoryBench's data cannot be found or read: an unknown dataset, domain or task, a
+    missing split, a malformed row, a ``test_idx`` the dataset does not have."""
 
 
 class StorageError(MemoryBenchError, OSError):
@@ -76,5 +82,6 @@ __all__ = [
     "InvalidInputError",
     "EmbeddingError",
     "ModelError",
+    "DataError",
     "StorageError",
 ]

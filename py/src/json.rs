@@ -40,3 +40,54 @@ pub fn parse<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     let json = PyModule::import(py, "json")?;
     json.call_method1("loads", (text,))
 }
+
+/// `value` as a JSON value read object by object, so that a float arrives with exactly its
+/// bits (a trip through JSON text would round it again): dicts with text keys, lists and
+/// tuples, text, integers, floats, booleans and `None`; anything else goes through
+/// [`to_value`].
+pub fn to_exact_value(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+    use serde_json::Value;
+    if value.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if let Ok(int) = value.cast::<PyInt>() {
+        if let Ok(n) = int.extract::<i64>() {
+            return Ok(Value::from(n));
+        }
+        if let Ok(n) = int.extract::<u64>() {
+            return Ok(Value::from(n));
+        }
+        return to_value(py, value);
+    }
+    if let Ok(float) = value.cast::<PyFloat>() {
+        return serde_json::Number::from_f64(float.value())
+            .map(Value::Number)
+            .ok_or_else(|| {
+                Raised::new("InvalidInputError", "NaN and infinities are not JSON").into()
+            });
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(Value::String(text.extract::<String>()?));
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let mut map = serde_json::Map::new();
+        for (key, item) in dict.iter() {
+            let key = key.cast::<PyString>().map_err(|_| {
+                Raised::new("InvalidInputError", format!("dict key {key} is not text"))
+            })?;
+            map.insert(key.extract::<String>()?, to_exact_value(py, &item)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(list) = value.cast::<PyList>() {
+        return list.iter().map(|item| to_exact_value(py, &item)).collect();
+    }
+    if let Ok(tuple) = value.cast::<PyTuple>() {
+        return tuple.iter().map(|item| to_exact_value(py, &item)).collect();
+    }
+    to_value(py, value)
+}

@@ -1,15 +1,18 @@
-//! The `memorybench._native` Python module: the engine, the in-process embedder and the memory
-//! systems, each a thin class over the Rust crates. The pure-Python package around it
+//! The `memorybench._native` Python module: the engine, the in-process embedder, the memory
+//! systems and the benchmark (datasets, scoring, summaries), each a thin layer over the Rust
+//! crates. The pure-Python package around it
 //! (`py/memorybench/`) adds the exception classes and the LangChain vector store.
 
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod bench;
 mod embedder;
 mod engine;
 mod errors;
 mod json;
 mod memory;
+mod models;
 mod records;
 
 use pyo3::prelude::*;
@@ -26,6 +29,7 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<embedder::PyEmbedder>()?;
     module.add_class::<memory::PyMemory>()?;
     module.add_class::<memory::Found>()?;
+    bench::register(module)?;
     module.add("ENGINE_FORMAT", mb_engine::ENGINE_FORMAT)?;
     Ok(())
 }

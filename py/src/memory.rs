@@ -10,7 +10,7 @@ use mb_core::Lang;
 use mb_datasets::corpus::{Conversation, Session, Turn};
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
-use mb_llm::{CacheMode, LlmChoice, LlmStack, LocalServer};
+use mb_llm::LocalServer;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio::runtime::Runtime;
@@ -18,6 +18,7 @@ use tokio::runtime::Runtime;
 use crate::embedder::{self, PyEmbedder};
 use crate::engine::PyEngine;
 use crate::errors::{PyResultOf, Raised};
+use crate::models::open_models;
 
 /// State key numbering the dialogs added from Python, so each gets its own unit ids.
 const NEXT_DIALOG: &str = "python/next_dialog";
@@ -40,7 +41,7 @@ struct Opened {
 }
 
 /// The runtime the memories' asynchronous work runs on, shared by every memory.
-fn runtime() -> PyResultOf<&'static Runtime> {
+pub(crate) fn runtime() -> PyResultOf<&'static Runtime> {
     static RUNTIME: std::sync::OnceLock<std::io::Result<Runtime>> = std::sync::OnceLock::new();
     RUNTIME
         .get_or_init(|| {
@@ -112,17 +113,11 @@ impl PyMemory {
         };
         let llm = llm.to_string();
         let opened = py.detach(move || -> Result<Opened, Raised> {
-            let choice = LlmChoice {
-                llm,
-                cache: CacheMode::Off,
-            };
-            let model_error = |e: mb_llm::LlmError| Raised::new("ModelError", e.to_string());
-            let (settings, server) = choice.start().map_err(model_error)?;
-            let stack = LlmStack::build(&settings, CacheMode::Off, None).map_err(model_error)?;
+            let models = open_models(&llm, None)?;
             let context = MemoryContext {
                 engine,
                 namespace,
-                llm: Arc::new(stack),
+                llm: Arc::new(models.stack),
                 embedder,
                 lang,
                 settings: system_settings,
@@ -135,7 +130,7 @@ impl PyMemory {
             Ok(Opened {
                 system: spec.build(context)?,
                 mem0,
-                _server: server,
+                _server: models.server,
             })
         })?;
         Ok(PyMemory {

@@ -44,6 +44,9 @@ REQUIREMENTS=(
   # JuDGE's rule-based metrics (src/dataset/judge/: calc_score.py, xingshi.py and the three
   # extraction modules; bert_score is shimmed, BERTScore is not computed)
   "jieba==0.42.1"
+  # src/dataset/LexEval.py scores ROUGE-L with the `rouge` package (the benchmark API's
+  # differential, py/tests/test_benchmark_upstream.py)
+  "rouge==1.0.1"
   "chinese2digits==6.0.2"
   "Levenshtein==0.27.5"
   "cn2an==0.5.24"

@@ -154,6 +154,7 @@ fn locomo_row(
     let question = item["question"].as_str().ok_or("no question")?;
     let category = item["category"].as_u64().ok_or("no category")?;
     let preamble = words.preamble(a, b)?;
+    // `golden` is JSON text: the options' dict, or the answer as a string.
     let (prompt, golden) = match category {
         5 => {
             let trap = item["adversarial_answer"]
@@ -188,6 +189,7 @@ fn locomo_row(
                 Some(other) => other.to_string(),
                 None => return Err(format!("category {category} without answer")),
             };
+            let golden = Value::String(golden).to_string();
             (words.question(&question)?, golden)
         }
     };
@@ -200,14 +202,19 @@ fn locomo_row(
                 .collect()
         })
         .unwrap_or_default();
-    let info = json!({"golden_answer": golden, "category": category, "evidence": evidence});
+    // The info column as upstream's loader stored it: an adversarial question's options as a
+    // dict in the order written (the abstaining option first), every other answer as text.
+    let info = format!(
+        "{{\"golden_answer\": {golden}, \"category\": {category}, \"evidence\": {}}}",
+        Value::Array(evidence)
+    );
     Ok(raw_row(json!({
         "test_idx": index,
         "origin_question": question,
         "input_prompt": format!("{preamble}{prompt}"),
         "dataset_name": dataset,
         "lang": "en",
-        "info": info.to_string(),
+        "info": info,
     })))
 }
 
@@ -231,4 +238,32 @@ fn python_json_object(entries: &[(&str, &str)]) -> String {
         .map(|(k, v)| format!("{}: {}", ascii_string(k), ascii_string(v)))
         .collect();
     format!("{{{}}}", body.join(", "))
+}
+
+/// What upstream's loader (`convert_str_to_obj`) makes of a LoCoMo row's golden answer: the
+/// `json.dumps` text of an adversarial question's options (keys in the order upstream wrote
+/// them, the abstaining option first; `a` before `b` when neither abstains), `str()` of any
+/// other answer. A golden answer already text is kept (rows that stored the dumped text).
+pub(crate) fn convert_golden_answer(info: &mut serde_json::Map<String, Value>) {
+    let adversarial = info.get("category").and_then(Value::as_u64) == Some(5);
+    let Some(golden) = info.get_mut("golden_answer") else {
+        return;
+    };
+    let text = match &*golden {
+        Value::String(_) => return,
+        Value::Object(options) if adversarial => {
+            let mut keys: Vec<&String> = options.keys().collect();
+            keys.sort_by_key(|k| options[k.as_str()].as_str() != Some(NOT_MENTIONED));
+            let entries: Vec<String> = keys
+                .into_iter()
+                .map(|k| match &options[k.as_str()] {
+                    Value::String(v) => format!("{}: {}", ascii_string(k), ascii_string(v)),
+                    other => format!("{}: {other}", ascii_string(k)),
+                })
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        other => mb_upstream::python::repr_json(other),
+    };
+    *golden = Value::String(text);
 }

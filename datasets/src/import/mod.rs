@@ -23,6 +23,7 @@ use crate::table::RawRow;
 
 mod locomo;
 
+pub(crate) use locomo::convert_golden_answer;
 pub use locomo::{locomo, LocomoWords, Paraphrase, NOT_MENTIONED};
 
 /// A raw file that cannot be imported.

@@ -82,12 +82,39 @@ fn locomo_rows_and_splits_match_upstream() {
         .filter(|(_, info)| info["category"] == 5)
         .collect();
     adversarial.sort_by_key(|(i, _)| *i);
-    let first: Value =
-        serde_json::from_str(adversarial[0].1["golden_answer"].as_str().unwrap()).unwrap();
-    let second: Value =
-        serde_json::from_str(adversarial[1].1["golden_answer"].as_str().unwrap()).unwrap();
+    // Stored as upstream's loader stored them: a dict, the abstaining option written first.
+    let first_text = rows
+        .iter()
+        .find(|r| r["test_idx"] == adversarial[0].0)
+        .and_then(|r| r["info"].as_str())
+        .unwrap();
+    assert!(first_text.starts_with(r#"{"golden_answer": {"a": "Not mentioned"#));
+    let first = &adversarial[0].1["golden_answer"];
+    let second = &adversarial[1].1["golden_answer"];
     assert_eq!(first["a"], import::NOT_MENTIONED);
     assert_eq!(second["b"], import::NOT_MENTIONED);
+    // Loaded, the options are upstream's json.dumps text, in the order written.
+    let mut source = InMemorySource::new("imported");
+    for (name, stored) in all {
+        source.insert(name, stored);
+    }
+    let catalog = Catalog::builtin().unwrap();
+    let loaded = load(&source, &catalog, DatasetType::Single, "Locomo-0").unwrap();
+    let golden = |test_idx: u64| {
+        let (_, row) = loaded[0].row(test_idx).unwrap();
+        row.golden_answer().unwrap().to_string()
+    };
+    let trap = second["a"].as_str().unwrap();
+    assert_eq!(
+        golden(adversarial[1].0),
+        format!(
+            r#"{{"b": "Not mentioned in the conversation", "a": {}}}"#,
+            serde_json::to_string(trap).unwrap()
+        )
+    );
+    assert!(
+        golden(adversarial[0].0).starts_with(r#"{"a": "Not mentioned in the conversation", "b": "#)
+    );
     // Evidence is copied as whole turns.
     let with_evidence = rows
         .iter()

@@ -191,9 +191,8 @@ impl Evaluator for LexEvalScorer {
         _graders: Graders<'_>,
     ) -> Result<Map<String, Value>, EvalError> {
         let golden = info_text(row, "golden_answer")?;
-        Ok(metrics(
-            json!({"rougel": lexeval_rouge_l(&self.jieba, response, &golden)}),
-        ))
+        let rougel = lexeval_rouge_l(&self.jieba, response, &golden);
+        Ok(metrics(json!({"rougel": rougel, "golden_answer": golden})))
     }
 }
 
