@@ -26,6 +26,7 @@ pub mod lexical;
 pub mod mem0;
 pub mod memoryos;
 pub mod prompt;
+pub mod python;
 pub mod raptor;
 pub mod registry;
 mod settings;

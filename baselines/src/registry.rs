@@ -2,6 +2,9 @@
 //! sweeps derive from it, so a new memory system is one module, one entry here and one
 //! settings file (docs/memory-systems.md walks through the steps).
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use mb_datasets::catalog::DatasetType;
 
 use crate::amem::{AMem, AMemSettings};
@@ -73,11 +76,17 @@ pub static REGISTRY: &[SystemSpec] = &[
     .beyond_upstream(),
 ];
 
-/// The entry named `name`.
+/// How `--baseline` names a memory system written in Python: `py:module.path:ClassName`.
+pub const PYTHON_PREFIX: &str = "py:";
+
+/// The entry named `name`: a registered system, or a Python class (`py:module.path:ClassName`).
 pub fn get(name: &str) -> Result<&'static SystemSpec, MemoryError> {
+    if let Some(target) = name.strip_prefix(PYTHON_PREFIX) {
+        return python_entry(name, target);
+    }
     REGISTRY.iter().find(|s| s.name == name).ok_or_else(|| {
         MemoryError::Config(format!(
-            "unknown memory system {name:?} (known: {})",
+            "unknown memory system {name:?} (known: {}; or a Python class, py:module.path:ClassName)",
             REGISTRY
                 .iter()
                 .map(|s| s.name)
@@ -85,6 +94,39 @@ pub fn get(name: &str) -> Result<&'static SystemSpec, MemoryError> {
                 .join(", ")
         ))
     })
+}
+
+/// The entry of a Python class, made once per name and kept for the process (entries are
+/// `'static`, as the registry's are).
+fn python_entry(name: &str, target: &str) -> Result<&'static SystemSpec, MemoryError> {
+    static ENTRIES: OnceLock<Mutex<HashMap<String, &'static SystemSpec>>> = OnceLock::new();
+    let (module, class) = target.rsplit_once(':').unwrap_or((target, ""));
+    let identifier = |s: &str| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    if !module.split('.').all(identifier) || !identifier(class) {
+        return Err(MemoryError::Config(format!(
+            "{name:?}: name a Python memory system as py:module.path:ClassName"
+        )));
+    }
+    let mut entries = ENTRIES
+        .get_or_init(Mutex::default)
+        .lock()
+        .map_err(|_| MemoryError::Config("the Python systems' table is poisoned".into()))?;
+    if let Some(entry) = entries.get(name) {
+        return Ok(entry);
+    }
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+    let entry: &'static SystemSpec = Box::leak(Box::new(SystemSpec::python(
+        leak(name),
+        leak(class),
+        leak(target),
+    )));
+    entries.insert(name.to_string(), entry);
+    Ok(entry)
 }
 
 /// The systems a sweep runs.
@@ -154,6 +196,36 @@ mod tests {
                 .hybrid,
             crate::hybrid::HybridSettings::default()
         );
+    }
+
+    #[test]
+    fn a_python_class_is_an_entry_of_its_own() {
+        let spec = get("py:pkg.memories:MyMemory").unwrap();
+        assert_eq!(
+            (spec.name, spec.paper_name),
+            ("py:pkg.memories:MyMemory", "MyMemory")
+        );
+        assert!(std::ptr::eq(spec, get("py:pkg.memories:MyMemory").unwrap()));
+        assert!(!spec.available_by_default && spec.needs_embedder && !spec.memoryless);
+        assert_eq!(spec.dialog_key(), "dialog_bm25");
+        let settings = spec.settings(None).unwrap();
+        assert_eq!(
+            settings.own::<crate::python::PythonSettings>().unwrap(),
+            crate::python::PythonSettings::default()
+        );
+        assert_eq!(settings.retrieve_k(), 5);
+        for bad in [
+            "py:",
+            "py:mod",
+            "py:mod:",
+            "py:1mod:X",
+            "py:mod:X.Y",
+            "py:mod-x:X",
+            "py::X",
+        ] {
+            let error = get(bad).unwrap_err().to_string();
+            assert!(error.contains("py:module.path:ClassName"), "{bad}: {error}");
+        }
     }
 
     #[test]

@@ -62,8 +62,15 @@ pub struct SystemSpec {
     pub available_by_default: bool,
     /// Whether it needs an embedder.
     pub needs_embedder: bool,
-    build: Builder,
+    opening: Opening,
     read_settings: SettingsReader,
+}
+
+/// How a system's memory opens: natively, or in a Python host (`py:module.path:ClassName`).
+#[derive(Clone, Copy)]
+enum Opening {
+    Native(Builder),
+    Python(&'static str),
 }
 
 impl SystemSpec {
@@ -87,8 +94,36 @@ impl SystemSpec {
             skip_reason: "",
             available_by_default: true,
             needs_embedder: false,
-            build,
+            opening: Opening::Native(build),
             read_settings: read_settings::<NoOwnSettings>,
+        }
+    }
+
+    /// The entry of the Python class `target` (`module.path:ClassName`), named `name`
+    /// (`py:<target>`): its settings file `configs/memory/python.toml` (interpreter, import
+    /// path, the class's `config`), an embedder for its `models.embed`, BM25-M's recorded
+    /// dialogs on corpus datasets, and never in sweeps of upstream's systems.
+    pub fn python(
+        name: &'static str,
+        paper_name: &'static str,
+        target: &'static str,
+    ) -> SystemSpec {
+        SystemSpec {
+            opening: Opening::Python(target),
+            ..SystemSpec::new(
+                name,
+                paper_name,
+                crate::settings_file!("python.toml"),
+                |_| {
+                    Err(MemoryError::Config(
+                        "a Python system opens in its host".into(),
+                    ))
+                },
+            )
+            .with_own_settings::<crate::python::PythonSettings>()
+            .dialog_stem("bm25")
+            .with_embedder()
+            .beyond_upstream()
         }
     }
 
@@ -149,7 +184,12 @@ impl SystemSpec {
 
     /// Opens (or creates) the system's memory in `context`.
     pub fn build(&self, context: MemoryContext) -> Result<Box<dyn MemorySystem>, MemoryError> {
-        (self.build)(context)
+        match self.opening {
+            Opening::Native(build) => build(context),
+            Opening::Python(target) => Ok(Box::new(crate::python::PythonSystem::open(
+                target, context,
+            )?)),
+        }
     }
 
     /// The dialog column it memorizes on corpus datasets.

@@ -146,6 +146,32 @@ impl Conversation {
         self.sessions.iter().map(|s| s.turns.len()).sum()
     }
 
+    /// The conversation in LoCoMo's `conversation` form, the form upstream's dataset objects
+    /// and solvers hand a corpus in (for DialSim's too): `speaker_a`/`speaker_b` when known,
+    /// then per session `session_<n>_date_time` and `session_<n>` (its turns' `speaker`,
+    /// `dia_id` and `text`), sessions numbered from 1 without gaps.
+    pub fn to_locomo_value(&self) -> serde_json::Value {
+        use serde_json::{json, Map, Value};
+        let mut object = Map::new();
+        if let Some(a) = &self.speaker_a {
+            object.insert("speaker_a".into(), json!(a));
+        }
+        if let Some(b) = &self.speaker_b {
+            object.insert("speaker_b".into(), json!(b));
+        }
+        for (n, session) in self.sessions.iter().enumerate() {
+            let n = n + 1;
+            object.insert(format!("session_{n}_date_time"), json!(session.date_time));
+            let turns: Vec<Value> = session
+                .turns
+                .iter()
+                .map(|t| json!({"speaker": t.speaker, "dia_id": t.dia_id, "text": t.text}))
+                .collect();
+            object.insert(format!("session_{n}"), Value::Array(turns));
+        }
+        Value::Object(object)
+    }
+
     /// Upstream's message-level memory documents (BM25-M, Emb-M): `(doc_id, content)` per turn,
     /// `doc_id` = `"<session date_time> Turn <n>"`, content = doc_id, a newline, and the turn line.
     pub fn turn_documents(&self) -> Vec<(String, String)> {

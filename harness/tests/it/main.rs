@@ -18,6 +18,7 @@ mod offpolicy;
 mod onpolicy;
 mod paired_settings;
 mod provenance;
+mod python_system;
 mod real_model;
 mod regimes;
 mod resume;

@@ -8,7 +8,7 @@ use mb_datasets::{Dataset, SplitName};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use super::rows::{corpus_object, upstream_row};
+use super::rows::upstream_row;
 use super::scoring::score;
 use crate::errors::{PyResultOf, Raised};
 use crate::json;
@@ -130,7 +130,7 @@ impl PyBenchDataset {
         self.dataset
             .corpus
             .as_ref()
-            .map(|c| json::to_python(py, &corpus_object(c)))
+            .map(|c| json::to_python(py, &c.to_locomo_value()))
             .transpose()
     }
 

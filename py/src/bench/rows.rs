@@ -1,9 +1,8 @@
-//! A dataset's rows and corpus in the shape upstream's dataset objects hand them out: what its
-//! `get_data` returns and what its `corpus` holds.
+//! A dataset's rows in the shape upstream's dataset objects hand them out: what its `get_data`
+//! returns.
 
-use mb_datasets::corpus::Conversation;
 use mb_datasets::{Row, SplitName};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// The columns upstream's loader decodes from their stored text (`convert_str_to_obj`).
 fn decoded_column(name: &str) -> bool {
@@ -33,31 +32,4 @@ pub fn upstream_row(row: &Row, split: Option<SplitName>) -> Map<String, Value> {
         columns.insert("set_name".into(), Value::from(split.as_str()));
     }
     columns
-}
-
-/// A corpus in LoCoMo's `conversation` form, the form upstream's `corpus` has for both LoCoMo
-/// and DialSim: `speaker_a`/`speaker_b` when known, then per session `session_<n>_date_time`
-/// and `session_<n>` (its turns' `speaker`, `dia_id` and `text`).
-pub fn corpus_object(conversation: &Conversation) -> Value {
-    let mut object = Map::new();
-    if let Some(a) = &conversation.speaker_a {
-        object.insert("speaker_a".into(), Value::from(a.as_str()));
-    }
-    if let Some(b) = &conversation.speaker_b {
-        object.insert("speaker_b".into(), Value::from(b.as_str()));
-    }
-    for (n, session) in conversation.sessions.iter().enumerate() {
-        let n = n + 1;
-        object.insert(
-            format!("session_{n}_date_time"),
-            Value::from(session.date_time.as_str()),
-        );
-        let turns: Vec<Value> = session
-            .turns
-            .iter()
-            .map(|t| json!({"speaker": t.speaker, "dia_id": t.dia_id, "text": t.text}))
-            .collect();
-        object.insert(format!("session_{n}"), Value::Array(turns));
-    }
-    Value::Object(object)
 }
