@@ -99,6 +99,11 @@ impl PythonSystem {
         config
             .entry("retrieve_k")
             .or_insert_with(|| json!(context.settings.retrieve_k()));
+        if let Some(embedder) = &context.embedder {
+            config
+                .entry("embedding_dim")
+                .or_insert_with(|| json!(embedder.dim()));
+        }
         let launch = Launch {
             interpreter: &settings.interpreter,
             path: &settings.path,

@@ -185,6 +185,10 @@ pub struct Slice {
     /// wall clock, so two runs agree only on a fixed one): `run_upstream.py --fixed-time`, and
     /// `timestamps` in our MemoryOS settings.
     pub fixed_time: Option<&'static str>,
+    /// Our side runs upstream's own solver of this name (`bm25`, `embedder`) as a Python
+    /// memory system (`--baseline py:upstream_solver:UpstreamSolver`), instead of our native
+    /// system: the proof that the Python path carries a system over unchanged.
+    pub python: Option<&'static str>,
 }
 
 impl Slice {
@@ -202,7 +206,8 @@ impl Slice {
             Runner::OffPolicy => "off".to_string(),
             Runner::OnPolicy { step, batch } => format!("on{step}x{batch}"),
         };
-        format!("{runner}-{}-{}-{rows}", self.system, self.set_name)
+        let path = self.python.map_or(String::new(), |p| format!("-py-{p}"));
+        format!("{runner}-{}-{}-{rows}{path}", self.system, self.set_name)
     }
 
     /// The slice in the comparison table.
@@ -210,11 +215,15 @@ impl Slice {
         let rows = self
             .limit
             .map_or("every row".into(), |n| format!("limit {n}"));
+        let system = match self.python {
+            Some(_) => format!("{} (upstream's own, through the Python path)", self.system),
+            None => self.system.to_string(),
+        };
         match self.runner {
-            Runner::OffPolicy => format!("off-policy {} on {}, {rows}", self.system, self.set_name),
+            Runner::OffPolicy => format!("off-policy {system} on {}, {rows}", self.set_name),
             Runner::OnPolicy { step, batch } => format!(
-                "on-policy {} on {}, {rows}, {step} steps of {batch} rows",
-                self.system, self.set_name
+                "on-policy {system} on {}, {rows}, {step} steps of {batch} rows",
+                self.set_name
             ),
         }
     }
@@ -294,10 +303,23 @@ pub fn our_requests(sides: &Sides, slice: &Slice, dir: &Path) -> Vec<Request> {
         std::fs::write(&file, fixed).unwrap();
         settings = vec!["--memory-config".into(), file.display().to_string()];
     }
+    let mut baseline = slice.system.to_string();
+    if let Some(solver) = slice.python {
+        let file = dir.join(format!("{}.toml", slice.key()));
+        let config = format!(
+            "interpreter = {:?}\npath = [{:?}]\n[config]\ncheckout = {:?}\nsystem = {solver:?}\n",
+            sides.python.display().to_string(),
+            root().join("scripts/upstream").display().to_string(),
+            sides.upstream.display().to_string(),
+        );
+        std::fs::write(&file, config).unwrap();
+        settings = vec!["--memory-config".into(), file.display().to_string()];
+        baseline = "py:upstream_solver:UpstreamSolver".into();
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
         .args(slice.runner.flags().1)
         .args(["--dataset-type", "domain"])
-        .args(["--set-name", slice.set_name, "--baseline", slice.system])
+        .args(["--set-name", slice.set_name, "--baseline", &baseline])
         .args(slice.limit_flag())
         .args(["--threads", "1"])
         .args(["--llm-cache", "off", "--llm"])
