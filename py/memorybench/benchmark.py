@@ -33,6 +33,7 @@ from .errors import InvalidInputError
 
 __all__ = [
     "MemoryBenchDataset",
+    "NumpyFloat",
     "Split",
     "Splits",
     "evaluate",
@@ -46,6 +47,42 @@ PathLike = Union[str, "os.PathLike[str]"]
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise InvalidInputError(message)
+
+
+class NumpyFloat(float):
+    """A score upstream's Python computes as a numpy number (``numpy.float64``, a ``float``
+    subclass): LoCoMo's multi-hop (category 1) F1, a numpy mean. Upstream's
+    ``summary_results`` counts a value whose type is not exactly ``int`` or ``float`` as 0, so
+    in a summary of ``evaluate``'s own details (what every upstream regime writes) such a
+    score counts 0, and read back from JSON it counts; :func:`summary_results` does the same
+    with this type."""
+
+    def __repr__(self) -> str:
+        return f"NumpyFloat({float(self)!r})"
+
+
+def _mark_numpy_values(details: List[Dict], datasets) -> None:
+    by_name = {d.dataset_name: d for d in datasets}
+    for detail in details:
+        dataset = by_name.get(detail.get("dataset"))
+        if dataset is None or "Locomo" not in dataset.dataset_name:
+            continue
+        f1 = detail["metrics"].get("f1")
+        if isinstance(f1, float) and dataset.get_data(detail["test_idx"])["info"].get("category") == 1:
+            detail["metrics"]["f1"] = NumpyFloat(f1)
+
+
+def _as_upstream_counts(details: List[Dict]) -> List[Dict]:
+    """``details`` with every value upstream's summary counts as 0 (a number whose type is not
+    exactly ``int`` or ``float``, as numpy's are) made 0."""
+    counted = []
+    for detail in details:
+        metrics = {
+            k: (0 if isinstance(v, (int, float)) and not isinstance(v, bool) and type(v) not in (int, float) else v)
+            for k, v in detail.get("metrics", {}).items()
+        }
+        counted.append(dict(detail, metrics=metrics))
+    return counted
 
 
 class Split(Sequence):
@@ -278,7 +315,9 @@ def evaluate(
     """Scores ``predicts`` (``{"test_idx", "response", "dataset"}`` dicts; ``dataset`` may be
     left out for a single dataset, and is then filled in, as upstream does) against the
     datasets of ``dataset_type``/``name``: one ``{"test_idx", "metrics", "dataset"}`` dict per
-    prediction, datasets in the set's order, each by ``test_idx``."""
+    prediction, datasets in the set's order, each by ``test_idx``. Scores upstream computes as
+    numpy numbers come back as :class:`NumpyFloat`, so that :func:`summary_results` counts them
+    as upstream's does (0, in a summary of these details)."""
     for predict in predicts:
         _check("test_idx" in predict, "Each predict must have 'test_idx'")
         _check("response" in predict, "Each predict must have 'response'")
@@ -294,9 +333,11 @@ def evaluate(
             _check("dataset" in predict, "Each predict must have 'dataset'")
     loaded = load_memory_bench(dataset_type, name, eval_mode=True, data=data, upstream=upstream)
     datasets = [loaded] if dataset_type == "single" else loaded
-    return _native.evaluate_datasets(
+    details = _native.evaluate_datasets(
         [d._native for d in datasets], predicts, llm=llm, upstream=_path(upstream)
     )
+    _mark_numpy_values(details, datasets)
+    return details
 
 
 def summary_results(
@@ -311,7 +352,9 @@ def summary_results(
     and ``z_normalized_average`` (each ``[sum, count, mean]``), ``details``, and ``summary``
     with ``average``, ``weighted_average`` and ``z_score``, normalized with the statistics in
     ``min_max_config_file`` (upstream's ``final_evaluate_summary_wo_details.json`` layout;
-    default: the copy built in, upstream's values)."""
+    default: the copy built in, upstream's values). As upstream's, it counts a value whose type
+    is not exactly ``int`` or ``float`` (:class:`NumpyFloat`, numpy's numbers) as 0: details read
+    back from JSON count in full."""
     _check(
         len(predicts) == len(evaluate_details),
         f"Length mismatch: {len(predicts)} vs {len(evaluate_details)}",
@@ -334,4 +377,6 @@ def summary_results(
     if min_max_config_file is not None:
         with open(min_max_config_file, encoding="utf-8") as file:
             statistics = file.read()
-    return _native.summarize(dataset_type, name, evaluate_details, statistics=statistics)
+    return _native.summarize(
+        dataset_type, name, _as_upstream_counts(evaluate_details), statistics=statistics
+    )
