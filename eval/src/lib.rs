@@ -20,6 +20,7 @@
 mod evaluate;
 pub mod longmemeval;
 pub mod metrics;
+mod numpy_scores;
 mod results;
 mod summary;
 
@@ -30,6 +31,7 @@ pub use evaluate::{
     MatchJudge, MergedJudgeScorer, MergedRubric, MeteorScorer, NfcatsScorer, OverallJudge,
     Prediction, RubricJudge, ShownMetric, WritingBenchScorer, IDEA_SEPARATOR,
 };
+pub use numpy_scores::NumpyScores;
 pub use results::{
     read_json, write_json, ResultsError, RunFiles, EVALUATE_DETAILS, PREDICT, RUN_CONFIG, SUMMARY,
 };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use mb_datasets::catalog::DatasetType;
 use mb_datasets::Dataset;
-use mb_eval::{EvaluateDetail, Graders};
+use mb_eval::{EvaluateDetail, Graders, NumpyScores};
 use mb_eval::{RunFiles, RUN_CONFIG, SUMMARY};
 use mb_upstream::Upstream;
 use serde_json::Value;
@@ -90,7 +90,17 @@ pub(crate) fn rewrite_summary(
     details: &[EvaluateDetail],
 ) -> Result<(), HarnessError> {
     let timing = previous_timing(files);
-    let summary = summarize(files, kind, set_name, datasets, details, timing)?;
+    // Upstream's tools that score or summarize a run again read evaluate_details.json, where
+    // numpy's numbers are plain numbers again: they count.
+    let summary = summarize(
+        files,
+        kind,
+        set_name,
+        datasets,
+        details,
+        NumpyScores::Counted,
+        timing,
+    )?;
     println!(
         "{}",
         serde_json::to_string_pretty(&summary["summary"]).unwrap_or_default()

@@ -183,11 +183,13 @@ async fn evaluate_side(
     let graders = Graders::of(&setup.services.llm);
     let details = score(files, datasets, &predictions, graders).await?;
     files.write(&format!("{side}_evaluate_details.json"), &details)?;
+    // Summarized where it was scored, as upstream's test_feedback.py does.
+    let counted = setup.numpy_scores.apply(datasets, &details);
     let summary = summarize_run(
         DatasetType::Single,
         dataset.name(),
         std::slice::from_ref(&dataset.config),
-        &details,
+        &counted,
         &builtin_statistics()?,
     )?;
     files.write(&format!("{side}_summary.json"), &summary)?;

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use mb_baselines::{MemoryError, Overrides, SystemSettings, SystemSpec};
+use mb_eval::NumpyScores;
 use mb_llm::LlmSettings;
 
 use crate::data::DataArgs;
@@ -69,6 +70,21 @@ pub struct RunArgs {
     /// recorded date, and giving a recorded run's date replays it on any later day.
     #[arg(long, default_value_t = mb_core::clock::utc_date(), value_parser = parse_date)]
     pub date: String,
+    /// How the summary counts the scores upstream computes as numpy numbers (LoCoMo's
+    /// multi-hop F1): `as-zero`, as upstream's regimes do (its summary counts a value not of
+    /// type int or float as 0), or `counted`, as upstream's summary of evaluate_details.json
+    /// does (docs/parity.md). Recorded in `run_config.json`.
+    #[arg(long, default_value = "as-zero", value_parser = parse_numpy_scores)]
+    pub numpy_scores: NumpyScores,
+}
+
+/// `--numpy-scores`: `as-zero` or `counted`.
+fn parse_numpy_scores(text: &str) -> Result<NumpyScores, String> {
+    match text {
+        "as-zero" => Ok(NumpyScores::AsZero),
+        "counted" => Ok(NumpyScores::Counted),
+        other => Err(format!("{other:?}: give as-zero or counted")),
+    }
 }
 
 /// Most questions answered at once: far more than a model server has parallel slots, and few

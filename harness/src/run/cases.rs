@@ -247,6 +247,7 @@ pub async fn finish(
         set_name,
         datasets,
         &details,
+        setup.numpy_scores,
         Some(run_timing.summary),
     )?;
     Ok(Outcome {

@@ -58,6 +58,7 @@ pub fn run_dir_in(
         "retrieve_k": args.retrieve_k,
         "limit": args.limit,
         "date": args.date,
+        "numpy_scores": args.numpy_scores,
         "prompts": wording.source(),
     });
     if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {

@@ -4,7 +4,7 @@
 use mb_datasets::catalog::DatasetType;
 use mb_datasets::Dataset;
 use mb_eval::{builtin_statistics, summarize_run};
-use mb_eval::{evaluate, evaluator_for, EvaluateDetail, Graders, Prediction};
+use mb_eval::{evaluate, evaluator_for, EvaluateDetail, Graders, NumpyScores, Prediction};
 use mb_eval::{RunFiles, SUMMARY};
 use serde_json::Value;
 
@@ -52,17 +52,20 @@ pub async fn score(
     Ok(details)
 }
 
-/// Upstream's `summary.json` of the run, with `timing` (when given) kept alongside.
+/// Upstream's `summary.json` of the run, its numpy scores counted as `numpy_scores` says,
+/// with `timing` (when given) kept alongside.
 pub fn summarize(
     files: &RunFiles,
     kind: DatasetType,
     set_name: &str,
     datasets: &[Dataset],
     details: &[EvaluateDetail],
+    numpy_scores: NumpyScores,
     timing: Option<Value>,
 ) -> Result<Value, HarnessError> {
     let configs: Vec<_> = datasets.iter().map(|d| d.config.clone()).collect();
-    let mut summary = summarize_run(kind, set_name, &configs, details, &builtin_statistics()?)?;
+    let counted = numpy_scores.apply(datasets, details);
+    let mut summary = summarize_run(kind, set_name, &configs, &counted, &builtin_statistics()?)?;
     if let Some(timing) = timing {
         summary["prompts"] = timing["prompts"].clone();
         summary["timing"] = timing;

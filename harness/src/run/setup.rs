@@ -10,6 +10,7 @@ use mb_core::Lang;
 use mb_datasets::catalog::{Catalog, DatasetLang, DatasetType};
 use mb_datasets::Dataset;
 use mb_engine::Engine;
+use mb_eval::NumpyScores;
 use mb_eval::{RunFiles, RUN_CONFIG};
 use mb_llm::{LlmStack, LocalServer};
 use serde_json::Value;
@@ -31,6 +32,8 @@ pub struct RunSetup {
     pub date: String,
     /// The engine, model roles, embedders and async runtime.
     pub services: Services,
+    /// How the summary counts upstream's numpy scores (`--numpy-scores`).
+    pub numpy_scores: NumpyScores,
 }
 
 impl RunSetup {
@@ -76,6 +79,7 @@ impl RunSetup {
             date: run_date(args)?,
             services,
             specs,
+            numpy_scores: args.numpy_scores,
         })
     }
 

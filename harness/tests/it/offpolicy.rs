@@ -291,3 +291,22 @@ fn a_corpus_copy_of_a_memory_built_by_the_run_lacks_memoryos_metadata() {
         "{built_here} vs {cached} corpus operations"
     );
 }
+
+/// How the summary counts upstream's numpy scores is a flag recorded with the run: upstream's
+/// regimes' way (multi-hop F1 as 0) by default.
+#[test]
+fn runs_record_how_numpy_scores_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("store"), dir.path().join("runs"));
+    assert_ok(&off_policy(&store, &output, &["--limit", "2"]));
+    let config = json(run_dir(&output).join("run_config.json"));
+    assert_eq!(config["numpy_scores"], "as-zero");
+    let out = off_policy(
+        &store,
+        &output,
+        &["--limit", "2", "--numpy-scores", "sometimes"],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("as-zero or counted"), "{stderr}");
+}
