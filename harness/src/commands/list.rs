@@ -23,16 +23,31 @@ pub fn run() -> Result<(), HarnessError> {
             writeln!(out, "  {name}: {}", datasets.join(", ")).map_err(io)?;
         }
     }
-    writeln!(out, "memory systems:").map_err(io)?;
+    writeln!(
+        out,
+        "memory systems (`--baseline all` runs those marked \"all\" that upstream runs on the set):"
+    )
+    .map_err(io)?;
     for spec in registry::REGISTRY {
+        let swept = if spec.available_by_default {
+            "all"
+        } else {
+            "beyond upstream, named alone"
+        };
         writeln!(
             out,
-            "  {:<18} {:<8} settings {}",
+            "  {:<18} {:<8} {:<29} settings {}",
             spec.name,
             spec.paper_name,
+            swept,
             spec.settings_origin(None)
         )
         .map_err(io)?;
     }
+    writeln!(
+        out,
+        "  py:module.path:ClassName    a memory system written in Python (docs/memory-systems.md, \"In Python\"), named alone"
+    )
+    .map_err(io)?;
     Ok(())
 }

@@ -20,8 +20,10 @@ pub struct RunArgs {
     /// The dataset, domain or task (see `mb-harness list`; also upstream's `--set_name`).
     #[arg(long, alias = "set_name", default_value = "Sample")]
     pub set_name: String,
-    /// Memory system, or `all` for every default system upstream runs on this set (also
-    /// upstream's `--memory_system`).
+    /// Memory system (`mb-harness list`), a Python class as `py:module.path:ClassName`, or `all`:
+    /// upstream's systems (Vanilla, BM25-M/S, Emb-M/S, A-Mem, Mem0, MemoryOS) that upstream runs
+    /// on this set; `raptor`, `hybrid` and Python classes are named alone (also upstream's
+    /// `--memory_system`).
     #[arg(long, alias = "memory_system", default_value = "bm25_message")]
     pub baseline: String,
     /// Where the data comes from (`--data`).

@@ -86,6 +86,15 @@ fn bad_requests_fail_with_one_line() {
         text.contains("Sample: Sample-Locomo, Sample-Stories") && text.contains("bm25_message"),
         "{text}"
     );
+    // What `--baseline all` runs is said, system by system.
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap()
+    };
+    assert!(line("bm25_message ").contains(" all "), "{text}");
+    assert!(line("hybrid ").contains("named alone"), "{text}");
+    assert!(text.contains("py:module.path:ClassName"), "{text}");
 }
 
 /// `--memory-config` replaces the system's shipped settings for one run, and the report says
