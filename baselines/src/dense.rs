@@ -66,6 +66,10 @@ impl MemorySystem for DenseMemory {
         &self.context
     }
 
+    fn builds_with_the_memory_model(&self) -> bool {
+        false
+    }
+
     fn upstream_answer(&self) -> Option<AnswerOf> {
         Some(match self.granularity {
             Granularity::Message => AnswerOf::Embedder,

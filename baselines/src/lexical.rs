@@ -83,6 +83,10 @@ impl MemorySystem for LexicalMemory {
         &self.context
     }
 
+    fn builds_with_the_memory_model(&self) -> bool {
+        false
+    }
+
     fn upstream_answer(&self) -> Option<AnswerOf> {
         Some(match self.granularity {
             Granularity::Message => AnswerOf::Bm25,

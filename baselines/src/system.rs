@@ -188,6 +188,13 @@ pub trait MemorySystem: Send + Sync {
         Ok(())
     }
 
+    /// Whether building the memory asks the memory model (Mem0's facts, A-Mem's notes,
+    /// MemoryOS's summaries, ...). A memory built without it is the same whatever model the
+    /// memory role names, so the memory cache does not key such a memory by that model.
+    fn builds_with_the_memory_model(&self) -> bool {
+        true
+    }
+
     /// Whether a failed answer is tried again with one memory fewer each time, as upstream
     /// does for the systems whose configuration has a `retrieve_k` (the BM25 and embedding
     /// baselines, A-Mem, Mem0); the others get one attempt.

@@ -114,6 +114,10 @@ impl MemorySystem for Vanilla {
         &self.context
     }
 
+    fn builds_with_the_memory_model(&self) -> bool {
+        false
+    }
+
     async fn memorize_dialog(&self, _dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
         Ok(())
     }

@@ -33,7 +33,8 @@ pub struct MemoryInputs {
     pub format: u32,
     /// The system's settings as it runs with them (JSON).
     pub settings: Value,
-    /// The memory role's provider, model, endpoint and output handling.
+    /// The memory role's provider, model, endpoint and output handling (`not used` for a
+    /// system whose memory it never shapes: BM25 and embedding memories).
     pub memory_model: String,
     /// The embedder's model id and dimension, for systems that embed.
     pub embedder: Option<String>,
@@ -73,7 +74,11 @@ impl MemoryInputs {
         Ok(MemoryInputs {
             format: CACHE_FORMAT,
             settings: serde_json::to_value(&context.settings).map_err(json)?,
-            memory_model: memory_model(llm),
+            memory_model: if system.builds_with_the_memory_model() {
+                memory_model(llm)
+            } else {
+                "not used".into()
+            },
             embedder: context
                 .embedder
                 .as_ref()

@@ -176,3 +176,43 @@ fn a_memory_is_reused_only_when_built_from_the_same_inputs() {
     let (stderr, _) = run(&["--embedder", "hashing"]);
     assert!(stderr.contains("is stale"), "{stderr}");
 }
+
+/// A memory no model shapes (BM25, embeddings) is reused whatever models the run names: only
+/// the answers change when `--llm` points the answer and memory roles at a server.
+#[test]
+fn a_bm25_memory_is_reused_when_only_the_models_change() {
+    let port = crate::common::chat_server(
+        |_| serde_json::json!({"choices": [{"message": {"role": "assistant", "content": "Biscuit."}, "finish_reason": "stop"}]}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let llm = dir.path().join("llm.toml");
+    let endpoint = format!(
+        "provider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"
+    );
+    std::fs::write(
+        &llm,
+        format!(
+            "[answer]\n{endpoint}[memory]\n{endpoint}[simulator]\nprovider = \"offline\"\n[judge]\nprovider = \"offline\"\n"
+        ),
+    )
+    .unwrap();
+    let system = "bm25_message";
+    assert_ok(&off_policy(dir.path(), system, &[]));
+    let built = json(latest_run(dir.path(), system).join("memorization.json"));
+    let out = off_policy(
+        dir.path(),
+        system,
+        &["--llm", llm.to_str().unwrap(), "--llm-cache", "off"],
+    );
+    assert_ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("stale"), "{stderr}");
+    let reused = json(latest_run(dir.path(), system).join("memorization.json"));
+    assert_eq!(reused, built);
+    let predictions = json(latest_run(dir.path(), system).join("predict.json"));
+    assert!(predictions
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["response"] == "Biscuit."));
+}
