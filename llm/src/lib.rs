@@ -47,7 +47,9 @@ pub use error::{LlmError, Result};
 pub use json::extract_json;
 pub use ledger::{usage_of, Ledger, MeteredProvider, ModelUsage, OperationStats, TokenCounter};
 pub use limits::{LimitedProvider, OutputLimits};
-pub use local::{stop_local_servers_on_signals, LocalServer, ServerSettings, SETUP_COMMAND};
+pub use local::{
+    say_on_interrupt, stop_local_servers_on_signals, LocalServer, ServerSettings, SETUP_COMMAND,
+};
 pub use mb_core::{Message, Role};
 pub use openai::OpenAiProvider;
 pub use reachable::{check_reachable, CONNECT_TIMEOUT};

@@ -110,6 +110,7 @@ pub fn run_dir_in(
                 )));
             }
         }
+        say_how_to_resume(files.dir());
         return Ok(files);
     }
     let mut parent = args
@@ -121,7 +122,41 @@ pub fn run_dir_in(
     parent.extend(leaf);
     let files = RunFiles::new(new_run_dir(&parent, mb_core::clock::utc_timestamp())?);
     files.write(RUN_CONFIG, &config)?;
+    say_how_to_resume(files.dir());
     Ok(files)
+}
+
+/// Has Ctrl-C (or a SIGTERM) print the command that continues the run in `dir`: this
+/// process's own command line, its `--resume` replaced by `--resume dir`.
+fn say_how_to_resume(dir: &Path) {
+    let mut words: Vec<String> = Vec::new();
+    let mut arguments = std::env::args();
+    while let Some(word) = arguments.next() {
+        if word == "--resume" {
+            arguments.next();
+        } else if !word.starts_with("--resume=") {
+            words.push(shell_word(&word));
+        }
+    }
+    words.extend([
+        "--resume".to_string(),
+        shell_word(&dir.display().to_string()),
+    ]);
+    mb_llm::say_on_interrupt(&format!(
+        "\nmb-harness: interrupted; continue the run with:\n  {}\n",
+        words.join(" ")
+    ));
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds no special character, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Most runs of one system that may start in the same second.

@@ -8,7 +8,7 @@
 //! The registry is a fixed array of atomics because a signal handler may only touch
 //! async-signal-safe state.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::Once;
 
 /// Most servers one process tracks for the handler (more still stop on `Drop`).
@@ -16,6 +16,8 @@ const SLOTS: usize = 16;
 
 static LIVE: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 static INSTALL: Once = Once::new();
+/// What the handler writes to standard error before the signal ends the process (null: nothing).
+static MESSAGE: AtomicPtr<&'static [u8]> = AtomicPtr::new(std::ptr::null_mut());
 
 /// A server's place in the registry; dropping it unregisters the pid.
 #[derive(Debug)]
@@ -61,7 +63,26 @@ pub fn stop_local_servers_on_signals() {
     });
 }
 
+/// Has SIGINT and SIGTERM print `message` on standard error before they end the process (a
+/// run says how to continue it), and installs the handler. A later message replaces it; the
+/// text is kept for the process's life (the handler may read it at any moment).
+pub fn say_on_interrupt(message: &str) {
+    let bytes: &'static [u8] = Box::leak(message.as_bytes().to_vec().into_boxed_slice());
+    let slot: &'static mut &'static [u8] = Box::leak(Box::new(bytes));
+    MESSAGE.store(slot, Ordering::SeqCst);
+    stop_local_servers_on_signals();
+}
+
 extern "C" fn on_signal(signal: libc::c_int) {
+    let message = MESSAGE.load(Ordering::SeqCst);
+    if !message.is_null() {
+        // SAFETY: the pointer is to a leaked, never freed slice (say_on_interrupt); write is
+        // async-signal-safe.
+        unsafe {
+            let bytes: &[u8] = *message;
+            libc::write(2, bytes.as_ptr().cast(), bytes.len());
+        }
+    }
     for slot in &LIVE {
         let pid = slot.swap(0, Ordering::SeqCst);
         if pid > 0 {

@@ -26,7 +26,7 @@ use parking_lot::Mutex;
 
 use crate::error::{LlmError, Result};
 
-pub use interrupt::stop_local_servers_on_signals;
+pub use interrupt::{say_on_interrupt, stop_local_servers_on_signals};
 pub use settings::{ServerSettings, SETUP_COMMAND};
 
 /// Lines of the server's log kept for error messages.
