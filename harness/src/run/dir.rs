@@ -130,7 +130,8 @@ pub fn run_dir_in(
 /// process's own command line, its `--resume` replaced by `--resume dir`.
 fn say_how_to_resume(dir: &Path) {
     let mut words: Vec<String> = Vec::new();
-    let mut arguments = std::env::args();
+    // Arguments need not be UTF-8 (a path); such a word is shown as near as text allows.
+    let mut arguments = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     while let Some(word) = arguments.next() {
         if word == "--resume" {
             arguments.next();

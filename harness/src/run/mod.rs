@@ -28,6 +28,7 @@ pub mod partial_log;
 pub mod progress;
 pub mod regime;
 pub mod setup;
+pub mod table;
 pub mod training;
 
 pub use args::RunArgs;

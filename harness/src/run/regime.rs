@@ -9,7 +9,8 @@ use std::future::Future;
 use mb_baselines::SystemSpec;
 
 use crate::error::HarnessError;
-use crate::run::cases::{print_table, Outcome};
+use crate::run::cases::Outcome;
+use crate::run::table::print_table;
 use crate::run::{RunArgs, RunSetup};
 
 /// One regime: its shared flags, and what it does with one system.

@@ -11,6 +11,7 @@ mod flag_fuzz;
 mod hostile_input;
 mod import;
 mod installed;
+mod interrupt;
 mod longmemeval;
 mod longmemeval_official;
 mod memory_cache;

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::common::{chat_server, harness, in_dir, json as read, only_run};
 
 /// A slow OpenAI-compatible server whose answer is derived from the question.
-fn slow_server(delay_ms: u64) -> u16 {
+pub(crate) fn slow_server(delay_ms: u64) -> u16 {
     chat_server(move |sent| {
         let question = sent["messages"]
             .as_array()
@@ -23,7 +23,7 @@ fn slow_server(delay_ms: u64) -> u16 {
     })
 }
 
-fn answer_settings(dir: &Path, port: u16) -> std::path::PathBuf {
+pub(crate) fn answer_settings(dir: &Path, port: u16) -> std::path::PathBuf {
     let path = dir.join("llm.toml");
     std::fs::write(
         &path,
@@ -37,7 +37,7 @@ fn answer_settings(dir: &Path, port: u16) -> std::path::PathBuf {
 }
 
 /// Arguments running `command` with answers from the slow server, one at a time, uncached.
-fn slow_run(settings: &Path, root: &Path, command: &[&str]) -> Vec<String> {
+pub(crate) fn slow_run(settings: &Path, root: &Path, command: &[&str]) -> Vec<String> {
     let mut args = in_dir(root, command);
     for (flag, value) in [
         ("--threads", "1".to_string()),
@@ -89,7 +89,7 @@ fn kill_when(args: &[String], runs: &Path, ready: impl Fn(&Path) -> bool) -> Pat
 }
 
 /// Lines in a file (0 when it does not exist).
-fn lines(path: PathBuf) -> usize {
+pub(crate) fn lines(path: PathBuf) -> usize {
     std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
 }
 
@@ -443,62 +443,4 @@ fn a_resumed_run_reports_the_costs_of_a_clean_run_wherever_it_was_killed() {
             "{moment}: the summary's timing"
         );
     }
-}
-
-/// Ctrl-C (SIGINT) prints the command that continues the run, and that command finishes it.
-#[test]
-fn an_interrupted_run_says_how_to_continue_it() {
-    let port = slow_server(150);
-    let dir = tempfile::tempdir().unwrap();
-    let settings = answer_settings(dir.path(), port);
-    let results = "runs/off-policy/results/domain/Sample/bm25_dialog";
-    let args = slow_run(
-        &settings,
-        dir.path(),
-        &["off-policy", "--baseline", "bm25_dialog"],
-    );
-    let child = Command::new(env!("CARGO_BIN_EXE_mb-harness"))
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let runs = dir.path().join(results);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let run = std::fs::read_dir(&runs)
-            .ok()
-            .and_then(|mut d| d.next())
-            .map(|e| e.unwrap().path());
-        if run.is_some_and(|run| lines(run.join("predict.partial.jsonl")) >= 2) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the run never got there");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    let command = stderr
-        .lines()
-        .skip_while(|l| !l.contains("continue the run with:"))
-        .nth(1)
-        .unwrap_or_else(|| panic!("no resume command: {stderr}"))
-        .trim()
-        .to_string();
-    let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-    assert!(words.contains(&"--resume".to_string()), "{command}");
-    let out = Command::new(&words[0]).args(&words[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{command}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = only_run(runs);
-    assert_eq!(read(run.join("predict.json")).as_array().unwrap().len(), 10);
 }

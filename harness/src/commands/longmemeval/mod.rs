@@ -30,11 +30,12 @@ use mb_upstream::LongMemEval;
 use serde_json::{json, Value};
 
 use crate::error::HarnessError;
-use crate::run::cases::{print_table, Outcome, PARTIAL};
+use crate::run::cases::{Outcome, PARTIAL};
 use crate::run::dir::run_dir;
 use crate::run::partial_log::PartialLog;
 use crate::run::progress::ModelProgress;
 use crate::run::setup::systems_without_set;
+use crate::run::table::print_table;
 use crate::run::{RunArgs, Services};
 pub use case::LmeCase;
 use case::{answer_instance, Reading, Words};
