@@ -31,7 +31,7 @@ pub use evaluate::{
     MatchJudge, MergedJudgeScorer, MergedRubric, MeteorScorer, NfcatsScorer, OverallJudge,
     Prediction, RubricJudge, ShownMetric, WritingBenchScorer, IDEA_SEPARATOR,
 };
-pub use numpy_scores::NumpyScores;
+pub use numpy_scores::{numpy_metric, NumpyScores};
 pub use results::{
     read_json, write_json, ResultsError, RunFiles, EVALUATE_DETAILS, PREDICT, RUN_CONFIG, SUMMARY,
 };

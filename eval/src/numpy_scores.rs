@@ -24,8 +24,8 @@ pub enum NumpyScores {
 }
 
 impl NumpyScores {
-    /// `details` as this summary counts them: with [`NumpyScores::AsZero`], every LoCoMo
-    /// multi-hop answer's F1 (found by its row's category in `datasets`) is 0.
+    /// `details` as this summary counts them: with [`NumpyScores::AsZero`], every value
+    /// [`numpy_metric`] names is 0.
     pub fn apply(self, datasets: &[Dataset], details: &[EvaluateDetail]) -> Vec<EvaluateDetail> {
         let mut counted = details.to_vec();
         if self == NumpyScores::Counted {
@@ -35,20 +35,25 @@ impl NumpyScores {
             let Some(dataset) = datasets.iter().find(|d| d.name() == detail.dataset) else {
                 continue;
             };
-            if !dataset.config.class_name.starts_with("Locomo") {
-                continue;
-            }
-            let multi_hop = dataset
-                .row(detail.test_idx)
-                .and_then(|(_, row)| row.info.get("category"))
-                .and_then(Value::as_u64)
-                == Some(1);
-            if multi_hop && detail.metrics.contains_key("f1") {
-                detail.metrics.insert("f1".into(), Value::from(0));
+            if let Some(metric) = numpy_metric(dataset, detail) {
+                detail.metrics.insert(metric.into(), Value::from(0));
             }
         }
         counted
     }
+}
+
+/// The metric of `detail` (a score of a row of `dataset`) that upstream computes as a numpy
+/// number, if any: a LoCoMo multi-hop (category 1) answer's F1 (found by its row's category).
+pub fn numpy_metric(dataset: &Dataset, detail: &EvaluateDetail) -> Option<&'static str> {
+    if !dataset.config.class_name.starts_with("Locomo") || !detail.metrics.contains_key("f1") {
+        return None;
+    }
+    let category = dataset
+        .row(detail.test_idx)
+        .and_then(|(_, row)| row.info.get("category"))
+        .and_then(Value::as_u64);
+    (category == Some(1)).then_some("f1")
 }
 
 #[cfg(test)]

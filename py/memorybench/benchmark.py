@@ -61,17 +61,6 @@ class NumpyFloat(float):
         return f"NumpyFloat({float(self)!r})"
 
 
-def _mark_numpy_values(details: List[Dict], datasets) -> None:
-    by_name = {d.dataset_name: d for d in datasets}
-    for detail in details:
-        dataset = by_name.get(detail.get("dataset"))
-        if dataset is None or "Locomo" not in dataset.dataset_name:
-            continue
-        f1 = detail["metrics"].get("f1")
-        if isinstance(f1, float) and dataset.get_data(detail["test_idx"])["info"].get("category") == 1:
-            detail["metrics"]["f1"] = NumpyFloat(f1)
-
-
 def _as_upstream_counts(details: List[Dict]) -> List[Dict]:
     """``details`` with every value upstream's summary counts as 0 (a number whose type is not
     exactly ``int`` or ``float``, as numpy's are) made 0."""
@@ -333,11 +322,9 @@ def evaluate(
             _check("dataset" in predict, "Each predict must have 'dataset'")
     loaded = load_memory_bench(dataset_type, name, eval_mode=True, data=data, upstream=upstream)
     datasets = [loaded] if dataset_type == "single" else loaded
-    details = _native.evaluate_datasets(
+    return _native.evaluate_datasets(
         [d._native for d in datasets], predicts, llm=llm, upstream=_path(upstream)
     )
-    _mark_numpy_values(details, datasets)
-    return details
 
 
 def summary_results(

@@ -344,11 +344,7 @@ impl MemorySystem for PythonSystem {
         k: usize,
     ) -> Result<Answered, MemoryError> {
         let started = Instant::now();
-        let sent: Vec<Value> = messages
-            .iter()
-            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
-            .collect();
-        let fields = json!({"messages": sent, "lang": lang_code(lang), "k": k});
+        let fields = json!({"messages": messages, "lang": lang_code(lang), "k": k});
         let (result, model_seconds) = self.request("answer", fields, lang).await?;
         let total = started.elapsed().as_secs_f64();
         let prompt: Vec<Message> = serde_json::from_value(result["messages"].clone())

@@ -94,13 +94,42 @@ fn evaluate_datasets<'py>(
     let datasets: Vec<_> = datasets.iter().map(|d| Arc::clone(&d.dataset)).collect();
     let predictions = predictions(py, predicts, None)?;
     let llm = llm.to_string();
+    let scoring = datasets.clone();
     let details = py.detach(move || -> PyResultOf<Vec<EvaluateDetail>> {
         let models = open_models(&llm, upstream)?;
-        scoring::score(&datasets, &predictions, &models.stack)
+        scoring::score(&scoring, &predictions, &models.stack)
     })?;
-    let details = serde_json::to_value(details)
+    let listed = serde_json::to_value(&details)
         .map_err(|e| Raised::new("InvalidInputError", e.to_string()))?;
-    json::to_python(py, &details)
+    let out = json::to_python(py, &listed)?;
+    mark_numpy_scores(py, &datasets, &details, &out)?;
+    Ok(out)
+}
+
+/// Gives the scores upstream computes as numpy numbers the type `memorybench.benchmark.NumpyFloat`
+/// (a `float` subclass, as numpy's are), so that `summary_results` counts them as upstream's
+/// does ([`mb_eval::numpy_metric`] names them).
+fn mark_numpy_scores(
+    py: Python<'_>,
+    datasets: &[Arc<mb_datasets::Dataset>],
+    details: &[EvaluateDetail],
+    out: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let numpy_float = PyModule::import(py, "memorybench.benchmark")?.getattr("NumpyFloat")?;
+    for (i, detail) in details.iter().enumerate() {
+        let Some(dataset) = datasets.iter().find(|d| d.name() == detail.dataset) else {
+            continue;
+        };
+        let Some(metric) = mb_eval::numpy_metric(dataset, detail) else {
+            continue;
+        };
+        let metrics = out.get_item(i)?.get_item("metrics")?;
+        let value = metrics.get_item(metric)?;
+        if value.is_instance_of::<pyo3::types::PyFloat>() {
+            metrics.set_item(metric, numpy_float.call1((value,))?)?;
+        }
+    }
+    Ok(())
 }
 
 /// Upstream's `summary_results` over `evaluate_details`; `statistics` is the JSON text of a
