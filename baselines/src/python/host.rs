@@ -317,8 +317,27 @@ fn spawn_reader(
     });
 }
 
-/// A reply's `result`, or its error as text.
-pub fn reply_result(reply: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+/// The kind of failure a request has when a model call the harness served made it fail.
+pub const MODEL_FAILURE: &str = "model";
+
+/// Why the host says a request failed: the kind (`model`, or the Python exception's class) and
+/// the start of its message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFailure {
+    /// `model` ([`MODEL_FAILURE`]) or the Python exception's class.
+    pub kind: String,
+    /// The exception's message, cut to a short excerpt.
+    pub message: String,
+}
+
+impl std::fmt::Display for HostFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+/// A reply's `result`, or why it failed.
+pub fn reply_result(reply: &Map<String, Value>) -> Result<Map<String, Value>, HostFailure> {
     if reply.get("ok") == Some(&Value::Bool(true)) {
         return Ok(match reply.get("result") {
             Some(Value::Object(result)) => result.clone(),
@@ -326,9 +345,8 @@ pub fn reply_result(reply: &Map<String, Value>) -> Result<Map<String, Value>, St
         });
     }
     let error = &reply["error"];
-    Err(format!(
-        "{}: {}",
-        error["kind"].as_str().unwrap_or("error"),
-        error["message"].as_str().unwrap_or("no message")
-    ))
+    Err(HostFailure {
+        kind: truncate(error["kind"].as_str().unwrap_or("error")).to_string(),
+        message: truncate(error["message"].as_str().unwrap_or("no message")).to_string(),
+    })
 }

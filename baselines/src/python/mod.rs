@@ -31,7 +31,7 @@ use mb_llm::ops::Answer;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use self::host::{reply_result, Host, Incoming, Launch};
+use self::host::{reply_result, Host, HostFailure, Incoming, Launch, MODEL_FAILURE};
 use crate::embedding::embed_texts;
 use crate::error::MemoryError;
 use crate::settings::OwnSettings;
@@ -225,10 +225,9 @@ impl PythonSystem {
     }
 
     /// A failed request as an error: the model call's own error when one made it fail.
-    fn failure(&self, op: &str, why: &str) -> MemoryError {
-        let from_model = why.starts_with("model:");
+    fn failure(&self, op: &str, why: &HostFailure) -> MemoryError {
         if let Some(error) = self.call_error.lock().ok().and_then(|mut slot| slot.take()) {
-            if from_model {
+            if why.kind == MODEL_FAILURE {
                 return MemoryError::Llm(error);
             }
         }
