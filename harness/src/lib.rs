@@ -28,3 +28,7 @@ mod run;
 mod store;
 
 pub use error::HarnessError;
+/// For the binary: `--progress-file` and `--resume` without the run's flags.
+pub use run::{
+    progress_file::record_to as record_progress_to, resume_command::with_recorded_flags,
+};

@@ -22,10 +22,14 @@ use mb_harness::HarnessError;
 
 /// MemoryBench on memorybench-rs.
 #[derive(Parser)]
-#[command(name = "mb-harness", version, about)]
+// A flag given twice replaces the first: `--resume` puts a run's recorded command first.
+#[command(name = "mb-harness", version, about, args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Append progress events (the bars' counts) to FILE as JSON lines, for `serve`.
+    #[arg(long, global = true, hide = true, value_name = "FILE")]
+    progress_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -94,7 +98,14 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let args = mb_harness::with_recorded_flags(std::env::args_os().collect());
+    let cli = Cli::parse_from(args);
+    if let Some(path) = &cli.progress_file {
+        if let Err(error) = mb_harness::record_progress_to(path) {
+            eprintln!("mb-harness: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
     let outcome = match cli.command {
         Command::OffPolicy(args) => off_policy::run(&args),
         Command::OnPolicy(args) => on_policy::run(&args),

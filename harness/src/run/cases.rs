@@ -38,6 +38,44 @@ pub struct Finished {
     /// operation.
     #[serde(default)]
     pub fallbacks: BTreeMap<String, u64>,
+    /// The memories retrieved for it, best first, as [`RecordedMemory`] bounds them (the whole
+    /// assembled prompt is the prediction's last message); empty in logs from before they were
+    /// recorded, and for systems that retrieve nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retrieved: Vec<RecordedMemory>,
+}
+
+/// A retrieved memory as a run records it: at most [`RecordedMemory::MOST`] per case, each text
+/// cut to [`RecordedMemory::TEXT_CHARS`] characters, so that a large `--retrieve-k` on a large
+/// corpus does not grow the resume log without bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedMemory {
+    /// The memory's id in upstream's scheme.
+    pub doc_id: String,
+    /// The score it was ranked by.
+    pub score: f32,
+    /// Its text (cut, with `…`, when longer than the bound).
+    pub text: String,
+}
+
+impl RecordedMemory {
+    /// Most memories recorded per case.
+    pub const MOST: usize = 100;
+    /// Most characters of a memory's text recorded.
+    pub const TEXT_CHARS: usize = 2000;
+
+    /// The first [`Self::MOST`] of `retrieved`, their texts bounded.
+    fn of(retrieved: &[mb_baselines::Retrieved]) -> Vec<RecordedMemory> {
+        retrieved
+            .iter()
+            .take(Self::MOST)
+            .map(|memory| RecordedMemory {
+                doc_id: mb_core::excerpt(&memory.doc_id, Self::TEXT_CHARS).into_owned(),
+                score: memory.score,
+                text: mb_core::excerpt(&memory.text, Self::TEXT_CHARS).into_owned(),
+            })
+            .collect()
+    }
 }
 
 /// Per-case timing file of a run.
@@ -96,6 +134,7 @@ pub async fn answer_rows(
             },
             failures: case.failures,
             fallbacks: usage.fallbacks,
+            retrieved: RecordedMemory::of(&answered.retrieved),
         };
         sink(&entry)?;
         finished.push(entry);

@@ -8,6 +8,7 @@ use mb_eval::{RunFiles, RUN_CONFIG};
 use serde_json::{json, Value};
 
 use crate::error::{file_error, HarnessError};
+use crate::run::resume_command::{recorded_command, say_how_to_resume, COMMAND};
 use crate::run::RunArgs;
 use mb_upstream::Wording;
 
@@ -110,7 +111,8 @@ pub fn run_dir_in(
                 )));
             }
         }
-        say_how_to_resume(files.dir());
+        say_how_to_resume(files.dir(), recorded.get(COMMAND).is_some());
+        crate::run::progress_file::run_dir(files.dir());
         return Ok(files);
     }
     let mut parent = args
@@ -121,43 +123,14 @@ pub fn run_dir_in(
         .join(spec.name);
     parent.extend(leaf);
     let files = RunFiles::new(new_run_dir(&parent, mb_core::clock::utc_timestamp())?);
+    let command = recorded_command(spec.name);
+    if let (Some(config), Some(command)) = (config.as_object_mut(), &command) {
+        config.insert(COMMAND.into(), json!(command));
+    }
     files.write(RUN_CONFIG, &config)?;
-    say_how_to_resume(files.dir());
+    say_how_to_resume(files.dir(), command.is_some());
+    crate::run::progress_file::run_dir(files.dir());
     Ok(files)
-}
-
-/// Has Ctrl-C (or a SIGTERM) print the command that continues the run in `dir`: this
-/// process's own command line, its `--resume` replaced by `--resume dir`.
-fn say_how_to_resume(dir: &Path) {
-    let mut words: Vec<String> = Vec::new();
-    // Arguments need not be UTF-8 (a path); such a word is shown as near as text allows.
-    let mut arguments = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
-    while let Some(word) = arguments.next() {
-        if word == "--resume" {
-            arguments.next();
-        } else if !word.starts_with("--resume=") {
-            words.push(shell_word(&word));
-        }
-    }
-    words.extend([
-        "--resume".to_string(),
-        shell_word(&dir.display().to_string()),
-    ]);
-    mb_llm::say_on_interrupt(&format!(
-        "\nmb-harness: interrupted; continue the run with:\n  {}\n",
-        words.join(" ")
-    ));
-}
-
-/// `word` as a POSIX shell reads it back: as it is when it holds no special character, else in
-/// single quotes.
-fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// Most runs of one system that may start in the same second.

@@ -3,7 +3,8 @@
 //! - Setting up: [`args`] (the flags every regime takes), [`setup`] (the loaded set, the chosen
 //!   systems and the services they share), [`regime`] (the driver: set up once, run every
 //!   system, print one table).
-//! - The run directory: [`dir`] (created or resumed) and [`partial_log`] (the resume log of
+//! - The run directory: [`dir`] (created or resumed), [`resume_command`] (the command it
+//!   records, so that `--resume` needs no other flag) and [`partial_log`] (the resume log of
 //!   answered cases).
 //! - The memory: [`training`] (the training dialogs and their memorization),
 //!   [`memory_cache`] (a memory reused across runs), [`memory_copy`] (a copy that meets one
@@ -11,7 +12,8 @@
 //! - Answering: [`cases`] (answering, evaluating and timing test sets),
 //!   [`fewer_memories`] (answering again with fewer memories when the context overflows),
 //!   [`feedback`] and [`converse`] (the simulated user).
-//! - Accounting: [`cost`] and [`progress`].
+//! - Accounting: [`cost`], [`progress`] and [`progress_file`] (the same counts for a program
+//!   following the run).
 
 pub mod args;
 pub mod cases;
@@ -26,7 +28,9 @@ pub mod memory_cache;
 pub mod memory_copy;
 pub mod partial_log;
 pub mod progress;
+pub mod progress_file;
 pub mod regime;
+pub mod resume_command;
 pub mod setup;
 pub mod table;
 pub mod training;

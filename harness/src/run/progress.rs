@@ -5,13 +5,16 @@
 //! twice a second from the run's ledger and fallback counts (read, never reset: the run's
 //! accounting goes on), not only when a dialog or case is done. Bars draw on standard error and
 //! are hidden when it is not a terminal; a hidden bar, or a run without any model, starts no
-//! refreshing.
+//! refreshing. With `--progress-file` every bar's counts also go to that file
+//! ([`crate::run::progress_file`]), hidden or not.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mb_llm::{LlmStack, ModelUsage};
+
+use crate::run::progress_file::BarEvents;
 
 /// How often the model counts are refreshed.
 const REFRESH: Duration = Duration::from_millis(500);
@@ -23,6 +26,8 @@ pub struct ModelProgress {
     /// The stack whose usage is shown, and its usage when the bar started; `None` when nothing
     /// is shown (hidden bar, no model).
     shown: Option<(Arc<LlmStack>, ModelUsage)>,
+    /// The bar's events in the progress file, when one is recorded.
+    events: Option<Arc<BarEvents>>,
 }
 
 impl ModelProgress {
@@ -31,47 +36,80 @@ impl ModelProgress {
         let template = format!(
             "{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{elapsed}} (eta {{eta}}) {{msg}}"
         );
-        ModelProgress::start(ProgressBar::new(length), &template, label, llm)
+        let events = BarEvents::start(label, unit, Some(length));
+        ModelProgress::start(ProgressBar::new(length), &template, label, llm, events)
     }
 
     /// Starts a counter for work of unknown length (a file read as it streams).
     pub fn open_ended(label: &str, unit: &str, llm: &Arc<LlmStack>) -> ModelProgress {
         let template = format!("{{prefix}} {{pos}} {unit} {{elapsed}} {{msg}}");
-        ModelProgress::start(ProgressBar::no_length(), &template, label, llm)
+        let events = BarEvents::start(label, unit, None);
+        ModelProgress::start(ProgressBar::no_length(), &template, label, llm, events)
     }
 
-    fn start(bar: ProgressBar, template: &str, label: &str, llm: &Arc<LlmStack>) -> ModelProgress {
+    fn start(
+        bar: ProgressBar,
+        template: &str,
+        label: &str,
+        llm: &Arc<LlmStack>,
+        events: Option<BarEvents>,
+    ) -> ModelProgress {
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_prefix(label.to_string());
-        let shown = (!bar.is_hidden() && llm.uses_a_model()).then(|| {
+        let events = events.map(Arc::new);
+        let watched = !bar.is_hidden() || events.is_some();
+        let shown = (watched && llm.uses_a_model()).then(|| {
             let start = llm.usage_so_far();
             let (bar, watched, from) = (bar.clone(), llm.clone(), start.clone());
+            let events = events.clone();
             std::thread::spawn(move || {
                 while !bar.is_finished() {
-                    bar.set_message(describe(&since(&watched.usage_so_far(), &from)));
+                    let usage = since(&watched.usage_so_far(), &from);
+                    if let Some(events) = &events {
+                        events.tick(bar.position(), &usage, false);
+                    }
+                    bar.set_message(describe(&usage));
                     std::thread::sleep(REFRESH);
                 }
             });
             (llm.clone(), start)
         });
-        ModelProgress { bar, shown }
+        ModelProgress { bar, shown, events }
+    }
+
+    /// The usage since the bar started (none without a model).
+    fn usage(&self) -> ModelUsage {
+        match &self.shown {
+            Some((llm, start)) => since(&llm.usage_so_far(), start),
+            None => ModelUsage::default(),
+        }
     }
 
     /// One more unit done.
     pub fn inc(&self) {
-        if let Some((llm, start)) = &self.shown {
-            self.bar
-                .set_message(describe(&since(&llm.usage_so_far(), start)));
+        let usage = self.usage();
+        if self.shown.is_some() {
+            self.bar.set_message(describe(&usage));
         }
         self.bar.inc(1);
+        if let Some(events) = &self.events {
+            let pos = self.bar.position();
+            events.tick(pos, &usage, self.bar.length() == Some(pos));
+        }
     }
 }
 
 impl Drop for ModelProgress {
     fn drop(&mut self) {
+        // Finished first, so that the refreshing thread writes no tick after the end.
+        let pos = self.bar.position();
         self.bar.finish_and_clear();
+        if let Some(events) = &self.events {
+            events.tick(pos, &self.usage(), true);
+            events.end(pos);
+        }
     }
 }
 
