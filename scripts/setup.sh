@@ -34,6 +34,11 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # The scale-out test puts Debian's nginx (consistent hashing of tenants) before three servers.
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
+# The web frontend's browser test drives Debian's headless Chromium through chromedriver
+# (harness/tests/it/serve/browser.rs), with a font to draw its screenshots.
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+dpkg -s fonts-dejavu-core >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   SUDO=""

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use mb_harness::commands::{
     action_feedback, evaluate, feedback_usefulness, generate_dialogs, import, list, off_policy,
-    on_policy, plan, report, retrieve, sft, stepwise, summarize, sweep, train_performance,
+    on_policy, plan, report, retrieve, serve, sft, stepwise, summarize, sweep, train_performance,
 };
 use mb_harness::HarnessError;
 
@@ -77,6 +77,8 @@ enum Command {
     /// Run one shard of a sweep (`--shard I/N`), each run as its own process; shards share
     /// only the output directory, and `report` merges their results.
     Sweep(sweep::SweepArgs),
+    /// A web page to configure, launch, watch and browse runs (on loopback by default).
+    Serve(serve::ServeArgs),
     /// The datasets, domains, tasks and memory systems the harness knows.
     List,
 }
@@ -123,6 +125,7 @@ fn main() -> ExitCode {
         Command::Retrieve(args) => retrieve::run(&args),
         Command::Plan(args) => plan::run(&args),
         Command::Sweep(args) => sweep::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::List => list::run(),
     };
     match outcome {

@@ -18,6 +18,7 @@ pub mod on_policy;
 pub mod plan;
 pub mod report;
 pub mod retrieve;
+pub mod serve;
 pub mod sft;
 pub mod stepwise;
 pub mod summarize;

@@ -144,7 +144,7 @@ pub fn say_how_to_resume(dir: &Path, recorded: bool) {
 
 /// `word` as a POSIX shell reads it back: as it is when it holds no special character, else in
 /// single quotes.
-fn shell_word(word: &str) -> String {
+pub(crate) fn shell_word(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         word.to_string()

@@ -94,7 +94,7 @@ fn a_model_returning_garbage_is_visible_as_fallbacks() {
     let html = std::fs::read_to_string(report).unwrap();
     assert!(html.contains("<th>fallbacks</th>"), "{html}");
     assert!(
-        html.contains(&format!("font-weight:bold\">{}</td>", cases.len())),
+        html.contains(&format!("class=\"fallbacks-bad\">{}</td>", cases.len())),
         "{html}"
     );
 }

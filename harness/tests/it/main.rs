@@ -25,5 +25,6 @@ mod regimes;
 mod resume;
 mod retrieve;
 mod secrets;
+mod serve;
 mod sweep;
 mod upstream_flags;

@@ -105,9 +105,18 @@ fn memoryos_goes_out_wholly_in_upstreams_words_and_resumes_only_in_them() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&format!("prompts: {prompts}")), "{stdout}");
-    // The run cannot go on in other words.
-    let mut resumed: Vec<&str> = flags.iter().map(String::as_str).collect();
+    // Resumed alone, the run goes on with its recorded command: in upstream's words.
     let run_dir = run.display().to_string();
+    let again = harness_in(dir.path(), &["off-policy", "--resume", &run_dir]);
+    assert_ok(&again);
+    assert_eq!(read(run.join("summary.json"))["prompts"], prompts.as_str());
+    // It cannot go on in other words: a run that recorded no command (made before commands
+    // were recorded), resumed with flags lacking the checkout, is refused.
+    let config_path = run.join("run_config.json");
+    let mut config = read(config_path.clone());
+    config.as_object_mut().unwrap().remove("command");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let mut resumed: Vec<&str> = flags.iter().map(String::as_str).collect();
     resumed.extend(["--resume", &run_dir]);
     let refused = harness_in(dir.path(), &resumed);
     assert!(!refused.status.success());

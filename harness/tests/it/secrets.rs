@@ -12,7 +12,7 @@ use crate::common::{assert_ok, chat_server, in_dir};
 const KEY: &str = "sk-mbtest-7f3a9c1e5b2d4f60a8e6c4b2d0f9e7a5";
 
 /// Every file under `dir` whose bytes contain `needle`.
-fn files_containing(dir: &Path, needle: &[u8]) -> Vec<String> {
+pub(crate) fn files_containing(dir: &Path, needle: &[u8]) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();

@@ -7,7 +7,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::charts::{tick_text, titled, CAPTION_AREA, LABEL_SIZE, MARGIN, NAMES_MAX, WIDTH};
 use super::labels::{text_width, FONT};
-use super::RunRow;
+use super::runs::RunRow;
 
 /// A line chart's least height in pixels; it grows when the legend needs more.
 const HEIGHT: u32 = 420;

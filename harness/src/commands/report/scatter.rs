@@ -11,7 +11,7 @@ use super::charts::{tick_text, titled, LABEL_SIZE, MARGIN, NAMES_MAX, WIDTH};
 use super::labels::{
     coincident, line_height, place_labels, text_height, text_width, Area, Placement, FONT,
 };
-use super::RunRow;
+use super::runs::RunRow;
 
 /// The scatter's height in pixels.
 const HEIGHT: u32 = 460;

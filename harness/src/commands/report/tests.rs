@@ -4,7 +4,20 @@
 
 use std::path::PathBuf;
 
-use super::{page, Curves, RunRow};
+use super::groups::{Curves, Group};
+use super::key::GroupKey;
+use super::runs::RunRow;
+use super::{html, page};
+
+/// The page of one group of `rows`, with the learning `curves` given.
+fn drawn(rows: Vec<RunRow>, curves: Curves) -> String {
+    let group = Group {
+        key: rows[0].key.clone(),
+        rows,
+        curves,
+    };
+    page(&html::body(&[group]).unwrap())
+}
 
 /// The systems a full run compares, in the order the report lists them.
 const SYSTEMS: [&str; 9] = [
@@ -38,11 +51,19 @@ fn row(index: usize, system: &str) -> RunRow {
     };
     let i = index as f64;
     RunRow {
-        regime: "off-policy".into(),
-        base_regime: "off-policy".into(),
+        key: GroupKey {
+            regime: "off-policy".into(),
+            set: "domain/Sample".into(),
+            llm: Some("offline".into()),
+            cases: Some(10),
+            limit: None,
+            retrieve_k: None,
+            prompts: mb_upstream::PARAPHRASED.into(),
+            data: None,
+            memory_embedder: None,
+        },
         step: None,
         run_dir: PathBuf::from(format!("runs/off-policy/{system}")),
-        set: "domain/Sample".into(),
         system: system.into(),
         dir: PathBuf::from(format!("runs/off-policy/{system}")),
         score: Some(0.0038 + 0.0017 * i),
@@ -51,7 +72,6 @@ fn row(index: usize, system: &str) -> RunRow {
         llm_calls,
         tokens,
         fallbacks: 0.0,
-        prompts: mb_upstream::PARAPHRASED.into(),
         dialog_seconds: (0..16)
             .map(|d| memory_seconds * (1.0 + 0.1 * d as f64))
             .collect(),
@@ -63,7 +83,7 @@ fn curves() -> Curves {
     let steps: Vec<String> = std::iter::once("begin".to_string())
         .chain((0..10).map(|s| format!("[{},{})", s * 100, (s + 1) * 100)))
         .collect();
-    let series = SYSTEMS
+    SYSTEMS
         .iter()
         .enumerate()
         .map(|(i, system)| {
@@ -74,11 +94,7 @@ fn curves() -> Curves {
                 .collect();
             (system.to_string(), points)
         })
-        .collect();
-    Curves::from([(
-        ("step_off-policy".to_string(), "domain/Sample".to_string()),
-        series,
-    )])
+        .collect()
 }
 
 /// A drawn label: its text and the box it covers, `(left, top, right, bottom)` in pixels.
@@ -241,7 +257,7 @@ fn assert_readable(html: &str) -> Vec<Vec<String>> {
 #[test]
 fn no_two_chart_labels_overlap() {
     let rows: Vec<RunRow> = SYSTEMS.iter().enumerate().map(|(i, s)| row(i, s)).collect();
-    let html = page(&rows, &curves()).unwrap();
+    let html = drawn(rows, curves());
     let charts = assert_readable(&html);
     // Score, LLM operations, tokens, efficiency, memorization, learning curve.
     assert_eq!(charts.len(), 6);
@@ -269,7 +285,7 @@ fn labels_stay_apart_when_every_point_sits_on_the_origin() {
             ..row(i, s)
         })
         .collect();
-    let html = page(&rows, &Curves::new()).unwrap();
+    let html = drawn(rows, Curves::new());
     for texts in assert_readable(&html) {
         for system in SYSTEMS {
             assert!(texts.iter().any(|t| t == system), "{system}: {texts:?}");
@@ -329,11 +345,7 @@ fn labels_stay_apart_at_any_scale() {
                 (s.to_string(), names.map(|n| (n, next())).collect())
             })
             .collect();
-        let curves = Curves::from([(
-            ("on-policy".to_string(), "domain/Sample".to_string()),
-            series,
-        )]);
-        let html = page(&rows, &curves).unwrap();
+        let html = drawn(rows, series);
         for texts in assert_readable(&html) {
             for system in systems {
                 assert!(texts.iter().any(|t| t == system), "round {round}: {system}");

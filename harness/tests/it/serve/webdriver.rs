@@ -1,0 +1,252 @@
+//! A small WebDriver client for Debian's `chromedriver` driving headless Chromium: the dozen
+//! W3C endpoints the browser test needs, on a blocking HTTP client, so that the test adds no
+//! browser-automation crate (and downloads no browser).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// Where Debian puts the browser and its driver.
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+/// See [`CHROMIUM`].
+pub(crate) const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// The key WebDriver names an element reference with.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A browser session.
+pub(crate) struct Browser {
+    driver: Child,
+    url: String,
+    client: reqwest::blocking::Client,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts chromedriver on a free port and a headless session of `width`×`height`.
+    pub fn start(width: u32, height: u32) -> Browser {
+        let mut driver = Command::new(CHROMEDRIVER)
+            .arg("--port=0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(driver.stdout.take().unwrap());
+        let mut line = String::new();
+        let port = loop {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "chromedriver ended");
+            if let Some(rest) = line.split("successfully on port ").nth(1) {
+                break rest.trim().trim_end_matches('.').to_string();
+            }
+        };
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        let profile = tempfile::tempdir().unwrap();
+        let client = reqwest::blocking::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(120))
+            .build()
+            .unwrap();
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                    "--no-proxy-server", format!("--window-size={width},{height}"),
+                    format!("--user-data-dir={}", profile.path().display()),
+                ],
+            },
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }}});
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let session = loop {
+            let reply = client
+                .post(format!("{base}/session"))
+                .json(&capabilities)
+                .send();
+            if let Ok(reply) = reply {
+                let value: Value = reply.json().unwrap();
+                match value["value"]["sessionId"].as_str() {
+                    Some(id) => break id.to_string(),
+                    None => panic!("no session: {value}"),
+                }
+            }
+            assert!(Instant::now() < deadline, "chromedriver never answered");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        Browser {
+            driver,
+            url: format!("{base}/session/{session}"),
+            client,
+            _profile: profile,
+        }
+    }
+
+    fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut request = self.client.request(method, format!("{}{path}", self.url));
+        request = request.json(&body.unwrap_or_else(|| json!({})));
+        let reply: Value = request.send().unwrap().json().unwrap();
+        if let Some(error) = reply["value"]["error"].as_str() {
+            panic!("webdriver {path}: {error}: {}", reply["value"]["message"]);
+        }
+        reply["value"].clone()
+    }
+
+    /// Opens `url`.
+    pub fn goto(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", Some(json!({"url": url})));
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page.
+    pub fn script(&self, script: &str, args: Value) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+    }
+
+    /// The element `css` selects (the first one).
+    fn element(&self, css: &str) -> String {
+        let found = self.call(
+            reqwest::Method::POST,
+            "/element",
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        found[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("{css}: {found}"))
+            .to_string()
+    }
+
+    /// Clicks the element `css` selects, as a user does (scrolled to the window's middle first:
+    /// the page's sticky top bar would take a click on an element scrolled to its top).
+    pub fn click(&self, css: &str) {
+        let id = self.element(css);
+        self.script(
+            "arguments[0].scrollIntoView({block: 'center'});",
+            json!([{ ELEMENT: id }]),
+        );
+        self.call(reqwest::Method::POST, &format!("/element/{id}/click"), None);
+    }
+
+    /// Types `text` into the element `css` selects, after clearing it.
+    pub fn type_into(&self, css: &str, text: &str) {
+        let id = self.element(css);
+        self.call(reqwest::Method::POST, &format!("/element/{id}/clear"), None);
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{id}/value"),
+            Some(json!({"text": text})),
+        );
+    }
+
+    /// Chooses the option whose value is `value` in the select `css`, by clicking it.
+    pub fn choose(&self, css: &str, value: &str) {
+        self.click(&format!("{css} option[value=\"{value}\"]"));
+    }
+
+    /// The rendered text of the element `css` selects.
+    pub fn text(&self, css: &str) -> String {
+        let id = self.element(css);
+        self.call(reqwest::Method::GET, &format!("/element/{id}/text"), None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Whether some element matches `css` and is displayed.
+    pub fn shows(&self, css: &str) -> bool {
+        self.script(
+            "const e = document.querySelector(arguments[0]); return !!e && e.offsetParent !== null && !e.closest('[hidden]');",
+            json!([css]),
+        )
+        .as_bool()
+        .unwrap_or(false)
+    }
+
+    /// Waits until `ready` holds, failing after `seconds` with `what`.
+    pub fn wait(&self, what: &str, seconds: u64, ready: impl Fn(&Browser) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        while !ready(self) {
+            assert!(Instant::now() < deadline, "waited {seconds}s for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// A PNG of the whole page (beyond the window), written to `path`.
+    pub fn screenshot(&self, path: &Path) {
+        // From the top: the page's sticky bar is drawn where the window is scrolled to.
+        self.script("window.scrollTo(0, 0);", json!([]));
+        let shot = self.call(
+            reqwest::Method::POST,
+            "/goog/cdp/execute",
+            Some(
+                json!({"cmd": "Page.captureScreenshot", "params": {"captureBeyondViewport": true}}),
+            ),
+        );
+        let data = shot["data"].as_str().unwrap();
+        let bytes = decode_base64(data);
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    /// The browser console's severe entries since the last call (script errors, CSP refusals,
+    /// failed loads).
+    pub fn severe_console_entries(&self) -> Vec<String> {
+        let entries = self.call(
+            reqwest::Method::POST,
+            "/se/log",
+            Some(json!({"type": "browser"})),
+        );
+        entries
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["level"] == "SEVERE")
+            .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.client.delete(&self.url).send();
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// Standard base64, as the DevTools protocol sends images.
+fn decode_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .map(value)
+        .collect();
+    let mut bytes = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &d)| n | (u32::from(d) << (18 - 6 * i)));
+        bytes.extend(
+            n.to_be_bytes()[1..]
+                .iter()
+                .take(chunk.len().saturating_sub(1)),
+        );
+    }
+    bytes
+}
