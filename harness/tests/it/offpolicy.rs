@@ -159,7 +159,8 @@ fn off_policy_writes_upstream_files_and_resumes() {
     );
 }
 
-/// A run records the settings its memory was built with, and `--resume` refuses other ones.
+/// A run records the settings its memory was built with: `--resume` alone goes on with them,
+/// and refuses other ones.
 #[test]
 fn runs_record_their_memory_settings() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,7 +177,23 @@ fn runs_record_their_memory_settings() {
     assert_eq!(config["memory_system_config"], plain.to_str().unwrap());
     assert_eq!(config["memory_settings"]["query_syntax"], "plain");
     assert_eq!(config["memory_settings"]["retrieve_k"], 3);
-    let resumed = off_policy(&store, &output, &["--resume", run.to_str().unwrap()]);
+    assert_ok(&off_policy(
+        &store,
+        &output,
+        &["--resume", run.to_str().unwrap()],
+    ));
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, "retrieve_k = 4\n").unwrap();
+    let resumed = off_policy(
+        &store,
+        &output,
+        &[
+            "--memory-config",
+            other.to_str().unwrap(),
+            "--resume",
+            run.to_str().unwrap(),
+        ],
+    );
     assert!(!resumed.status.success());
     let stderr = String::from_utf8(resumed.stderr).unwrap();
     assert!(stderr.contains("memory_settings"), "{stderr}");
@@ -228,11 +245,12 @@ fn limit_sizes_a_run_and_defines_it() {
         .status
         .success());
 
-    // A run recorded before `--limit` existed resumes without one.
+    // A run recorded before `--limit` existed (or its command) resumes without one.
     let older = dir.path().join("older");
     std::fs::create_dir_all(&older).unwrap();
     let mut config = config;
     config.as_object_mut().unwrap().remove("limit");
+    config.as_object_mut().unwrap().remove("command");
     std::fs::write(older.join("run_config.json"), config.to_string()).unwrap();
     assert_ok(&off_policy(
         &store,
