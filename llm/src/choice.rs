@@ -13,6 +13,10 @@ use crate::settings::LlmSettings;
 /// directory or above, else beside the executable or above).
 pub const LOCAL_SETTINGS: &str = "configs/llm/local.toml";
 
+/// The `local` settings as the checkout ships them ([`LOCAL_SETTINGS`]), for a program that
+/// runs outside the checkout (the Python package) and points their `[server]` at its own files.
+pub const LOCAL_SETTINGS_TEXT: &str = include_str!("../../configs/llm/local.toml");
+
 /// Which settings to run with and what the record cache does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LlmChoice {

@@ -41,7 +41,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use anthropic::{AnthropicProvider, ANTHROPIC_VERSION};
-pub use choice::{LlmChoice, LOCAL_SETTINGS};
+pub use choice::{LlmChoice, LOCAL_SETTINGS, LOCAL_SETTINGS_TEXT};
 pub use endpoint::EndpointConfig;
 pub use error::{LlmError, Result};
 pub use json::extract_json;

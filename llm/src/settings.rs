@@ -113,19 +113,46 @@ impl LlmSettings {
                     reason: format!("{}: {e}", path.display()),
                 }
             })?;
-        let settings: LlmSettings = mb_core::parse_toml(&text).map_err(|e| LlmError::Config {
+        LlmSettings::from_text(&text, &path.display().to_string())
+    }
+
+    /// Reads settings from TOML `text`; errors name `origin` (a file), line and field.
+    pub fn from_text(text: &str, origin: &str) -> Result<LlmSettings> {
+        let settings: LlmSettings = mb_core::parse_toml(text).map_err(|e| LlmError::Config {
             field: "settings file",
-            reason: format!("{}: {e}", path.display()),
+            reason: format!("{origin}: {e}"),
         })?;
         for (role, role_settings) in settings.roles() {
             if let Err(LlmError::Config { field, reason }) = role_settings.output_limits() {
                 return Err(LlmError::Config {
                     field,
-                    reason: format!("{}: [{role}] {reason}", path.display()),
+                    reason: format!("{origin}: [{role}] {reason}"),
                 });
             }
         }
         Ok(settings)
+    }
+
+    /// Every role answered by the model `model` of the OpenAI-compatible endpoint at `base_url`
+    /// (Ollama, vLLM, llama.cpp's server, OpenAI itself): what a caller who has one endpoint
+    /// gives, without a settings file. A key, if the endpoint needs one, is read from
+    /// `OPENAI_API_KEY` when that is set.
+    pub fn endpoint(base_url: &str, model: &str) -> LlmSettings {
+        let config = crate::EndpointConfig {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model: model.to_string(),
+            api_key_env: std::env::var_os("OPENAI_API_KEY").map(|_| "OPENAI_API_KEY".to_string()),
+            ..crate::EndpointConfig::default()
+        };
+        let role = || RoleSettings::Openai(config.clone());
+        LlmSettings {
+            answer: role(),
+            memory: role(),
+            simulator: role(),
+            judge: role(),
+            critic: role(),
+            ..LlmSettings::default()
+        }
     }
 
     /// Each role's settings under its name.

@@ -163,6 +163,7 @@ class Memory:
         system: str = "hybrid",
         embedder: Optional[Embedder] = None,
         llm: str = "offline",
+        model: Optional[str] = None,
         date: Optional[str] = None,
         lang: str = "en",
     ) -> None: ...

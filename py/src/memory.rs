@@ -18,7 +18,7 @@ use tokio::runtime::Runtime;
 use crate::embedder::{self, PyEmbedder};
 use crate::engine::PyEngine;
 use crate::errors::{PyResultOf, Raised};
-use crate::models::open_models;
+use crate::models::{open_models, PackagedLocal};
 
 /// State key numbering the dialogs added from Python, so each gets its own unit ids.
 const NEXT_DIALOG: &str = "python/next_dialog";
@@ -85,10 +85,12 @@ impl PyMemory {
     /// settings. Systems that embed use `embedder`, else the one their settings name (the
     /// hybrid memory's bge-small-en-v1.5, Mem0's all-MiniLM-L6-v2); `llm` is "offline" (no model:
     /// each operation's deterministic fallback), "local" (the llama.cpp server of
-    /// configs/llm/local.toml, started now and stopped by `close()`) or a role-settings file.
+    /// configs/llm/local.toml, started now and stopped by `close()`), a role-settings file, or
+    /// the URL of an OpenAI-compatible endpoint with the `model` it serves (one call: Ollama,
+    /// vLLM, llama.cpp). An endpoint that accepts no connection fails at once, named.
     /// `date` (YYYY-MM-DD, default today) is the day questions are asked on.
     #[new]
-    #[pyo3(signature = (engine, namespace, *, system="hybrid", embedder=None, llm="offline", date=None, lang="en"))]
+    #[pyo3(signature = (engine, namespace, *, system="hybrid", embedder=None, llm="offline", model=None, date=None, lang="en"))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -97,6 +99,7 @@ impl PyMemory {
         system: &str,
         embedder: Option<&PyEmbedder>,
         llm: &str,
+        model: Option<String>,
         date: Option<String>,
         lang: &str,
     ) -> PyResult<Self> {
@@ -111,9 +114,10 @@ impl PyMemory {
             }
             None => None,
         };
+        let packaged = PackagedLocal::find(py, llm)?;
         let llm = llm.to_string();
         let opened = py.detach(move || -> Result<Opened, Raised> {
-            let models = open_models(&llm, None)?;
+            let models = open_models(&llm, model.as_deref(), None, packaged)?;
             let context = MemoryContext {
                 engine,
                 namespace,

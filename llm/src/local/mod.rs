@@ -2,7 +2,8 @@
 //!
 //! `--llm local` answers every role with a GGUF model served by llama.cpp's OpenAI-compatible
 //! HTTP server (the prebuilt xllamacpp wheel that `scripts/setup.sh` installs).
-//! [`LocalServer::start`] runs `scripts/llm_server.py` on a loopback port, waits until the model
+//! [`LocalServer::start`] runs `py/memorybench/llm_server.py` (shipped in the Python package
+//! too, for `llm="local"` outside the checkout) on a loopback port, waits until the model
 //! is loaded and `/health` answers, and dropping the [`LocalServer`] kills and reaps it. The
 //! launcher also exits by itself when this process dies (even by SIGKILL), so no server is ever
 //! left behind; [`stop_local_servers_on_signals`] makes Ctrl-C stop it at once.

@@ -53,7 +53,7 @@ impl Default for ServerSettings {
             threads: 0,
             parallel: 1,
             python: PathBuf::from(".cache/venv/bin/python"),
-            launcher: PathBuf::from("scripts/llm_server.py"),
+            launcher: PathBuf::from("py/memorybench/llm_server.py"),
             port: 0,
             startup_timeout_secs: 60.0,
             lora: None,

@@ -12,7 +12,7 @@ use super::rows::upstream_row;
 use super::scoring::score;
 use crate::errors::{PyResultOf, Raised};
 use crate::json;
-use crate::models::open_models;
+use crate::models::{open_models, PackagedLocal};
 
 /// A dataset of MemoryBench, loaded (both splits and its corpus); `memorybench.benchmark`
 /// wraps it in upstream's dataset interface.
@@ -151,9 +151,10 @@ impl PyBenchDataset {
             .iter_mut()
             .for_each(|p| p.dataset = name.clone());
         let dataset = Arc::clone(&self.dataset);
+        let packaged = PackagedLocal::find(py, llm)?;
         let llm = llm.to_string();
         let details = py.detach(move || -> PyResultOf<Vec<serde_json::Value>> {
-            let models = open_models(&llm, upstream)?;
+            let models = open_models(&llm, None, upstream, packaged)?;
             let details = score(&[dataset], &predictions, &models.stack)?;
             Ok(details
                 .into_iter()

@@ -18,7 +18,7 @@ pub use dataset::PyBenchDataset;
 
 use crate::errors::{PyResultOf, Raised};
 use crate::json;
-use crate::models::open_models;
+use crate::models::{open_models, PackagedLocal};
 
 /// Adds the module's classes and functions.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -93,10 +93,11 @@ fn evaluate_datasets<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let datasets: Vec<_> = datasets.iter().map(|d| Arc::clone(&d.dataset)).collect();
     let predictions = predictions(py, predicts, None)?;
+    let packaged = PackagedLocal::find(py, llm)?;
     let llm = llm.to_string();
     let scoring = datasets.clone();
     let details = py.detach(move || -> PyResultOf<Vec<EvaluateDetail>> {
-        let models = open_models(&llm, upstream)?;
+        let models = open_models(&llm, None, upstream, packaged)?;
         scoring::score(&scoring, &predictions, &models.stack)
     })?;
     let listed = serde_json::to_value(&details)

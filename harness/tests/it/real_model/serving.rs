@@ -67,7 +67,7 @@ pub(super) fn settings(
         let line = match key {
             "model" if in_server => absolute(&model),
             "python" => absolute(&python),
-            "launcher" => absolute(&checkout("scripts/llm_server.py")),
+            "launcher" => absolute(&checkout("py/memorybench/llm_server.py")),
             "startup_timeout_secs" => "startup_timeout_secs = 120".to_string(),
             "max_tokens" => format!("max_tokens = {cap}"),
             "base_url" => match base_url {
@@ -98,7 +98,7 @@ pub(super) fn shared_server() -> Option<u16> {
                 let mut built = ServerSettings::default();
                 built.model = checkout(&ServerSettings::default().model.to_string_lossy());
                 built.python = checkout(&ServerSettings::default().python.to_string_lossy());
-                built.launcher = checkout("scripts/llm_server.py");
+                built.launcher = checkout("py/memorybench/llm_server.py");
                 built.startup_timeout_secs = 120.0;
                 built
             })
