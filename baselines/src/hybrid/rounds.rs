@@ -91,7 +91,10 @@ pub fn corpus_exchanges(conversation: &Conversation, size: UnitSize) -> Vec<Exch
 }
 
 /// The units of a training dialog (a user message with the assistant's reply), ids
-/// `conv_<test_idx>_<first message>`; system messages are left out.
+/// `conv_<test_idx>_<first message>`; system messages are left out, and so is a unit without a
+/// user message (the assistant's greeting before the user speaks, its last reply standing
+/// alone): what the assistant says is remembered beside what the user said, never as a memory
+/// of its own.
 pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Exchange> {
     let messages: Vec<(usize, &mb_datasets::row::DialogMessage)> = dialog
         .messages
@@ -107,19 +110,18 @@ pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Excha
     );
     group(&speakers, size)
         .into_iter()
-        .map(|range| {
-            let part = &messages[range];
-            Exchange {
-                doc_id: format!("conv_{}_{}", dialog.test_idx, part[0].0),
-                lines: part
-                    .iter()
-                    .map(|(_, m)| (m.role.as_str().to_string(), m.content.clone()))
-                    .collect(),
-                turns: Vec::new(),
-                date_text: String::new(),
-                day: None,
-                session: key.clone(),
-            }
+        .map(|range| &messages[range])
+        .filter(|part| part.iter().any(|(_, m)| m.role == mb_llm::Role::User))
+        .map(|part| Exchange {
+            doc_id: format!("conv_{}_{}", dialog.test_idx, part[0].0),
+            lines: part
+                .iter()
+                .map(|(_, m)| (m.role.as_str().to_string(), m.content.clone()))
+                .collect(),
+            turns: Vec::new(),
+            date_text: String::new(),
+            day: None,
+            session: key.clone(),
         })
         .collect()
 }
@@ -141,6 +143,47 @@ mod tests {
         );
         assert_eq!(group(&speakers, UnitSize::Turn).len(), 6);
         assert!(group(&[], UnitSize::Round).is_empty());
+    }
+
+    #[test]
+    fn the_assistant_alone_is_never_a_unit_of_a_dialog() {
+        let message = |role: mb_llm::Role, content: &str| mb_datasets::row::DialogMessage {
+            role,
+            content: content.to_string(),
+            extra: Default::default(),
+        };
+        use mb_llm::Role::{Assistant, User};
+        let messages = [
+            message(Assistant, "Welcome!"),
+            message(User, "I moved to Lisbon last spring."),
+            message(Assistant, "Lovely city."),
+        ];
+        let dialog = |messages| TrainingDialog {
+            test_idx: 7,
+            dataset: "d",
+            lang: mb_core::Lang::En,
+            messages,
+        };
+        for size in [UnitSize::Round, UnitSize::DisjointRound, UnitSize::Turn] {
+            let units = dialog_exchanges(dialog(&messages), size);
+            assert!(!units.is_empty());
+            for unit in &units {
+                assert!(
+                    unit.lines.iter().any(|(role, _)| role == "user"),
+                    "{size:?}: {unit:?}"
+                );
+            }
+        }
+        let rounds = dialog_exchanges(dialog(&messages), UnitSize::Round);
+        let transcripts: Vec<String> = rounds.iter().map(Exchange::transcript).collect();
+        assert_eq!(
+            transcripts,
+            [
+                "assistant: Welcome!\nuser: I moved to Lisbon last spring.",
+                "user: I moved to Lisbon last spring.\nassistant: Lovely city.",
+            ]
+        );
+        assert!(dialog_exchanges(dialog(&messages[..1]), UnitSize::Round).is_empty());
     }
 
     #[test]
