@@ -45,6 +45,19 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
         assert!(!added["added"].as_array().unwrap().is_empty(), "{added}");
     }
     ok(server.call("add_memory", dialog("u2", "I live in Oslo.")));
+    // A plain string, as mem0's add takes it, is one message from the user.
+    let plain = ok(server.call(
+        "add_memory",
+        json!({"user_id": "u3", "wait": true, "messages": "I play the cello on Sundays."}),
+    ));
+    let added = plain["added"].as_array().unwrap();
+    assert!(
+        added.iter().any(|m| m["text"]
+            .as_str()
+            .unwrap()
+            .contains("user: I play the cello")),
+        "{plain}"
+    );
 
     let found = ok(server.call(
         "search_memories",
@@ -125,7 +138,7 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
     assert_eq!(status["queue_depth"], 0);
     assert_eq!(
         status["namespaces"].as_array().unwrap().len(),
-        2,
+        3,
         "{status}"
     );
 
@@ -167,6 +180,16 @@ fn bad_arguments_are_tool_errors_naming_the_field() {
         (
             "add_memory",
             json!({"user_id": "u1", "messages": []}),
+            "messages",
+        ),
+        (
+            "add_memory",
+            json!({"user_id": "u1", "messages": "  "}),
+            "messages",
+        ),
+        (
+            "add_memory",
+            json!({"user_id": "u1", "messages": 7}),
             "messages",
         ),
         (

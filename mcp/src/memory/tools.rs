@@ -40,6 +40,55 @@ pub struct MessageArg {
     pub content: String,
 }
 
+/// What to remember: a dialog, or (as mem0's `add` takes it) a plain string, which is one user
+/// message. Read by hand rather than as an untagged enum, so that a bad message is still named
+/// by its path (`messages[0].role`).
+#[derive(Debug, Clone, JsonSchema)]
+#[serde(untagged)]
+pub enum MessagesArg {
+    /// One message from the user.
+    Text(String),
+    /// The dialog, in order.
+    Dialog(Vec<MessageArg>),
+}
+
+impl<'de> Deserialize<'de> for MessagesArg {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Messages;
+        impl<'de> serde::de::Visitor<'de> for Messages {
+            type Value = MessagesArg;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of messages, or a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<MessagesArg, E> {
+                Ok(MessagesArg::Text(text.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<MessagesArg, A::Error> {
+                let dialog =
+                    Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))?;
+                Ok(MessagesArg::Dialog(dialog))
+            }
+        }
+        deserializer.deserialize_any(Messages)
+    }
+}
+
+impl MessagesArg {
+    /// The messages, a plain string as one user message.
+    fn into_messages(self) -> Vec<MessageArg> {
+        match self {
+            MessagesArg::Text(content) => vec![MessageArg {
+                role: MessageRole::User,
+                content,
+            }],
+            MessagesArg::Dialog(messages) => messages,
+        }
+    }
+}
+
 /// Whose memory: a user, and optionally an agent whose memory of the user is kept apart.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -60,8 +109,9 @@ pub struct AddArgs {
     /// The agent, when its memory is kept apart from the user's shared one.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// The dialog to remember, in order (1 to 200 messages).
-    pub messages: Vec<MessageArg>,
+    /// The dialog to remember, in order (1 to 200 messages), or a plain string: one message
+    /// from the user.
+    pub messages: MessagesArg,
     /// Wait until the dialog is memorized and return the memories made of it (default: return
     /// as soon as it is queued durably; it is searchable at once as `pending`).
     #[serde(default)]
@@ -200,21 +250,21 @@ impl Server {
             async {
                 let args: AddArgs = args::parse(raw)?;
                 let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
-                if args.messages.is_empty() {
+                let messages = args.messages.into_messages();
+                if messages.is_empty() || messages.iter().all(|m| m.content.trim().is_empty()) {
                     return Err(McpError::invalid(
                         "messages",
                         "at least one message is needed",
                     ));
                 }
-                if args.messages.len() > limits::MAX_MESSAGES_PER_ADD {
+                if messages.len() > limits::MAX_MESSAGES_PER_ADD {
                     return Err(McpError::Limit(format!(
                         "messages: {} in one call, more than the maximum of {}",
-                        args.messages.len(),
+                        messages.len(),
                         limits::MAX_MESSAGES_PER_ADD
                     )));
                 }
-                let messages = args
-                    .messages
+                let messages = messages
                     .into_iter()
                     .map(|m| mb_datasets::row::DialogMessage {
                         role: match m.role {
