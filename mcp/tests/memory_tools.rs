@@ -95,7 +95,19 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
         .map(|m| m["id"].as_u64().unwrap())
         .collect();
     assert_eq!(seen, ids);
-    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    // In the order they were stored; ids are opaque (they count nothing up, so they say
+    // nothing of how much anyone else writes).
+    let stored: Vec<u64> = all["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["created_at_ms"].as_u64().unwrap())
+        .collect();
+    assert!(stored.windows(2).all(|w| w[0] <= w[1]), "{all}");
+    assert!(
+        ids.windows(2).all(|w| w[0].abs_diff(w[1]) > 1 << 20),
+        "{ids:?}"
+    );
 
     // Another user's memories are not this user's.
     let other = ok(server.call("list_memories", json!({"user_id": "u2"})));

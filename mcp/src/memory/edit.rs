@@ -6,7 +6,7 @@
 
 use mb_baselines::mem0::ops::MemoryEventKind;
 use mb_baselines::mem0::HistoryEvent;
-use mb_engine::{Batch, NewRecord, Record, RecordId};
+use mb_engine::{Batch, NewRecord, Record};
 
 use crate::error::McpError;
 use crate::memory::service::{MemoryService, Owner};
@@ -56,8 +56,8 @@ impl MemoryService {
         Ok(())
     }
 
-    /// Replaces the text of one record (re-embedded when the system embeds), keeping its id
-    /// and attributes; Mem0 logs it as an `UPDATE`.
+    /// Replaces the text of one record (by the id the tools show; re-embedded when the system
+    /// embeds), keeping its id and attributes; Mem0 logs it as an `UPDATE`.
     pub async fn update(&self, owner: &Owner, id: u64, text: &str) -> Result<Record, McpError> {
         let namespace = self.namespace(owner);
         let lock = self.lock_of(&namespace);
@@ -72,7 +72,7 @@ impl MemoryService {
             record = record.with_vector(embedder.model_id(), vector);
         }
         let mut batch = Batch::new();
-        batch.update(RecordId(id), record);
+        batch.update(old.id, record);
         self.log_history(
             &namespace,
             &mut batch,
@@ -85,7 +85,8 @@ impl MemoryService {
         self.get(owner, id)
     }
 
-    /// Deletes one record; false when there was none. Mem0 logs it as a `DELETE`.
+    /// Deletes one record (by the id the tools show); false when there was none. Mem0 logs it
+    /// as a `DELETE`.
     pub async fn delete(&self, owner: &Owner, id: u64) -> Result<bool, McpError> {
         let namespace = self.namespace(owner);
         if !self.exists(&namespace) {
@@ -93,11 +94,14 @@ impl MemoryService {
         }
         let lock = self.lock_of(&namespace);
         let _write = lock.lock().await;
-        let Some(old) = self.engine.get(&namespace, RecordId(id))? else {
+        let Some(old) = self
+            .engine
+            .get(&namespace, self.ids(&owner.tenant)?.record(id))?
+        else {
             return Ok(false);
         };
         let mut batch = Batch::new();
-        batch.delete(RecordId(id));
+        batch.delete(old.id);
         self.log_history(&namespace, &mut batch, &old, MemoryEventKind::Delete, None)?;
         let deleted = self.engine.write(&namespace, batch)?.deleted == 1;
         self.open(owner)?.system.record_edited(&old)?;

@@ -3,7 +3,9 @@
 
 pub mod edit;
 pub mod gate;
+pub mod ids;
 pub mod ingest;
+pub mod messages;
 pub mod queue;
 pub mod service;
 pub mod tools;

@@ -15,6 +15,7 @@ use mb_llm::{CacheMode, LlmChoice, LlmStack, LocalServer};
 
 use crate::error::McpError;
 use crate::memory::gate::UserGate;
+use crate::memory::ids::MemoryIds;
 use crate::memory::queue::Scheduler;
 use crate::tenant::Tenant;
 
@@ -62,6 +63,8 @@ pub(crate) struct DocIds {
 /// The memory tools' backend.
 pub struct MemoryService {
     pub(crate) engine: Arc<Engine>,
+    /// Each tenant's ids for its records ([`crate::memory::ids`]), by tenant name.
+    ids: Mutex<HashMap<String, MemoryIds>>,
     spec: &'static SystemSpec,
     settings: SystemSettings,
     llm: Arc<LlmStack>,
@@ -97,6 +100,7 @@ impl MemoryService {
         let llm = LlmStack::build(&llm_settings, CacheMode::Off, None).map_err(model)?;
         let embedder_choice = settings.embedder().to_string();
         Ok(MemoryService {
+            ids: Mutex::new(HashMap::new()),
             engine,
             spec,
             settings,
@@ -126,6 +130,20 @@ impl MemoryService {
     /// The prefix of every memory namespace of `tenant` under this system (with a final `/`).
     pub fn tenant_prefix(&self, tenant: &Tenant) -> String {
         format!("{}/{}/", tenant.memory_root(), self.spec.name)
+    }
+
+    /// The ids the tools show for `tenant`'s records.
+    pub fn ids(&self, tenant: &Tenant) -> Result<MemoryIds, McpError> {
+        let mut ids = self
+            .ids
+            .lock()
+            .map_err(|_| McpError::Io("the memory id table lock is poisoned".into()))?;
+        if let Some(kept) = ids.get(tenant.name()) {
+            return Ok(kept.clone());
+        }
+        let opened = MemoryIds::open(&self.engine, &format!("{}/ids", tenant.memory_root()))?;
+        ids.insert(tenant.name().to_string(), opened.clone());
+        Ok(opened)
     }
 
     /// The namespace holding `owner`'s memory.
@@ -286,7 +304,7 @@ impl MemoryService {
             .collect())
     }
 
-    /// One record of `owner`'s memory.
+    /// One record of `owner`'s memory, by the id the tools show.
     pub fn get(&self, owner: &Owner, id: u64) -> Result<Record, McpError> {
         let namespace = self.namespace(owner);
         let missing = || McpError::NotFound(format!("memory {id} not found for this user"));
@@ -294,12 +312,13 @@ impl MemoryService {
             return Err(missing());
         }
         self.engine
-            .get(&namespace, RecordId(id))?
+            .get(&namespace, self.ids(&owner.tenant)?.record(id))?
             .ok_or_else(missing)
     }
 
-    /// Up to `limit` records of `owner` with ids above `after`, in id order, and whether more
-    /// follow (reads `limit + 1` records, whatever the namespace's size).
+    /// Up to `limit` records of `owner` stored after the one whose shown id is `after`, in the
+    /// order they were stored, and whether more follow (reads `limit + 1` records, whatever the
+    /// namespace's size).
     pub fn list(
         &self,
         owner: &Owner,
@@ -312,7 +331,13 @@ impl MemoryService {
         }
         let mut records: Vec<Record> = self
             .engine
-            .records_after(&namespace, RecordId(after.unwrap_or(0)))?
+            .records_after(
+                &namespace,
+                match after {
+                    Some(shown) => self.ids(&owner.tenant)?.record(shown),
+                    None => RecordId(0),
+                },
+            )?
             .take(limit + 1)
             .collect::<Result<_, _>>()?;
         let more = records.len() > limit;

@@ -14,80 +14,11 @@ use serde_json::{json, Value};
 use crate::args;
 use crate::error::McpError;
 use crate::limits;
+use crate::memory::ids::MemoryIds;
+use crate::memory::messages::{MessageRole, MessagesArg};
 use crate::memory::service::Owner;
 use crate::server::Server;
 use crate::tenant::{check_name, Tenant};
-
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum MessageRole {
-    /// The user.
-    User,
-    /// The agent.
-    Assistant,
-    /// Instructions.
-    System,
-}
-
-/// One message of a dialog to remember.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MessageArg {
-    /// Who wrote it.
-    pub role: MessageRole,
-    /// What it says.
-    pub content: String,
-}
-
-/// What to remember: a dialog, or (as mem0's `add` takes it) a plain string, which is one user
-/// message. Read by hand rather than as an untagged enum, so that a bad message is still named
-/// by its path (`messages[0].role`).
-#[derive(Debug, Clone, JsonSchema)]
-#[serde(untagged)]
-pub enum MessagesArg {
-    /// One message from the user.
-    Text(String),
-    /// The dialog, in order.
-    Dialog(Vec<MessageArg>),
-}
-
-impl<'de> Deserialize<'de> for MessagesArg {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Messages;
-        impl<'de> serde::de::Visitor<'de> for Messages {
-            type Value = MessagesArg;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of messages, or a string")
-            }
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<MessagesArg, E> {
-                Ok(MessagesArg::Text(text.to_string()))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                seq: A,
-            ) -> Result<MessagesArg, A::Error> {
-                let dialog =
-                    Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))?;
-                Ok(MessagesArg::Dialog(dialog))
-            }
-        }
-        deserializer.deserialize_any(Messages)
-    }
-}
-
-impl MessagesArg {
-    /// The messages, a plain string as one user message.
-    fn into_messages(self) -> Vec<MessageArg> {
-        match self {
-            MessagesArg::Text(content) => vec![MessageArg {
-                role: MessageRole::User,
-                content,
-            }],
-            MessagesArg::Dialog(messages) => messages,
-        }
-    }
-}
 
 /// Whose memory: a user, and optionally an agent whose memory of the user is kept apart.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -210,9 +141,9 @@ fn page_size(field: &str, limit: Option<u32>, default: usize) -> Result<usize, M
     }
 }
 
-fn memory_json(record: &mb_engine::Record) -> Value {
+fn memory_json(ids: &MemoryIds, record: &mb_engine::Record) -> Value {
     json!({
-        "id": record.id.0,
+        "id": ids.shown(record.id),
         "text": record.content(),
         "created_at_ms": record.created_at_ms,
         "attributes": record.attributes,
@@ -277,11 +208,13 @@ impl Server {
                     })
                     .collect();
                 let memory = self.memory()?;
+                let ids = memory.ids(&owner.tenant)?;
                 let queued = memory.enqueue(&owner, messages, args.wait)?;
+                let job_id = ids.shown(mb_engine::RecordId(queued.job_id));
                 let Some(outcome) = queued.outcome else {
                     return Ok(json!({
                         "queued": true,
-                        "job_id": queued.job_id,
+                        "job_id": job_id,
                         "queue_depth": queued.queue_depth,
                     }));
                 };
@@ -289,8 +222,8 @@ impl Server {
                     .await
                     .map_err(|_| McpError::Io("the server stopped before memorizing".into()))?
                     .map_err(McpError::Io)?;
-                let added: Vec<Value> = added.iter().map(memory_json).collect();
-                Ok(json!({ "queued": true, "job_id": queued.job_id, "added": added }))
+                let added: Vec<Value> = added.iter().map(|r| memory_json(&ids, r)).collect();
+                Ok(json!({ "queued": true, "job_id": job_id, "added": added }))
             }
             .await,
         )
@@ -310,6 +243,7 @@ impl Server {
             let args: SearchArgs = args::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let memory = self.memory()?;
+            let ids = memory.ids(&owner.tenant)?;
             let k = page_size("limit", args.limit, memory.retrieve_k())?;
             // The queue first: a worker memorizes a dialog before it leaves the queue, so a
             // dialog applied between the two searches is found by the second (searching the
@@ -317,13 +251,13 @@ impl Server {
             let pending: Vec<Value> = memory
                 .search_queued(&owner, &args.query, k)?
                 .into_iter()
-                .map(|hit| json!({"job_id": hit.record.id.0, "score": hit.score, "text": hit.record.text}))
+                .map(|hit| json!({"job_id": ids.shown(hit.record.id), "score": hit.score, "text": hit.record.text}))
                 .collect();
             let found = memory.search(&owner, &args.query, k).await?;
             let results: Vec<Value> = found
                 .into_iter()
                 .map(|(id, r)| {
-                    json!({"id": id.map(|id| id.0), "doc_id": r.doc_id, "score": r.score, "text": r.text})
+                    json!({"id": id.map(|id| ids.shown(id)), "doc_id": r.doc_id, "score": r.score, "text": r.text})
                 })
                 .collect();
             Ok(json!({ "results": results, "pending": pending }))
@@ -344,7 +278,9 @@ impl Server {
         reply((|| {
             let args: MemoryIdArgs = args::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
-            Ok(memory_json(&self.memory()?.get(&owner, args.memory_id)?))
+            let memory = self.memory()?;
+            let ids = memory.ids(&owner.tenant)?;
+            Ok(memory_json(&ids, &memory.get(&owner, args.memory_id)?))
         })())
     }
 
@@ -362,13 +298,11 @@ impl Server {
             let args: ListArgs = args::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let limit = page_size("limit", args.limit, limits::DEFAULT_PAGE)?;
-            let (records, more) = self.memory()?.list(&owner, args.cursor, limit)?;
-            let next = if more {
-                records.last().map(|r| r.id.0)
-            } else {
-                None
-            };
-            let memories: Vec<Value> = records.iter().map(memory_json).collect();
+            let memory = self.memory()?;
+            let ids = memory.ids(&owner.tenant)?;
+            let (records, more) = memory.list(&owner, args.cursor, limit)?;
+            let next = records.last().filter(|_| more).map(|r| ids.shown(r.id));
+            let memories: Vec<Value> = records.iter().map(|r| memory_json(&ids, r)).collect();
             Ok(json!({ "memories": memories, "next_cursor": next }))
         })())
     }
@@ -390,11 +324,10 @@ impl Server {
                 if args.text.trim().is_empty() {
                     return Err(McpError::invalid("text", "must not be empty"));
                 }
-                let record = self
-                    .memory()?
-                    .update(&owner, args.memory_id, &args.text)
-                    .await?;
-                Ok(memory_json(&record))
+                let memory = self.memory()?;
+                let ids = memory.ids(&owner.tenant)?;
+                let record = memory.update(&owner, args.memory_id, &args.text).await?;
+                Ok(memory_json(&ids, &record))
             }
             .await,
         )
