@@ -14,6 +14,7 @@ mod json;
 mod memory;
 mod models;
 mod records;
+mod runtime;
 
 use pyo3::prelude::*;
 

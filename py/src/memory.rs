@@ -19,6 +19,7 @@ use crate::embedder::{self, PyEmbedder};
 use crate::engine::PyEngine;
 use crate::errors::{PyResultOf, Raised};
 use crate::models::{open_models, PackagedLocal};
+use crate::runtime::runtime;
 
 /// State key numbering the dialogs added from Python, so each gets its own unit ids.
 const NEXT_DIALOG: &str = "python/next_dialog";
@@ -38,20 +39,6 @@ struct Opened {
     /// history only Mem0 has; `system` does the memorizing and retrieving.
     mem0: Option<Mem0>,
     _server: Option<LocalServer>,
-}
-
-/// The runtime the memories' asynchronous work runs on, shared by every memory.
-pub(crate) fn runtime() -> PyResultOf<&'static Runtime> {
-    static RUNTIME: std::sync::OnceLock<std::io::Result<Runtime>> = std::sync::OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .thread_name("memorybench")
-                .build()
-        })
-        .as_ref()
-        .map_err(|e| Raised::new("MemoryBenchError", format!("cannot start a runtime: {e}")))
 }
 
 impl PyMemory {

@@ -58,7 +58,7 @@ pub fn open_models(
             None => choice.start().map_err(model_error)?,
         }
     };
-    crate::memory::runtime()?
+    crate::runtime::runtime()?
         .block_on(mb_llm::check_reachable(&settings))
         .map_err(model_error)?;
     let wording = match upstream.or_else(|| settings.upstream.clone()) {

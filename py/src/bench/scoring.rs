@@ -9,7 +9,7 @@ use mb_llm::LlmStack;
 use serde_json::Value;
 
 use crate::errors::{PyResultOf, Raised};
-use crate::memory::runtime;
+use crate::runtime::runtime;
 
 /// Scores each dataset's share of `predictions` with its metrics, datasets in the order given
 /// and each one's details by `test_idx` (upstream's `_evaluate`).
