@@ -67,14 +67,23 @@ fn delete_all_memories_leaves_no_byte_of_the_user() {
         json!({"user_id": USER, "memory_id": first, "text": format!("Code word {} changed", marks[0])}),
     ));
     let history = structured(client.call("memory_history", json!({"user_id": USER})));
+    let events = history["events"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["event"] == "UPDATE"), "{history}");
+    // The history names memories by the ids the other tools take: the updated one by `first`,
+    // and an id it shows can be read and edited.
     assert!(
-        history["events"]
-            .as_array()
-            .unwrap()
+        events
             .iter()
-            .any(|e| e["event"] == "UPDATE"),
+            .any(|e| e["event"] == "UPDATE" && e["memory_id"] == json!(first)),
         "{history}"
     );
+    let shown = events
+        .iter()
+        .find(|e| e["event"] == "ADD")
+        .and_then(|e| e["memory_id"].as_u64())
+        .unwrap();
+    let got = structured(client.call("get_memory", json!({"user_id": USER, "memory_id": shown})));
+    assert_eq!(got["id"], json!(shown));
     let keeper_before = structured(client.call("list_memories", json!({"user_id": "keeper"})));
     // The test is real: the markers are on disk before the deletion.
     for mark in marks.iter().map(String::as_str).chain([USER]) {

@@ -6,7 +6,7 @@
 
 use mb_baselines::mem0::ops::MemoryEventKind;
 use mb_baselines::mem0::HistoryEvent;
-use mb_engine::{Batch, NewRecord, Record};
+use mb_engine::{Batch, NewRecord, Record, RecordId};
 
 use crate::error::McpError;
 use crate::memory::service::{MemoryService, Owner};
@@ -106,6 +106,26 @@ impl MemoryService {
         let deleted = self.engine.write(&namespace, batch)?.deleted == 1;
         self.open(owner)?.system.record_edited(&old)?;
         Ok(deleted)
+    }
+
+    /// Mem0's log of memory changes for `owner` (empty before the first dialog), each event with
+    /// the record of the memory it is about when the namespace's doc-id map knows it (a memory
+    /// deleted before the server started is known by its doc id only), so that the history
+    /// names memories by the ids the other tools take.
+    pub fn history_of_records(
+        &self,
+        owner: &Owner,
+    ) -> Result<Vec<(Option<RecordId>, HistoryEvent)>, McpError> {
+        let events = self.history(owner)?;
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let namespace = self.namespace(owner);
+        self.refresh_doc_ids(&namespace)?;
+        Ok(events
+            .into_iter()
+            .map(|event| (self.doc_record(&namespace, &event.memory), event))
+            .collect())
     }
 
     /// Mem0's log of memory changes for `owner` (empty before the first dialog).

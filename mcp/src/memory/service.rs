@@ -273,7 +273,8 @@ impl MemoryService {
         Ok(fresh)
     }
 
-    fn doc_record(&self, namespace: &str, doc_id: &str) -> Option<RecordId> {
+    /// The record of `doc_id` in `namespace`, as the namespace's doc-id map last read it.
+    pub(crate) fn doc_record(&self, namespace: &str, doc_id: &str) -> Option<RecordId> {
         let maps = self.doc_ids.lock().ok()?;
         maps.get(namespace)?.by_doc.get(doc_id).copied()
     }

@@ -393,8 +393,22 @@ impl Server {
         reply((|| {
             let args: OwnerArgs = args::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
-            let events = self.memory()?.history(&owner)?;
-            let events = serde_json::to_value(events).map_err(|e| McpError::Io(e.to_string()))?;
+            let memory = self.memory()?;
+            let ids = memory.ids(&owner.tenant)?;
+            let events: Vec<Value> = memory
+                .history_of_records(&owner)?
+                .into_iter()
+                .map(|(record, e)| {
+                    json!({
+                        "memory_id": record.map(|id| ids.shown(id)),
+                        "doc_id": e.memory,
+                        "event": e.event,
+                        "old_memory": e.old_memory,
+                        "new_memory": e.new_memory,
+                        "at_ms": e.at_ms,
+                    })
+                })
+                .collect();
             Ok(json!({ "events": events }))
         })())
     }
