@@ -303,3 +303,83 @@ fn a_dialog_is_found_by_a_search_right_after_its_add_whatever_the_workers_do() {
         );
     }
 }
+
+/// mem0's scoping: a user's search also covers what their agents keep of them, an agent's only
+/// its own; an id found that way is read, edited and deleted with the user's id alone.
+#[test]
+fn a_users_search_covers_their_agents_memories_and_an_agents_only_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = hybrid(&dir.path().join("store"));
+    ok(server.call("add_memory", dialog("u4", "I keep bees in my garden.")));
+    let mut travel = dialog("u4", "I always book a window seat on flights.");
+    travel["agent_id"] = json!("travel");
+    let kept = ok(server.call("add_memory", travel));
+    let agents_id = kept["added"][0]["id"].as_u64().unwrap();
+
+    let user = ok(server.call(
+        "search_memories",
+        json!({"user_id": "u4", "query": "window seat flights bees garden", "limit": 10}),
+    ));
+    let texts: Vec<(String, Value)> = user["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["text"].as_str().unwrap().to_string(),
+                r["agent_id"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        texts.iter().any(|(t, a)| t.contains("bees") && a.is_null()),
+        "{user}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|(t, a)| t.contains("window seat") && a == "travel"),
+        "{user}"
+    );
+    let agent = ok(server.call(
+        "search_memories",
+        json!({"user_id": "u4", "agent_id": "travel", "query": "window seat flights bees garden", "limit": 10}),
+    ));
+    let agent_texts: Vec<&str> = agent["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap())
+        .collect();
+    assert!(agent_texts.iter().all(|t| !t.contains("bees")), "{agent}");
+    assert!(
+        agent_texts.iter().any(|t| t.contains("window seat")),
+        "{agent}"
+    );
+
+    // The agent's memory by its id, with the user's id alone.
+    let got = ok(server.call(
+        "get_memory",
+        json!({"user_id": "u4", "memory_id": agents_id}),
+    ));
+    assert!(
+        got["text"].as_str().unwrap().contains("window seat"),
+        "{got}"
+    );
+    let edited = ok(server.call(
+        "update_memory",
+        json!({"user_id": "u4", "memory_id": agents_id, "text": "user: I prefer aisle seats now."}),
+    ));
+    assert_eq!(edited["id"], json!(agents_id));
+    let deleted = ok(server.call(
+        "delete_memory",
+        json!({"user_id": "u4", "memory_id": agents_id}),
+    ));
+    assert_eq!(deleted["deleted"], json!(true));
+    // Another user reaches none of it.
+    let stranger = server.call(
+        "get_memory",
+        json!({"user_id": "u5", "memory_id": agents_id}),
+    );
+    assert!(is_error(&stranger), "{stranger}");
+}

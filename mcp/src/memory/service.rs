@@ -279,9 +279,67 @@ impl MemoryService {
         maps.get(namespace)?.by_doc.get(doc_id).copied()
     }
 
-    /// The `k` memories of `owner` most relevant to `query`, with the record id of each (from
-    /// the namespace's doc-id map: only records written since the last search are read).
+    /// The scopes a call about `owner` covers, as mem0's scoping has it: the owner's own memory
+    /// and, for a user without an agent named, the memories their agents keep of them.
+    pub fn scopes(&self, owner: &Owner) -> Vec<Owner> {
+        let mut scopes = vec![owner.clone()];
+        if owner.agent_id.is_none() {
+            let prefix = format!("{}/agent/", self.namespace(owner));
+            let mut agents: Vec<String> = self
+                .engine
+                .namespaces()
+                .into_iter()
+                .filter_map(|info| info.name.strip_prefix(&prefix).map(str::to_string))
+                .filter(|agent| !agent.is_empty() && !agent.contains('/'))
+                .collect();
+            agents.sort();
+            scopes.extend(agents.into_iter().map(|agent| Owner {
+                agent_id: Some(agent),
+                ..owner.clone()
+            }));
+        }
+        scopes
+    }
+
+    /// The scope of `owner`'s ([`MemoryService::scopes`]) that holds the memory shown as `id`;
+    /// `owner` itself when none does (the caller then finds nothing there).
+    pub fn owning(&self, owner: &Owner, id: u64) -> Result<Owner, McpError> {
+        let record = self.ids(&owner.tenant)?.record(id);
+        for scope in self.scopes(owner) {
+            let namespace = self.namespace(&scope);
+            if self.exists(&namespace) && self.engine.get(&namespace, record)?.is_some() {
+                return Ok(scope);
+            }
+        }
+        Ok(owner.clone())
+    }
+
+    /// The `k` memories most relevant to `query` in each of `owner`'s scopes, best first by
+    /// score, each with its record id and the agent whose memory it is (`None`: the user's own).
     pub async fn search(
+        &self,
+        owner: &Owner,
+        query: &str,
+        k: usize,
+    ) -> Result<Vec<(Option<RecordId>, Option<String>, Retrieved)>, McpError> {
+        let mut found = Vec::new();
+        for scope in self.scopes(owner) {
+            let agent = scope.agent_id.clone();
+            found.extend(
+                self.search_scope(&scope, query, k)
+                    .await?
+                    .into_iter()
+                    .map(|(id, r)| (id, agent.clone(), r)),
+            );
+        }
+        found.sort_by(|a, b| b.2.score.total_cmp(&a.2.score));
+        found.truncate(k);
+        Ok(found)
+    }
+
+    /// The `k` memories of one scope most relevant to `query`, with the record id of each (from
+    /// the namespace's doc-id map: only records written since the last search are read).
+    async fn search_scope(
         &self,
         owner: &Owner,
         query: &str,

@@ -230,7 +230,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Search a user's memories for the ones most relevant to a query, best first.",
+        description = "Search a user's memories for the ones most relevant to a query, best first. Without agent_id, the search also covers the memories the user's agents keep of them (each result names its agent_id); with agent_id, only that agent's.",
         input_schema = args::schema::<SearchArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -256,8 +256,8 @@ impl Server {
             let found = memory.search(&owner, &args.query, k).await?;
             let results: Vec<Value> = found
                 .into_iter()
-                .map(|(id, r)| {
-                    json!({"id": id.map(|id| ids.shown(id)), "doc_id": r.doc_id, "score": r.score, "text": r.text})
+                .map(|(id, agent, r)| {
+                    json!({"id": id.map(|id| ids.shown(id)), "agent_id": agent, "doc_id": r.doc_id, "score": r.score, "text": r.text})
                 })
                 .collect();
             Ok(json!({ "results": results, "pending": pending }))
@@ -280,6 +280,7 @@ impl Server {
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let memory = self.memory()?;
             let ids = memory.ids(&owner.tenant)?;
+            let owner = memory.owning(&owner, args.memory_id)?;
             Ok(memory_json(&ids, &memory.get(&owner, args.memory_id)?))
         })())
     }
@@ -326,6 +327,7 @@ impl Server {
                 }
                 let memory = self.memory()?;
                 let ids = memory.ids(&owner.tenant)?;
+                let owner = memory.owning(&owner, args.memory_id)?;
                 let record = memory.update(&owner, args.memory_id, &args.text).await?;
                 Ok(memory_json(&ids, &record))
             }
@@ -347,7 +349,9 @@ impl Server {
             async {
                 let args: MemoryIdArgs = args::parse(raw)?;
                 let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
-                let deleted = self.memory()?.delete(&owner, args.memory_id).await?;
+                let memory = self.memory()?;
+                let owner = memory.owning(&owner, args.memory_id)?;
+                let deleted = memory.delete(&owner, args.memory_id).await?;
                 Ok(json!({ "deleted": deleted }))
             }
             .await,
