@@ -383,3 +383,85 @@ fn a_users_search_covers_their_agents_memories_and_an_agents_only_its_own() {
     );
     assert!(is_error(&stranger), "{stranger}");
 }
+
+/// The table's rows: each tool with the JSON arguments its second cell shows.
+fn documented() -> Vec<(String, Vec<Value>)> {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/mcp.md")).unwrap();
+    let mut rows = Vec::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let (Some(tool), Some(arguments)) = (cells.first(), cells.get(1)) else {
+            continue;
+        };
+        let Some(tool) = tool.strip_prefix("| `").and_then(|t| t.strip_suffix('`')) else {
+            continue;
+        };
+        let examples: Vec<Value> = arguments
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter_map(|part| serde_json::from_str::<Value>(part).ok())
+            .filter(Value::is_object)
+            .collect();
+        if !examples.is_empty() {
+            rows.push((tool.to_string(), examples));
+        }
+    }
+    rows
+}
+
+/// docs/mcp.md's memory-tool examples, run: every memory tool the server lists is in the
+/// documentation's table, and each example's arguments, sent as shown (ids and cursors taken
+/// from the memory the first example makes, additions waited for), get an answer, not an error.
+#[test]
+fn every_memory_tool_is_documented_and_its_example_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
+    command.arg("--store").arg(dir.path().join("store")).args([
+        "--memory-system",
+        "mem0",
+        "--embedder",
+        "hashing",
+    ]);
+    let mut server = StdioClient::start(command);
+    let rows = documented();
+    let names: Vec<&str> = rows.iter().map(|(tool, _)| tool.as_str()).collect();
+    for tool in server.tools() {
+        let name = tool["name"].as_str().unwrap();
+        let memory_tool = name.contains("memor");
+        assert!(
+            !memory_tool || names.contains(&name),
+            "{name} is not in docs/mcp.md's table"
+        );
+    }
+    let mut cursor = Value::Null;
+    let mut ran = Vec::new();
+    for (tool, examples) in rows {
+        if !tool.contains("memor") {
+            continue;
+        }
+        for mut arguments in examples {
+            if tool == "add_memory" {
+                arguments["wait"] = json!(true);
+            }
+            if arguments.get("memory_id").is_some() {
+                let listed = server.call("list_memories", json!({"user_id": "alice"}));
+                let first = &listed["structuredContent"]["memories"][0]["id"];
+                assert!(first.is_u64(), "no memory to name: {listed}");
+                arguments["memory_id"] = first.clone();
+            }
+            if arguments.get("cursor").is_some() {
+                arguments["cursor"] = cursor.clone();
+            }
+            let result = server.call(&tool, arguments.clone());
+            assert!(!is_error(&result), "{tool} {arguments}: {result}");
+            if tool == "list_memories" {
+                cursor = result["structuredContent"]["next_cursor"].clone();
+            }
+            ran.push(tool.clone());
+        }
+    }
+    // Nine tools, the listing twice (its first page, then the next).
+    assert_eq!(ran.len(), 10, "{ran:?}");
+}
