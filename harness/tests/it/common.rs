@@ -8,6 +8,16 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+/// The content of the last message of `sent` (a prediction, or a chat request): the assembled
+/// prompt; empty when there is none.
+pub fn last_message(sent: &Value) -> &str {
+    sent["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+}
+
 /// `mb-harness ARGS`.
 pub fn harness(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mb-harness"))

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::{assert_ok, chat_server, harness_in, in_dir, json, only_run};
+use crate::common::{assert_ok, chat_server, harness_in, in_dir, json, last_message, only_run};
 
 const SYSTEM: &str = "py:keyword_memory:KeywordMemory";
 
@@ -77,14 +77,7 @@ fn a_python_system_runs_in_every_regime_offline() {
     let predictions = json(run_dir.join("predict.json"));
     let predictions = predictions.as_array().unwrap();
     assert_eq!(predictions.len(), 10);
-    let prompt = predictions[0]["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let prompt = last_message(&predictions[0]).to_string();
     assert!(prompt.starts_with("Memories:\n"), "{prompt}");
     assert!(predictions
         .iter()
@@ -103,10 +96,10 @@ fn a_python_systems_model_calls_go_through_the_harness() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
     let port = chat_server(move |sent| {
-        let last = sent["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+        let last = last_message(sent).to_string();
         counter.fetch_add(1, Ordering::SeqCst);
         json!({
-            "choices": [{"message": {"role": "assistant", "content": format!("seen {} chars", last.as_str().unwrap_or("").len())}, "finish_reason": "stop"}],
+            "choices": [{"message": {"role": "assistant", "content": format!("seen {} chars", last.len())}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 7, "completion_tokens": 3},
         })
     });
@@ -206,15 +199,7 @@ fn a_python_system_that_cannot_start_is_named_in_one_line() {
 /// predictions of a run never interrupted.
 #[test]
 fn a_killed_python_system_run_resumes_to_the_same_predictions() {
-    let port = chat_server(|sent| {
-        let question = sent["messages"].as_array().unwrap().last().unwrap()["content"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        std::thread::sleep(std::time::Duration::from_millis(150));
-        let answer: String = question.chars().rev().take(24).collect();
-        json!({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]})
-    });
+    let port = crate::resume::slow_server(150);
     let dir = tempfile::tempdir().unwrap();
     let llm = dir.path().join("llm.toml");
     std::fs::write(

@@ -7,16 +7,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{chat_server, harness, in_dir, json as read, only_run};
+use crate::common::{chat_server, harness, in_dir, json as read, last_message, only_run};
 
 /// A slow OpenAI-compatible server whose answer is derived from the question.
 pub(crate) fn slow_server(delay_ms: u64) -> u16 {
     chat_server(move |sent| {
-        let question = sent["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or_default();
+        let question = last_message(sent);
         std::thread::sleep(Duration::from_millis(delay_ms));
         let answer: String = question.chars().rev().take(24).collect();
         json!({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]})

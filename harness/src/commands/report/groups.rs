@@ -124,7 +124,7 @@ fn learning_curves(rows: &[RunRow]) -> Curves {
 
 /// Where a step comes: `begin` first, then by the first number in its name (`[100,200)`,
 /// `step_3`).
-pub(super) fn step_order(step: &str) -> i64 {
+pub(crate) fn step_order(step: &str) -> i64 {
     let digits: String = step
         .chars()
         .skip_while(|c| !c.is_ascii_digit())

@@ -23,7 +23,7 @@
 //! scatter places each name beside its point; line charts have their legend beside the plot.
 //!
 //! `report_body` gives the page without its frame, for a server to embed: it has no inline
-//! style, only classes, whose rules are `STYLE`.
+//! style, only classes, whose rules are `STYLE` here and `serve/assets/app.css` there.
 
 mod charts;
 mod groups;
@@ -34,6 +34,7 @@ mod lines;
 mod runs;
 mod scatter;
 
+pub(crate) use groups::step_order;
 pub(crate) use lines::loss_chart;
 #[cfg(test)]
 mod comparable_tests;
@@ -58,10 +59,9 @@ pub struct ReportArgs {
     out: PathBuf,
 }
 
-/// The rules of the classes the report's HTML uses: inline in the page `report` writes, and
-/// for a server embedding [`report_body`] to serve as a style sheet of its own (a page whose
-/// policy forbids inline style).
-pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em}\
+/// The rules of the classes the report's HTML uses, inline in the page `report` writes (`serve`
+/// styles the same classes within its own page, in `serve/assets/app.css`).
+const STYLE: &str = "body{font-family:sans-serif;margin:2em}\
 table{border-collapse:collapse;margin:0.5em 0}\
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\
 td.name,th.name{text-align:left}\

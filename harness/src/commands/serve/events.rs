@@ -18,6 +18,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 use serde_json::{json, Value};
 
+use super::jobs::JobRecord;
 use super::reply::{ApiError, ApiResult};
 use super::Server;
 
@@ -161,15 +162,19 @@ struct Follow {
     log_offset: u64,
     progress: Progress,
     sent_dirs: usize,
-    last_state: Option<Value>,
+    /// The job's record when its state was last sent.
+    last_record: Option<JobRecord>,
     queue: VecDeque<Event>,
     first: bool,
     done: bool,
 }
 
 impl Follow {
-    /// Reads what is new and queues its events.
+    /// Reads what is new and queues its events. The job's record is read first: once it says
+    /// the job ended, the log read after it is whole, and its last lines go out before the
+    /// final state (which ends the stream).
     fn poll(&mut self) {
+        let record = self.server.jobs.record(&self.id);
         let log = self.folder.join("output.log");
         let mut lines = Vec::new();
         while let Some(bytes) = read_from(&log, self.log_offset).filter(|b| !b.is_empty()) {
@@ -194,18 +199,16 @@ impl Follow {
             let snapshot = self.progress.snapshot();
             self.push("progress", snapshot);
         }
-        let dirs: Vec<String> = self.server.jobs.run_dirs(&self.id);
-        for dir in dirs.iter().skip(self.sent_dirs) {
+        let announced = &self.progress.run_dirs[self.sent_dirs..];
+        for dir in self.server.jobs.run_names(announced) {
             self.push("run_dir", json!(dir));
         }
-        self.sent_dirs = dirs.len();
-        let view = self.server.jobs.view(&self.id).unwrap_or(Value::Null);
-        if self.last_state.as_ref() != Some(&view) {
-            let live = matches!(view["state"].as_str(), Some("running" | "stopping"));
-            self.push("state", view.clone());
-            self.last_state = Some(view);
-            // A job that ended has written its last line: once it is read, the stream ends.
-            self.done = !live;
+        self.sent_dirs = self.progress.run_dirs.len();
+        if record != self.last_record {
+            let view = self.server.jobs.view(&self.id).unwrap_or(Value::Null);
+            self.done = !record.as_ref().is_some_and(|r| r.state.is_live());
+            self.push("state", view);
+            self.last_record = record;
         }
     }
 
@@ -242,7 +245,7 @@ pub(crate) async fn stream(
         log_offset,
         progress: Progress::default(),
         sent_dirs: 0,
-        last_state: None,
+        last_record: None,
         queue: VecDeque::new(),
         first: true,
         done: false,

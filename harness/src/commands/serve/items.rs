@@ -82,7 +82,7 @@ fn read_large(path: &Path) -> Option<String> {
 
 impl Cache {
     /// The index of `dir`, parsed again when one of its files changed.
-    fn index(&self, dir: &Path) -> ApiResult<Arc<Index>> {
+    fn index(&self, dir: &Path) -> Arc<Index> {
         let stamp: Stamp = FILES
             .iter()
             .map(|f| {
@@ -97,16 +97,16 @@ impl Cache {
             .iter()
             .find(|(d, s, _)| d == dir && *s == stamp)
         {
-            return Ok(index.clone());
+            return index.clone();
         }
-        let index = Arc::new(read_index(dir)?);
+        let index = Arc::new(read_index(dir));
         let mut kept = self.indexes.lock();
         kept.retain(|(d, _, _)| d != dir);
         if kept.len() >= KEPT {
             kept.remove(0);
         }
         kept.push((dir.to_path_buf(), stamp, index.clone()));
-        Ok(index)
+        index
     }
 
     /// The datasets of the set a run was made on, when the server's data is the run's.
@@ -135,7 +135,7 @@ impl Cache {
     }
 }
 
-fn read_index(dir: &Path) -> ApiResult<Index> {
+fn read_index(dir: &Path) -> Index {
     let mut index = Index::default();
     let parse =
         |name: &str| -> Option<Value> { serde_json::from_str(&read_large(&dir.join(name))?).ok() };
@@ -163,7 +163,7 @@ fn read_index(dir: &Path) -> ApiResult<Index> {
             }
         }
     }
-    Ok(index)
+    index
 }
 
 /// An item's score: its first numeric metric.
@@ -205,7 +205,7 @@ pub(crate) async fn list(
 ) -> ApiResult<Json<Value>> {
     blocking(move || {
         let (_, dir) = query.dir(&server)?;
-        let index = server.cache.index(&dir)?;
+        let index = server.cache.index(&dir);
         let items: Vec<Value> = index
             .predictions
             .iter()
@@ -230,7 +230,7 @@ pub(crate) async fn one(
 ) -> ApiResult<Json<Value>> {
     blocking(move || {
         let (run, dir) = query.dir(&server)?;
-        let index = server.cache.index(&dir)?;
+        let index = server.cache.index(&dir);
         let position = query
             .index
             .ok_or_else(|| ApiError::bad("which item: index="))?;

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::reply::{blocking, ApiError, ApiResult};
 use super::Server;
+use crate::commands::report::step_order;
 
 /// Largest run file read for a listing (`run_config.json`, `summary.json`).
 const SMALL_FILE: u64 = 16 << 20;
@@ -42,16 +43,6 @@ pub(crate) fn steps(run: &Path) -> Vec<String> {
         .collect();
     steps.sort_by_key(|s| (step_order(s), s.clone()));
     steps
-}
-
-/// `begin` first, then by the first number in the name.
-fn step_order(step: &str) -> i64 {
-    let digits: String = step
-        .chars()
-        .skip_while(|c| !c.is_ascii_digit())
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().unwrap_or(-1)
 }
 
 /// The score a summary leads with.

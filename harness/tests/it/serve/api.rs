@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{offline_launch, query, Served};
+use crate::common::last_message;
 
 #[test]
 fn a_launched_run_is_followed_and_browsed() {
@@ -68,13 +69,7 @@ fn a_launched_run_is_followed_and_browsed() {
     let (status, item) = served.get(&format!("/api/run/item?run={run_query}&index=0"));
     assert_eq!(status, 200, "{item}");
     let predictions = super::super::common::json(served.runs().join(&run).join("predict.json"));
-    let last = predictions[0]["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    assert_eq!(item["prompt"], last["content"]);
+    assert_eq!(item["prompt"], last_message(&predictions[0]));
     assert_eq!(item["response"], predictions[0]["response"]);
     let retrieved = item["retrieved"]
         .as_array()
@@ -306,9 +301,7 @@ fn a_stopped_job_resumes_to_a_whole_run_and_its_key_is_never_written() {
     assert_eq!(predictions.len(), 10);
     for prediction in predictions {
         // The slow model's answer: the prompt's last 24 characters reversed.
-        let prompt = prediction["messages"].as_array().unwrap().last().unwrap()["content"]
-            .as_str()
-            .unwrap();
+        let prompt = last_message(prediction);
         let expected: String = prompt.chars().rev().take(24).collect();
         assert_eq!(prediction["response"], expected.as_str());
     }

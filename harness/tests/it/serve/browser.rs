@@ -126,14 +126,7 @@ fn a_run_is_launched_watched_and_browsed_in_a_browser() {
     let (_, jobs) = served.get("/api/jobs");
     let run = jobs[0]["run_dirs"][0].as_str().unwrap();
     let predictions = super::super::common::json(served.runs().join(run).join("predict.json"));
-    let sent = predictions[0]["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sent = crate::common::last_message(&predictions[0]).to_string();
     let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(
         words(&prompt),

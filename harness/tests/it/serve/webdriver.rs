@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
 use serde_json::{json, Value};
 
 /// Where Debian puts the browser and its driver.
@@ -191,7 +192,9 @@ impl Browser {
             ),
         );
         let data = shot["data"].as_str().unwrap();
-        let bytes = decode_base64(data);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
         std::fs::write(path, bytes).unwrap();
     }
@@ -220,33 +223,4 @@ impl Drop for Browser {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
-}
-
-/// Standard base64, as the DevTools protocol sends images.
-fn decode_base64(text: &str) -> Vec<u8> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        _ => 63,
-    };
-    let digits: Vec<u8> = text
-        .bytes()
-        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
-        .map(value)
-        .collect();
-    let mut bytes = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &d)| n | (u32::from(d) << (18 - 6 * i)));
-        bytes.extend(
-            n.to_be_bytes()[1..]
-                .iter()
-                .take(chunk.len().saturating_sub(1)),
-        );
-    }
-    bytes
 }

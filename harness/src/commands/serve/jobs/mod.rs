@@ -56,13 +56,14 @@ pub(crate) enum JobState {
 }
 
 impl JobState {
-    fn is_live(self) -> bool {
+    /// Whether its process may still run.
+    pub fn is_live(self) -> bool {
         matches!(self, JobState::Running | JobState::Stopping)
     }
 }
 
 /// What `job.json` holds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct JobRecord {
     id: String,
     pub state: JobState,
@@ -305,8 +306,13 @@ impl Jobs {
 
     /// The run directories job `id` made or resumed, named under the runs directory.
     pub fn run_dirs(&self, id: &str) -> Vec<String> {
-        Progress::read(&self.folder(id).join("progress.jsonl"))
-            .run_dirs
+        self.run_names(&Progress::read(&self.folder(id).join("progress.jsonl")).run_dirs)
+    }
+
+    /// Run directories as a progress file announces them (absolute), named under the runs
+    /// directory.
+    pub fn run_names(&self, announced: &[String]) -> Vec<String> {
+        announced
             .iter()
             .filter_map(|p| Path::new(p).strip_prefix(&self.root).ok())
             .filter_map(|p| p.to_str().map(str::to_string))
