@@ -4,8 +4,8 @@
 //! The server is a thin layer over what the command line already writes. A launched run is
 //! this same binary, started without a shell from arguments checked against the known
 //! choices ([`launch`]), in its own process group, with `--progress-file` so that its bars'
-//! counts can be followed ([`events`], server-sent events) and API keys in its environment
-//! only ([`jobs`]). Browsing reads the run directories under `--runs` ([`results`],
+//! counts can be followed ([`progress`], [`events`]: server-sent events) and API keys in
+//! its environment only ([`jobs`]). Browsing reads the run directories under `--runs` ([`results`],
 //! [`items`]), never a path outside them ([`confine`]); the charts are the `report` command's.
 //! It listens on loopback; any other address needs a token ([`security`]).
 
@@ -16,6 +16,7 @@ mod events;
 mod items;
 mod jobs;
 mod launch;
+mod progress;
 mod reply;
 mod results;
 mod security;

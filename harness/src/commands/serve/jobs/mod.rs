@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::confine::{Runs, SERVER_FOLDER};
-use super::events::Progress;
+use super::progress::Progress;
 use super::reply::{ApiError, ApiResult};
 use crate::error::{file_error, HarnessError};
 use crate::run::resume_command::shell_word;
