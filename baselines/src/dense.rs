@@ -14,6 +14,7 @@ use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
 use mb_upstream::AnswerOf;
 
+use crate::curation::{stamped, Metadata};
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
 use crate::store::{analyzer, delete_units, open_embedding_memory, retrieved, stats, unit_record};
@@ -44,14 +45,14 @@ impl DenseMemory {
         })
     }
 
-    fn write(&self, units: &[Unit]) -> Result<(), MemoryError> {
+    fn write(&self, units: &[Unit], metadata: Option<&Metadata>) -> Result<(), MemoryError> {
         let texts: Vec<&str> = units.iter().map(|u| u.index_text.as_str()).collect();
         let vectors = self.embedder.embed(&texts)?;
         let space = self.embedder.model_id();
         let records: Vec<_> = units
             .iter()
             .zip(vectors)
-            .map(|(unit, vector)| unit_record(unit, Some((space, vector))))
+            .map(|(unit, vector)| stamped(unit_record(unit, Some((space, vector))), metadata))
             .collect();
         self.context
             .engine
@@ -79,7 +80,7 @@ impl MemorySystem for DenseMemory {
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
         let units = dialog_units(dialog, self.granularity)?;
-        self.write(&units)
+        self.write(&units, dialog.metadata)
     }
 
     async fn memorize_corpus(
@@ -88,7 +89,7 @@ impl MemorySystem for DenseMemory {
         _format: CorpusFormat,
     ) -> Result<CorpusMemory, MemoryError> {
         let units = corpus_units(corpus, self.granularity);
-        self.write(&units)?;
+        self.write(&units, None)?;
         Ok(corpus_memory(&self.context.namespace, units))
     }
 

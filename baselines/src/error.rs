@@ -33,6 +33,9 @@ pub enum MemoryError {
         /// The corpus kind.
         format: CorpusFormat,
     },
+    /// An argument from the caller is wrong (metadata, a filter, an id); the message names it.
+    #[error("{0}")]
+    BadInput(String),
     /// A setting or a system name is wrong.
     #[error("{0}")]
     Config(String),

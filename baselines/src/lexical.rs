@@ -15,6 +15,7 @@ use mb_engine::QuerySyntax;
 use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
 
+use crate::curation::{stamped, Metadata};
 use crate::error::MemoryError;
 use crate::settings::OwnSettings;
 use crate::store::{delete_units, ensure_namespace, retrieved, stats, unit_record};
@@ -70,8 +71,16 @@ impl LexicalMemory {
         })
     }
 
-    fn write(&self, namespace: &str, units: &[Unit]) -> Result<(), MemoryError> {
-        let records: Vec<_> = units.iter().map(|u| unit_record(u, None)).collect();
+    fn write(
+        &self,
+        namespace: &str,
+        units: &[Unit],
+        metadata: Option<&Metadata>,
+    ) -> Result<(), MemoryError> {
+        let records: Vec<_> = units
+            .iter()
+            .map(|u| stamped(unit_record(u, None), metadata))
+            .collect();
         self.context.engine.put_many(namespace, records)?;
         Ok(())
     }
@@ -96,7 +105,7 @@ impl MemorySystem for LexicalMemory {
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
         let units = dialog_units(dialog, self.granularity)?;
-        self.write(&self.context.namespace, &units)
+        self.write(&self.context.namespace, &units, dialog.metadata)
     }
 
     async fn memorize_corpus(
@@ -105,7 +114,7 @@ impl MemorySystem for LexicalMemory {
         _format: CorpusFormat,
     ) -> Result<CorpusMemory, MemoryError> {
         let units = corpus_units(corpus, self.granularity);
-        self.write(&self.context.namespace, &units)?;
+        self.write(&self.context.namespace, &units, None)?;
         Ok(corpus_memory(&self.context.namespace, units))
     }
 

@@ -18,6 +18,7 @@
 
 pub mod amem;
 pub mod cluster;
+pub mod curation;
 pub mod dense;
 mod embedding;
 mod error;

@@ -9,7 +9,7 @@ use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
 use mb_datasets::row::DialogMessage;
 use mb_embed::Embedder;
-use mb_engine::{Engine, Record};
+use mb_engine::{Batch, Engine, Record};
 use mb_llm::ops::Answer;
 use mb_llm::{LlmStack, Message, Role};
 use mb_upstream::AnswerOf;
@@ -53,6 +53,9 @@ pub struct TrainingDialog<'a> {
     pub lang: Lang,
     /// The recorded conversation.
     pub messages: &'a [DialogMessage],
+    /// What the caller attaches to every memory this dialog adds or rewrites (the memory
+    /// tools' and Python's `metadata`); `None` for benchmark rows.
+    pub metadata: Option<&'a crate::curation::Metadata>,
 }
 
 /// One retrieved memory.
@@ -186,6 +189,25 @@ pub trait MemorySystem: Send + Sync {
     /// was before. Nothing for systems that derive nothing from single records.
     fn record_edited(&self, _before: &Record) -> Result<(), MemoryError> {
         Ok(())
+    }
+
+    /// Adds to `batch` (the write making the change) the system's log entry of an edit made
+    /// from outside it ([`crate::curation`]): `before` the record as it was, `after` its new
+    /// text (`None`: deleted). Nothing for systems that keep no history; Mem0 logs an
+    /// `UPDATE` or `DELETE` as its own decisions are logged.
+    fn log_edit(
+        &self,
+        _batch: &mut Batch,
+        _before: &Record,
+        _after: Option<&str>,
+    ) -> Result<(), MemoryError> {
+        Ok(())
+    }
+
+    /// The system's log of memory changes, in order, for a system that keeps one (Mem0);
+    /// `None` for the others.
+    fn history(&self) -> Result<Option<Vec<crate::mem0::HistoryEvent>>, MemoryError> {
+        Ok(None)
     }
 
     /// Whether building the memory asks the memory model (Mem0's facts, A-Mem's notes,

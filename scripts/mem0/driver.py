@@ -232,6 +232,9 @@ def signatures(impl):
                       for p in inspect.signature(fn).parameters.values()]
             if name == "__init__":
                 params = [p[:2] for p in params]  # mem0's default is its config object
+            if impl == "memorybench" and name == "add":
+                # memorybench's addition (background adds, off by default; docs/parity.md)
+                params = [p for p in params if p[0] != "async_mode"]
             out[f"{cls.__name__}.{name}"] = {"params": params,
                                              "async": inspect.iscoroutinefunction(fn)}
     print(json.dumps(out, sort_keys=True))

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod ops;
 
+use crate::curation::{stamped, Metadata};
 use crate::embedding::{embed_text, embed_texts};
 use crate::error::MemoryError;
 use crate::settings::OwnSettings;
@@ -121,6 +122,7 @@ impl AMem {
         &self,
         notes: Vec<(String, String, Vec<String>)>,
         lang: Lang,
+        metadata: Option<&Metadata>,
     ) -> Result<Vec<String>, MemoryError> {
         let engine = &self.context.engine;
         let namespace = &self.context.namespace;
@@ -136,7 +138,7 @@ impl AMem {
                 self.evolve(&mut batch, &id, &content, &timestamp, &vector, lang)
                     .await?;
             }
-            let mut record = NewRecord::new(content)
+            let mut record = stamped(NewRecord::new(content), metadata)
                 .with_attribute(NOTE_ID, id.clone())
                 .with_attribute(TIMESTAMP, timestamp)
                 .with_vector(self.embedder.model_id(), vector);
@@ -273,7 +275,7 @@ impl MemorySystem for AMem {
                 )
             })
             .collect();
-        self.add_notes(notes, dialog.lang).await?;
+        self.add_notes(notes, dialog.lang, dialog.metadata).await?;
         Ok(())
     }
 
@@ -289,7 +291,7 @@ impl MemorySystem for AMem {
             .map(|((timestamp, _), turn)| (turn_line(turn), timestamp, vec![turn.dia_id.clone()]))
             .collect();
         let turns: Vec<Vec<String>> = notes.iter().map(|(_, _, t)| t.clone()).collect();
-        let ids = self.add_notes(notes, self.context.lang).await?;
+        let ids = self.add_notes(notes, self.context.lang, None).await?;
         Ok(CorpusMemory {
             namespace: self.context.namespace.clone(),
             units: ids

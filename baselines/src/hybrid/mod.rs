@@ -37,6 +37,7 @@ use mb_embed::{Assets, Embedder, OnnxReranker};
 use mb_engine::{Analyzer, Batch, Hit, NamespaceOptions, Record};
 use ops::KeyFacts;
 
+use crate::curation::{stamped, Metadata};
 use crate::embedding::{embed_text, embed_texts, rerank_scores};
 use crate::error::MemoryError;
 use crate::store::{delete_units, open_embedding_memory, retrieved, stats, unit_record};
@@ -106,8 +107,13 @@ impl HybridMemory {
     }
 
     /// Indexes `exchanges` in one engine write: key = date, transcript and facts; value = the
-    /// dated transcript; vector = the transcript's embedding.
-    async fn write(&self, exchanges: &[Exchange], lang: Lang) -> Result<(), MemoryError> {
+    /// dated transcript; vector = the transcript's embedding; with the caller's metadata.
+    async fn write(
+        &self,
+        exchanges: &[Exchange],
+        lang: Lang,
+        metadata: Option<&Metadata>,
+    ) -> Result<(), MemoryError> {
         // The facts of every exchange are asked for together (a model serves them as its
         // concurrency limits allow), at most KEY_FACTS_IN_FLIGHT at a time, kept in order.
         let operations: Vec<KeyFacts> = if self.settings.key_facts {
@@ -147,7 +153,7 @@ impl HybridMemory {
                 content: exchange.value(),
                 turns: exchange.turns.clone(),
             };
-            let mut record = unit_record(&unit, Some((space, vector.clone())))
+            let mut record = stamped(unit_record(&unit, Some((space, vector.clone()))), metadata)
                 .with_attribute(sessions::SESSION, exchange.session.clone());
             if let Some(day) = exchange.day {
                 record = record.with_attribute(DAY, day.0.to_string());
@@ -324,7 +330,7 @@ impl MemorySystem for HybridMemory {
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
         let exchanges = dialog_exchanges(dialog, self.settings.unit);
-        self.write(&exchanges, dialog.lang).await
+        self.write(&exchanges, dialog.lang, dialog.metadata).await
     }
 
     async fn memorize_corpus(
@@ -333,7 +339,7 @@ impl MemorySystem for HybridMemory {
         _format: CorpusFormat,
     ) -> Result<CorpusMemory, MemoryError> {
         let exchanges = corpus_exchanges(corpus, self.settings.unit);
-        self.write(&exchanges, self.context.lang).await?;
+        self.write(&exchanges, self.context.lang, None).await?;
         Ok(CorpusMemory {
             namespace: self.context.namespace.clone(),
             units: exchanges

@@ -163,6 +163,7 @@ mod tests {
             dataset: "d",
             lang: mb_core::Lang::En,
             messages,
+            metadata: None,
         };
         for size in [UnitSize::Round, UnitSize::DisjointRound, UnitSize::Turn] {
             let units = dialog_exchanges(dialog(&messages), size);

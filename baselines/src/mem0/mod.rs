@@ -16,7 +16,7 @@ use mb_core::Lang;
 use mb_datasets::corpus::{turn_line, Conversation};
 use mb_datasets::dataset::CorpusFormat;
 use mb_embed::Embedder;
-use mb_engine::{Batch, NewRecord, RecordId};
+use mb_engine::{Batch, NewRecord, Record, RecordId};
 use mb_llm::{Message, Role};
 use mb_upstream::AnswerOf;
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::embedding::{embed_text, embed_texts};
 pub mod ops;
 
+use crate::curation::{Metadata, METADATA};
 use crate::error::MemoryError;
 use crate::store::{analyzer, open_embedding_memory, retrieved, stats};
 use crate::system::{
@@ -34,6 +35,26 @@ use ops::{DecideMemoryUpdates, ExtractFacts, MemoryEventKind, StoredMemory};
 const DOC_ID: &str = "doc_id";
 const TURNS: &str = "turns";
 const NEXT_EVENT: &str = "next_history";
+/// Prefix of the history entries' state keys (`history/<n>`, zero-padded to sort in order).
+const HISTORY: &str = "history/";
+
+fn history_key(n: u64) -> String {
+    format!("{HISTORY}{n:012}")
+}
+
+/// The state key of the record history entry `n` is about (see [`HistoryEvent::record`]).
+fn history_record_key(n: u64) -> String {
+    format!("history_record/{n:012}")
+}
+
+/// Adds history entry `n` to `batch`, with its record under its own key.
+fn log(batch: &mut Batch, n: u64, entry: &HistoryEvent) -> Result<(), MemoryError> {
+    batch.put_state(history_key(n), entry)?;
+    if let Some(record) = entry.record {
+        batch.put_state(history_record_key(n), &record.0)?;
+    }
+    Ok(())
+}
 const OPERATIONS: &str = "llm_operations";
 /// Memories shown to the update step per fact (upstream's search limit).
 const PER_FACT: usize = 5;
@@ -51,6 +72,12 @@ pub struct HistoryEvent {
     pub new_memory: Option<String>,
     /// When it happened (milliseconds since the epoch).
     pub at_ms: i64,
+    /// The memory's record, when known as the event is logged (updates and deletes; an add's
+    /// record is numbered by the write that logs it), so a deleted memory keeps its id. Kept
+    /// under a key of its own ([`history_record_key`]): entries are stored in a fixed binary
+    /// layout that stores written before it existed must still read.
+    #[serde(skip)]
+    pub record: Option<RecordId>,
 }
 
 /// The Mem0 memory.
@@ -66,24 +93,15 @@ impl Mem0 {
         Ok(Mem0 { context, embedder })
     }
 
-    /// The history log in order.
-    pub fn history(&self) -> Result<Vec<HistoryEvent>, MemoryError> {
-        let engine = &self.context.engine;
-        let mut keys = engine.state_keys(&self.context.namespace, "history/")?;
-        keys.sort();
-        keys.iter()
-            .filter_map(|key| engine.get_state(&self.context.namespace, key).transpose())
-            .collect::<Result<_, _>>()
-            .map_err(Into::into)
-    }
-
-    /// Upstream's `add`: facts of `messages`, decisions against similar memories, applied.
-    /// Returns the ids of the memories added or updated.
+    /// Upstream's `add`: facts of `messages`, decisions against similar memories, applied
+    /// (memories added or rewritten carry `metadata`; a rewritten one keeps its own when none
+    /// is given). Returns the ids of the memories added or updated.
     async fn add(
         &self,
         messages: Vec<Message>,
         lang: Lang,
         turn: Option<&str>,
+        metadata: Option<&Metadata>,
     ) -> Result<Vec<String>, MemoryError> {
         let engine = &self.context.engine;
         let namespace = &self.context.namespace;
@@ -102,23 +120,22 @@ impl Mem0 {
         let texts: Vec<String> = facts.iter().map(|f| f.replace('\n', " ")).collect();
         let vectors = embed_texts(&self.embedder, texts).await?;
         // Existing memories near any fact, deduplicated, under temporary ids "0", "1", …
-        let mut temporary: Vec<(RecordId, String, String)> = Vec::new();
+        let mut temporary: Vec<Record> = Vec::new();
         for vector in &vectors {
             for hit in
                 engine.search_vector(namespace, self.embedder.model_id(), vector, PER_FACT)?
             {
-                if !temporary.iter().any(|(id, _, _)| *id == hit.record.id) {
-                    let doc_id = hit.record.attribute(DOC_ID).unwrap_or_default().to_string();
-                    temporary.push((hit.record.id, doc_id, hit.record.text.clone()));
+                if !temporary.iter().any(|seen| seen.id == hit.record.id) {
+                    temporary.push(hit.record);
                 }
             }
         }
         let existing = temporary
             .iter()
             .enumerate()
-            .map(|(i, (_, _, text))| StoredMemory {
+            .map(|(i, record)| StoredMemory {
                 id: i.to_string(),
-                text: text.clone(),
+                text: record.text.clone(),
             })
             .collect();
         let events = memory
@@ -150,45 +167,52 @@ impl Mem0 {
                 .parse::<usize>()
                 .ok()
                 .and_then(|i| temporary.get(i));
-            let record = |text: &str, vector: Vec<f32>, doc_id: String| {
+            let record = |text: &str, vector: Vec<f32>, doc_id: String, old: Option<&Record>| {
                 let mut record = NewRecord::new(text)
                     .with_attribute(DOC_ID, doc_id)
                     .with_vector(self.embedder.model_id(), vector);
                 if let Some(turn) = turn {
                     record = record.with_attribute(TURNS, turn);
                 }
-                record
+                let kept = old.and_then(|old| old.attribute(METADATA));
+                match (metadata, kept) {
+                    (Some(metadata), _) => metadata.stamp(record),
+                    (None, Some(kept)) => record.with_attribute(METADATA, kept),
+                    (None, None) => record,
+                }
             };
+            let doc_id = |old: &Record| old.attribute(DOC_ID).unwrap_or_default().to_string();
             let history = match (event.event, target) {
                 (MemoryEventKind::Add, _) => {
                     let doc_id = format!("mem{next}");
-                    batch.put(record(&event.text, vector, doc_id.clone()));
+                    batch.put(record(&event.text, vector, doc_id.clone(), None));
                     touched.push(doc_id.clone());
-                    Some((doc_id, None, Some(event.text.clone())))
+                    Some((doc_id, None, None, Some(event.text.clone())))
                 }
-                (MemoryEventKind::Update, Some((id, doc_id, old))) => {
-                    batch.update(*id, record(&event.text, vector, doc_id.clone()));
-                    touched.push(doc_id.clone());
-                    Some((doc_id.clone(), Some(old.clone()), Some(event.text.clone())))
+                (MemoryEventKind::Update, Some(old)) => {
+                    let id = doc_id(old);
+                    batch.update(old.id, record(&event.text, vector, id.clone(), Some(old)));
+                    touched.push(id.clone());
+                    let new = Some(event.text.clone());
+                    Some((id, Some(old.id), Some(old.text.clone()), new))
                 }
-                (MemoryEventKind::Delete, Some((id, doc_id, old))) => {
-                    batch.delete(*id);
-                    Some((doc_id.clone(), Some(old.clone()), None))
+                (MemoryEventKind::Delete, Some(old)) => {
+                    batch.delete(old.id);
+                    Some((doc_id(old), Some(old.id), Some(old.text.clone()), None))
                 }
                 // NONE, or an id the update step made up (upstream logs and skips it).
                 _ => None,
             };
-            if let Some((memory, old_memory, new_memory)) = history {
-                batch.put_state(
-                    format!("history/{next:012}"),
-                    &HistoryEvent {
-                        memory,
-                        event: event.event,
-                        old_memory,
-                        new_memory,
-                        at_ms: now,
-                    },
-                )?;
+            if let Some((memory, record, old_memory, new_memory)) = history {
+                let entry = HistoryEvent {
+                    memory,
+                    event: event.event,
+                    old_memory,
+                    new_memory,
+                    at_ms: now,
+                    record,
+                };
+                log(&mut batch, next, &entry)?;
                 next += 1;
             }
         }
@@ -217,7 +241,8 @@ impl MemorySystem for Mem0 {
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
         let messages = dialog.messages.iter().map(|m| m.message()).collect();
-        self.add(messages, dialog.lang, None).await?;
+        self.add(messages, dialog.lang, None, dialog.metadata)
+            .await?;
         Ok(())
     }
 
@@ -243,7 +268,7 @@ impl MemorySystem for Mem0 {
                     content: turn_line(turn),
                 };
                 for doc_id in self
-                    .add(vec![message], self.context.lang, Some(&turn.dia_id))
+                    .add(vec![message], self.context.lang, Some(&turn.dia_id), None)
                     .await?
                 {
                     units.push(CorpusUnit {
@@ -285,6 +310,53 @@ impl MemorySystem for Mem0 {
             .iter()
             .map(|r| format!("- {}\n", r.text))
             .collect()
+    }
+
+    fn log_edit(
+        &self,
+        batch: &mut Batch,
+        before: &Record,
+        after: Option<&str>,
+    ) -> Result<(), MemoryError> {
+        let next: u64 = self
+            .context
+            .engine
+            .get_state(&self.context.namespace, NEXT_EVENT)?
+            .unwrap_or(0);
+        let entry = HistoryEvent {
+            memory: before.attribute(DOC_ID).unwrap_or_default().to_string(),
+            event: match after {
+                Some(_) => MemoryEventKind::Update,
+                None => MemoryEventKind::Delete,
+            },
+            old_memory: Some(before.text.clone()),
+            new_memory: after.map(str::to_string),
+            at_ms: mb_core::clock::now_ms(),
+            record: Some(before.id),
+        };
+        log(batch, next, &entry)?;
+        batch.put_state(NEXT_EVENT, &(next + 1))?;
+        Ok(())
+    }
+
+    /// The history log in order.
+    fn history(&self) -> Result<Option<Vec<HistoryEvent>>, MemoryError> {
+        let (engine, namespace) = (&self.context.engine, &self.context.namespace);
+        let mut keys = engine.state_keys(namespace, HISTORY)?;
+        keys.sort();
+        let mut events = Vec::with_capacity(keys.len());
+        for key in &keys {
+            let Some(mut event) = engine.get_state::<HistoryEvent>(namespace, key)? else {
+                continue;
+            };
+            if let Some(n) = key.strip_prefix(HISTORY).and_then(|n| n.parse().ok()) {
+                event.record = engine
+                    .get_state::<u64>(namespace, &history_record_key(n))?
+                    .map(RecordId);
+            }
+            events.push(event);
+        }
+        Ok(Some(events))
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {

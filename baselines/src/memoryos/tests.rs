@@ -67,6 +67,7 @@ async fn a_new_session_is_keyworded_by_its_summary_alone() {
             dataset: "d",
             lang: Lang::En,
             messages: &messages,
+            metadata: None,
         })
         .await
         .unwrap();
@@ -137,6 +138,7 @@ async fn memorize(memory: &MemoryOs, messages: &[DialogMessage]) {
             dataset: "d",
             lang: Lang::En,
             messages,
+            metadata: None,
         })
         .await
         .unwrap();

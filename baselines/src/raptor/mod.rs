@@ -35,6 +35,7 @@ use mb_engine::{Filter, NewRecord};
 use mb_upstream::AnswerOf;
 use tokio::sync::Mutex;
 
+use crate::curation::{stamped, Metadata};
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
 use crate::store::{analyzer, delete_units, open_embedding_memory, record_turns, stats};
@@ -85,9 +86,10 @@ impl Raptor {
     async fn add_documents(
         &self,
         documents: Vec<(String, String, Vec<String>)>,
+        metadata: Option<&Metadata>,
     ) -> Result<(), MemoryError> {
         let records = documents.into_iter().map(|(doc_id, text, turns)| {
-            let mut record = NewRecord::new(text)
+            let mut record = stamped(NewRecord::new(text), metadata)
                 .with_attribute(KIND, DOCUMENT)
                 .with_attribute(crate::store::DOC_ID, doc_id);
             if !turns.is_empty() {
@@ -192,7 +194,7 @@ impl MemorySystem for Raptor {
                 (format!("conv_{id}"), text, Vec::new())
             })
             .collect();
-        self.add_documents(documents).await
+        self.add_documents(documents, dialog.metadata).await
     }
 
     async fn memorize_corpus(
@@ -205,7 +207,7 @@ impl MemorySystem for Raptor {
             .iter()
             .map(|u| (u.doc_id.clone(), u.content.clone(), u.turns.clone()))
             .collect();
-        self.add_documents(documents).await?;
+        self.add_documents(documents, None).await?;
         Ok(corpus_memory(&self.context.namespace, units))
     }
 

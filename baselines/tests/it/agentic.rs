@@ -66,6 +66,7 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
             dataset: "d",
             lang: Lang::En,
             messages: &first,
+            metadata: None,
         })
         .await
         .unwrap();
@@ -77,6 +78,7 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
             dataset: "d",
             lang: Lang::En,
             messages: &second,
+            metadata: None,
         })
         .await
         .unwrap();
@@ -100,7 +102,7 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
     let stats = memory.stats().unwrap();
     assert_eq!(stats.items, 1);
     assert_eq!(stats.llm_operations, 4);
-    let history = memory.history().unwrap();
+    let history = memory.history().unwrap().unwrap();
     let events: Vec<MemoryEventKind> = history.iter().map(|h| h.event).collect();
     assert_eq!(
         events,
@@ -117,7 +119,7 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
     // The history and memory survive reopening.
     drop(memory);
     let memory = mem0(ctx);
-    assert_eq!(memory.history().unwrap(), history);
+    assert_eq!(memory.history().unwrap().unwrap(), history);
     let answered = memory
         .answer(&[Message::user("Where do I live?")], Lang::En, 10)
         .await
@@ -147,6 +149,7 @@ async fn mem0_without_usable_facts_stores_nothing() {
             dataset: "d",
             lang: Lang::En,
             messages: &dialog,
+            metadata: None,
         })
         .await
         .unwrap();
@@ -222,6 +225,7 @@ async fn a_mem_full_mode_analyses_evolves_and_follows_links() {
             dataset: "d",
             lang: Lang::En,
             messages: &dialog,
+            metadata: None,
         })
         .await
         .unwrap();
@@ -286,6 +290,7 @@ async fn memoryos_runs_the_reference_inventory_of_operations() {
             dataset: "d",
             lang: Lang::En,
             messages: &dialog,
+            metadata: None,
         })
         .await
         .unwrap();

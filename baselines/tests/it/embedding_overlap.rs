@@ -54,6 +54,7 @@ async fn two_questions_embed_at_once_on_one_runtime_thread() {
             dataset: "Sample-Stories",
             lang: Lang::En,
             messages: &messages,
+            metadata: None,
         })
         .await
         .unwrap();

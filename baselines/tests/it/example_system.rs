@@ -143,6 +143,7 @@ async fn a_new_system_runs_through_its_registry_entry() {
                 dataset: "Example",
                 lang: Lang::En,
                 messages: &messages,
+                metadata: None,
             })
             .await
             .unwrap();

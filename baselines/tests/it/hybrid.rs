@@ -232,6 +232,7 @@ async fn training_dialogs_become_rounds() {
         dataset: "Sample-Stories",
         lang: Lang::En,
         messages: &messages,
+        metadata: None,
     };
     memory.memorize_dialog(dialog).await.unwrap();
     let retrieved = memory.retrieve("whale novel", Lang::En, 5).await.unwrap();

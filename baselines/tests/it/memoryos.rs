@@ -54,6 +54,7 @@ async fn exchanges_spill_into_pages_and_survive_reopening() {
                 dataset: "d",
                 lang: Lang::En,
                 messages: &messages,
+                metadata: None,
             })
             .await
             .unwrap();

@@ -108,6 +108,7 @@ async fn the_tree_is_built_once_kept_and_rebuilt_when_documents_change() {
             dataset: "t",
             lang: Lang::En,
             messages: &messages,
+            metadata: None,
         })
         .await
         .unwrap();

@@ -145,6 +145,7 @@ async fn units_ids_and_texts_follow_upstream() {
         dataset: "Sample-Stories",
         lang: Lang::En,
         messages: &messages,
+        metadata: None,
     };
     message.memorize_dialog(dialog).await.unwrap();
     let hits = message.retrieve("heron waits", Lang::En, 2).await.unwrap();
@@ -262,6 +263,7 @@ async fn huge_and_odd_messages_are_stored() {
         dataset: "X",
         lang: Lang::En,
         messages: &messages,
+        metadata: None,
     };
     memory.memorize_dialog(dialog).await.unwrap();
     assert_eq!(memory.stats().unwrap().items, 2);

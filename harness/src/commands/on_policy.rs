@@ -204,6 +204,7 @@ impl Regime for OnPolicyArgs {
                         dataset: setup.datasets[dataset_index].name(),
                         lang: row.lang,
                         messages: &c.dialog,
+                        metadata: None,
                     }
                 })
                 .collect();

@@ -54,6 +54,7 @@ pub fn as_training<'a>((row, dataset, dialog): &SetDialog<'a>) -> TrainingDialog
         dataset,
         lang: row.lang,
         messages: &dialog.messages,
+        metadata: None,
     }
 }
 

@@ -1,21 +1,16 @@
-//! Editing memories: update and delete one (logged in Mem0's history when the system is Mem0,
-//! in the same engine batch as the change; then the system brings what it derives from the
-//! record in line, as the hybrid memory's session records), Mem0's history, and deleting
-//! everything of a user: their namespaces, queued dialogs, opened systems and maps, then a
-//! compaction that leaves no byte of it in the store.
+//! Editing memories: update and delete one ([`mb_baselines::curation`]: the change and the
+//! system's log of it, Mem0's history, in one engine batch, then the system bringing what it
+//! derives from the record in line), the history with the ids the tools show, and deleting
+//! everything of a user: their namespaces, queued dialogs, opened systems, then a compaction
+//! that leaves no byte of it in the store.
 
-use mb_baselines::mem0::ops::MemoryEventKind;
+use mb_baselines::curation::{self, Metadata};
 use mb_baselines::mem0::HistoryEvent;
-use mb_engine::{Batch, NewRecord, Record, RecordId};
+use mb_engine::{Record, RecordId};
 
 use crate::error::McpError;
 use crate::memory::service::{MemoryService, Owner};
 use crate::tenant::Tenant;
-
-/// Mem0's state key of its next history entry (`mb_baselines::mem0`'s `NEXT_EVENT`).
-const MEM0_NEXT_EVENT: &str = "next_history";
-/// Mem0's attribute naming a memory (`mem<n>`).
-const DOC_ID: &str = "doc_id";
 
 /// What deleting a user removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,62 +22,28 @@ pub struct Forgotten {
 }
 
 impl MemoryService {
-    /// Adds a Mem0 history entry for a change of record `old` to `batch`, when the system is
-    /// Mem0 (its own numbering and layout, so `memory_history` lists it in order).
-    fn log_history(
-        &self,
-        namespace: &str,
-        batch: &mut Batch,
-        old: &Record,
-        event: MemoryEventKind,
-        new_text: Option<&str>,
-    ) -> Result<(), McpError> {
-        if self.system() != "mem0" {
-            return Ok(());
-        }
-        let next: u64 = self
-            .engine
-            .get_state(namespace, MEM0_NEXT_EVENT)?
-            .unwrap_or(0);
-        let entry = HistoryEvent {
-            memory: old.attribute(DOC_ID).unwrap_or_default().to_string(),
-            event,
-            old_memory: Some(old.text.clone()),
-            new_memory: new_text.map(str::to_string),
-            at_ms: mb_core::clock::now_ms(),
-        };
-        batch.put_state(format!("history/{next:012}"), &entry)?;
-        batch.put_state(MEM0_NEXT_EVENT, &(next + 1))?;
-        Ok(())
-    }
-
     /// Replaces the text of one record (by the id the tools show; re-embedded when the system
-    /// embeds), keeping its id and attributes; Mem0 logs it as an `UPDATE`.
-    pub async fn update(&self, owner: &Owner, id: u64, text: &str) -> Result<Record, McpError> {
+    /// embeds), keeping its id and attributes, its metadata unless `metadata` replaces it; Mem0
+    /// logs it as an `UPDATE`.
+    pub async fn update(
+        &self,
+        owner: &Owner,
+        id: u64,
+        text: &str,
+        metadata: Option<&Metadata>,
+    ) -> Result<Record, McpError> {
         let namespace = self.namespace(owner);
+        let missing = || McpError::NotFound(format!("memory {id} not found for this user"));
+        if !self.exists(&namespace) {
+            return Err(missing());
+        }
         let lock = self.lock_of(&namespace);
         let _write = lock.lock().await;
-        let old = self.get(owner, id)?;
-        let mut record = NewRecord::new(text).with_created_at_ms(old.created_at_ms);
-        record.attributes = old.attributes.clone();
-        if let Some(embedder) = self.embedder_for_edit()? {
-            let vector = embedder
-                .embed_one(text)
-                .map_err(|e| McpError::Config(format!("embedding the new text: {e}")))?;
-            record = record.with_vector(embedder.model_id(), vector);
-        }
-        let mut batch = Batch::new();
-        batch.update(old.id, record);
-        self.log_history(
-            &namespace,
-            &mut batch,
-            &old,
-            MemoryEventKind::Update,
-            Some(text),
-        )?;
-        self.engine.write(&namespace, batch)?;
-        self.open(owner)?.system.record_edited(&old)?;
-        self.get(owner, id)
+        let record = self.ids(&owner.tenant)?.record(id);
+        let opened = self.open(owner)?;
+        curation::update(&*opened.system, record, text, metadata)
+            .await?
+            .ok_or_else(missing)
     }
 
     /// Deletes one record (by the id the tools show); false when there was none. Mem0 logs it
@@ -94,24 +55,15 @@ impl MemoryService {
         }
         let lock = self.lock_of(&namespace);
         let _write = lock.lock().await;
-        let Some(old) = self
-            .engine
-            .get(&namespace, self.ids(&owner.tenant)?.record(id))?
-        else {
-            return Ok(false);
-        };
-        let mut batch = Batch::new();
-        batch.delete(old.id);
-        self.log_history(&namespace, &mut batch, &old, MemoryEventKind::Delete, None)?;
-        let deleted = self.engine.write(&namespace, batch)?.deleted == 1;
-        self.open(owner)?.system.record_edited(&old)?;
-        Ok(deleted)
+        let record = self.ids(&owner.tenant)?.record(id);
+        let opened = self.open(owner)?;
+        Ok(curation::delete(&*opened.system, record)?.is_some())
     }
 
     /// Mem0's log of memory changes for `owner` (empty before the first dialog), each event with
-    /// the record of the memory it is about when the namespace's doc-id map knows it (a memory
-    /// deleted before the server started is known by its doc id only), so that the history
-    /// names memories by the ids the other tools take.
+    /// the record of the memory it is about: the one the event names (updates and deletes), or
+    /// the one the system's unit id maps to now (an add whose memory was never edited since),
+    /// so that the history names memories by the ids the other tools take.
     pub fn history_of_records(
         &self,
         owner: &Owner,
@@ -120,30 +72,29 @@ impl MemoryService {
         if events.is_empty() {
             return Ok(Vec::new());
         }
-        let namespace = self.namespace(owner);
-        self.refresh_doc_ids(&namespace)?;
-        Ok(events
-            .into_iter()
-            .map(|event| (self.doc_record(&namespace, &event.memory), event))
-            .collect())
+        let opened = self.open(owner)?;
+        let records =
+            opened
+                .index
+                .history_records(&self.engine, &self.namespace(owner), &events)?;
+        Ok(records.into_iter().zip(events).collect())
     }
 
     /// Mem0's log of memory changes for `owner` (empty before the first dialog).
     pub fn history(&self, owner: &Owner) -> Result<Vec<HistoryEvent>, McpError> {
-        if self.system() != "mem0" {
-            return Err(McpError::Config(format!(
+        let no_history = || {
+            McpError::Config(format!(
                 "{} keeps no history (start the server with --memory-system mem0)",
                 self.system()
-            )));
+            ))
+        };
+        if self.system() != "mem0" {
+            return Err(no_history());
         }
         if !self.exists(&self.namespace(owner)) {
             return Ok(Vec::new());
         }
-        let opened = self.open(owner)?;
-        match &opened.mem0 {
-            Some(mem0) => Ok(mem0.history()?),
-            None => Ok(Vec::new()),
-        }
+        self.open(owner)?.system.history()?.ok_or_else(no_history)
     }
 
     /// Deletes everything of `user_id` in `tenant` (adds of the user arriving meanwhile are

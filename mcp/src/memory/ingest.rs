@@ -15,11 +15,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mb_baselines::TrainingDialog;
+use mb_baselines::curation::{Metadata, MetadataFilter};
+use mb_baselines::{MemoryError, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::row::DialogMessage;
 use mb_engine::{Filter, Hit, NamespaceOptions, NewRecord, RecordId};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use crate::error::McpError;
@@ -44,6 +46,18 @@ struct JobBody {
     user_id: String,
     agent_id: Option<String>,
     messages: Vec<DialogMessage>,
+    /// What every memory made of the dialog carries (checked when queued).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<Map<String, Value>>,
+}
+
+impl JobBody {
+    fn metadata(&self) -> Result<Option<Metadata>, MemoryError> {
+        self.metadata
+            .clone()
+            .map(|m| Metadata::new(Value::Object(m), "metadata"))
+            .transpose()
+    }
 }
 
 fn applied_key(id: u64) -> String {
@@ -77,11 +91,13 @@ pub struct Enqueued {
 }
 
 impl MemoryService {
-    /// Queues a dialog of `owner` durably and returns at once (see the module documentation).
+    /// Queues a dialog of `owner` durably, with the metadata its memories will carry, and
+    /// returns at once (see the module documentation).
     pub fn enqueue(
         &self,
         owner: &Owner,
         messages: Vec<DialogMessage>,
+        metadata: Option<&Metadata>,
         wait: bool,
     ) -> Result<Enqueued, McpError> {
         // Held until the dialog is queued: a deletion of the user waits for it.
@@ -109,6 +125,7 @@ impl MemoryService {
             user_id: owner.user_id.clone(),
             agent_id: owner.agent_id.clone(),
             messages,
+            metadata: metadata.map(|m| m.fields().clone()),
         };
         let text = transcript(&body.messages);
         let body = serde_json::to_string(&body).map_err(|e| McpError::Io(e.to_string()))?;
@@ -135,21 +152,38 @@ impl MemoryService {
         })
     }
 
-    /// The queued (not yet memorized) dialogs of `owner` that match `query`, best first.
+    /// The queued (not yet memorized) dialogs of `owner` that match `query` and whose metadata
+    /// match `metadata` (all of them without it), best first.
     pub fn search_queued(
         &self,
         owner: &Owner,
         query: &str,
         k: usize,
+        metadata: Option<&MetadataFilter>,
     ) -> Result<Vec<Hit>, McpError> {
         let queue = owner.tenant.queue_namespace();
         if !self.exists(&queue) {
             return Ok(Vec::new());
         }
         let filter = Filter::new().attribute(OWNER, self.namespace(owner));
-        Ok(self
-            .engine
-            .search_text_filtered(&queue, query, k, &filter)?)
+        let Some(metadata) = metadata else {
+            return Ok(self
+                .engine
+                .search_text_filtered(&queue, query, k, &filter)?);
+        };
+        // Queued dialogs are few (a bounded queue per tenant): all are ranked, then filtered.
+        let mut hits = self.engine.search_text_filtered(
+            &queue,
+            query,
+            limits::MAX_QUEUED_PER_TENANT,
+            &filter,
+        )?;
+        hits.retain(|hit| {
+            serde_json::from_str::<JobBody>(hit.record.content())
+                .is_ok_and(|body| metadata.matches(&body.metadata.unwrap_or_default()))
+        });
+        hits.truncate(k);
+        Ok(hits)
     }
 
     /// Puts every job found in the durable queues into the schedule (at start).
@@ -298,14 +332,16 @@ impl MemoryService {
         let namespace = &job.namespace;
         let waited = self.scheduler.has_waiter(job.id);
         if waited {
-            self.refresh_doc_ids(namespace)?;
+            self.refresh_index(&job.owner)?;
         }
         if !self.already_applied(namespace, job)? {
+            let metadata = body.metadata()?;
             let dialog = TrainingDialog {
                 test_idx: job.id,
                 dataset: "mcp",
                 lang: Lang::En,
                 messages: &body.messages,
+                metadata: metadata.as_ref(),
             };
             opened.system.memorize_dialog(dialog).await?;
             self.engine
@@ -314,7 +350,7 @@ impl MemoryService {
         self.engine.delete(&queue, RecordId(job.id))?;
         self.engine.delete_state(namespace, &applied_key(job.id))?;
         if waited {
-            return self.refresh_doc_ids(namespace);
+            return self.refresh_index(&job.owner);
         }
         Ok(Vec::new())
     }
@@ -398,9 +434,11 @@ mod tests {
         let namespace = first.namespace(&owner);
         let queue = owner.tenant.queue_namespace();
         let applied = first
-            .enqueue(&owner, message("I keep bees"), false)
+            .enqueue(&owner, message("I keep bees"), None, false)
             .unwrap();
-        let pending = first.enqueue(&owner, message("I sail"), false).unwrap();
+        let pending = first
+            .enqueue(&owner, message("I sail"), None, false)
+            .unwrap();
         // The crash: the first dialog memorized, neither marked nor dequeued; the second not
         // memorized at all.
         let opened = first.open(&owner).unwrap();
@@ -412,6 +450,7 @@ mod tests {
                 dataset: "mcp",
                 lang: Lang::En,
                 messages: &dialog,
+                metadata: None,
             })
             .await
             .unwrap();

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mb_baselines::mem0::Mem0;
-use mb_baselines::{MemoryContext, MemorySystem, Overrides, Retrieved, SystemSettings, SystemSpec};
+use mb_baselines::curation::{self, Found, MetadataFilter, RecordIndex};
+use mb_baselines::{MemoryContext, MemorySystem, Overrides, SystemSettings, SystemSpec};
 use mb_core::Lang;
 use mb_embed::{Assets, Embedder, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 use mb_engine::{Engine, Record, RecordId};
@@ -19,9 +19,9 @@ use crate::memory::ids::MemoryIds;
 use crate::memory::queue::Scheduler;
 use crate::tenant::Tenant;
 
-/// Most namespaces whose doc-id maps are kept in memory; past it the maps are dropped (and
-/// rebuilt from the store when searched again).
-const MAX_MAPPED_NAMESPACES: usize = 1_000;
+/// Most namespaces kept open (each with its system and record index); past it they are
+/// closed, and opened again (the index rebuilt from the store) when used.
+const MAX_OPEN_NAMESPACES: usize = 1_000;
 
 /// How the memory tools are set up.
 #[derive(Debug, Clone)]
@@ -47,17 +47,11 @@ pub struct Owner {
     pub agent_id: Option<String>,
 }
 
+/// One owner's open memory: the system, and its records by the system's unit ids (for naming
+/// the record of each search result and history event).
 pub(crate) struct Opened {
     pub(crate) system: Box<dyn MemorySystem>,
-    pub(crate) mem0: Option<Mem0>,
-}
-
-/// A namespace's memories by the system's doc id (`conv_3_1`, `mem7`), for naming the record
-/// of each search result; `through` is the highest record id read.
-#[derive(Default)]
-pub(crate) struct DocIds {
-    pub(crate) by_doc: HashMap<String, RecordId>,
-    pub(crate) through: RecordId,
+    pub(crate) index: RecordIndex,
 }
 
 /// The memory tools' backend.
@@ -72,7 +66,6 @@ pub struct MemoryService {
     embedder_choice: String,
     embedder: OnceLock<Result<Arc<dyn Embedder>, String>>,
     opened: Mutex<HashMap<String, Arc<Opened>>>,
-    doc_ids: Mutex<HashMap<String, DocIds>>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     pub(crate) scheduler: Scheduler,
     pub(crate) gate: UserGate,
@@ -109,7 +102,6 @@ impl MemoryService {
             embedder_choice,
             embedder: OnceLock::new(),
             opened: Mutex::new(HashMap::new()),
-            doc_ids: Mutex::new(HashMap::new()),
             locks: Mutex::new(HashMap::new()),
             scheduler: Scheduler::default(),
             gate: UserGate::default(),
@@ -192,11 +184,6 @@ impl MemoryService {
         }
     }
 
-    /// The embedder of systems that embed (for re-embedding an edited memory).
-    pub(crate) fn embedder_for_edit(&self) -> Result<Option<Arc<dyn Embedder>>, McpError> {
-        self.embedder()
-    }
-
     pub(crate) fn open(&self, owner: &Owner) -> Result<Arc<Opened>, McpError> {
         let namespace = self.namespace(owner);
         let mut opened = self
@@ -205,6 +192,9 @@ impl MemoryService {
             .map_err(|_| McpError::Io("the memory table lock is poisoned".into()))?;
         if let Some(found) = opened.get(&namespace) {
             return Ok(found.clone());
+        }
+        if opened.len() >= MAX_OPEN_NAMESPACES {
+            opened.clear();
         }
         let context = MemoryContext {
             engine: self.engine.clone(),
@@ -215,23 +205,19 @@ impl MemoryService {
             settings: self.settings.clone(),
             date: mb_core::clock::utc_date(),
         };
-        let mem0 = match self.spec.name {
-            "mem0" => Some(Mem0::new(context.clone())?),
-            _ => None,
-        };
-        let system = self.spec.build(context)?;
-        let entry = Arc::new(Opened { system, mem0 });
+        let entry = Arc::new(Opened {
+            system: self.spec.build(context)?,
+            index: RecordIndex::default(),
+        });
         opened.insert(namespace, entry.clone());
         Ok(entry)
     }
 
-    /// Forgets the opened systems and doc-id maps of the namespaces `matches` selects.
+    /// Forgets the opened systems (and their record indexes) of the namespaces `matches`
+    /// selects.
     pub(crate) fn close_namespaces(&self, matches: impl Fn(&str) -> bool) {
         if let Ok(mut opened) = self.opened.lock() {
             opened.retain(|ns, _| !matches(ns));
-        }
-        if let Ok(mut maps) = self.doc_ids.lock() {
-            maps.retain(|ns, _| !matches(ns));
         }
         if let Ok(mut locks) = self.locks.lock() {
             locks.retain(|ns, _| !matches(ns));
@@ -249,34 +235,11 @@ impl MemoryService {
         self.engine.namespace(namespace).is_ok()
     }
 
-    /// Reads the records of `namespace` written since the map last looked, adds their doc ids,
-    /// and returns them.
-    pub(crate) fn refresh_doc_ids(&self, namespace: &str) -> Result<Vec<Record>, McpError> {
-        let mut maps = self
-            .doc_ids
-            .lock()
-            .map_err(|_| McpError::Io("the doc-id table lock is poisoned".into()))?;
-        if !maps.contains_key(namespace) && maps.len() >= MAX_MAPPED_NAMESPACES {
-            maps.clear();
-        }
-        let map = maps.entry(namespace.to_string()).or_default();
-        let fresh: Vec<Record> = self
-            .engine
-            .records_after(namespace, map.through)?
-            .collect::<Result<_, _>>()?;
-        for record in &fresh {
-            if let Some(doc_id) = record.attribute("doc_id") {
-                map.by_doc.insert(doc_id.to_string(), record.id);
-            }
-            map.through = map.through.max(record.id);
-        }
-        Ok(fresh)
-    }
-
-    /// The record of `doc_id` in `namespace`, as the namespace's doc-id map last read it.
-    pub(crate) fn doc_record(&self, namespace: &str, doc_id: &str) -> Option<RecordId> {
-        let maps = self.doc_ids.lock().ok()?;
-        maps.get(namespace)?.by_doc.get(doc_id).copied()
+    /// Reads the records of `owner`'s memory written since its index last looked, and
+    /// returns them.
+    pub(crate) fn refresh_index(&self, owner: &Owner) -> Result<Vec<Record>, McpError> {
+        let opened = self.open(owner)?;
+        Ok(opened.index.refresh(&self.engine, &self.namespace(owner))?)
     }
 
     /// The scopes a call about `owner` covers, as mem0's scoping has it: the owner's own memory
@@ -314,53 +277,29 @@ impl MemoryService {
         Ok(owner.clone())
     }
 
-    /// The `k` memories most relevant to `query` in each of `owner`'s scopes, best first by
-    /// score, each with its record id and the agent whose memory it is (`None`: the user's own).
+    /// The `k` memories most relevant to `query` in each of `owner`'s scopes whose metadata
+    /// match `filter`, best first by score, each with the agent whose memory it is (`None`:
+    /// the user's own).
     pub async fn search(
         &self,
         owner: &Owner,
         query: &str,
         k: usize,
-    ) -> Result<Vec<(Option<RecordId>, Option<String>, Retrieved)>, McpError> {
+        filter: Option<&MetadataFilter>,
+    ) -> Result<Vec<(Option<String>, Found)>, McpError> {
         let mut found = Vec::new();
         for scope in self.scopes(owner) {
-            let agent = scope.agent_id.clone();
-            found.extend(
-                self.search_scope(&scope, query, k)
-                    .await?
-                    .into_iter()
-                    .map(|(id, r)| (id, agent.clone(), r)),
-            );
+            if !self.exists(&self.namespace(&scope)) {
+                continue;
+            }
+            let opened = self.open(&scope)?;
+            let hits = curation::search(&*opened.system, &opened.index, query, Lang::En, k, filter)
+                .await?;
+            found.extend(hits.into_iter().map(|hit| (scope.agent_id.clone(), hit)));
         }
-        found.sort_by(|a, b| b.2.score.total_cmp(&a.2.score));
+        found.sort_by(|a, b| b.1.retrieved.score.total_cmp(&a.1.retrieved.score));
         found.truncate(k);
         Ok(found)
-    }
-
-    /// The `k` memories of one scope most relevant to `query`, with the record id of each (from
-    /// the namespace's doc-id map: only records written since the last search are read).
-    async fn search_scope(
-        &self,
-        owner: &Owner,
-        query: &str,
-        k: usize,
-    ) -> Result<Vec<(Option<RecordId>, Retrieved)>, McpError> {
-        let namespace = self.namespace(owner);
-        if !self.exists(&namespace) {
-            return Ok(Vec::new());
-        }
-        let opened = self.open(owner)?;
-        let found = opened.system.retrieve(query, Lang::En, k).await?;
-        if found
-            .iter()
-            .any(|r| self.doc_record(&namespace, &r.doc_id).is_none())
-        {
-            self.refresh_doc_ids(&namespace)?;
-        }
-        Ok(found
-            .into_iter()
-            .map(|r| (self.doc_record(&namespace, &r.doc_id), r))
-            .collect())
     }
 
     /// One record of `owner`'s memory, by the id the tools show.

@@ -9,7 +9,7 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::args;
 use crate::error::McpError;
@@ -19,6 +19,7 @@ use crate::memory::messages::{MessageRole, MessagesArg};
 use crate::memory::service::Owner;
 use crate::server::Server;
 use crate::tenant::{check_name, Tenant};
+use mb_baselines::curation::{Metadata, MetadataFilter, METADATA};
 
 /// Whose memory: a user, and optionally an agent whose memory of the user is kept apart.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -47,6 +48,10 @@ pub struct AddArgs {
     /// as soon as it is queued durably; it is searchable at once as `pending`).
     #[serde(default)]
     pub wait: bool,
+    /// Attached to every memory made of the dialog (a JSON object, at most 16 KiB), for
+    /// `filters` to select by.
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
 }
 
 /// Arguments of `search_memories`.
@@ -63,6 +68,11 @@ pub struct SearchArgs {
     /// How many memories to return (1 to 100; default: the system's retrieve_k).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Keep only memories whose metadata match, in mem0's filter language: `{"key": value}`
+    /// (exact), `{"key": [a, b]}` (any), `{"key": {"gte": 3, "lt": "2025-01-01"}}` (ranges on
+    /// numbers and ISO dates), `eq ne in nin contains icontains`, and `AND`/`OR`/`NOT` lists.
+    #[serde(default)]
+    pub filters: Option<Map<String, Value>>,
 }
 
 /// Arguments naming one memory.
@@ -108,6 +118,9 @@ pub struct UpdateArgs {
     pub memory_id: u64,
     /// Its new text.
     pub text: String,
+    /// Its new metadata (replacing what it had); none keeps it.
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
 }
 
 /// Arguments of `delete_all_memories`.
@@ -142,12 +155,23 @@ fn page_size(field: &str, limit: Option<u32>, default: usize) -> Result<usize, M
 }
 
 fn memory_json(ids: &MemoryIds, record: &mb_engine::Record) -> Value {
+    let mut attributes = record.attributes.clone();
+    attributes.remove(METADATA);
     json!({
         "id": ids.shown(record.id),
         "text": record.content(),
+        "metadata": Metadata::of(record),
         "created_at_ms": record.created_at_ms,
-        "attributes": record.attributes,
+        "attributes": attributes,
     })
+}
+
+/// Checked metadata of argument `field`.
+fn metadata(field: &str, value: Option<Map<String, Value>>) -> Result<Option<Metadata>, McpError> {
+    value
+        .map(|v| Metadata::new(Value::Object(v), field))
+        .transpose()
+        .map_err(|e| McpError::invalid(field, e.to_string()))
 }
 
 fn reply(outcome: Result<Value, McpError>) -> CallToolResult {
@@ -207,9 +231,10 @@ impl Server {
                         extra: Default::default(),
                     })
                     .collect();
+                let metadata = metadata("metadata", args.metadata)?;
                 let memory = self.memory()?;
                 let ids = memory.ids(&owner.tenant)?;
-                let queued = memory.enqueue(&owner, messages, args.wait)?;
+                let queued = memory.enqueue(&owner, messages, metadata.as_ref(), args.wait)?;
                 let job_id = ids.shown(mb_engine::RecordId(queued.job_id));
                 let Some(outcome) = queued.outcome else {
                     return Ok(json!({
@@ -245,19 +270,26 @@ impl Server {
             let memory = self.memory()?;
             let ids = memory.ids(&owner.tenant)?;
             let k = page_size("limit", args.limit, memory.retrieve_k())?;
+            let filter = match args.filters {
+                Some(filters) => MetadataFilter::compile(&Value::Object(filters), "filters")
+                    .map_err(|e| McpError::invalid("filters", e.to_string()))?,
+                None => None,
+            };
             // The queue first: a worker memorizes a dialog before it leaves the queue, so a
             // dialog applied between the two searches is found by the second (searching the
             // memories first could miss it in both).
             let pending: Vec<Value> = memory
-                .search_queued(&owner, &args.query, k)?
+                .search_queued(&owner, &args.query, k, filter.as_ref())?
                 .into_iter()
                 .map(|hit| json!({"job_id": ids.shown(hit.record.id), "score": hit.score, "text": hit.record.text}))
                 .collect();
-            let found = memory.search(&owner, &args.query, k).await?;
+            let found = memory.search(&owner, &args.query, k, filter.as_ref()).await?;
             let results: Vec<Value> = found
                 .into_iter()
-                .map(|(id, agent, r)| {
-                    json!({"id": id.map(|id| ids.shown(id)), "agent_id": agent, "doc_id": r.doc_id, "score": r.score, "text": r.text})
+                .map(|(agent, found)| {
+                    let r = found.retrieved;
+                    let metadata = found.record.as_ref().map(Metadata::of);
+                    json!({"id": found.record.map(|r| ids.shown(r.id)), "agent_id": agent, "doc_id": r.doc_id, "score": r.score, "text": r.text, "metadata": metadata})
                 })
                 .collect();
             Ok(json!({ "results": results, "pending": pending }))
@@ -328,7 +360,10 @@ impl Server {
                 let memory = self.memory()?;
                 let ids = memory.ids(&owner.tenant)?;
                 let owner = memory.owning(&owner, args.memory_id)?;
-                let record = memory.update(&owner, args.memory_id, &args.text).await?;
+                let metadata = metadata("metadata", args.metadata)?;
+                let record = memory
+                    .update(&owner, args.memory_id, &args.text, metadata.as_ref())
+                    .await?;
                 Ok(memory_json(&ids, &record))
             }
             .await,

@@ -16,6 +16,7 @@ Accepted::
       "custom_instructions": str, "version": str,
       "history_db_path": str (accepted, unused: history lives in the engine directory),
       "reranker": None,
+      "async_mode": bool (memorybench's, not mem0's: the default of add(async_mode=...)),
     }
 """
 
@@ -27,7 +28,7 @@ from typing import Any, Dict, Optional, Tuple
 
 TOP_KEYS = (
     "vector_store", "llm", "embedder", "history_db_path", "reranker", "version",
-    "custom_instructions",
+    "custom_instructions", "async_mode",
 )
 STORE_KEYS = ("path", "collection_name", "embedding_model_dims", "on_disk")
 QDRANT_REMOTE_KEYS = ("host", "port", "url", "api_key", "client", "https")
@@ -107,7 +108,8 @@ class MemoryConfig:
     """A checked configuration (what ``Memory(config)`` takes; ``Memory.from_config(dict)``
     builds one). Attributes: ``path`` (engine directory, None for a temporary one),
     ``collection_name``, ``dims`` (None: the embedder's), ``llm`` and ``embedder`` (each
-    ``(provider, settings)``), ``custom_instructions``, ``version``."""
+    ``(provider, settings)``), ``custom_instructions``, ``version``, ``async_mode``
+    (memorybench's own key, not mem0's: whether ``add`` queues by default)."""
 
     def __init__(self, **sections: Any) -> None:
         _refuse_unknown(sections, TOP_KEYS, "the memory configuration")
@@ -119,6 +121,10 @@ class MemoryConfig:
             raise ValueError("custom_instructions must be a string")
         if sections.get("reranker") is not None:
             raise ValueError("reranker is not supported by memorybench.mem0 (give None)")
+        self.async_mode = sections.get("async_mode", False)
+        if not isinstance(self.async_mode, bool):
+            raise ValueError(f"async_mode (memorybench's, not mem0's) must be True or False, got "
+                             f"{self.async_mode!r}")
         history = sections.get("history_db_path")
         if history is not None and not isinstance(history, (str, os.PathLike)):
             raise ValueError("history_db_path must be a path string")

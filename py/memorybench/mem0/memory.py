@@ -4,6 +4,10 @@ Same methods, keyword-only arguments, defaults, return shapes (key order include
 errors and quirks as mem0's (see docs/python.md, "mem0 drop-in", and docs/parity.md for the
 measured differences). Memory ids come from :func:`new_id` (a module-level function, so a test
 can replace it to draw seeded ids, as the differential does for mem0's ``uuid``).
+
+``add(..., async_mode=True)`` (or ``"async_mode": True`` in the configuration) is
+memorybench's addition: the add is queued durably and run by a background worker (see
+:mod:`memorybench.mem0.background`); :meth:`Memory.wait` and :meth:`Memory.event` follow it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional
 
 from . import validate
+from .background import Background, Seal, check_queueable
 from .config import MemoryConfig
 from .errors import LLMError, ValidationError
 from .extraction import (
@@ -91,9 +96,16 @@ class Memory(Reads):
             self.embedding_model.identity,
         )
         self._lock = threading.RLock()
+        self.async_mode = config.async_mode
+        try:  # last: it starts processing what a previous process left queued
+            self._background = Background(self._store, self._lock, self._run_queued)
+        except BaseException:
+            self._store.close()
+            raise
 
     @classmethod
     def from_config(cls, config_dict: Dict[str, Any]) -> "Memory":
+        """A Memory from mem0's configuration dict (see :mod:`memorybench.mem0.config`)."""
         if not isinstance(config_dict, dict):
             raise TypeError("from_config takes the configuration dict")
         return cls(MemoryConfig(**config_dict))
@@ -104,17 +116,27 @@ class Memory(Reads):
             run_id: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None,
             timestamp: Optional[Any] = None, expiration_date: Optional[Any] = None,
             infer: bool = True, memory_type: Optional[str] = None,
-            prompt: Optional[str] = None):
+            prompt: Optional[str] = None, async_mode: Optional[bool] = None):
         """Stores memories from ``messages`` (a str, a message dict or a list of them) in the
         scope of the given ids (one at least). ``infer=False`` stores each non-system message
         as it is; ``infer=True`` asks the language model for facts (one call) and stores the
         ones not already stored word for word. Returns ``{"results": [{"id", "memory",
-        "event": "ADD", ...}]}``."""
+        "event": "ADD", ...}]}``. ``async_mode=True`` (memorybench's; None: the
+        configuration's ``async_mode``, False unless set) checks the arguments, queues the add
+        durably and returns ``{"results": [{"message", "status": "PENDING", "event_id"}]}``
+        at once; :meth:`wait` and :meth:`event` follow it."""
         return self._add(messages, user_id, agent_id, run_id, metadata, timestamp,
-                         expiration_date, infer, memory_type, prompt, None)
+                         expiration_date, infer, memory_type, prompt, None, async_mode)
 
     def _add(self, messages, user_id, agent_id, run_id, metadata, timestamp, expiration_date,
-             infer, memory_type, prompt, llm):
+             infer, memory_type, prompt, llm, async_mode=None, seal: Optional[Seal] = None):
+        if async_mode is None:
+            async_mode = self.async_mode
+        elif not isinstance(async_mode, bool):
+            raise TypeError(f"async_mode must be True, False or None, got {async_mode!r}")
+        if async_mode and llm is not None:
+            raise ValueError("llm= cannot be used with async_mode: a queued add is stored, and "
+                             "a chat model object cannot be")
         if timestamp is not None:
             raise ValueError("The timestamp parameter is not supported by the OSS Memory SDK.")
         expiry = validate.expiration(expiration_date)
@@ -136,12 +158,25 @@ class Memory(Reads):
         for i, message in enumerate(messages):
             if isinstance(message, dict) and isinstance(message.get("content"), str):
                 validate.text(message["content"], f"messages[{i}].content")
-        if agent_id is not None and memory_type == PROCEDURAL:
-            return self._procedural(messages, base, prompt, llm)
+        procedural = agent_id is not None and memory_type == PROCEDURAL
+        if async_mode:
+            check_queueable(messages, procedural=procedural, infer=infer)
+            return self._background.submit({
+                "messages": messages, **{k: scope.get(k) for k in validate.SCOPE_KEYS},
+                "metadata": metadata, "expiration_date": expiry, "infer": bool(infer),
+                "memory_type": memory_type, "prompt": prompt,
+            })
+        if procedural:
+            return self._procedural(messages, base, prompt, llm, seal)
         messages = validate.text_messages(messages)
         if not infer:
-            return {"results": self._add_raw(messages, base)}
-        return {"results": self._add_inferred(messages, base, scope, prompt)}
+            return {"results": self._add_raw(messages, base, seal)}
+        return {"results": self._add_inferred(messages, base, scope, prompt, seal)}
+
+    def _run_queued(self, request: Dict[str, Any], seal: Seal) -> None:
+        """Runs a queued add (``request``: its arguments) as a synchronous add, ``seal``
+        adding the queue bookkeeping to its write."""
+        self._add(**request, timestamp=None, llm=None, async_mode=False, seal=seal)
 
     def _payload(self, text: str, meta: Dict[str, Any], created_at: Optional[str] = None):
         payload = deepcopy(meta)
@@ -152,7 +187,8 @@ class Memory(Reads):
         payload["updated_at"] = payload["created_at"]
         return payload
 
-    def _add_raw(self, messages: List[Dict[str, Any]], base: Dict[str, Any]) -> List[dict]:
+    def _add_raw(self, messages: List[Dict[str, Any]], base: Dict[str, Any],
+                 seal: Optional[Seal]) -> List[dict]:
         writes, results = Writes(), []
         for i, message in enumerate(messages):
             role, content = message.get("role"), message.get("content")
@@ -177,11 +213,20 @@ class Memory(Reads):
             ))
             results.append({"id": memory_id, "memory": content, "event": "ADD",
                             "actor_id": name if name else None, "role": role})
-        with self._lock:
-            self._store.apply(writes)
+        self._commit(writes, results, seal)
         return results
 
-    def _add_inferred(self, messages, base, scope, prompt) -> List[dict]:
+    def _commit(self, writes: Writes, results: List[dict], seal: Optional[Seal],
+                session: Optional[str] = None, messages: Optional[List[dict]] = None) -> None:
+        """Applies an add's writes (with the call's messages, for infer=True) in one batch."""
+        with self._lock:
+            if session is not None:
+                self._store.save_messages(writes, session, messages)
+            if seal is not None:
+                seal(writes, results)
+            self._store.apply(writes)
+
+    def _add_inferred(self, messages, base, scope, prompt, seal) -> List[dict]:
         session = _session_scope(scope)
         last = [row for _, row in self._store.window(session)]
         new_messages = transcript(messages)
@@ -225,12 +270,10 @@ class Memory(Reads):
             writes.history(_history_row(memory_id, None, text, "ADD",
                                         created_at=payload["created_at"]))
             results.append({"id": memory_id, "memory": text, "event": "ADD"})
-        with self._lock:
-            self._store.save_messages(writes, session, messages)
-            self._store.apply(writes)
+        self._commit(writes, results, seal, session, messages)
         return results
 
-    def _procedural(self, messages, base, prompt, llm) -> Dict[str, Any]:
+    def _procedural(self, messages, base, prompt, llm, seal) -> Dict[str, Any]:
         request = [{"role": "system", "content": prompt or PROCEDURAL_SYSTEM_PROMPT}, *messages,
                    {"role": "user", "content": PROCEDURAL_REQUEST}]
         if llm is not None:  # a LangChain chat model (AsyncMemory.add(llm=...))
@@ -250,9 +293,9 @@ class Memory(Reads):
         writes.history(_history_row(memory_id, None, summary, "ADD",
                                     created_at=payload["created_at"],
                                     updated_at=payload["updated_at"]))
-        with self._lock:
-            self._store.apply(writes)
-        return {"results": [{"id": memory_id, "memory": summary, "event": "ADD"}]}
+        results = [{"id": memory_id, "memory": summary, "event": "ADD"}]
+        self._commit(writes, results, seal)
+        return {"results": results}
 
     # -- changes --------------------------------------------------------------------------------
 
@@ -343,7 +386,8 @@ class Memory(Reads):
                 "At least one filter is required to delete all memories. If you want to delete "
                 "all memories, use the `reset()` method."
             )
-        with self._lock:
+        self._background.wait()  # what was queued before this call is deleted too
+        with self._background.exclusive(), self._lock:
             writes = Writes()
             for memory_id, payload, record_id in self._store.memories(scope):
                 self._delete_into(writes, memory_id, record_id, payload)
@@ -351,12 +395,32 @@ class Memory(Reads):
         return {"message": "Memories deleted successfully!"}
 
     def reset(self):
-        """Deletes every memory, history row and stored message of the collection."""
-        with self._lock:
-            self._store.reset()
+        """Deletes every memory, history row and stored message of the collection, and the
+        queued background adds (recorded as FAILED, cancelled), after the one running."""
+        with self._background.exclusive(), self._lock:
+            self._background.reset(self._store.reset)
+
+    # -- background adds (memorybench's) --------------------------------------------------------
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until every background add queued before the call has run: True, or False
+        when ``timeout`` seconds passed first (or the memory was closed). Raises
+        ``RuntimeError`` if the worker stopped because it could not write to the engine."""
+        return self._background.wait(timeout)
+
+    def event(self, event_id: str) -> Optional[Dict[str, Any]]:
+        """The outcome of a background add by its ``event_id``: ``{"event_id", "status":
+        "PENDING"}``, ``{..., "status": "SUCCEEDED", "results": [...]}`` (what a synchronous
+        add returns under "results") or ``{..., "status": "FAILED", "error", "request"}``
+        (``add(**request)`` resubmits it); None when unknown (never issued here, older than
+        the newest 1 000 outcomes, or from before a ``reset()``)."""
+        return self._background.event(event_id)
 
     def close(self):
-        """Closes the engine (and deletes a ``:memory:`` store's temporary directory)."""
+        """Stops the background worker after the add it is running (what is still queued
+        stays on disk for the next open), then closes the engine (and deletes a
+        ``:memory:`` store's temporary directory)."""
+        self._background.stop()
         self._store.close()
 
     def __enter__(self):
@@ -367,4 +431,5 @@ class Memory(Reads):
         return False
 
     def chat(self, query):
+        """Not implemented, as in mem0."""
         raise NotImplementedError("Chat function not implemented yet.")

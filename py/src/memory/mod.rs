@@ -1,15 +1,16 @@
 //! `memorybench.Memory`: any memory system of the registry (the hybrid best-mode memory by
 //! default, Mem0, MemoryOS, the BM25 and embedding baselines) on an open engine, driven from
-//! Python: add dialogs or dated conversations, search, and for Mem0 read the history.
+//! Python: add dialogs (with metadata) or dated conversations, search (with mem0's filters),
+//! get, list, update and delete memories by their record ids, and for Mem0 read the history.
+
+mod convert;
 
 use std::sync::{Arc, RwLock};
 
-use mb_baselines::mem0::Mem0;
-use mb_baselines::{MemoryContext, MemorySystem, Retrieved, TrainingDialog};
-use mb_core::Lang;
-use mb_datasets::corpus::{Conversation, Session, Turn};
+use mb_baselines::curation::{self, RecordIndex};
+use mb_baselines::{MemoryContext, MemoryError, MemorySystem, TrainingDialog};
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
+use mb_engine::RecordId;
 use mb_llm::LocalServer;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -20,6 +21,14 @@ use crate::engine::PyEngine;
 use crate::errors::{PyResultOf, Raised};
 use crate::models::{open_models, PackagedLocal};
 use crate::runtime::runtime;
+pub use convert::Found;
+use convert::{
+    conversation, dialog_messages, filter_arg, history_event, metadata_arg, parse_lang,
+    record_dict, SessionArg,
+};
+
+/// Most memories one `get_all` page holds.
+const MAX_PAGE: usize = 10_000;
 
 /// State key numbering the dialogs added from Python, so each gets its own unit ids.
 const NEXT_DIALOG: &str = "python/next_dialog";
@@ -31,13 +40,11 @@ pub struct PyMemory {
     system: String,
 }
 
-/// What an open memory holds: the system, and the model server it started (if any), which
-/// stops when the memory is closed.
+/// What an open memory holds: the system, its records by the system's unit ids, and the model
+/// server it started (if any), which stops when the memory is closed.
 struct Opened {
     system: Box<dyn MemorySystem>,
-    /// A second handle on the same Mem0 memory (it keeps everything in the engine), for the
-    /// history only Mem0 has; `system` does the memorizing and retrieving.
-    mem0: Option<Mem0>,
+    index: RecordIndex,
     _server: Option<LocalServer>,
 }
 
@@ -56,7 +63,7 @@ impl PyMemory {
     fn run<T: Send>(
         &self,
         py: Python<'_>,
-        work: impl FnOnce(&Opened, &Runtime) -> Result<T, mb_baselines::MemoryError> + Send,
+        work: impl FnOnce(&Opened, &Runtime) -> Result<T, MemoryError> + Send,
     ) -> PyResult<T> {
         let opened = self.opened()?;
         let runtime = runtime()?;
@@ -114,13 +121,9 @@ impl PyMemory {
                 settings: system_settings,
                 date: date.unwrap_or_else(mb_core::clock::utc_date),
             };
-            let mem0 = match spec.name {
-                "mem0" => Some(Mem0::new(context.clone())?),
-                _ => None,
-            };
             Ok(Opened {
                 system: spec.build(context)?,
-                mem0,
+                index: RecordIndex::default(),
                 _server: models.server,
             })
         })?;
@@ -136,20 +139,22 @@ impl PyMemory {
         &self.system
     }
 
-    /// Memorizes one dialog: a list of `{"role": "user"|"assistant"|"system", "content": str}`.
-    /// Returns Mem0's history events this dialog caused (other systems keep no history: []).
+    /// Memorizes one dialog: a list of `{"role": "user"|"assistant"|"system", "content": str}`;
+    /// every memory made of it carries `metadata` (a JSON-able dict, at most 16 KiB) for
+    /// `search`'s and `get_all`'s `filters`. Returns Mem0's history events this dialog caused
+    /// (other systems keep no history: []).
+    #[pyo3(signature = (messages, *, metadata=None))]
     fn add<'py>(
         &self,
         py: Python<'py>,
         messages: &Bound<'py, PyAny>,
+        metadata: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let messages = dialog_messages(py, messages)?;
+        let metadata = metadata_arg(py, metadata, "metadata")?;
         let events = self.run(py, |opened, runtime| {
             let context = opened.system.context();
-            let before = match &opened.mem0 {
-                Some(mem0) => mem0.history()?.len(),
-                None => 0,
-            };
+            let before = opened.system.history()?.map_or(0, |h| h.len());
             let number: u64 = context
                 .engine
                 .get_state(&context.namespace, NEXT_DIALOG)?
@@ -162,17 +167,13 @@ impl PyMemory {
                 dataset: "python",
                 lang: context.lang,
                 messages: &messages,
+                metadata: metadata.as_ref(),
             };
             runtime.block_on(opened.system.memorize_dialog(dialog))?;
-            match &opened.mem0 {
-                Some(mem0) => Ok(mem0.history()?.split_off(before)),
-                None => Ok(Vec::new()),
-            }
+            let mut events = opened.system.history()?.unwrap_or_default();
+            Ok(events.split_off(before.min(events.len())))
         })?;
-        events
-            .iter()
-            .map(|event| history_event(py, event))
-            .collect()
+        self.events_with_ids(py, events)
     }
 
     /// Memorizes a multi-session conversation: `sessions` is a list of
@@ -197,30 +198,142 @@ impl PyMemory {
     }
 
     /// The memories most relevant to `query`, best first (`k` defaults to the system's
-    /// `retrieve_k`).
-    #[pyo3(signature = (query, k=None))]
-    fn search(&self, py: Python<'_>, query: String, k: Option<usize>) -> PyResult<Vec<Found>> {
+    /// `retrieve_k`), keeping only those whose metadata match `filters` (mem0's filter
+    /// language: `{"key": value}`, `{"key": [a, b]}`, `{"key": {"gte": 3}}`, dates, `AND`,
+    /// `OR`, `NOT`).
+    #[pyo3(signature = (query, k=None, *, filters=None))]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: String,
+        k: Option<usize>,
+        filters: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Found>> {
+        let filter = filter_arg(py, filters, "filters")?;
         let found = self.run(py, |opened, runtime| {
             let context = opened.system.context();
             let k = k.unwrap_or(context.settings.retrieve_k());
-            runtime.block_on(opened.system.retrieve(&query, context.lang, k))
+            mb_baselines::check_retrieve_k(k)
+                .map_err(|e| MemoryError::BadInput(format!("k: {e}")))?;
+            runtime.block_on(curation::search(
+                &*opened.system,
+                &opened.index,
+                &query,
+                context.lang,
+                k,
+                filter.as_ref(),
+            ))
         })?;
-        Ok(found.into_iter().map(Found::from).collect())
+        found.into_iter().map(|f| Found::new(py, f)).collect()
     }
 
-    /// Mem0's log of memory changes (ADD, UPDATE, DELETE) in order; other systems raise.
-    fn history<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let events = self.run(py, |opened, _| match &opened.mem0 {
-            Some(mem0) => mem0.history(),
-            None => Err(mb_baselines::MemoryError::Config(format!(
-                "{} keeps no history (only mem0 does)",
-                opened.system.context().namespace
-            ))),
+    /// One memory by its id (as `search`, `get_all` and `history` give it): a dict with `id`,
+    /// `text`, `metadata`, `doc_id` and `created_at_ms`; `None` when there is none.
+    fn get<'py>(&self, py: Python<'py>, id: u64) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let record = self.run(py, |opened, _| {
+            let context = opened.system.context();
+            Ok(context.engine.get(&context.namespace, RecordId(id))?)
         })?;
-        events
+        record.map(|r| record_dict(py, &r)).transpose()
+    }
+
+    /// The memories in the order they were stored, one page at a time: at most `limit`
+    /// (1 to 10 000) stored after the memory `after` (the `next` of the previous page), whose
+    /// metadata match `filters`. Returns `{"memories": [...], "next": id or None}`.
+    #[pyo3(signature = (*, limit=100, after=None, filters=None))]
+    fn get_all<'py>(
+        &self,
+        py: Python<'py>,
+        limit: usize,
+        after: Option<u64>,
+        filters: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if !(1..=MAX_PAGE).contains(&limit) {
+            return Err(Raised::new(
+                "InvalidInputError",
+                format!("limit: {limit} is out of range 1..={MAX_PAGE}"),
+            )
+            .into());
+        }
+        let filter = filter_arg(py, filters, "filters")?;
+        let (records, more) = self.run(py, |opened, _| {
+            let context = opened.system.context();
+            let from = RecordId(after.unwrap_or(0));
+            let mut page = Vec::new();
+            for record in context.engine.records_after(&context.namespace, from)? {
+                let record = record?;
+                let keep = filter
+                    .as_ref()
+                    .is_none_or(|f| f.matches(&curation::Metadata::of(&record)));
+                if keep && page.len() == limit {
+                    return Ok((page, true));
+                }
+                if keep {
+                    page.push(record);
+                }
+            }
+            Ok((page, false))
+        })?;
+        let out = PyDict::new(py);
+        let memories = records
             .iter()
-            .map(|event| history_event(py, event))
-            .collect()
+            .map(|r| record_dict(py, r))
+            .collect::<PyResult<Vec<_>>>()?;
+        out.set_item("memories", memories)?;
+        out.set_item("next", records.last().filter(|_| more).map(|r| r.id.0))?;
+        Ok(out)
+    }
+
+    /// Replaces the text of memory `id` (embedded again when the system embeds), keeping its id
+    /// and creation time; `metadata` replaces its metadata (none keeps it). Mem0 logs an
+    /// `UPDATE`. Returns the memory as `get` does; raises `RecordNotFoundError` when there is
+    /// none.
+    #[pyo3(signature = (id, text, *, metadata=None))]
+    fn update<'py>(
+        &self,
+        py: Python<'py>,
+        id: u64,
+        text: String,
+        metadata: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if text.trim().is_empty() {
+            return Err(Raised::new("InvalidInputError", "text: must not be empty").into());
+        }
+        let metadata = metadata_arg(py, metadata, "metadata")?;
+        let record = self.run(py, |opened, runtime| {
+            runtime.block_on(curation::update(
+                &*opened.system,
+                RecordId(id),
+                &text,
+                metadata.as_ref(),
+            ))
+        })?;
+        match record {
+            Some(record) => record_dict(py, &record),
+            None => Err(not_found(id).into()),
+        }
+    }
+
+    /// Deletes memory `id`; False when there was none. Mem0 logs a `DELETE`.
+    fn delete(&self, py: Python<'_>, id: u64) -> PyResult<bool> {
+        let deleted = self.run(py, |opened, _| {
+            curation::delete(&*opened.system, RecordId(id))
+        })?;
+        Ok(deleted.is_some())
+    }
+
+    /// Mem0's log of memory changes (ADD, UPDATE, DELETE) in order, each event with the `id`
+    /// of the memory it is about (as `get` takes it); other systems raise.
+    fn history<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let events = self.run(py, |opened, _| {
+            opened.system.history()?.ok_or_else(|| {
+                MemoryError::Config(format!(
+                    "{} keeps no history (only mem0 does)",
+                    opened.system.context().namespace
+                ))
+            })
+        })?;
+        self.events_with_ids(py, events)
     }
 
     /// Items stored, bytes of text, and model operations spent so far.
@@ -279,114 +392,28 @@ impl PyMemory {
     }
 }
 
-/// One retrieved memory unit.
-#[pyclass(frozen, get_all, name = "Found", module = "memorybench._native")]
-pub struct Found {
-    /// The unit's id in its memory.
-    pub doc_id: String,
-    /// Retrieval score (higher is better).
-    pub score: f32,
-    /// The text put into a prompt.
-    pub text: String,
-    /// The conversation turns (dia ids) it covers, when known.
-    pub turns: Vec<String>,
-}
-
-#[pymethods]
-impl Found {
-    fn __repr__(&self) -> String {
-        format!(
-            "Found(doc_id={:?}, score={:.4}, text={:?})",
-            self.doc_id, self.score, self.text
-        )
+impl PyMemory {
+    /// History events as dicts, each with the record id of its memory: the one the event
+    /// names (updates and deletes), else the one its unit id maps to now.
+    fn events_with_ids<'py>(
+        &self,
+        py: Python<'py>,
+        events: Vec<mb_baselines::mem0::HistoryEvent>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let ids = self.run(py, |opened, _| {
+            let context = opened.system.context();
+            opened
+                .index
+                .history_records(&context.engine, &context.namespace, &events)
+        })?;
+        events
+            .iter()
+            .zip(ids)
+            .map(|(event, id)| history_event(py, id.map(|id| id.0), event))
+            .collect()
     }
 }
 
-impl From<Retrieved> for Found {
-    fn from(found: Retrieved) -> Found {
-        Found {
-            doc_id: found.doc_id,
-            score: found.score,
-            text: found.text,
-            turns: found.turns,
-        }
-    }
-}
-
-/// A session of `add_conversation`.
-#[derive(FromPyObject)]
-pub struct SessionArg {
-    #[pyo3(item)]
-    date: String,
-    #[pyo3(item)]
-    turns: Vec<(String, String)>,
-}
-
-fn conversation(sessions: Vec<SessionArg>, speakers: Option<(String, String)>) -> Conversation {
-    let (speaker_a, speaker_b) = match speakers {
-        Some((a, b)) => (Some(a), Some(b)),
-        None => (None, None),
-    };
-    Conversation {
-        speaker_a,
-        speaker_b,
-        sessions: sessions
-            .into_iter()
-            .enumerate()
-            .map(|(s, session)| Session {
-                date_time: session.date,
-                turns: session
-                    .turns
-                    .into_iter()
-                    .enumerate()
-                    .map(|(t, (speaker, text))| Turn {
-                        speaker,
-                        dia_id: format!("D{}:{}", s + 1, t + 1),
-                        text,
-                    })
-                    .collect(),
-            })
-            .collect(),
-    }
-}
-
-/// Python's messages as dialog messages; a malformed one raises naming its index and field.
-fn dialog_messages(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Vec<DialogMessage>> {
-    let value = crate::json::to_value(py, messages)?;
-    let serde_json::Value::Array(items) = value else {
-        return Err(Raised::new("InvalidInputError", "messages must be a list of dicts").into());
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| {
-            serde_json::from_value(item).map_err(|e| {
-                Raised::new(
-                    "InvalidInputError",
-                    format!("messages[{i}]: {e} (expected {{\"role\": ..., \"content\": ...}})"),
-                )
-                .into()
-            })
-        })
-        .collect()
-}
-
-fn history_event<'py>(
-    py: Python<'py>,
-    event: &mb_baselines::mem0::HistoryEvent,
-) -> PyResult<Bound<'py, PyDict>> {
-    let value = serde_json::to_value(event)
-        .map_err(|e| Raised::new("MemoryBenchError", format!("history event: {e}")))?;
-    Ok(crate::json::to_python(py, &value)?.cast_into::<PyDict>()?)
-}
-
-fn parse_lang(lang: &str) -> PyResultOf<Lang> {
-    match lang {
-        "en" => Ok(Lang::En),
-        "zh" => Ok(Lang::Zh),
-        other => Err(Raised::new(
-            "InvalidInputError",
-            format!("unknown lang {other:?}: expected \"en\" or \"zh\""),
-        )),
-    }
+fn not_found(id: u64) -> Raised {
+    Raised::new("RecordNotFoundError", format!("memory {id} not found"))
 }
