@@ -167,6 +167,25 @@ fn metadata_travels_with_memories_and_filters_select_by_it() {
         .filter(|m| m["metadata"]["topic"] == "travel")
         .count();
     assert_eq!(tagged, 1, "{listed}");
+    // A filtered listing pages through the matching memories only.
+    let page = |cursor: Value| {
+        let mut arguments = json!({"user_id": "u1", "limit": 1, "filters": {"n": {"in": [3, 7]}}});
+        if !cursor.is_null() {
+            arguments["cursor"] = cursor;
+        }
+        arguments
+    };
+    let first = ok(server.call("list_memories", page(Value::Null)));
+    assert_eq!(
+        first["memories"][0]["metadata"]["topic"], "travel",
+        "{first}"
+    );
+    assert!(first["next_cursor"].is_null(), "{first}");
+    let none = ok(server.call(
+        "list_memories",
+        json!({"user_id": "u1", "filters": {"topic": "sport"}}),
+    ));
+    assert_eq!(none["memories"], json!([]), "{none}");
     only(found(&mut server, json!({"topic": "travel"})), "Lima");
 }
 

@@ -462,7 +462,7 @@ fn every_memory_tool_is_documented_and_its_example_runs() {
             ran.push(tool.clone());
         }
     }
-    // Nine tools; the listing twice (its first page, then the next), the add, search and
-    // update also with metadata or filters.
-    assert_eq!(ran.len(), 13, "{ran:?}");
+    // Nine tools; the listing twice (its first page, then the next), the add, search, listing
+    // and update also with metadata or filters.
+    assert_eq!(ran.len(), 14, "{ran:?}");
 }

@@ -8,4 +8,5 @@ pub mod ingest;
 pub mod messages;
 pub mod queue;
 pub mod service;
+pub mod tool_args;
 pub mod tools;

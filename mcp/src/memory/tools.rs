@@ -7,129 +7,20 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::args;
 use crate::error::McpError;
 use crate::limits;
 use crate::memory::ids::MemoryIds;
-use crate::memory::messages::{MessageRole, MessagesArg};
+use crate::memory::messages::MessageRole;
 use crate::memory::service::Owner;
+use crate::memory::tool_args::{
+    AddArgs, ListArgs, MemoryIdArgs, OwnerArgs, SearchArgs, UpdateArgs, UserArgs,
+};
 use crate::server::Server;
 use crate::tenant::{check_name, Tenant};
 use mb_baselines::curation::{Metadata, MetadataFilter, METADATA};
-
-/// Whose memory: a user, and optionally an agent whose memory of the user is kept apart.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OwnerArgs {
-    /// The user (1 to 128 bytes: letters, digits, `_`, `-`, `.`, `@`).
-    pub user_id: String,
-    /// The agent, when its memory is kept apart from the user's shared one.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-/// Arguments of `add_memory`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AddArgs {
-    /// The user (1 to 128 bytes: letters, digits, `_`, `-`, `.`, `@`).
-    pub user_id: String,
-    /// The agent, when its memory is kept apart from the user's shared one.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The dialog to remember, in order (1 to 200 messages), or a plain string: one message
-    /// from the user.
-    pub messages: MessagesArg,
-    /// Wait until the dialog is memorized and return the memories made of it (default: return
-    /// as soon as it is queued durably; it is searchable at once as `pending`).
-    #[serde(default)]
-    pub wait: bool,
-    /// Attached to every memory made of the dialog (a JSON object, at most 16 KiB), for
-    /// `filters` to select by.
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-}
-
-/// Arguments of `search_memories`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchArgs {
-    /// The user.
-    pub user_id: String,
-    /// The agent, when its memory is kept apart.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// What to look for.
-    pub query: String,
-    /// How many memories to return (1 to 100; default: the system's retrieve_k).
-    #[serde(default)]
-    pub limit: Option<u32>,
-    /// Keep only memories whose metadata match, in mem0's filter language: `{"key": value}`
-    /// (exact), `{"key": [a, b]}` (any), `{"key": {"gte": 3, "lt": "2025-01-01"}}` (ranges on
-    /// numbers and ISO dates), `eq ne in nin contains icontains`, and `AND`/`OR`/`NOT` lists.
-    #[serde(default)]
-    pub filters: Option<Map<String, Value>>,
-}
-
-/// Arguments naming one memory.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MemoryIdArgs {
-    /// The user.
-    pub user_id: String,
-    /// The agent, when its memory is kept apart.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The memory's id (as `add_memory`, `list_memories` or `search_memories` return it).
-    pub memory_id: u64,
-}
-
-/// Arguments of `list_memories`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListArgs {
-    /// The user.
-    pub user_id: String,
-    /// The agent, when its memory is kept apart.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The `next_cursor` of the previous page; none for the first page.
-    #[serde(default)]
-    pub cursor: Option<u64>,
-    /// Page size (1 to 100, default 20).
-    #[serde(default)]
-    pub limit: Option<u32>,
-}
-
-/// Arguments of `update_memory`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateArgs {
-    /// The user.
-    pub user_id: String,
-    /// The agent, when its memory is kept apart.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The memory's id.
-    pub memory_id: u64,
-    /// Its new text.
-    pub text: String,
-    /// Its new metadata (replacing what it had); none keeps it.
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-}
-
-/// Arguments of `delete_all_memories`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UserArgs {
-    /// The user whose memories (and their agents' memories of them) are all deleted.
-    pub user_id: String,
-}
 
 fn owner(tenant: Tenant, user_id: &str, agent_id: &Option<String>) -> Result<Owner, McpError> {
     check_name("user_id", user_id)?;
@@ -172,6 +63,15 @@ fn metadata(field: &str, value: Option<Map<String, Value>>) -> Result<Option<Met
         .map(|v| Metadata::new(Value::Object(v), field))
         .transpose()
         .map_err(|e| McpError::invalid(field, e.to_string()))
+}
+
+/// The compiled `filters` argument.
+fn filter(filters: Option<Map<String, Value>>) -> Result<Option<MetadataFilter>, McpError> {
+    match filters {
+        Some(filters) => MetadataFilter::compile(&Value::Object(filters), "filters")
+            .map_err(|e| McpError::invalid("filters", e.to_string())),
+        None => Ok(None),
+    }
 }
 
 fn reply(outcome: Result<Value, McpError>) -> CallToolResult {
@@ -270,11 +170,7 @@ impl Server {
             let memory = self.memory()?;
             let ids = memory.ids(&owner.tenant)?;
             let k = page_size("limit", args.limit, memory.retrieve_k())?;
-            let filter = match args.filters {
-                Some(filters) => MetadataFilter::compile(&Value::Object(filters), "filters")
-                    .map_err(|e| McpError::invalid("filters", e.to_string()))?,
-                None => None,
-            };
+            let filter = filter(args.filters)?;
             // The queue first: a worker memorizes a dialog before it leaves the queue, so a
             // dialog applied between the two searches is found by the second (searching the
             // memories first could miss it in both).
@@ -318,7 +214,7 @@ impl Server {
     }
 
     #[tool(
-        description = "List a user's memories in the order they were stored, one page at a time: pass the returned next_cursor to get the next page.",
+        description = "List a user's memories in the order they were stored, one page at a time: pass the returned next_cursor to get the next page. With filters, only memories whose metadata match.",
         input_schema = args::schema::<ListArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -333,7 +229,8 @@ impl Server {
             let limit = page_size("limit", args.limit, limits::DEFAULT_PAGE)?;
             let memory = self.memory()?;
             let ids = memory.ids(&owner.tenant)?;
-            let (records, more) = memory.list(&owner, args.cursor, limit)?;
+            let filter = filter(args.filters)?;
+            let (records, more) = memory.list(&owner, args.cursor, limit, filter.as_ref())?;
             let next = records.last().filter(|_| more).map(|r| ids.shown(r.id));
             let memories: Vec<Value> = records.iter().map(|r| memory_json(&ids, r)).collect();
             Ok(json!({ "memories": memories, "next_cursor": next }))
