@@ -55,7 +55,7 @@ pub struct TrainingDialog<'a> {
     pub messages: &'a [DialogMessage],
     /// What the caller attaches to every memory this dialog adds or rewrites (the memory
     /// tools' and Python's `metadata`); `None` for benchmark rows.
-    pub metadata: Option<&'a crate::curation::Metadata>,
+    pub metadata: Option<&'a crate::metadata::Metadata>,
 }
 
 /// One retrieved memory.
@@ -206,7 +206,7 @@ pub trait MemorySystem: Send + Sync {
 
     /// The system's log of memory changes, in order, for a system that keeps one (Mem0);
     /// `None` for the others.
-    fn history(&self) -> Result<Option<Vec<crate::mem0::HistoryEvent>>, MemoryError> {
+    fn history(&self) -> Result<Option<Vec<crate::history::HistoryEvent>>, MemoryError> {
         Ok(None)
     }
 

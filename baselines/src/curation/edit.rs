@@ -4,9 +4,9 @@
 
 use mb_engine::{Batch, NewRecord, Record, RecordId};
 
-use super::metadata::Metadata;
 use crate::embedding::embed_text;
 use crate::error::MemoryError;
+use crate::metadata::Metadata;
 use crate::system::MemorySystem;
 
 /// Replaces the text of record `id` of `system`'s memory, keeping its id, creation time and

@@ -1,4 +1,4 @@
-//! mem0's filter language over memories' metadata ([`Metadata`](super::Metadata)), so that a
+//! mem0's filter language over memories' metadata ([`Metadata`](crate::metadata::Metadata)), so that a
 //! search or a listing keeps only the memories whose metadata match.
 //!
 //! A filter is a JSON object, an AND of one condition per key:
@@ -18,8 +18,8 @@
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
-use super::metadata::kind;
 use crate::error::MemoryError;
+use crate::metadata::kind;
 
 /// The most conditions (keys and list items, at every level) a filter may hold.
 pub const MAX_FILTER_CONDITIONS: usize = 256;

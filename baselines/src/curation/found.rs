@@ -12,9 +12,9 @@ use mb_core::Lang;
 use mb_engine::{Engine, Record, RecordId};
 
 use super::filter::MetadataFilter;
-use super::metadata::Metadata;
 use crate::error::MemoryError;
-use crate::mem0::HistoryEvent;
+use crate::history::HistoryEvent;
+use crate::metadata::Metadata;
 use crate::settings::MAX_RETRIEVE_K;
 use crate::system::{MemorySystem, Retrieved};
 

@@ -7,9 +7,8 @@
 mod edit;
 mod filter;
 mod found;
-mod metadata;
 
+pub use crate::metadata::{stamped, Metadata, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, METADATA};
 pub use edit::{delete, update};
 pub use filter::{MetadataFilter, MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH};
 pub use found::{search, Found, RecordIndex};
-pub use metadata::{stamped, Metadata, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, METADATA};

@@ -19,18 +19,19 @@ use mb_embed::Embedder;
 use mb_engine::{Batch, NewRecord, Record, RecordId};
 use mb_llm::{Message, Role};
 use mb_upstream::AnswerOf;
-use serde::{Deserialize, Serialize};
 
 use crate::embedding::{embed_text, embed_texts};
 pub mod ops;
 
 use crate::curation::{Metadata, METADATA};
 use crate::error::MemoryError;
+pub use crate::history::HistoryEvent;
+use crate::history::MemoryEventKind;
 use crate::store::{analyzer, open_embedding_memory, retrieved, stats};
 use crate::system::{
     CorpusMemory, CorpusUnit, MemoryContext, MemoryStats, MemorySystem, Retrieved, TrainingDialog,
 };
-use ops::{DecideMemoryUpdates, ExtractFacts, MemoryEventKind, StoredMemory};
+use ops::{DecideMemoryUpdates, ExtractFacts, StoredMemory};
 
 const DOC_ID: &str = "doc_id";
 const TURNS: &str = "turns";
@@ -42,7 +43,7 @@ fn history_key(n: u64) -> String {
     format!("{HISTORY}{n:012}")
 }
 
-/// The state key of the record history entry `n` is about (see [`HistoryEvent::record`]).
+/// The state key of the record history entry `n` is about ([`HistoryEvent::record`]).
 fn history_record_key(n: u64) -> String {
     format!("history_record/{n:012}")
 }
@@ -58,27 +59,6 @@ fn log(batch: &mut Batch, n: u64, entry: &HistoryEvent) -> Result<(), MemoryErro
 const OPERATIONS: &str = "llm_operations";
 /// Memories shown to the update step per fact (upstream's search limit).
 const PER_FACT: usize = 5;
-
-/// One entry of the history log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HistoryEvent {
-    /// The memory's id (`mem<n>`, kept across updates).
-    pub memory: String,
-    /// `ADD`, `UPDATE` or `DELETE`.
-    pub event: MemoryEventKind,
-    /// Text before the event.
-    pub old_memory: Option<String>,
-    /// Text after it.
-    pub new_memory: Option<String>,
-    /// When it happened (milliseconds since the epoch).
-    pub at_ms: i64,
-    /// The memory's record, when known as the event is logged (updates and deletes; an add's
-    /// record is numbered by the write that logs it), so a deleted memory keeps its id. Kept
-    /// under a key of its own ([`history_record_key`]): entries are stored in a fixed binary
-    /// layout that stores written before it existed must still read.
-    #[serde(skip)]
-    pub record: Option<RecordId>,
-}
 
 /// The Mem0 memory.
 pub struct Mem0 {

@@ -142,19 +142,7 @@ pub struct StoredMemory {
     pub text: String,
 }
 
-/// What to do with one memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum MemoryEventKind {
-    /// Store a new memory.
-    Add,
-    /// Replace a stored memory's text.
-    Update,
-    /// Remove a stored memory.
-    Delete,
-    /// Leave it as it is.
-    None,
-}
+pub use crate::history::MemoryEventKind;
 
 /// One decision of the update step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
