@@ -33,9 +33,13 @@ import os
 import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DIM = int(os.environ.get("STUB_DIM", "64"))
+# Seconds each chat request takes before its reply, standing in for a model's time
+# (benches/mem0_adds.py sets it; the differential leaves it at 0).
+CHAT_SECONDS = 0.0
 LOG = os.environ.get("STUB_LOG", "/tmp/mem0-research/stub-requests.jsonl")
 _lock = threading.Lock()
 TOKEN_RE = re.compile(r"[a-z0-9]+")
@@ -135,6 +139,8 @@ class H(BaseHTTPRequestHandler):
         with _lock:
             with open(LOG, "a") as f:
                 f.write(json.dumps({"path": self.path, "body": body}) + "\n")
+        if not self.path.endswith("/embeddings") and CHAT_SECONDS > 0:
+            time.sleep(CHAT_SECONDS)
         if self.path.endswith("/embeddings"):
             inp = body.get("input")
             if isinstance(inp, str):
