@@ -13,7 +13,6 @@
 //! Mem0 ([`mem0`]) and MemoryOS ([`memoryos`]); beyond upstream, the hybrid memory
 //! ([`hybrid`]).
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod amem;

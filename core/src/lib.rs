@@ -10,7 +10,6 @@
 //! low in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
 //! client or model runtime.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod clock;

@@ -20,7 +20,6 @@
 //! `mb-eval`'s: its judges need the model client and its HTTP stack, which loading data does
 //! not.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod catalog;

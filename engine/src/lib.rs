@@ -30,7 +30,6 @@
 //! # }
 //! ```
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod attributes;

@@ -7,14 +7,13 @@
 //! without them and this crate builds on it.
 //!
 //! An [`Evaluator`] scores one prediction of one row; [`evaluator_for`] picks a dataset's
-//! evaluator from its upstream class and [`evaluate`] scores a dataset's [`Prediction`]s into
+//! evaluator from its upstream class and [`evaluate()`] scores a dataset's [`Prediction`]s into
 //! [`EvaluateDetail`]s. The metrics themselves, computed exactly as upstream computes them
 //! (LoCoMo's F1, METEOR, ROUGE-L, readability, retrieval recall), are in [`metrics`];
 //! [`summarize_run`] computes upstream's normalized summaries, and [`RunFiles`] names the result
 //! files (`predict.json`, `evaluate_details.json`, `summary.json`) with upstream's names and
 //! fields. [`longmemeval`] holds LongMemEval's reading prompt, judge and accuracy.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod evaluate;

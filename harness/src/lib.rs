@@ -16,7 +16,6 @@
 //!   source (`data`, `--data`) and the model roles (`llm_args`, `--llm`), and the crate's
 //!   [`error`] type.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod commands;

@@ -8,7 +8,6 @@
 //! LLM) and `list` (datasets, sets and memory systems). Errors are printed as one line;
 //! `RUST_LOG` controls logging.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 use std::process::ExitCode;

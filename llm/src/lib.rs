@@ -16,7 +16,6 @@
 //! a [`MeteredProvider`] enters every call in a [`Ledger`] under its role and operation, and a
 //! [`LimitedProvider`] sends requests with a role's [`OutputLimits`].
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod anthropic;

@@ -14,7 +14,6 @@
 //! Every argument is parsed from a typed struct (which also gives the tool's input schema) and
 //! bounded ([`limits`]); every failure is a tool error naming what is wrong ([`error`]).
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod args;

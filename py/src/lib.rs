@@ -3,7 +3,6 @@
 //! crates. The pure-Python package around it
 //! (`py/memorybench/`) adds the exception classes and the LangChain vector store.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod bench;

@@ -6,7 +6,6 @@
 //! to pick content words exactly as search sees them. Queries are never parsed as query syntax
 //! here: `AND`, quotes or `field:` are just text.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 use std::sync::OnceLock;

@@ -9,7 +9,6 @@
 //! used. [`Wording`] carries the choice through a run: upstream's words, or the project's
 //! own paraphrase, which results label as not comparable with the paper.
 
-#![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod amem;

@@ -2,7 +2,7 @@
 //! `src/dataset/judge/calc_score.py` `Evaluator.evaluate` computes them, BERTScore excepted
 //! (it needs a BERT model; its two fields stay `None`, "not computed").
 //!
-//! Both texts are cut into reasoning and judgment by upstream's segmenter ([`segment`]); from
+//! Both texts are cut into reasoning and judgment by upstream's segmenter ([`segment()`]); from
 //! each the charges ([`crime`], against upstream's charge lexicon), the months of the sentence
 //! and the yuan of the fines ([`sentence`], numbers read as chinese2digits reads them:
 //! [`numbers`]) and the cited articles ([`law`]) are extracted, then compared ([`scores`]);
