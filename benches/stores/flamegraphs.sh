@@ -35,7 +35,7 @@ done
 [ -d "$data" ] || { echo "flamegraphs.sh: no data at $data: run benches/stores/run.py (prepare.py, stand_in.py) first" >&2; exit 1; }
 
 cd "$root"
-cargo build --release -p mb-engine --example reopen_probe --example delete_probe
+cargo build --release -p mb-stores-bench --bin reopen_probe --bin delete_probe
 cargo build --release -p mb-stores-bench --bin stores_engine
 rm -rf "$work" && mkdir -p "$work"
 
@@ -65,7 +65,7 @@ grep -E "peak heap memory|peak RSS" "$work/heap.txt"
 cp -r "$store" "$work/reopen-store"
 flame reopen "^reopen_probe|^mb-|^rocksdb" \
     "reopen + first vector and text search + close, ${n} records (reopen_probe, 30 rounds)" \
-    bash -c "for i in 1 2 3 4 5 6 7 8 9 10; do target/release/examples/reopen_probe '$work/reopen-store'; done"
+    bash -c "for i in 1 2 3 4 5 6 7 8 9 10; do target/release/reopen_probe '$work/reopen-store'; done"
 
 # Delete by filter: the benchmark's delete (every record of one source), one source after
 # another on a copy of the store (whose `locomo3`, `locomo2` and `locomo4` the benchmark
@@ -74,7 +74,7 @@ flame reopen "^reopen_probe|^mb-|^rocksdb" \
 cp -r "$store" "$work/delete-store"
 flame delete "delete_where|^mb-filter-read|^mb-term-count" \
     "durable delete by filter, one source at a time, ${n} records (delete_probe)" \
-    target/release/examples/delete_probe "$work/delete-store" source \
+    target/release/delete_probe "$work/delete-store" source \
     locomo0 locomo1 locomo5 locomo6 locomo7
 
 [ -z "$tag" ] || { echo "wrote $img/flame-peak-heap$tag.svg, $img/flame-reopen$tag.svg, $img/flame-delete$tag.svg"; exit 0; }

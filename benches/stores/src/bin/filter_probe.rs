@@ -2,7 +2,7 @@
 //! engine directory: the median and slowest of 50 queries, after a warm-up search and a
 //! flush (so the graph and the vectors are loaded). Read-only.
 //!
-//! Usage: `cargo run --release -p mb-engine --example filter_probe -- DIR KEY VALUE
+//! Usage: `cargo run --release -p mb-stores-bench --bin filter_probe -- DIR KEY VALUE
 //! [NAMESPACE SPACE]` (defaults: the stores benchmark's `bench` and `minilm`).
 
 use std::time::{Duration, Instant};

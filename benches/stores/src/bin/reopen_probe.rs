@@ -2,7 +2,7 @@
 //! first text search (which load the namespace's derived state), and close. Small enough to
 //! run under `perf record -g`, which is how the reopen profile in `docs/stores-history.md` was taken.
 //!
-//! Usage: `cargo run --release -p mb-engine --example reopen_probe -- DIR [NAMESPACE SPACE]`
+//! Usage: `cargo run --release -p mb-stores-bench --bin reopen_probe -- DIR [NAMESPACE SPACE]`
 //! (defaults: the stores benchmark's `bench` and `minilm`). With `MB_PROBE_WAIT_FOR_GRAPH=1`
 //! the first round waits for the HNSW graph its search started before closing, so the vector
 //! file written at that close keeps the graph and the later rounds read it back;
