@@ -5,8 +5,10 @@
 //! client that retries a busy server ([`retry`]) and Python literals (upstream stores data as
 //! Python `repr` output and models write them: [`pyliteral`]) and the text of a panic
 //! ([`panic::panic_text`]), whole files read with a size limit ([`files::read_text`]) and the
-//! places a relative asset path is looked for ([`search_roots()`]), and the byte scan that
-//! proves deleted text gone from a store ([`residue`]). Each is defined once, here,
+//! places a relative asset path is looked for ([`search_roots()`]); for tests only (feature
+//! `testing`, which the other crates' dev-dependencies enable), the byte scan that proves
+//! deleted text gone from a store (`residue`) and the data-or-skip rule (`test_data`). Each is
+//! defined once, here,
 //! low in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
 //! client or model runtime.
 
@@ -20,9 +22,11 @@ mod lang;
 mod message;
 pub mod panic;
 pub mod pyliteral;
+#[cfg(feature = "testing")]
 pub mod residue;
 pub mod retry;
 mod search_roots;
+#[cfg(feature = "testing")]
 pub mod test_data;
 mod toml_text;
 
