@@ -3,7 +3,6 @@
 //! This umbrella crate re-exports the workspace crates so that cross-crate integration tests
 //! (`tests/`) and benchmarks (`benches/`) have a package to live in.
 
-
 pub use mb_baselines as baselines;
 pub use mb_core as core;
 pub use mb_datasets as datasets;

@@ -67,6 +67,3 @@ impl McpError {
         CallToolResult::error(vec![ContentBlock::text(self.to_string())])
     }
 }
-
-/// Results of this crate.
-pub type Result<T, E = McpError> = std::result::Result<T, E>;

@@ -58,7 +58,7 @@ fn run(cli: &Cli) -> Result<(), McpError> {
         &cli.memory(),
     )?);
     if let Some(file) = &cli.import_jsonl {
-        match memorybench_mcp::graph::import::import_jsonl(backends.graph(), file)? {
+        match memorybench_mcp::import_jsonl(backends.graph(), file)? {
             Some((entities, relations)) => eprintln!(
                 "memorybench-mcp: imported {entities} entities and {relations} relations from {}",
                 file.display()

@@ -11,5 +11,4 @@ pub mod query;
 pub mod resource;
 pub mod size;
 pub mod store;
-pub mod tools;
 pub mod trigram;

@@ -124,6 +124,7 @@ impl TrigramIndex {
     }
 
     /// How many postings the index holds (one per entity per distinct trigram).
+    #[cfg(test)]
     pub fn postings(&self) -> usize {
         self.postings.values().map(Vec::len).sum()
     }

@@ -9,7 +9,8 @@ use mb_baselines::mem0::HistoryEvent;
 use mb_engine::{Record, RecordId};
 
 use crate::error::McpError;
-use crate::memory::service::{MemoryService, Owner};
+use crate::memory::service::MemoryService;
+use crate::memory::Owner;
 use crate::tenant::Tenant;
 
 /// What deleting a user removed.

@@ -27,7 +27,8 @@ use tokio::sync::oneshot;
 use crate::error::McpError;
 use crate::limits;
 use crate::memory::queue::{Job, Outcome};
-use crate::memory::service::{MemoryService, Owner};
+use crate::memory::service::MemoryService;
+use crate::memory::Owner;
 use crate::tenant::Tenant;
 
 /// Attempts of a job before it is left in the queue as failed.

@@ -6,7 +6,8 @@ pub mod gate;
 pub mod ids;
 pub mod ingest;
 pub mod messages;
+mod owner;
 pub mod queue;
 pub mod service;
-pub mod tool_args;
-pub mod tools;
+
+pub use owner::Owner;

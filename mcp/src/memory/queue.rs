@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use mb_engine::Record;
 use tokio::sync::{oneshot, Notify};
 
-use crate::memory::service::Owner;
+use crate::memory::Owner;
 
 /// One queued dialog.
 #[derive(Debug, Clone)]

@@ -17,6 +17,8 @@ use crate::error::McpError;
 use crate::memory::gate::UserGate;
 use crate::memory::ids::MemoryIds;
 use crate::memory::queue::Scheduler;
+use crate::memory::Owner;
+
 use crate::tenant::Tenant;
 
 /// Most namespaces kept open (each with its system and record index); past it they are
@@ -34,17 +36,6 @@ pub struct MemoryConfig {
     pub llm: String,
     /// Background workers memorizing queued dialogs.
     pub workers: usize,
-}
-
-/// Whose memory a call is about.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Owner {
-    /// The tenant the call is for.
-    pub tenant: Tenant,
-    /// The user.
-    pub user_id: String,
-    /// The agent, when its memory is kept apart from the user's.
-    pub agent_id: Option<String>,
 }
 
 /// One owner's open memory: the system, and its records by the system's unit ids (for naming

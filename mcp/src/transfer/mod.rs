@@ -24,7 +24,7 @@ use std::path::Path;
 
 use mb_engine::{Engine, EngineOptions, ExportEntry, TransferCounts};
 
-use crate::config::TenantCommand;
+use crate::cli::TenantCommand;
 use crate::error::McpError;
 use crate::limits;
 use crate::tenant::Tenant;

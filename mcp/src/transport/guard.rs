@@ -29,9 +29,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::auth::{Authorized, Tokens};
 use crate::limits;
 use crate::tenant::Tenant;
+use crate::tenants_file::{Authorized, Tokens};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 

@@ -16,10 +16,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Tokens;
 use crate::error::McpError;
 use crate::limits;
 use crate::server::{Backends, Server, Transport};
+use crate::tenants_file::Tokens;
 
 /// Serves one session on standard input and output until the client closes it.
 pub async fn serve_stdio(backends: Arc<Backends>) -> Result<(), McpError> {

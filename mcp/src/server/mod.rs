@@ -1,5 +1,11 @@
 //! The MCP server: the knowledge-graph tools and the memory tools on one engine, each call
-//! for one tenant (the local one on stdio; over HTTP the one the guard authenticated).
+//! for one tenant (the local one on stdio; over HTTP the one the guard authenticated). Each set
+//! of tools is a router of its own over [`crate::graph`] and [`crate::memory`]
+//! (`graph_tools`, `memory_tools` with its arguments in `memory_arguments`), joined here.
+
+mod graph_tools;
+mod memory_arguments;
+mod memory_tools;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

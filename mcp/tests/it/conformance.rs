@@ -6,11 +6,9 @@
 //! resources, prompts, completion, logging, sampling, elicitation) that a memory server does not
 //! have; docs/mcp.md lists those and how to run any scenario by hand.
 
-mod support;
-
 use std::process::Command;
 
-use support::{node, npm_file, ours_http};
+use crate::support::{node, npm_file, ours_http};
 
 /// The scenarios a server without the suite's fixtures must pass.
 const SCENARIOS: &[&str] = &[

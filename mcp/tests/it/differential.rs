@@ -3,12 +3,10 @@
 //! and to `memorybench-mcp` give the same results: text, structured content and errors, and
 //! the same tool names, titles, descriptions, annotations and input fields.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::{is_error, node, npm_file, text, StdioClient};
 use serde_json::{json, Value};
-use support::{is_error, node, npm_file, text, StdioClient};
 
 /// The scripted calls: creation with duplicates (within a call and against the graph),
 /// unicode, observations on missing entities, deletes of missing things, searches.

@@ -4,10 +4,8 @@
 //! may replace it; bad metadata or filters are tool errors naming the field. And Mem0's history
 //! names every memory by the id the tools take, a memory deleted before a restart included.
 
-mod support;
-
+use crate::support::{is_error, text, StdioClient};
 use serde_json::{json, Value};
-use support::{is_error, text, StdioClient};
 
 fn ok(result: Value) -> Value {
     assert!(!is_error(&result), "tool error: {result}");

@@ -9,17 +9,17 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer};
 use serde_json::{json, Map, Value};
 
-use crate::args;
 use crate::error::McpError;
 use crate::limits;
 use crate::memory::ids::MemoryIds;
 use crate::memory::messages::MessageRole;
-use crate::memory::service::Owner;
-use crate::memory::tool_args::{
+use crate::memory::Owner;
+use crate::server::memory_arguments::{
     AddArgs, ListArgs, MemoryIdArgs, OwnerArgs, SearchArgs, UpdateArgs, UserArgs,
 };
 use crate::server::Server;
 use crate::tenant::{check_name, Tenant};
+use crate::tool_input;
 use mb_baselines::curation::{Metadata, MetadataFilter, METADATA};
 
 fn owner(tenant: Tenant, user_id: &str, agent_id: &Option<String>) -> Result<Owner, McpError> {
@@ -93,7 +93,7 @@ fn reply(outcome: Result<Value, McpError>) -> CallToolResult {
 impl Server {
     #[tool(
         description = "Remember a dialog for a user (and optionally an agent). Returns once the dialog is queued durably; it is searchable at once (as pending) and the memory system memorizes it in the background. With wait: true, returns the memories made of it.",
-        input_schema = args::schema::<AddArgs>(),
+        input_schema = tool_input::schema::<AddArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn add_memory(
@@ -103,7 +103,7 @@ impl Server {
     ) -> CallToolResult {
         reply(
             async {
-                let args: AddArgs = args::parse(raw)?;
+                let args: AddArgs = tool_input::parse(raw)?;
                 let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
                 let messages = args.messages.into_messages();
                 if messages.is_empty() || messages.iter().all(|m| m.content.trim().is_empty()) {
@@ -156,7 +156,7 @@ impl Server {
 
     #[tool(
         description = "Search a user's memories for the ones most relevant to a query, best first. Without agent_id, the search also covers the memories the user's agents keep of them (each result names its agent_id); with agent_id, only that agent's.",
-        input_schema = args::schema::<SearchArgs>(),
+        input_schema = tool_input::schema::<SearchArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn search_memories(
@@ -165,7 +165,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         reply(async {
-            let args: SearchArgs = args::parse(raw)?;
+            let args: SearchArgs = tool_input::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let memory = self.memory()?;
             let ids = memory.ids(&owner.tenant)?;
@@ -195,7 +195,7 @@ impl Server {
 
     #[tool(
         description = "Get one memory of a user by its id.",
-        input_schema = args::schema::<MemoryIdArgs>(),
+        input_schema = tool_input::schema::<MemoryIdArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_memory(
@@ -204,7 +204,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         reply((|| {
-            let args: MemoryIdArgs = args::parse(raw)?;
+            let args: MemoryIdArgs = tool_input::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let memory = self.memory()?;
             let ids = memory.ids(&owner.tenant)?;
@@ -215,7 +215,7 @@ impl Server {
 
     #[tool(
         description = "List a user's memories in the order they were stored, one page at a time: pass the returned next_cursor to get the next page. With filters, only memories whose metadata match.",
-        input_schema = args::schema::<ListArgs>(),
+        input_schema = tool_input::schema::<ListArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn list_memories(
@@ -224,7 +224,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         reply((|| {
-            let args: ListArgs = args::parse(raw)?;
+            let args: ListArgs = tool_input::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let limit = page_size("limit", args.limit, limits::DEFAULT_PAGE)?;
             let memory = self.memory()?;
@@ -239,7 +239,7 @@ impl Server {
 
     #[tool(
         description = "Replace the text of one memory of a user (its id and attributes stay).",
-        input_schema = args::schema::<UpdateArgs>(),
+        input_schema = tool_input::schema::<UpdateArgs>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn update_memory(
@@ -249,7 +249,7 @@ impl Server {
     ) -> CallToolResult {
         reply(
             async {
-                let args: UpdateArgs = args::parse(raw)?;
+                let args: UpdateArgs = tool_input::parse(raw)?;
                 let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
                 if args.text.trim().is_empty() {
                     return Err(McpError::invalid("text", "must not be empty"));
@@ -269,7 +269,7 @@ impl Server {
 
     #[tool(
         description = "Delete one memory of a user by its id.",
-        input_schema = args::schema::<MemoryIdArgs>(),
+        input_schema = tool_input::schema::<MemoryIdArgs>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn delete_memory(
@@ -279,7 +279,7 @@ impl Server {
     ) -> CallToolResult {
         reply(
             async {
-                let args: MemoryIdArgs = args::parse(raw)?;
+                let args: MemoryIdArgs = tool_input::parse(raw)?;
                 let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
                 let memory = self.memory()?;
                 let owner = memory.owning(&owner, args.memory_id)?;
@@ -292,7 +292,7 @@ impl Server {
 
     #[tool(
         description = "Delete every memory of a user, including their agents' memories of them.",
-        input_schema = args::schema::<UserArgs>(),
+        input_schema = tool_input::schema::<UserArgs>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn delete_all_memories(
@@ -302,7 +302,7 @@ impl Server {
     ) -> CallToolResult {
         reply(
             async {
-                let args: UserArgs = args::parse(raw)?;
+                let args: UserArgs = tool_input::parse(raw)?;
                 check_name("user_id", &args.user_id)?;
                 let tenant = self.tenant(&ctx)?;
                 let forgotten = self.memory()?.delete_user(&tenant, &args.user_id).await?;
@@ -318,7 +318,7 @@ impl Server {
 
     #[tool(
         description = "The log of memory changes (ADD, UPDATE, DELETE) for a user; only the mem0 memory system keeps one.",
-        input_schema = args::schema::<OwnerArgs>(),
+        input_schema = tool_input::schema::<OwnerArgs>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_history(
@@ -327,7 +327,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         reply((|| {
-            let args: OwnerArgs = args::parse(raw)?;
+            let args: OwnerArgs = tool_input::parse(raw)?;
             let owner = owner(self.tenant(&ctx)?, &args.user_id, &args.agent_id)?;
             let memory = self.memory()?;
             let ids = memory.ids(&owner.tenant)?;

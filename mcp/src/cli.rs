@@ -216,10 +216,10 @@ impl Cli {
 
     /// The configuration file's contents (empty without `--config`); tenants over a
     /// non-loopback address are required.
-    pub fn service_config(&self) -> Result<crate::auth::ServiceConfig, McpError> {
+    pub fn service_config(&self) -> Result<crate::tenants_file::ServiceConfig, McpError> {
         let config = match &self.config {
-            Some(path) => crate::auth::ServiceConfig::load(path)?,
-            None => crate::auth::ServiceConfig::default(),
+            Some(path) => crate::tenants_file::ServiceConfig::load(path)?,
+            None => crate::tenants_file::ServiceConfig::default(),
         };
         if let Some(addr) = self.http_addr()? {
             if !addr.ip().is_loopback() && config.tenants.is_empty() {

@@ -3,14 +3,12 @@
 //! queued; after a restart the queue resumes, and every acknowledged dialog is memorized
 //! exactly once (no loss, no duplicate). Rounds repeat the kill at different moments.
 
-mod support;
-
 use std::collections::HashMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::StdioClient;
 use serde_json::{json, Value};
-use support::StdioClient;
 
 fn server(store: &std::path::Path) -> StdioClient {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));

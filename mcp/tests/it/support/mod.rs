@@ -1,8 +1,6 @@
 //! A minimal MCP client over stdio for the tests: JSON-RPC lines to a child's standard input,
 //! responses read from its standard output; and one over Streamable HTTP ([`http`]).
 
-#![allow(dead_code)]
-
 pub mod http;
 
 use std::io::{BufRead, BufReader, Write};

@@ -3,10 +3,8 @@
 //! `--max-graph-bytes` with an error naming the flag, also after a restart; an unpaged reply
 //! over `--max-reply-bytes` is refused saying how to page, and the pages hold the whole graph.
 
-mod support;
-
+use crate::support::{is_error, text, StdioClient};
 use serde_json::{json, Value};
-use support::{is_error, text, StdioClient};
 
 const FLAGS: &[&str] = &["--max-graph-bytes", "8KiB", "--max-reply-bytes", "2KiB"];
 

@@ -2,11 +2,9 @@
 //! with 403 (DNS-rebinding protection), and the server keeps serving afterwards; a session
 //! ended with DELETE answers 204, as clients (the Python SDK) count success, and is gone.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 
-use support::ours_http;
+use crate::support::ours_http;
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 
@@ -58,7 +56,7 @@ fn oversized_bodies_and_foreign_hosts_are_refused() {
 fn a_deleted_session_answers_no_content_and_is_gone() {
     let dir = tempfile::tempdir().unwrap();
     let (mut server, url) = ours_http(&dir.path().join("store"));
-    let mut client = support::http::HttpClient::new(&url, None);
+    let mut client = crate::support::http::HttpClient::new(&url, None);
     assert_eq!(client.initialize(), 200);
     let session = client.session().unwrap();
     let http = reqwest::blocking::Client::new();
@@ -83,7 +81,7 @@ fn a_deleted_session_answers_no_content_and_is_gone() {
 fn one_tenant_cannot_fill_the_session_table_and_unused_sessions_expire() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("service.toml");
-    let digest = memorybench_mcp::auth::digest_hex;
+    let digest = memorybench_mcp::digest_hex;
     std::fs::write(
         &config,
         format!(
@@ -94,7 +92,7 @@ fn one_tenant_cannot_fill_the_session_table_and_unused_sessions_expire() {
         ),
     )
     .unwrap();
-    let (mut server, url) = support::ours_http_with(
+    let (mut server, url) = crate::support::ours_http_with(
         &dir.path().join("store"),
         &[
             "--config",
@@ -106,7 +104,7 @@ fn one_tenant_cannot_fill_the_session_table_and_unused_sessions_expire() {
         ],
     );
     let open = |token: &str| {
-        let mut client = support::http::HttpClient::new(&url, Some(token));
+        let mut client = crate::support::http::HttpClient::new(&url, Some(token));
         let status = client.initialize();
         (status, client)
     };
@@ -116,7 +114,7 @@ fn one_tenant_cannot_fill_the_session_table_and_unused_sessions_expire() {
         assert_eq!(status, 200);
         kept.push(client);
     }
-    let response = support::http::HttpClient::new(&url, Some("token-acme")).post(
+    let response = crate::support::http::HttpClient::new(&url, Some("token-acme")).post(
         &serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "t", "version": "0"}}}),
@@ -149,7 +147,7 @@ fn half_sent_headers_and_bodies_are_cut_off_at_the_deadline() {
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let (mut server, url) =
-        support::ours_http_with(&dir.path().join("store"), &["--http-deadline-secs", "1"]);
+        crate::support::ours_http_with(&dir.path().join("store"), &["--http-deadline-secs", "1"]);
     let address = url
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")
@@ -201,7 +199,7 @@ fn half_sent_headers_and_bodies_are_cut_off_at_the_deadline() {
     );
 
     // The server is still there.
-    let mut client = support::http::HttpClient::new(&url, None);
+    let mut client = crate::support::http::HttpClient::new(&url, None);
     assert_eq!(client.initialize(), 200);
     let _ = server.kill();
     let _ = server.wait();

@@ -5,16 +5,14 @@
 //! its restart find everything that was acknowledged; and that adding a fourth shard moves only
 //! tenants to the new shard, about a quarter of them.
 
-mod support;
-
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::http::{message, HttpClient};
 use serde_json::{json, Value};
-use support::http::{message, HttpClient};
 
 const TENANTS: usize = 96;
 
@@ -34,7 +32,7 @@ fn config(dir: &Path) -> PathBuf {
     for tenant in 0..TENANTS {
         text.push_str(&format!(
             "[[tenants]]\nname = \"t{tenant:02}\"\ntoken_sha256 = \"{}\"\n\n",
-            memorybench_mcp::auth::digest_hex(&token(tenant))
+            memorybench_mcp::digest_hex(&token(tenant))
         ));
     }
     let path = dir.join("service.toml");

@@ -3,12 +3,10 @@
 //! delete, per-user isolation, status; and bad arguments answered with a tool error naming the
 //! field, after which the server still serves.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::{is_error, text, StdioClient};
 use serde_json::{json, Value};
-use support::{is_error, text, StdioClient};
 
 fn hybrid(store: &std::path::Path) -> StdioClient {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));

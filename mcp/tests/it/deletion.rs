@@ -4,14 +4,12 @@
 //! file of the store (write-ahead log, table files, lexical segments), while another user's
 //! memories are whole after a restart.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::StdioClient;
 use mb_core::residue::{files_holding, markers};
 use serde_json::{json, Value};
-use support::StdioClient;
 
 /// The deleted user: its id is a marker too (namespace names hold it).
 const USER: &str = "vctmQzXwKr";

@@ -4,17 +4,15 @@
 //! session id, names that could escape a namespace) is refused and changes nothing; over-long
 //! and chunked bodies get 413, too many requests in flight 429.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 
+use crate::support::http::HttpClient;
+use crate::support::ours_http_with;
 use serde_json::{json, Value};
-use support::http::HttpClient;
-use support::ours_http_with;
 
 fn digest(token: &str) -> String {
-    memorybench_mcp::auth::digest_hex(token)
+    memorybench_mcp::digest_hex(token)
 }
 
 fn config(dir: &std::path::Path) -> std::path::PathBuf {

@@ -6,21 +6,19 @@
 //! the tenant in store A while the other tenant is untouched. A cut or altered export is
 //! refused, and `--out` writes only regular files.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
+use crate::support::http::HttpClient;
+use crate::support::ours_http_system;
 use mb_core::residue::{files_holding, markers};
 use mb_engine::{Engine, EngineOptions};
 use serde_json::{json, Value};
-use support::http::HttpClient;
-use support::ours_http_system;
 
 fn config(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("service.toml");
-    let digest = memorybench_mcp::auth::digest_hex;
+    let digest = memorybench_mcp::digest_hex;
     let text = format!(
         "[[tenants]]\nname = \"acme\"\ntoken_sha256 = \"{}\"\n\n\
          [[tenants]]\nname = \"bravo\"\ntoken_sha256 = \"{}\"\n",

@@ -12,7 +12,6 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::args;
 use crate::error::McpError;
 use crate::graph::model::{
     AddedObservations, Entity, KnowledgeGraph, ObservationAddition, ObservationDeletion, Relation,
@@ -20,6 +19,7 @@ use crate::graph::model::{
 use crate::graph::ops::Graph;
 use crate::graph::page::{GraphPage, PageRequest};
 use crate::server::Server;
+use crate::tool_input;
 
 /// Arguments and result of `create_entities`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -166,7 +166,7 @@ impl Server {
     #[tool(
         title = "Create Entities",
         description = "Create multiple new entities in the knowledge graph",
-        input_schema = args::schema::<EntitiesArgs>(),
+        input_schema = tool_input::schema::<EntitiesArgs>(),
         output_schema = schema_for_output::<EntitiesArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
@@ -177,7 +177,7 @@ impl Server {
     ) -> CallToolResult {
         finish(
             async {
-                let args: EntitiesArgs = args::parse(raw)?;
+                let args: EntitiesArgs = tool_input::parse(raw)?;
                 let new = self
                     .mutate_graph(&ctx, move |g| g.create_entities(args.entities))
                     .await?;
@@ -190,7 +190,7 @@ impl Server {
     #[tool(
         title = "Create Relations",
         description = "Create multiple new relations between entities in the knowledge graph. Relations should be in active voice",
-        input_schema = args::schema::<RelationsArgs>(),
+        input_schema = tool_input::schema::<RelationsArgs>(),
         output_schema = schema_for_output::<RelationsArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
@@ -201,7 +201,7 @@ impl Server {
     ) -> CallToolResult {
         finish(
             async {
-                let args: RelationsArgs = args::parse(raw)?;
+                let args: RelationsArgs = tool_input::parse(raw)?;
                 let new = self
                     .mutate_graph(&ctx, move |g| g.create_relations(args.relations))
                     .await?;
@@ -214,7 +214,7 @@ impl Server {
     #[tool(
         title = "Add Observations",
         description = "Add new observations to existing entities in the knowledge graph",
-        input_schema = args::schema::<AddObservationsArgs>(),
+        input_schema = tool_input::schema::<AddObservationsArgs>(),
         output_schema = schema_for_output::<AddObservationsResult>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
@@ -225,7 +225,7 @@ impl Server {
     ) -> CallToolResult {
         finish(
             async {
-                let args: AddObservationsArgs = args::parse(raw)?;
+                let args: AddObservationsArgs = tool_input::parse(raw)?;
                 let added = self
                     .mutate_graph(&ctx, move |g| g.add_observations(args.observations))
                     .await?;
@@ -238,7 +238,7 @@ impl Server {
     #[tool(
         title = "Delete Entities",
         description = "Delete multiple entities and their associated relations from the knowledge graph",
-        input_schema = args::schema::<DeleteEntitiesArgs>(),
+        input_schema = tool_input::schema::<DeleteEntitiesArgs>(),
         output_schema = schema_for_output::<Deleted>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
@@ -249,7 +249,7 @@ impl Server {
     ) -> CallToolResult {
         finish(
             async {
-                let args: DeleteEntitiesArgs = args::parse(raw)?;
+                let args: DeleteEntitiesArgs = tool_input::parse(raw)?;
                 self.mutate_graph(&ctx, move |g| {
                     g.delete_entities(&args.entity_names);
                     Ok(())
@@ -264,7 +264,7 @@ impl Server {
     #[tool(
         title = "Delete Observations",
         description = "Delete specific observations from entities in the knowledge graph",
-        input_schema = args::schema::<DeleteObservationsArgs>(),
+        input_schema = tool_input::schema::<DeleteObservationsArgs>(),
         output_schema = schema_for_output::<Deleted>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
@@ -275,7 +275,7 @@ impl Server {
     ) -> CallToolResult {
         finish(
             async {
-                let args: DeleteObservationsArgs = args::parse(raw)?;
+                let args: DeleteObservationsArgs = tool_input::parse(raw)?;
                 self.mutate_graph(&ctx, move |g| {
                     g.delete_observations(&args.deletions);
                     Ok(())
@@ -290,7 +290,7 @@ impl Server {
     #[tool(
         title = "Delete Relations",
         description = "Delete multiple relations from the knowledge graph",
-        input_schema = args::schema::<DeleteRelationsArgs>(),
+        input_schema = tool_input::schema::<DeleteRelationsArgs>(),
         output_schema = schema_for_output::<Deleted>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
@@ -301,7 +301,7 @@ impl Server {
     ) -> CallToolResult {
         finish(
             async {
-                let args: DeleteRelationsArgs = args::parse(raw)?;
+                let args: DeleteRelationsArgs = tool_input::parse(raw)?;
                 self.mutate_graph(&ctx, move |g| {
                     g.delete_relations(&args.relations);
                     Ok(())
@@ -316,7 +316,7 @@ impl Server {
     #[tool(
         title = "Read Graph",
         description = "Read the entire knowledge graph",
-        input_schema = args::schema::<ReadGraphArgs>(),
+        input_schema = tool_input::schema::<ReadGraphArgs>(),
         output_schema = schema_for_output::<GraphPage>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -326,7 +326,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         finish((|| {
-            let args: ReadGraphArgs = args::parse(raw)?;
+            let args: ReadGraphArgs = tool_input::parse(raw)?;
             let page = PageRequest::from_args(args.cursor.as_deref(), args.limit)?;
             let graph = self.graph(&ctx)?.read(|g| g.read_page(page))??;
             Ok(graph_reply(&graph))
@@ -336,7 +336,7 @@ impl Server {
     #[tool(
         title = "Search Nodes",
         description = "Search for nodes in the knowledge graph based on a query",
-        input_schema = args::schema::<SearchNodesArgs>(),
+        input_schema = tool_input::schema::<SearchNodesArgs>(),
         output_schema = schema_for_output::<GraphPage>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -346,7 +346,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         finish((|| {
-            let args: SearchNodesArgs = args::parse(raw)?;
+            let args: SearchNodesArgs = tool_input::parse(raw)?;
             let page = PageRequest::from_args(args.cursor.as_deref(), args.limit)?;
             let graph = self
                 .graph(&ctx)?
@@ -358,7 +358,7 @@ impl Server {
     #[tool(
         title = "Open Nodes",
         description = "Open specific nodes in the knowledge graph by their names",
-        input_schema = args::schema::<OpenNodesArgs>(),
+        input_schema = tool_input::schema::<OpenNodesArgs>(),
         output_schema = schema_for_output::<KnowledgeGraph>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -368,7 +368,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         finish((|| {
-            let args: OpenNodesArgs = args::parse(raw)?;
+            let args: OpenNodesArgs = tool_input::parse(raw)?;
             let graph = self.graph(&ctx)?.read(|g| g.open_page(&args.names))??;
             Ok(graph_reply(&graph))
         })())
