@@ -24,12 +24,12 @@ use std::hash::BuildHasher;
 use crate::store::StoreBatch;
 use sha2::{Digest, Sha256};
 
-use crate::beside::in_chunks_beside;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::keys::{ns_prefix, prefix_end, record_id_of, record_key, Family, META_ATTRIBUTE_INDEX};
 use crate::record::{RecordId, RecordView};
+use crate::side_thread::in_chunks_beside;
 use crate::store::{Caching, Store};
 
 /// Records indexed per batch while building the index of an existing store.

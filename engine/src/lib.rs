@@ -34,19 +34,18 @@
 
 mod attributes;
 mod batch;
-mod beside;
 mod codec;
 mod committer;
 mod copy;
 mod deferred_stats;
 mod directory;
+mod directory_lock;
 mod disk;
 mod engine;
 mod error;
 mod filter;
 mod forget;
 mod heap_release;
-mod holder;
 mod keys;
 pub mod lexical;
 mod namespace;
@@ -60,6 +59,7 @@ mod residency;
 mod scan;
 mod search;
 mod sequencer;
+mod side_thread;
 mod snapshot;
 mod space;
 mod state;

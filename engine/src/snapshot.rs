@@ -198,7 +198,7 @@ impl Snapshots {
         let kept = self.on_disk.load(Ordering::SeqCst);
         // Nothing was written since the snapshots on disk: those are exact, and the close
         // writes only the statistics that were not read from them (rebuilt instead). A session
-        // that only read so never opens the store for writing (see `store_instances`).
+        // that only read so never opens the store for writing (see `store::instances`).
         let unchanged = kept && self.seq.load(Ordering::SeqCst) == seq;
         let served = self.served.lock();
         let mut stats_puts = Vec::new();

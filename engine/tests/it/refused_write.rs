@@ -1,5 +1,5 @@
 //! A write the store refuses leaves searches as the store has them, even a large delete, whose
-//! records leave the search state while its batch is written (`engine/src/write_derived.rs`).
+//! records leave the search state while its batch is written (`engine/src/write/derived.rs`).
 //! Fault points are process-wide, so the scenario runs in a child process of its own.
 
 use std::process::Command;

@@ -8,20 +8,15 @@ use rocksdb::{Direction, IteratorMode, ReadOptions, WriteOptions};
 
 use crate::codec;
 use crate::directory::ENGINE_FORMAT;
+use crate::directory_lock::Holder;
 use crate::error::{Error, Result};
-use crate::holder::Holder;
 use crate::keys::*;
 use crate::record::{Record, RecordId};
 
-#[path = "store_batch.rs"]
 mod batch;
-#[path = "store_catalog.rs"]
 mod catalog;
-#[path = "store_changelog.rs"]
 mod changelog;
-#[path = "store_instances.rs"]
 mod instances;
-#[path = "store_upgrade.rs"]
 mod upgrade;
 use batch::tagged_key;
 pub(crate) use batch::{FamilyHandle, StoreBatch};

@@ -6,7 +6,7 @@
 //! (exact and HNSW) at 1k, 10k and 100k memories, vectors of dimension 384. Texts are
 //! synthetic chat-like messages drawn from a Zipf-distributed vocabulary, or with
 //! `MB_BENCH_TEXT=dialsim` real turns searched with real questions (ids then end in `-dialsim`;
-//! see `support/texts.rs`); vectors are random
+//! see `texts.rs` beside it); vectors are random
 //! points near a random 32-dimensional subspace, shaped like sentence embeddings (uniformly
 //! random 384-d vectors have no neighbourhood structure for a graph index to exploit; set
 //! `MB_BENCH_UNIFORM=1` to measure that worst case). `MB_BENCH_SIZES=1000,10000` limits the
@@ -26,7 +26,6 @@ use memorybench::text::Analyzer;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-#[path = "support/texts.rs"]
 mod texts;
 
 use texts::Texts;

@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use crate::attributes::IndexKey;
 use crate::batch::{Batch, Op, WriteReceipt};
-use crate::beside::beside;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -22,12 +21,11 @@ use crate::lexical::stats::Removed;
 use crate::lexical::Term;
 use crate::namespace::Analyzer;
 use crate::record::{NewRecord, Record, RecordId};
+use crate::side_thread::beside;
 use crate::state::{Inner, NamespaceState};
 use crate::store::{Caching, Change, ChangeEntry, StoreBatch};
 
-#[path = "write_derived.rs"]
 mod derived;
-#[path = "write_tombstones.rs"]
 mod tombstones;
 
 /// Normalized vectors of one record, by space name.

@@ -32,7 +32,6 @@ use super::topk::TopK;
 use crate::error::Result;
 use crate::record::RecordId;
 
-#[path = "collection_jobs.rs"]
 mod jobs;
 
 use jobs::BuildState;
@@ -311,5 +310,4 @@ impl VectorCollection {
 }
 
 #[cfg(test)]
-#[path = "collection_tests.rs"]
 mod tests;

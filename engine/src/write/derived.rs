@@ -16,11 +16,11 @@ use parking_lot::RwLock;
 
 use super::{Prepared, ReplacedTexts};
 use crate::batch::WriteReceipt;
-use crate::beside::beside;
 use crate::error::Result;
 use crate::lexical::stats::Removed;
 use crate::record::RecordId;
 use crate::residency::Evictable;
+use crate::side_thread::beside;
 use crate::state::{Derived, Inner, NamespaceState};
 use crate::vector::collection::{schedule_graph_build, SharedCollection, VectorCollection};
 
