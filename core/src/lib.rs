@@ -4,7 +4,8 @@
 //! [`Message`]s with their [`Role`], wall-clock milliseconds ([`clock::now_ms`]), the waits of a
 //! client that retries a busy server ([`retry`]) and Python literals (upstream stores data as
 //! Python `repr` output and models write them: [`pyliteral`]) and the text of a panic
-//! ([`panic::panic_text`]), whole files read with a size limit ([`files::read_text`]) and the
+//! ([`panic::panic_text`]), whole files read with a size limit ([`files::read_text`]) and
+//! replaced whole or not at all ([`atomic_file`]), and the
 //! places a relative asset path is looked for ([`search_roots()`]); for tests only (feature
 //! `testing`, which the other crates' dev-dependencies enable), the byte scan that proves
 //! deleted text gone from a store (`residue`) and the data-or-skip rule (`test_data`). Each is
@@ -14,6 +15,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod atomic_file;
 pub mod clock;
 pub mod dates;
 mod excerpt;

@@ -13,8 +13,7 @@
 //! Upstream regenerates train/test splits from raw data with Python's `random` module, so a
 //! faithful split needs Python's generator bit for bit: [`PyRandom`] reproduces
 //! `random.Random(seed)` (MT19937 seeded by `init_by_array`, `_randbelow`, `sample`, `shuffle`),
-//! and [`split::test_ids`] applies upstream's `get_test_ids`. [`durable`] writes files so that a
-//! crash leaves the old one or the new one.
+//! and [`split::test_ids`] applies upstream's `get_test_ids`.
 //!
 //! Scoring predictions (upstream's metrics, the judges, summaries and result files) is
 //! `mb-eval`'s: its judges need the model client and its HTTP stack, which loading data does
@@ -25,7 +24,6 @@
 pub mod catalog;
 pub mod corpus;
 pub mod dataset;
-pub mod durable;
 mod error;
 pub mod import;
 mod locate;

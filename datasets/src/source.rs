@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::durable::write_atomic;
 use crate::error::DataError;
 use crate::split::SplitName;
 use crate::table::{parse_json_lines, read_table, RawRow, TableFormat};
+use mb_core::atomic_file::write_atomic;
 
 /// Environment variable upstream reads for the data location (`MEMORY_BENCH_PATH`).
 pub const DATA_ENV: &str = "MEMORY_BENCH_PATH";

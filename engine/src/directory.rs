@@ -5,7 +5,6 @@
 //! the directory's lock, then marks it current ([`mark_current`]).
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -89,21 +88,9 @@ pub(crate) fn mark_current(path: &Path) -> Result<()> {
     write_marker(&path.join(MARKER))
 }
 
-/// Writes the marker so that a crash leaves none or all of it: a temporary file beside it,
-/// synced, renamed over it, and the directory synced so that the rename itself survives (as
-/// `mb_datasets::durable::write_atomic` does).
+/// Writes the marker so that a crash leaves none or all of it
+/// ([`mb_core::atomic_file::write_atomic`]).
 fn write_marker(marker: &Path) -> Result<()> {
-    let tmp = marker.with_extension("tmp");
-    let mut file = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    file.write_all(format!("{MARKER_TEXT}{ENGINE_FORMAT}\n").as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io(&tmp, e))?;
-    fs::rename(&tmp, marker).map_err(|e| Error::io(marker, e))?;
-    let dir = match marker.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(dir, e))
+    let text = format!("{MARKER_TEXT}{ENGINE_FORMAT}\n");
+    mb_core::atomic_file::write_atomic(marker, text.as_bytes()).map_err(|e| Error::io(marker, e))
 }

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::evaluate::{EvaluateDetail, Prediction};
-use mb_datasets::durable::write_atomic;
+use mb_core::atomic_file::write_atomic;
 
 /// `run_config.json`.
 pub const RUN_CONFIG: &str = "run_config.json";

@@ -22,6 +22,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
+use mb_core::atomic_file::{partial_path, AtomicFile};
 use mb_engine::{Engine, EngineOptions, ExportEntry, TransferCounts};
 
 use crate::cli::TenantCommand;
@@ -93,8 +94,8 @@ pub fn run(
     Ok(done)
 }
 
-/// Exports to `path` through a temporary file beside it, synced and renamed over it, so the
-/// file is either the whole export or not there. Only a regular file is written (or
+/// Exports to `path` through a partial file beside it ([`AtomicFile`]), so the file is either
+/// the whole export or not there. Only a regular file is written (or
 /// replaced): a device, a directory, a pipe or a symbolic link at `path` is refused, as the
 /// rename would replace the node itself (`--out -` writes to standard output).
 fn export_to_file(
@@ -105,26 +106,10 @@ fn export_to_file(
 ) -> Result<Moved, McpError> {
     let io = |e: std::io::Error| McpError::Io(format!("{}: {e}", path.display()));
     regular_or_absent(path)?;
-    let tmp = path.with_extension("partial");
-    regular_or_absent(&tmp)?;
-    // A partial file a crash left behind is replaced, never followed.
-    match std::fs::remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-        _ => {}
-    }
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(io)?;
-    let mut out = BufWriter::new(file);
+    regular_or_absent(&partial_path(path))?;
+    let mut out = AtomicFile::create(path).map_err(io)?;
     let moved = export_tenant(engine, tenant, graph_namespace, &mut out)?;
-    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-    file.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
-    }
+    out.commit().map_err(io)?;
     Ok(moved)
 }
 

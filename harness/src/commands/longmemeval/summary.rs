@@ -134,7 +134,7 @@ fn write_predictions(
         text.push('\n');
     }
     let path = files.path(PREDICTIONS);
-    mb_datasets::durable::write_atomic(&path, text.as_bytes()).map_err(|e| file_error(&path, e))
+    mb_core::atomic_file::write_atomic(&path, text.as_bytes()).map_err(|e| file_error(&path, e))
 }
 
 /// The accuracy table printed before the run's cost table.

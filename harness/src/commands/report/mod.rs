@@ -89,7 +89,7 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     if let Some(parent) = args.out.parent() {
         std::fs::create_dir_all(parent).map_err(|e| crate::error::file_error(parent, e))?;
     }
-    mb_datasets::durable::write_atomic(&args.out, html.as_bytes())
+    mb_core::atomic_file::write_atomic(&args.out, html.as_bytes())
         .map_err(|e| crate::error::file_error(&args.out, e))?;
     println!(
         "{} runs; {} groups of comparable runs; report written to {}",

@@ -216,7 +216,7 @@ impl RetrieveSetup {
         table(&mut std::io::stdout().lock(), &report).map_err(HarnessError::Output)?;
         if let Some(path) = &args.json {
             let text = serde_json::to_string_pretty(&report).unwrap_or_default();
-            mb_datasets::durable::write_atomic(path, text.as_bytes()).map_err(|e| {
+            mb_core::atomic_file::write_atomic(path, text.as_bytes()).map_err(|e| {
                 HarnessError::File {
                     path: path.display().to_string(),
                     detail: e.to_string(),

@@ -165,7 +165,7 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
     let chart = loss_chart(&label, &losses)
         .map_err(|e| HarnessError::Usage(format!("drawing the loss curve: {e}")))?;
     let chart_path = dir.join(LOSS_CHART);
-    mb_datasets::durable::write_atomic(&chart_path, chart.as_bytes())
+    mb_core::atomic_file::write_atomic(&chart_path, chart.as_bytes())
         .map_err(|e| crate::error::file_error(&chart_path, e))?;
     let last = state.steps.last().map_or(f64::NAN, |s| s.loss);
     println!(

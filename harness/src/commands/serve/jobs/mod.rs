@@ -363,7 +363,7 @@ fn write_record(dir: &Path, record: &JobRecord) {
     let written = serde_json::to_vec_pretty(record)
         .map_err(|e| e.to_string())
         .and_then(|bytes| {
-            mb_datasets::durable::write_atomic(&path, &bytes).map_err(|e| e.to_string())
+            mb_core::atomic_file::write_atomic(&path, &bytes).map_err(|e| e.to_string())
         });
     if let Err(e) = written {
         tracing::warn!("serve: cannot record job {}: {e}", record.id);
