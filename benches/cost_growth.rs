@@ -17,8 +17,8 @@
 //! half a second is run again until its runs have taken that long, ten runs at most (their
 //! median is the round's). The growth is the median of the rounds' own ratios, largest size
 //! over smallest.
-//! Single runs, one size after the other, moved the ratio by a third from run to run on a
-//! 2-core machine (1.07–1.95× for the same code). Besides the Markdown table on stdout, the
+//! Single runs, one size after the other, moved the ratio by a third from run to run (the
+//! spread is in docs/benchmarks.md). Besides the Markdown table on stdout, the
 //! numbers go to `target/cost_growth/cost_growth.csv` and a plot of both curves per system to
 //! `target/cost_growth/cost_growth.svg` (the one in `docs/img/` is a copy).
 

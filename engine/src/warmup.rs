@@ -7,9 +7,8 @@
 //! while the store was still opening, the decode slowed the open by 0.1–0.2 ms.)
 //!
 //! The vector files were read ahead here too, from before the store opened, until the
-//! thread reading them slowed the open more than it sped up the first vector search: on this
-//! machine's two cores, 1.3 ms of a 100k store's 3.5 ms open and 4 ms of a million-record
-//! store's, against no measurable gain in the first answer (`docs/engine.md`). The first
+//! thread reading them slowed the open more than it sped up the first vector search, with no
+//! measurable gain in the first answer (`docs/engine.md` has the numbers). The first
 //! vector search decodes the file itself.
 //!
 //! What is decoded, and how long it lives:

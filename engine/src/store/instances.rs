@@ -8,7 +8,7 @@
 //! which answers reads at once, while a background thread opens it read-write:
 //!
 //! - the read-write instance starts opening a moment later (`delay`: the engine's first reads
-//!   after a reopen have the two cores to themselves), or at once when a write asks for it;
+//!   after a reopen have the cores to themselves), or at once when a write asks for it;
 //! - reads ([`Instances::read`]) use the read-write instance once it is open, the read-only
 //!   one until then;
 //! - writes, and reads that hand out iterators, wait for the read-write instance
@@ -219,10 +219,9 @@ pub(super) fn db_options(table_files: usize) -> Options {
     // RocksDB opens a column family's table files on this many threads, starting all but one
     // of them afresh for every family at every open, however few files it has (its default
     // is 16). A second thread pays for its start only when the families have several files
-    // each: measured on this machine's two cores (docs/engine.md), with seven column families
-    // it cost a 100k store (ten files) 0.5 ms of its 2.1 ms open, and saved a million-record
-    // store (51 files) 5 ms of its first vector answer; with two, a 100k store (seven files)
-    // opens as fast on two threads as on one (1.16 against 1.15 ms).
+    // each: with seven column families it slowed a 100k store's open and sped up a
+    // million-record store's first vector answer; with two, the thread count makes no
+    // difference to a 100k store (docs/engine.md has the measurements).
     let threads = if table_files > 2 * COLUMNS.len() {
         2
     } else {

@@ -6,10 +6,9 @@
 //! every vector, a point, a lock and a reference per link) cost a quarter of a 100k
 //! namespace's memory while it lived, and it could only insert into itself, so a graph read
 //! back from a vector file could only be rebuilt from scratch. Growth came here first; since
-//! 2026-11-28 the first build too: at 100k, on two cores, it takes as long on one thread as
-//! `hnsw_rs` on two (it compares int8 codes, not floats), recall@10 within the spread of
-//! `hnsw_rs`'s builds up to ef 160 and 0.004 below at ef 256, and the process's peak memory
-//! 365 MiB lower (docs/engine.md). Being one thread, it gives the same graph on every run,
+//! 2026-11-28 the first build too: on one thread it keeps up with `hnsw_rs` on two (it
+//! compares int8 codes, not floats), with recall@10 within the spread of `hnsw_rs`'s builds and
+//! a lower peak memory (docs/engine.md has the measurements). Being one thread, it gives the same graph on every run,
 //! and leaves the other core to searches.
 //!
 //! The layout holds what insertion needs: codes to compare and links to walk. Its parts here:

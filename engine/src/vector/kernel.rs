@@ -262,9 +262,8 @@ fn widen_halves(x: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
 /// ([`ByteQuery::offsets`]): each lane then holds the exact dot product of its dimensions.
 /// One `vpdpbusd` per 64 dimensions. Each waits for the one before it on the same
 /// accumulator, so four codes go step by step together, with two accumulators each (even and
-/// odd steps), and their lanes are added up together ([`sum_four`]). 384 dimensions on the
-/// 2-core AMD EPYC (Zen 4): 3.8 ns a code in runs of 256 codes, 4.7–4.9 from 2 000 codes on,
-/// against 9.0 for the AVX-512 kernel of a 16-bit query.
+/// odd steps), and their lanes are added up together ([`sum_four`]). About twice as fast as the
+/// AVX-512 kernel of a 16-bit query on a Zen 4 core (docs/engine.md has the timings).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 fn dots_vnni(query: &ByteQuery, codes: &[i8], out: &mut [i64]) {

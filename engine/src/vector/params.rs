@@ -3,10 +3,9 @@
 
 /// When and how the approximate (HNSW) index is used.
 ///
-/// The defaults come from `cargo bench --bench engine_ops` on a 2-core machine (see the
-/// docs/benchmarks.md): exact search scans memory at 55–90 ns per 384-d vector, and the graph
-/// search overtakes it at a few thousand vectors (10k: 186 µs against 922 µs, recall 0.997, on
-/// the AVX2 machine), so collections get a graph from 5,000 vectors on; ef 96 gives recall@10
+/// The defaults come from `cargo bench --bench engine_ops` (docs/benchmarks.md): the graph
+/// search overtakes the exact scan at a few thousand vectors, so collections get a graph from
+/// 5,000 vectors on; ef 96 gives recall@10
 /// 0.945 over 100k MiniLM records of real conversation (docs/engine.md, docs/stores-history.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
