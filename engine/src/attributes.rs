@@ -39,7 +39,7 @@ const BUILD_CHUNK: usize = 4096;
 const LOOKUP_CHUNK: usize = 1024;
 
 /// Matching records from which a filtered read is shared by two threads: a thousand random
-/// records took 3.7 ms of a 100k namespace's 10 ms filtered delete on one (docs/stores-history.md).
+/// records took 3.7 ms of a 100k namespace's 10 ms filtered delete on one (docs/history.md).
 const SPLIT_FROM: usize = 256;
 
 /// Records the two threads of a filtered read take at a time.

@@ -2,7 +2,7 @@
 //!
 //! A reopened namespace's first vector search used to wait for its statistics as well as its
 //! vectors, and once the vector file was read ahead at the open, decoding the statistics (4–5
-//! ms of a 100k-record namespace, `docs/stores-history.md`) was most of that wait. Vector searches never
+//! ms of a 100k-record namespace, `docs/history.md`) was most of that wait. Vector searches never
 //! read them, so they are loaded by the first text search or write that does.
 //!
 //! Loads are ordered with writes (`Inner::invalidate_snapshots`, in `recovery.rs`): a write

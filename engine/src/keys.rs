@@ -11,7 +11,7 @@ use crate::record::RecordId;
 /// read in blocks of a few). The other kinds are small values with the same options, so they
 /// share RocksDB's default family, each under a one-byte tag ([`Family::tag`]) in front of
 /// its keys: RocksDB opens every column family at every open, and each one more cost about
-/// 0.04 ms of a 100k store's 1.5 ms open (`docs/engine.md`). Up to format 1 each kind had a
+/// 0.04 ms of a 100k store's 1.5 ms open (`docs/history.md`). Up to format 1 each kind had a
 /// column family of its own (`crate::store` upgrades such a store on open).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Family {
@@ -162,7 +162,7 @@ pub(crate) fn vector_key(ns: u32, id: RecordId, space: &str) -> Vec<u8> {
 /// registered space (a vector is only stored in one, and spaces are never removed): what a
 /// delete or update deletes point by point. One range delete per record would say the same,
 /// but RocksDB keeps range tombstones apart and every later read of the family checks them
-/// until a compaction; point deletes also write a filtered delete faster (docs/stores-history.md).
+/// until a compaction; point deletes also write a filtered delete faster (docs/history.md).
 pub(crate) fn vector_keys<'a>(
     ns: u32,
     id: RecordId,

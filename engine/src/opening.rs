@@ -4,7 +4,7 @@
 //! The two do not depend on each other until the lexical index catches up with the store, so
 //! the lexical index opens on a thread of its own while this one opens the store and reads what
 //! the engine keeps of it in memory: tantivy's part is the smaller one, so it costs the open
-//! nothing (measured in `docs/engine.md`).
+//! nothing (measured in `docs/history.md`).
 //!
 //! The directory's lock ([`Holder`]) is taken first: nothing in a directory another process
 //! holds is read, the lexical index is only ever rebuilt by its holder, and a second process

@@ -8,7 +8,7 @@
 //!
 //! The vector files were read ahead here too, from before the store opened, until the
 //! thread reading them slowed the open more than it sped up the first vector search, with no
-//! measurable gain in the first answer (`docs/engine.md` has the numbers). The first
+//! measurable gain in the first answer (`docs/history.md` has the numbers). The first
 //! vector search decodes the file itself.
 //!
 //! What is decoded, and how long it lives:

@@ -173,7 +173,7 @@ impl LexicalStats {
 /// term the number of them that contain it. A delete of a thousand records then touches the
 /// statistics once per distinct term of the write, and counts each record's distinct terms
 /// with one lookup per token instead of sorting its terms (the analysis and the sort had been
-/// two thirds of a filtered delete's time: docs/stores-history.md).
+/// two thirds of a filtered delete's time: docs/history.md).
 #[derive(Debug, Default)]
 pub(crate) struct Removed {
     docs: u64,

@@ -1,7 +1,7 @@
 //! The tantivy writer: created on first use, and handed pending operations in their order.
 //!
 //! Creating a writer allocates its indexing memory, a tenth of a reopened 100k engine's open
-//! (docs/stores-history.md): an engine that only searches never pays it. The engine's holder lock
+//! (docs/history.md): an engine that only searches never pays it. The engine's holder lock
 //! already keeps every other process out of the directory, so the writer's own lock can wait
 //! for the first write too.
 //!

@@ -3,7 +3,7 @@
 //!
 //! Opening an existing store read-write is mostly writing: a new MANIFEST, OPTIONS file and
 //! write-ahead log, each synced, and every column family's options dumped into the info log
-//! (7–10 ms for the 100k store of `docs/stores-history.md`, however small the store). Opening it
+//! (7–10 ms for the 100k store of `docs/history.md`, however small the store). Opening it
 //! read-only writes none of that (0.6–1.4 ms). So an existing store is opened read-only,
 //! which answers reads at once, while a background thread opens it read-write:
 //!
@@ -45,10 +45,10 @@ const VECTOR_BLOCK_BYTES: usize = 16 << 10;
 /// records took 4.1 ms to write on average, 2.1 ms with 8 MiB buffers (`delete_after_load`,
 /// sixteen deletes each), while a 100k store's reopen took as long (three more table files)
 /// and peak memory fell 597 -> 528 MiB; a fresh 1M store closes with 50 table files instead of
-/// 30, and opens 8-11 ms slower with its first answer unchanged (`docs/stores-history.md`). The
+/// 30, and opens 8-11 ms slower with its first answer unchanged (`docs/history.md`). The
 /// vectors' values are 1.5 KiB, so their default buffer holds few entries, and a smaller one
 /// saved little there. (Those were five column families of 8 MiB each; sharing one since
-/// format 2, the filtered deletes and the open measured as fast or faster, `docs/engine.md`.)
+/// format 2, the filtered deletes and the open measured as fast or faster, `docs/history.md`.)
 const SMALL_VALUE_WRITE_BUFFER: usize = 8 << 20;
 
 /// The RocksDB instances of one store directory.
@@ -221,7 +221,7 @@ pub(super) fn db_options(table_files: usize) -> Options {
     // is 16). A second thread pays for its start only when the families have several files
     // each: with seven column families it slowed a 100k store's open and sped up a
     // million-record store's first vector answer; with two, the thread count makes no
-    // difference to a 100k store (docs/engine.md has the measurements).
+    // difference to a 100k store (docs/history.md has the measurements).
     let threads = if table_files > 2 * COLUMNS.len() {
         2
     } else {

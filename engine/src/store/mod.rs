@@ -46,7 +46,7 @@ pub(crate) struct Store {
 /// How long after opening an existing store read-only its read-write instance starts opening,
 /// unless a write asks for it sooner: long enough for an engine's first reads after a reopen
 /// to have the cores to themselves (a 100k-record store's first answers take 5–8 ms, a
-/// million-record store's 60–80, `docs/stores-history.md`), short enough that a later write finds
+/// million-record store's 60–80, `docs/history.md`), short enough that a later write finds
 /// it open.
 const WRITABLE_OPEN_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
 

@@ -2,7 +2,7 @@
 //!
 //! A graph's codes (a byte per dimension and point) are most of a vector file: 38 of a
 //! 100k-vector file's 45 MB. Checksumming them with the rest kept a reopened namespace's first
-//! vector answer waiting 4–5 ms (`docs/stores-history.md`), so a file is used as soon as everything
+//! vector answer waiting 4–5 ms (`docs/history.md`), so a file is used as soon as everything
 //! else in it checks ([`super::file`]), and its codes are checked by the first background job
 //! of each collection read from it: the one that loads the graph's vectors from the store
 //! ([`super::collection`]).

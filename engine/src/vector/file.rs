@@ -171,7 +171,7 @@ pub(crate) fn decode(path: &Path, seq: u64) -> Result<Option<Decoded>> {
     // the longest part of the decode a reopened namespace's first vector search waits for,
     // and most of those pages are the graph's codes, of which a search reads a few thousand
     // and the codes' check (the first background job) reads all, on the other core. The parse
-    // faults in what it reads (docs/engine.md, reopen_probe: open + first vector answer
+    // faults in what it reads (docs/history.md, reopen_probe: open + first vector answer
     // 7.30 → 7.12 and 9.23 → 7.51 ms, medians of 30 and 45).
     let map = unsafe { MmapOptions::new().map(&file) }.map_err(|e| Error::io(path, e))?;
     let Some(body_len) = map.len().checked_sub(TRAILER).filter(|n| *n >= HEADER) else {

@@ -8,8 +8,8 @@
 //! back from a vector file could only be rebuilt from scratch. Growth came here first; since
 //! 2026-11-28 the first build too: on one thread it keeps up with `hnsw_rs` on two (it
 //! compares int8 codes, not floats), with recall@10 within the spread of `hnsw_rs`'s builds and
-//! a lower peak memory (docs/engine.md has the measurements). Being one thread, it gives the same graph on every run,
-//! and leaves the other core to searches.
+//! a lower peak memory (docs/history.md has the measurements). Being one thread, it gives the
+//! same graph on every run, and leaves the other core to searches.
 //!
 //! The layout holds what insertion needs: codes to compare and links to walk. Its parts here:
 //! - [`extend`]: encodes the new points with the layout's scales, inserts them one by one and

@@ -263,7 +263,7 @@ fn widen_halves(x: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
 /// One `vpdpbusd` per 64 dimensions. Each waits for the one before it on the same
 /// accumulator, so four codes go step by step together, with two accumulators each (even and
 /// odd steps), and their lanes are added up together ([`sum_four`]). About twice as fast as the
-/// AVX-512 kernel of a 16-bit query on a Zen 4 core (docs/engine.md has the timings).
+/// AVX-512 kernel of a 16-bit query on a Zen 4 core (docs/history.md has the timings).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 fn dots_vnni(query: &ByteQuery, codes: &[i8], out: &mut [i64]) {

@@ -14,7 +14,7 @@
 //! each lane once ([`SplitQuery::offsets`]), which leaves in each lane the exact dot product
 //! of its dimensions (the additions wrap, and only the final lane has to fit an `i32`). One
 //! code at a time, each step waits for the `vpdpbusd` before it and the kernel was no faster
-//! than the AVX-512 one (stop 64, `docs/engine.md`), so four codes go step by step together.
+//! than the AVX-512 one (stop 64, `docs/history.md`), so four codes go step by step together.
 //! Codes past [`SPLIT_MAX_LEN`], and CPUs without VNNI, take `dot_i16_i8` one code at a time.
 
 #[cfg(target_arch = "x86_64")]

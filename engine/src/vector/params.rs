@@ -6,7 +6,7 @@
 /// The defaults come from `cargo bench --bench engine_ops` (docs/benchmarks.md): the graph
 /// search overtakes the exact scan at a few thousand vectors, so collections get a graph from
 /// 5,000 vectors on; ef 96 gives recall@10
-/// 0.945 over 100k MiniLM records of real conversation (docs/engine.md, docs/stores-history.md).
+/// 0.945 over 100k MiniLM records of real conversation (docs/engine.md, docs/history.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct HnswParams {

@@ -5,7 +5,7 @@
 //! ids and one whose writes interleave with others' has ids a few apart. An array then costs
 //! four bytes per id in its range, against about twenty-four per entry for a hash map, and is
 //! filled in order: rebuilding a reopened 100k graph's map had been 100k scattered hash
-//! inserts, a fifth of the first vector search (docs/stores-history.md). Ids spread wider than
+//! inserts, a fifth of the first vector search (docs/history.md). Ids spread wider than
 //! [`SPREAD`] times the entries, or below the first one seen, turn the array into a map.
 
 use rustc_hash::FxHashMap;

@@ -2,7 +2,7 @@
 //!
 //! An exact search below the graph threshold compares the query with every vector, and from
 //! a few thousand vectors on that scan waits for memory, at 4 bytes per dimension (codes of one
-//! byte per dimension scan several times faster: docs/engine.md). So the slots
+//! byte per dimension scan several times faster: docs/history.md). So the slots
 //! of a collection that is scanned also keep each vector as one signed byte per dimension,
 //! scaled per vector (its largest magnitude maps to 127), with two numbers that bound what
 //! the code loses: the length of the rounding error and the length of the code's vector.

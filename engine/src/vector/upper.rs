@@ -5,7 +5,7 @@
 //! - [`UpperLayer::Flat`]: as a vector file stores it, the points ascending and their links in
 //!   compressed rows, left in the file's pages. Reading a layer is then a check that its points
 //!   ascend, where building a map took an allocation and a hash insertion per point on the way
-//!   to a reopened namespace's first vector answer (`docs/engine.md`);
+//!   to a reopened namespace's first vector answer (`docs/history.md`);
 //! - [`UpperLayer::Map`]: a map from point to neighbours, which insertions change. A flat layer
 //!   becomes one when an insertion first changes it (a graph's growth works on its own copy).
 

@@ -6,7 +6,7 @@
 //! written and synced, on the thread that counts the deleted records' terms
 //! ([`Inner::delete_beside_derived`]): after a bulk load the write takes 5–8 ms, most of it
 //! inserting the deletes into RocksDB's memtables, and the derived state's 1.2–1.9 ms no longer
-//! follow it (`docs/stores-history.md`). A search running meanwhile may or may not see the deletes, as
+//! follow it (`docs/history.md`). A search running meanwhile may or may not see the deletes, as
 //! with any write under way; if the batch fails, the derived state is ahead of the store, so
 //! it is dropped, and the next search builds it again from the store.
 

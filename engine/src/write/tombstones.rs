@@ -4,7 +4,7 @@
 //! A filtered delete mostly removes records that were written together (a conversation, a
 //! session, a source), whose ids are consecutive; after a bulk load, inserting a thousand
 //! records' four point tombstones into RocksDB's memtables was most of its write
-//! (`docs/stores-history.md`). A run of consecutive ids, all of them deleted, is one key range in each
+//! (`docs/history.md`). A run of consecutive ids, all of them deleted, is one key range in each
 //! family keyed by record id, holding nothing else, so one range tombstone per family says the
 //! same as the run's point tombstones:
 //! - [`delete_records`]: the records (`ns | id`) and their vectors (`ns | id | space`);

@@ -1,6 +1,6 @@
 //! Times three reopens of an existing engine directory: open, the first vector search and the
 //! first text search (which load the namespace's derived state), and close. Small enough to
-//! run under `perf record -g`, which is how the reopen profile in `docs/stores-history.md` was taken.
+//! run under `perf record -g`, which is how the reopen profile in `docs/history.md` was taken.
 //!
 //! Usage: `cargo run --release -p mb-stores-bench --bin reopen_probe -- DIR [NAMESPACE SPACE]`
 //! (defaults: the stores benchmark's `bench` and `minilm`). With `MB_PROBE_WAIT_FOR_GRAPH=1`
