@@ -2,6 +2,7 @@
 
 mod architecture;
 mod common;
+mod licences;
 mod locomo_retrieval;
 mod offline_operations;
 mod outside_crates;
