@@ -4,7 +4,38 @@
 use std::collections::{HashMap, HashSet};
 
 use mb_core::dates::{Day, DayRange};
-use mb_engine::{Hit, RecordId};
+use mb_engine::{Engine, Hit, RecordId};
+
+use super::settings::{Fusion, HybridSettings};
+use crate::error::MemoryError;
+
+/// The BM25 ranking of `words` and the embedding ranking of `query` (a space and a vector) in
+/// `namespace`, `n` candidates each, fused as `settings` say: what the units and the sessions
+/// are both ranked by. A ranking whose weight is 0 is not searched.
+pub fn search(
+    engine: &Engine,
+    namespace: &str,
+    words: &str,
+    query: Option<(&str, &[f32])>,
+    n: usize,
+    settings: &HybridSettings,
+) -> Result<Vec<Hit>, MemoryError> {
+    let mut rankings = Vec::new();
+    if settings.lexical_weight > 0.0 {
+        rankings.push((
+            settings.lexical_weight,
+            engine.search_text(namespace, words, n)?,
+        ));
+    }
+    if let Some((space, vector)) = query.filter(|_| settings.dense_weight > 0.0) {
+        let hits = engine.search_vector(namespace, space, vector, n)?;
+        rankings.push((settings.dense_weight, hits));
+    }
+    Ok(match settings.fusion {
+        Fusion::Rrf => fuse(rankings, settings.rrf_k),
+        Fusion::Scores => combine_scores(rankings),
+    })
+}
 
 /// Fuses rankings (each with its weight, best first): `score(d) = Σ w / (rrf_k + rank)`, ranks
 /// from 1. Ties rank the older record first.

@@ -75,7 +75,7 @@ impl HybridMemory {
             Lang::En => Analyzer::Standard,
         };
         let embedder = open_embedding_memory(&context, "hybrid", analyzer)?;
-        if settings.session_weight > 0.0 {
+        if settings.uses_sessions() {
             context.engine.ensure_namespace(
                 &sessions::namespace(&context.namespace),
                 NamespaceOptions::default().with_analyzer(analyzer),
@@ -87,7 +87,7 @@ impl HybridMemory {
         // for nothing, so a memory written and then asked once (a LongMemEval haystack) does
         // not pay that rebuild in its first question.
         context.engine.search_text(&context.namespace, "", 1)?;
-        if settings.session_weight > 0.0 {
+        if settings.uses_sessions() {
             context
                 .engine
                 .search_text(&sessions::namespace(&context.namespace), "", 1)?;
@@ -160,7 +160,7 @@ impl HybridMemory {
             }
             batch.put(record);
         }
-        if self.settings.session_weight > 0.0 && !exchanges.is_empty() {
+        if self.settings.uses_sessions() && !exchanges.is_empty() {
             let units: Vec<(&Exchange, &str, &[f32])> = exchanges
                 .iter()
                 .zip(&keys)
@@ -240,27 +240,16 @@ impl HybridMemory {
         } else {
             None
         };
-        let mut rankings = Vec::new();
-        if s.lexical_weight > 0.0 {
-            let hits = self.context.engine.search_text(ns, &words, n)?;
-            rankings.push((s.lexical_weight, hits));
-        }
-        if let Some(vector) = &vector {
-            let hits = self.context.engine.search_vector(ns, space, vector, n)?;
-            rankings.push((s.dense_weight, hits));
-        }
-        let mut hits = match s.fusion {
-            Fusion::Rrf => fusion::fuse(rankings, s.rrf_k),
-            Fusion::Scores => fusion::combine_scores(rankings),
-        };
+        let query_vector = vector.as_deref().map(|v| (space, v));
+        let engine = &self.context.engine;
+        let mut hits = fusion::search(engine, ns, &words, query_vector, n, s)?;
         // A bonus of `weight` first-place shares.
         let share = |weight: f32| match s.fusion {
             Fusion::Rrf => weight / (s.rrf_k + 1.0),
             Fusion::Scores => weight,
         };
-        if s.session_weight > 0.0 {
-            let query = vector.as_deref().map(|v| (space, v));
-            let prior = sessions::scores(&self.context.engine, ns, &words, query, s)?;
+        if s.uses_sessions() {
+            let prior = sessions::scores(engine, ns, &words, query_vector, s)?;
             let bonus = share(s.session_weight);
             fusion::boost(&mut hits, |hit| {
                 let session = hit.record.attribute(sessions::SESSION);

@@ -7,11 +7,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use mb_engine::{Batch, Engine, Filter, Hit, Record};
+use mb_engine::{Batch, Engine, Filter, Record};
 
 use super::fusion;
 use super::rounds::Exchange;
-use super::{Fusion, HybridSettings};
+use super::HybridSettings;
 use crate::error::MemoryError;
 use crate::store::{record_turns, unit_record};
 use crate::units::Unit;
@@ -140,19 +140,7 @@ pub fn scores(
     settings: &HybridSettings,
 ) -> Result<HashMap<String, f32>, MemoryError> {
     let ns = namespace(units);
-    let n = settings.candidates;
-    let mut rankings = Vec::new();
-    if settings.lexical_weight > 0.0 {
-        rankings.push((settings.lexical_weight, engine.search_text(&ns, words, n)?));
-    }
-    if let Some((space, vector)) = query.filter(|_| settings.dense_weight > 0.0) {
-        let hits = engine.search_vector(&ns, space, vector, n)?;
-        rankings.push((settings.dense_weight, hits));
-    }
-    let fused: Vec<Hit> = match settings.fusion {
-        Fusion::Rrf => fusion::fuse(rankings, settings.rrf_k),
-        Fusion::Scores => fusion::combine_scores(rankings),
-    };
+    let fused = fusion::search(engine, &ns, words, query, settings.candidates, settings)?;
     let best = fused.first().map_or(0.0, |h| h.score);
     Ok(fused
         .into_iter()

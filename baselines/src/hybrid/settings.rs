@@ -99,6 +99,12 @@ pub const MAX_CANDIDATES: usize = 10_000;
 pub const MAX_RERANK: usize = 1_000;
 
 impl HybridSettings {
+    /// Whether the memory keeps and ranks whole sessions (the session prior): on exactly when
+    /// `session_weight` is above 0, the one place that reads it so.
+    pub fn uses_sessions(&self) -> bool {
+        self.session_weight > 0.0
+    }
+
     /// Refuses values the fusion cannot use, naming the key (`[hybrid] <key>`): weights that are
     /// not finite or are negative, an `rrf_k` that is not finite or is negative (`-1` divides
     /// by zero at rank 1), a candidate count of 0 or above [`MAX_CANDIDATES`].
