@@ -18,6 +18,30 @@ pub(crate) const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// The key WebDriver names an element reference with.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// Reads chromedriver's output until it says its port; or what it said before it ended.
+fn port_of(
+    driver: &mut Child,
+    errors: &Path,
+) -> Result<(BufReader<std::process::ChildStdout>, String), String> {
+    let Some(stdout) = driver.stdout.take() else {
+        return Err("no standard output".into());
+    };
+    let mut out = BufReader::new(stdout);
+    let mut line = String::new();
+    let mut said = String::new();
+    loop {
+        line.clear();
+        if out.read_line(&mut line).unwrap_or(0) == 0 {
+            let errors = std::fs::read_to_string(errors).unwrap_or_default();
+            return Err(format!("it ended; stdout: {said:?}; stderr: {errors:?}"));
+        }
+        said.push_str(&line);
+        if let Some(rest) = line.split("successfully on port ").nth(1) {
+            return Ok((out, rest.trim().trim_end_matches('.').to_string()));
+        }
+    }
+}
+
 /// A browser session.
 pub(crate) struct Browser {
     driver: Child,
@@ -29,19 +53,29 @@ pub(crate) struct Browser {
 impl Browser {
     /// Starts chromedriver on a free port and a headless session of `width`×`height`.
     pub fn start(width: u32, height: u32) -> Browser {
-        let mut driver = Command::new(CHROMEDRIVER)
-            .arg("--port=0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(driver.stdout.take().unwrap());
-        let mut line = String::new();
-        let port = loop {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "chromedriver ended");
-            if let Some(rest) = line.split("successfully on port ").nth(1) {
-                break rest.trim().trim_end_matches('.').to_string();
+        // chromedriver has been seen to exit at start under load (once in many runs); it is
+        // started again, and its own words are shown if it never comes up.
+        let mut failures = Vec::new();
+        let (driver, mut out, port) = loop {
+            let log = tempfile::NamedTempFile::new().unwrap();
+            let mut driver = Command::new(CHROMEDRIVER)
+                .arg("--port=0")
+                .stdout(Stdio::piped())
+                .stderr(log.reopen().unwrap())
+                .spawn()
+                .unwrap();
+            match port_of(&mut driver, log.path()) {
+                Ok((out, port)) => break (driver, out, port),
+                Err(why) => {
+                    let _ = driver.kill();
+                    let _ = driver.wait();
+                    failures.push(why);
+                    assert!(
+                        failures.len() < 3,
+                        "chromedriver did not start: {}",
+                        failures.join(" | ")
+                    );
+                }
             }
         };
         std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
