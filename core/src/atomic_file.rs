@@ -4,7 +4,7 @@
 //! writes bytes at hand; [`AtomicFile`] is the streaming form, for output too large to hold.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` whole or not at all (see the module documentation).
@@ -63,6 +63,13 @@ impl AtomicFile {
             _ => Path::new("."),
         };
         File::open(parent)?.sync_all()
+    }
+}
+
+/// Formats that patch what they wrote (a GGUF file's offsets) seek within the partial file.
+impl Seek for AtomicFile {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.out.seek(to)
     }
 }
 

@@ -3,12 +3,11 @@
 //! weight `<name>.lora_a` (`[rank, in]`) and `<name>.lora_b` (`[out, rank]`) in f32. llama.cpp
 //! then computes `W·x + scale·(alpha/rank)·B·A·x`, as training did.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::Path;
 
 use candle_core::quantized::gguf_file::{self, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
+use mb_core::atomic_file::{partial_path, AtomicFile};
 
 use crate::config::ARCHITECTURE;
 use crate::error::{Result, SftError};
@@ -19,7 +18,7 @@ use crate::model::LoraLlama;
 const SUFFIX_A: &str = ".lora_a";
 const SUFFIX_B: &str = ".lora_b";
 
-/// Writes `model`'s adapters to `path` (atomically: a file beside it, then renamed), for
+/// Writes `model`'s adapters to `path` (whole or not at all: [`AtomicFile`]), for
 /// [`ARCHITECTURE`] models (llama.cpp checks it against the base model's).
 pub fn write_adapter(model: &LoraLlama, path: &Path) -> Result<()> {
     let alpha = Value::F32(model.lora_settings().alpha);
@@ -40,16 +39,11 @@ pub fn write_adapter(model: &LoraLlama, path: &Path) -> Result<()> {
         tensors.push((format!("{name}{SUFFIX_B}"), b));
     }
     let tensors: Vec<(&str, &QTensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    let partial = path.with_extension("gguf.partial");
-    let file = File::create(&partial).map_err(|e| SftError::io(&partial, e))?;
-    let mut writer = BufWriter::new(file);
-    gguf_file::write(&mut writer, &metadata, &tensors)
+    let partial = partial_path(path);
+    let mut file = AtomicFile::create(path).map_err(|e| SftError::io(&partial, e))?;
+    gguf_file::write(&mut file, &metadata, &tensors)
         .map_err(|e| SftError::gguf(&partial, format!("writing the adapter: {e}")))?;
-    let file = writer
-        .into_inner()
-        .map_err(|e| SftError::io(&partial, e.into_error()))?;
-    file.sync_all().map_err(|e| SftError::io(&partial, e))?;
-    std::fs::rename(&partial, path).map_err(|e| SftError::io(path, e))
+    file.commit().map_err(|e| SftError::io(path, e))
 }
 
 /// Sets `model`'s adapters to those of the adapter file `path` (a checkpoint being resumed),

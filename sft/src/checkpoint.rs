@@ -169,15 +169,14 @@ impl RunDir {
     }
 }
 
-/// Writes `value` as JSON to `path` through a file beside it, renamed when complete.
+/// Writes `value` as JSON to `path`, whole or not at all
+/// ([`mb_core::atomic_file::write_atomic`]).
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
-    let partial = path.with_extension("json.partial");
     let text = serde_json::to_vec_pretty(value).map_err(|e| SftError::Setting {
         field: "json",
         reason: e.to_string(),
     })?;
-    std::fs::write(&partial, text).map_err(|e| SftError::io(&partial, e))?;
-    std::fs::rename(&partial, path).map_err(|e| SftError::io(path, e))
+    mb_core::atomic_file::write_atomic(path, &text).map_err(|e| SftError::io(path, e))
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
