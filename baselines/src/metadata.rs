@@ -24,17 +24,17 @@ pub struct Metadata {
 impl Metadata {
     /// Checks `value` (named `field` in errors) as metadata: an object within the bounds.
     pub fn new(value: Value, field: &str) -> Result<Metadata, MemoryError> {
+        if value.is_object() && depth(&value) > MAX_METADATA_DEPTH {
+            return Err(MemoryError::BadInput(format!(
+                "{field} nests deeper than {MAX_METADATA_DEPTH} levels"
+            )));
+        }
         let Value::Object(fields) = value else {
             return Err(MemoryError::BadInput(format!(
                 "{field} must be an object of keys to values, got {}",
                 kind(&value)
             )));
         };
-        if depth(&Value::Object(fields.clone())) > MAX_METADATA_DEPTH {
-            return Err(MemoryError::BadInput(format!(
-                "{field} nests deeper than {MAX_METADATA_DEPTH} levels"
-            )));
-        }
         let json = serde_json::to_string(&fields)
             .map_err(|e| MemoryError::BadInput(format!("{field}: {e}")))?;
         if json.len() > MAX_METADATA_BYTES {

@@ -116,6 +116,32 @@ impl RecordIndex {
     }
 }
 
+/// One page of a namespace's memories in the order they were stored: up to `limit` records
+/// after record `after` whose metadata match `filter` (all without one), and whether more
+/// follow. Reads up to the `limit + 1`st match: without a filter `limit + 1` records, whatever
+/// the namespace's size.
+pub fn page(
+    engine: &Engine,
+    namespace: &str,
+    after: RecordId,
+    limit: usize,
+    filter: Option<&MetadataFilter>,
+) -> Result<(Vec<Record>, bool), MemoryError> {
+    let mut records = Vec::with_capacity(limit.saturating_add(1).min(1024));
+    for record in engine.records_after(namespace, after)? {
+        let record = record?;
+        if filter.is_none_or(|f| f.matches(&Metadata::of(&record))) {
+            records.push(record);
+            if records.len() > limit {
+                break;
+            }
+        }
+    }
+    let more = records.len() > limit;
+    records.truncate(limit);
+    Ok((records, more))
+}
+
 /// The `k` memories of `system` most relevant to `query` whose metadata match `filter` (all
 /// of them without one), best first. With a filter the system is asked for ever more
 /// candidates (4× each time, at most [`MAX_RETRIEVE_K`] or the memory's size) until `k` match.

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mb_baselines::curation::{self, Found, Metadata, MetadataFilter, RecordIndex};
+use mb_baselines::curation::{self, Found, MetadataFilter, RecordIndex};
 use mb_baselines::{MemoryContext, MemorySystem, Overrides, SystemSettings, SystemSpec};
 use mb_core::Lang;
 use mb_embed::{Assets, Embedder, HashingEmbedder, OnnxConfig, OnnxEmbedder};
@@ -305,10 +305,8 @@ impl MemoryService {
             .ok_or_else(missing)
     }
 
-    /// Up to `limit` records of `owner` stored after the one whose shown id is `after`, in the
-    /// order they were stored, whose metadata match `filter` (all without one), and whether more
-    /// follow (reads up to the `limit + 1`st match: without a filter `limit + 1` records,
-    /// whatever the namespace's size).
+    /// One page of `owner`'s memories after the one whose shown id is `after`
+    /// ([`curation::page`]).
     pub fn list(
         &self,
         owner: &Owner,
@@ -324,19 +322,13 @@ impl MemoryService {
             Some(shown) => self.ids(&owner.tenant)?.record(shown),
             None => RecordId(0),
         };
-        let mut records = Vec::with_capacity(limit + 1);
-        for record in self.engine.records_after(&namespace, from)? {
-            let record = record?;
-            if filter.is_none_or(|f| f.matches(&Metadata::of(&record))) {
-                records.push(record);
-                if records.len() > limit {
-                    break;
-                }
-            }
-        }
-        let more = records.len() > limit;
-        records.truncate(limit);
-        Ok((records, more))
+        Ok(curation::page(
+            &self.engine,
+            &namespace,
+            from,
+            limit,
+            filter,
+        )?)
     }
 
     /// Every memory namespace of `tenant` under this system with its record count.

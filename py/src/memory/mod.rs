@@ -259,20 +259,13 @@ impl PyMemory {
         let (records, more) = self.run(py, |opened, _| {
             let context = opened.system.context();
             let from = RecordId(after.unwrap_or(0));
-            let mut page = Vec::new();
-            for record in context.engine.records_after(&context.namespace, from)? {
-                let record = record?;
-                let keep = filter
-                    .as_ref()
-                    .is_none_or(|f| f.matches(&curation::Metadata::of(&record)));
-                if keep && page.len() == limit {
-                    return Ok((page, true));
-                }
-                if keep {
-                    page.push(record);
-                }
-            }
-            Ok((page, false))
+            curation::page(
+                &context.engine,
+                &context.namespace,
+                from,
+                limit,
+                filter.as_ref(),
+            )
         })?;
         let out = PyDict::new(py);
         let memories = records
