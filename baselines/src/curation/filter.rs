@@ -25,6 +25,13 @@ use crate::metadata::kind;
 pub const MAX_FILTER_CONDITIONS: usize = 256;
 /// The deepest nesting of `AND`/`OR`/`NOT` accepted.
 pub const MAX_FILTER_DEPTH: usize = 8;
+/// Most characters of a caller's key, operator or value an error quotes.
+const QUOTED_CHARS: usize = 80;
+
+/// `text` as an error quotes it: debug-quoted, at most [`QUOTED_CHARS`] characters of it.
+fn quoted(text: &str) -> String {
+    format!("{:?}", mb_core::excerpt(text, QUOTED_CHARS))
+}
 
 /// A compiled filter over metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,7 +157,9 @@ fn compile(
             _ => None,
         };
         let Some(logical) = logical else {
-            if let Some(test) = field_test(value).map_err(|e| bad(format!("{key:?}: {e}")))? {
+            if let Some(test) =
+                field_test(value).map_err(|e| bad(format!("{}: {e}", quoted(key))))?
+            {
                 filter.must.push(Condition::Field {
                     key: key.clone(),
                     test,
@@ -215,8 +224,9 @@ fn field_test(value: &Value) -> Result<Option<Test>, String> {
         },
         other => {
             return Err(format!(
-                "unknown operator {other:?} (expected eq, ne, in, nin, gt, gte, lt, lte, \
-                 contains or icontains)"
+                "unknown operator {} (expected eq, ne, in, nin, gt, gte, lt, lte, contains \
+                 or icontains)",
+                quoted(other)
             ))
         }
     }))
@@ -265,7 +275,7 @@ fn range(ops: &Map<String, Value>) -> Result<Test, String> {
             Some(other) => Err(format!(
                 "{op} takes a number or an ISO date, got {}",
                 match other {
-                    Value::String(s) => format!("{s:?}"),
+                    Value::String(s) => quoted(s),
                     other => kind(other).to_string(),
                 }
             )),
@@ -414,6 +424,9 @@ mod tests {
         assert!(refused(json!({"n": {"gt": 1, "eq": 2}})).contains("mixed"));
         assert!(refused(json!({"OR": {"c": 1}})).contains("list of filters"));
         assert!(refused(json!({"OR": [{"c": [1, "a"]}]})).contains("filters.OR[0]"));
+        let long = "k".repeat(10_000);
+        let message = refused(json!({ long.clone(): 1.5 }));
+        assert!(message.len() < 400 && !message.contains(&long), "{message}");
         let mut deep = json!({"c": 1});
         for _ in 0..=MAX_FILTER_DEPTH {
             deep = json!({ "AND": [deep] });
