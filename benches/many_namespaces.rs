@@ -5,7 +5,8 @@
 //! derived-state budget of `MB_BENCH_BUDGET_MB` (default 64 MiB), and reports: the build rate,
 //! the time to reopen, a cold namespace's first search (its BM25 statistics and vectors rebuilt
 //! from the store) and a warm search, p50 and p99, and the process's resident memory before and
-//! after cold searches over every namespace, beside the budget and the engine's own estimate.
+//! after cold searches over every namespace, beside the budget and the engine's own estimate;
+//! and what listing every namespace costs beside listing one prefix's (`namespaces_under`).
 //! The store is built by a child process (this benchmark run again with `MB_BENCH_BUILD=DIR`),
 //! so the measuring process's memory holds nothing of the build. Writes during the build are
 //! not synced one by one (the default `sync_writes = false`; the engine is closed at the end),
@@ -156,6 +157,29 @@ fn main() {
         warm.push(started.elapsed());
     }
 
+    // Listing: every namespace (what the MCP service read on each search to find the agents
+    // keeping memories of a user) against one prefix's range (what it reads now).
+    let mut all = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let listed = engine.namespaces().len();
+        all.push(started.elapsed());
+        assert_eq!(listed, namespaces);
+    }
+    let mut under = Vec::new();
+    for round in 0..10_000 {
+        let prefix = format!("user{}/", round % namespaces.max(1));
+        let started = Instant::now();
+        let listed = engine.namespaces_under(&prefix).len();
+        under.push(started.elapsed());
+        assert_eq!(listed, 0);
+    }
+
+    println!(
+        "listing: every namespace p50 {:?}; one user's agents (a prefix's range) p50 {:?}",
+        percentile(&mut all, 0.5),
+        percentile(&mut under, 0.5)
+    );
     println!(
         "cold first search (BM25 + vector): p50 {:?}, p99 {:?}",
         percentile(&mut cold, 0.5),

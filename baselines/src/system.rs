@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use mb_core::Lang;
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
 use mb_embed::Embedder;
 use mb_engine::{Batch, Engine, Record};
 use mb_llm::ops::Answer;
@@ -52,7 +51,7 @@ pub struct TrainingDialog<'a> {
     /// The row's language.
     pub lang: Lang,
     /// The recorded conversation.
-    pub messages: &'a [DialogMessage],
+    pub messages: &'a [Message],
     /// What the caller attaches to every memory this dialog adds or rewrites (the memory
     /// tools' and Python's `metadata`); `None` for benchmark rows.
     pub metadata: Option<&'a crate::metadata::Metadata>,
@@ -204,10 +203,21 @@ pub trait MemorySystem: Send + Sync {
         Ok(())
     }
 
-    /// The system's log of memory changes, in order, for a system that keeps one (Mem0);
-    /// `None` for the others.
-    fn history(&self) -> Result<Option<Vec<crate::history::HistoryEvent>>, MemoryError> {
+    /// The system's log of memory changes from entry `since` on (`0`: all of it), in order,
+    /// for a system that keeps one (Mem0); `None` for the others. Reading costs the entries
+    /// read, so a caller after one dialog's events asks from [`MemorySystem::history_len`]
+    /// taken before it.
+    fn history(
+        &self,
+        _since: u64,
+    ) -> Result<Option<Vec<crate::history::HistoryEvent>>, MemoryError> {
         Ok(None)
+    }
+
+    /// How many entries the system's log holds (`0` without one): where the next change's
+    /// entry goes.
+    fn history_len(&self) -> Result<u64, MemoryError> {
+        Ok(0)
     }
 
     /// Whether building the memory asks the memory model (Mem0's facts, A-Mem's notes,

@@ -10,8 +10,11 @@ use std::collections::BTreeMap;
 
 use mb_core::pyliteral::parse_column;
 use mb_core::{Lang, Message, Role};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+mod dialog;
+
+pub use dialog::{Action, Dialog, DialogMessage, Feedback};
 
 /// What the model is asked: a single prompt or a prepared chat (JuDGE, LimitGen).
 #[derive(Debug, Clone, PartialEq)]
@@ -44,94 +47,6 @@ impl Input {
                 .map_or("", |m| m.content.as_str()),
         }
     }
-}
-
-/// One message of a recorded dialog, keeping any extra keys upstream wrote (corpus-dataset
-/// dialogs carry `origin_content` on their first user message).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DialogMessage {
-    /// Author.
-    pub role: Role,
-    /// Text.
-    pub content: String,
-    /// Other keys, kept as written.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl DialogMessage {
-    /// The message as sent to a model.
-    pub fn message(&self) -> Message {
-        Message {
-            role: self.role,
-            content: self.content.clone(),
-        }
-    }
-}
-
-/// A user's implicit reaction to an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    /// Explicit approval.
-    Like,
-    /// Explicit disapproval.
-    Dislike,
-    /// The user copied the answer (implicit approval).
-    Copy,
-    /// No reaction.
-    None,
-}
-
-/// The simulator's reaction to one assistant turn. Both upstream shapes are read: the current
-/// `{round, implicit_action, terminated}` and the published data's `{round, implicit_actions,
-/// satisfaction_score}`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Feedback {
-    /// Round number as written (1-based in generated dialogs, 0-based on-policy).
-    pub round: i64,
-    /// The actions taken (one in the current shape, any number in the published one).
-    pub actions: Vec<Action>,
-    /// Whether the user ended the conversation, where recorded.
-    pub terminated: Option<bool>,
-    /// The published data's satisfaction score, where recorded.
-    pub satisfaction_score: Option<f64>,
-}
-
-impl Feedback {
-    /// The entry in the current upstream shape (`implicit_actions` when there are several).
-    pub fn to_value(&self) -> Value {
-        let mut entry = Map::new();
-        entry.insert("round".into(), Value::from(self.round));
-        let action = |a: &Action| serde_json::to_value(a).unwrap_or(Value::Null);
-        match self.actions.as_slice() {
-            [one] => {
-                entry.insert("implicit_action".into(), action(one));
-            }
-            many => {
-                entry.insert(
-                    "implicit_actions".into(),
-                    Value::Array(many.iter().map(action).collect()),
-                );
-            }
-        }
-        if let Some(terminated) = self.terminated {
-            entry.insert("terminated".into(), Value::from(terminated));
-        }
-        if let Some(score) = self.satisfaction_score {
-            entry.insert("satisfaction_score".into(), Value::from(score));
-        }
-        Value::Object(entry)
-    }
-}
-
-/// A recorded training dialog with its implicit feedback.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Dialog {
-    /// Messages in order.
-    pub messages: Vec<DialogMessage>,
-    /// Feedback per assistant turn.
-    pub feedback: Vec<Feedback>,
 }
 
 /// One dataset row.
@@ -246,7 +161,7 @@ impl Row {
                 Some(Value::Null) | None => Vec::new(),
                 Some(value) => feedback_list(&feedback_column, decoded(&feedback_column, value)?)?,
             };
-            dialogs.insert(stem.to_string(), Dialog { messages, feedback });
+            dialogs.insert(stem.to_string(), Dialog::from_recorded(messages, feedback));
         }
         Ok(Row {
             test_idx,
@@ -287,7 +202,7 @@ impl Row {
                     format!("implicit_feedback_{stem}"),
                 )
             };
-            let messages = serde_json::to_value(&dialog.messages).unwrap_or(Value::Null);
+            let messages = serde_json::to_value(dialog.recorded()).unwrap_or(Value::Null);
             columns.insert(dialog_column, text(&messages));
             let feedback: Vec<Value> = dialog.feedback.iter().map(Feedback::to_value).collect();
             columns.insert(feedback_column, text(&Value::Array(feedback)));
@@ -343,30 +258,9 @@ fn feedback_list(field: &str, value: Value) -> Result<Vec<Feedback>, FieldError>
         .into_iter()
         .enumerate()
         .map(|(i, entry)| {
-            feedback_entry(&entry).map_err(|e| field_error(field, format!("entry {i}: {e}")))
+            Feedback::from_value(&entry).map_err(|e| field_error(field, format!("entry {i}: {e}")))
         })
         .collect()
-}
-
-fn feedback_entry(entry: &Value) -> Result<Feedback, String> {
-    let action = |v: &Value| -> Result<Action, String> {
-        serde_json::from_value(v.clone()).map_err(|_| format!("unknown action {v}"))
-    };
-    let actions = match (entry.get("implicit_action"), entry.get("implicit_actions")) {
-        (Some(one), _) if !one.is_null() => vec![action(one)?],
-        (_, Some(Value::Array(many))) => many.iter().map(action).collect::<Result<_, _>>()?,
-        (_, Some(Value::Null) | None) => Vec::new(),
-        (_, Some(other)) => return Err(format!("implicit_actions {other} is not a list")),
-    };
-    Ok(Feedback {
-        round: entry
-            .get("round")
-            .and_then(Value::as_i64)
-            .ok_or("missing round")?,
-        actions,
-        terminated: entry.get("terminated").and_then(Value::as_bool),
-        satisfaction_score: entry.get("satisfaction_score").and_then(Value::as_f64),
-    })
 }
 
 #[cfg(test)]
@@ -421,7 +315,8 @@ mod tests {
         assert!(matches!(row.input, Input::Chat(ref m) if m.len() == 2));
         assert_eq!(row.input.query_text(), "u");
         let dialog = row.dialog_for("bm25").unwrap();
-        assert_eq!(dialog.messages[0].extra["origin_content"], json!("p"));
+        assert_eq!(dialog.extra_keys[&0]["origin_content"], json!("p"));
+        assert_eq!(dialog.recorded()[0].extra["origin_content"], json!("p"));
         assert_eq!(
             dialog.feedback[0].actions,
             vec![Action::Dislike, Action::Copy]

@@ -205,16 +205,22 @@ impl Engine {
 
     /// Every namespace, sorted by name.
     pub fn namespaces(&self) -> Vec<NamespaceInfo> {
-        let mut all: Vec<NamespaceInfo> = self
-            .inner
+        self.namespaces_under("")
+    }
+
+    /// The namespaces whose names start with `prefix`, sorted by name: one range of the
+    /// catalog, so a service with many tenants lists one user's namespaces without reading
+    /// everyone's.
+    pub fn namespaces_under(&self, prefix: &str) -> Vec<NamespaceInfo> {
+        use std::ops::Bound;
+        self.inner
             .catalog
             .read()
             .namespaces
-            .values()
-            .map(|ns| ns.info.clone())
-            .collect();
-        all.sort_by(|a, b| a.name.cmp(&b.name));
-        all
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(|(name, _)| name.starts_with(prefix))
+            .map(|(_, ns)| ns.info.clone())
+            .collect()
     }
 
     /// Number of records in a namespace.

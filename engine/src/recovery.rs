@@ -8,7 +8,7 @@
 //! searched, its BM25 statistics the first time a text search or a write needs them
 //! (`crate::deferred_stats`); both are then maintained by every write.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -269,7 +269,7 @@ impl Inner {
     pub(crate) fn invalidate_snapshots(
         &self,
         written: Option<&NamespaceState>,
-        namespaces: &HashMap<String, Arc<NamespaceState>>,
+        namespaces: &BTreeMap<String, Arc<NamespaceState>>,
         batch: &mut StoreBatch,
     ) -> Result<()> {
         let on_disk = self.snapshots.on_disk();

@@ -2,7 +2,7 @@
 //! with their derived search state. The public [`crate::Engine`], the write path, recovery,
 //! copies and search all work on it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
@@ -48,7 +48,8 @@ pub(crate) struct Inner {
 /// In-memory copy of the namespace and space catalog.
 #[derive(Default)]
 pub(crate) struct Catalog {
-    pub(crate) namespaces: HashMap<String, Arc<NamespaceState>>,
+    /// By name, in order: a prefix's namespaces are one range ([`crate::Engine::namespaces_under`]).
+    pub(crate) namespaces: BTreeMap<String, Arc<NamespaceState>>,
     pub(crate) spaces: HashMap<String, Space>,
 }
 

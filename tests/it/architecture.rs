@@ -12,7 +12,7 @@ use std::process::Command;
 
 /// The library and binary crates, by directory: every package of the workspace but this one
 /// (whose `src/` only re-exports).
-const CRATES: [&str; 17] = [
+const CRATES: [&str; 18] = [
     "core",
     "upstream",
     "text",
@@ -29,6 +29,7 @@ const CRATES: [&str; 17] = [
     "rig",
     "mcp",
     "benches/stores",
+    "benches/stores/data",
     "benches/service",
 ];
 
@@ -39,7 +40,7 @@ pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

@@ -2,7 +2,6 @@
 
 mod architecture;
 mod common;
-mod licences;
 mod locomo_retrieval;
 mod offline_operations;
 mod outside_crates;

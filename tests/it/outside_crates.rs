@@ -1,5 +1,7 @@
-//! Crates kept outside the workspace on purpose, checked on their sources: what they include
-//! from the workspace by path must build with their own manifest, since CI never builds them.
+//! Crates kept outside the workspace on purpose, checked on their sources: what they take from
+//! the workspace by path must build with their own manifest. The workspace's build never
+//! compiles them (CI checks memvid-core's driver in a step of its own); this catches a shared
+//! crate that grew a workspace dependency in every `cargo test`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -36,58 +38,81 @@ fn path_roots(code: &str) -> BTreeSet<String> {
     roots
 }
 
+/// The lines of a manifest's `[dependencies]` table, trimmed.
+fn dependency_lines(manifest: &str) -> impl Iterator<Item = &str> {
+    let mut in_dependencies = false;
+    manifest.lines().map(str::trim).filter(move |line| {
+        if line.starts_with('[') {
+            in_dependencies = *line == "[dependencies]";
+            false
+        } else {
+            in_dependencies
+        }
+    })
+}
+
 /// The crates a crate outside the workspace may name: its `[dependencies]`, and the language's.
 fn allowed_roots(manifest: &str) -> BTreeSet<String> {
     let mut allowed: BTreeSet<String> = ["std", "core", "alloc", "crate", "super", "self"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let mut in_dependencies = false;
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_dependencies = line == "[dependencies]";
-        } else if in_dependencies {
-            if let Some((name, _)) = line.split_once('=') {
-                allowed.insert(name.trim().replace('-', "_"));
-            }
+    for line in dependency_lines(manifest) {
+        if let Some((name, _)) = line.split_once('=') {
+            allowed.insert(name.trim().replace('-', "_"));
         }
     }
     allowed
 }
 
+/// The `path = "..."` dependencies of a manifest's `[dependencies]`, as directories relative to
+/// the manifest's.
+fn path_dependencies(manifest: &str) -> Vec<String> {
+    dependency_lines(manifest)
+        .filter_map(|line| line.split_once("path = \"")?.1.split_once('"'))
+        .map(|(path, _)| path.to_string())
+        .collect()
+}
+
 /// memvid-core's driver of the stores benchmark is a crate of its own (the workspace's
-/// dependencies never meet memvid-core's), and includes the benchmark's shared data module by
-/// path. Once that module used the engine, the driver stopped building, unseen, because CI does
-/// not build it: every file it includes must name only crates its own manifest declares.
+/// dependencies never meet memvid-core's), and shares the benchmark's data crate by path. Once
+/// that code used the engine, the driver stopped building, unseen, because nothing built it:
+/// every crate it takes by path must depend on no workspace crate, and its sources must name
+/// only what its own manifest declares.
 #[test]
-fn the_memvid_driver_includes_only_what_its_crate_can_build() {
+fn the_memvid_driver_takes_only_what_its_crate_can_build() {
     let dir = root().join("benches/stores/memvid");
     let read = |path: &Path| {
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     };
-    let allowed = allowed_roots(&read(&dir.join("Cargo.toml")));
-    let main = read(&dir.join("src/main.rs"));
-    let mut included = 0;
-    for (at, _) in main.match_indices("#[path = \"") {
-        let rest = &main[at + "#[path = \"".len()..];
-        let Some(end) = rest.find('"') else { continue };
-        let file = dir.join("src").join(&rest[..end]);
-        let foreign: Vec<String> = path_roots(&code_of(&read(&file)))
-            .difference(&allowed)
-            .cloned()
-            .collect();
-        assert!(
-            foreign.is_empty(),
-            "{} is built into memvid-core's driver, whose Cargo.toml does not declare {foreign:?}",
-            file.display()
-        );
-        included += 1;
-    }
+    let shared = path_dependencies(&read(&dir.join("Cargo.toml")));
     assert!(
-        included > 0,
-        "memvid-core's driver includes no shared module"
+        !shared.is_empty(),
+        "memvid-core's driver shares no crate with the benchmark"
     );
+    for relative in shared {
+        let crate_dir = dir.join(&relative);
+        let manifest = read(&crate_dir.join("Cargo.toml"));
+        let allowed = allowed_roots(&manifest);
+        assert!(
+            path_dependencies(&manifest).is_empty()
+                && !allowed.iter().any(|d| d.starts_with("mb_")),
+            "{relative}: memvid-core's driver builds it, so it may depend on no workspace crate"
+        );
+        let mut files = Vec::new();
+        crate::architecture::rust_files(&crate_dir.join("src"), &mut files);
+        for file in files {
+            let foreign: Vec<String> = path_roots(&code_of(&read(&file)))
+                .difference(&allowed)
+                .cloned()
+                .collect();
+            assert!(
+                foreign.is_empty(),
+                "{} is built into memvid-core's driver, but its crate does not declare {foreign:?}",
+                file.display()
+            );
+        }
+    }
 }
 
 #[test]
@@ -99,4 +124,6 @@ fn the_include_check_sees_a_workspace_crate() {
     assert_eq!(foreign, vec!["mb_engine"]);
     let roots = path_roots("pub use mb_core::retry;\nuse data::{a, b};");
     assert!(roots.contains("mb_core") && roots.contains("data"));
+    let paths = path_dependencies("[dependencies]\nx = { path = \"../data\" }\ny = \"1\"\n");
+    assert_eq!(paths, ["../data"]);
 }

@@ -96,7 +96,7 @@ pub fn corpus_exchanges(conversation: &Conversation, size: UnitSize) -> Vec<Exch
 /// alone): what the assistant says is remembered beside what the user said, never as a memory
 /// of its own.
 pub fn dialog_exchanges(dialog: TrainingDialog<'_>, size: UnitSize) -> Vec<Exchange> {
-    let messages: Vec<(usize, &mb_datasets::row::DialogMessage)> = dialog
+    let messages: Vec<(usize, &mb_core::Message)> = dialog
         .messages
         .iter()
         .enumerate()
@@ -147,10 +147,9 @@ mod tests {
 
     #[test]
     fn the_assistant_alone_is_never_a_unit_of_a_dialog() {
-        let message = |role: mb_llm::Role, content: &str| mb_datasets::row::DialogMessage {
+        let message = |role: mb_llm::Role, content: &str| mb_core::Message {
             role,
             content: content.to_string(),
-            extra: Default::default(),
         };
         use mb_llm::Role::{Assistant, User};
         let messages = [

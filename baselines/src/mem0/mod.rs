@@ -220,7 +220,7 @@ impl MemorySystem for Mem0 {
     }
 
     async fn memorize_dialog(&self, dialog: TrainingDialog<'_>) -> Result<(), MemoryError> {
-        let messages = dialog.messages.iter().map(|m| m.message()).collect();
+        let messages = dialog.messages.to_vec();
         self.add(messages, dialog.lang, None, dialog.metadata)
             .await?;
         Ok(())
@@ -319,24 +319,28 @@ impl MemorySystem for Mem0 {
         Ok(())
     }
 
-    /// The history log in order.
-    fn history(&self) -> Result<Option<Vec<HistoryEvent>>, MemoryError> {
+    /// The history log from entry `since` on, in order: entries are numbered without gaps
+    /// (`NEXT_EVENT` is the next number), so only those asked for are read.
+    fn history(&self, since: u64) -> Result<Option<Vec<HistoryEvent>>, MemoryError> {
         let (engine, namespace) = (&self.context.engine, &self.context.namespace);
-        let mut keys = engine.state_keys(namespace, HISTORY)?;
-        keys.sort();
-        let mut events = Vec::with_capacity(keys.len());
-        for key in &keys {
-            let Some(mut event) = engine.get_state::<HistoryEvent>(namespace, key)? else {
+        let end = self.history_len()?;
+        let mut events = Vec::with_capacity(end.saturating_sub(since).min(1 << 16) as usize);
+        for n in since..end {
+            let Some(mut event) = engine.get_state::<HistoryEvent>(namespace, &history_key(n))?
+            else {
                 continue;
             };
-            if let Some(n) = key.strip_prefix(HISTORY).and_then(|n| n.parse().ok()) {
-                event.record = engine
-                    .get_state::<u64>(namespace, &history_record_key(n))?
-                    .map(RecordId);
-            }
+            event.record = engine
+                .get_state::<u64>(namespace, &history_record_key(n))?
+                .map(RecordId);
             events.push(event);
         }
         Ok(Some(events))
+    }
+
+    fn history_len(&self) -> Result<u64, MemoryError> {
+        let (engine, namespace) = (&self.context.engine, &self.context.namespace);
+        Ok(engine.get_state(namespace, NEXT_EVENT)?.unwrap_or(0))
     }
 
     fn delete_corpus(&self, corpus: &CorpusMemory) -> Result<(), MemoryError> {

@@ -3,14 +3,13 @@
 use std::sync::Arc;
 
 use mb_core::Lang;
-use mb_datasets::row::DialogMessage;
 use mb_embed::HashingEmbedder;
 use mb_engine::{Engine, EngineOptions};
 use mb_llm::ops::{Backend, Operation, OutputHandling};
 
 use super::ops::MetaSummary;
 use mb_llm::testing::ScriptedProvider;
-use mb_llm::{CacheMode, LlmSettings, LlmStack, Role};
+use mb_llm::{CacheMode, LlmSettings, LlmStack, Message, Role};
 
 use mb_engine::Batch;
 
@@ -19,12 +18,8 @@ use super::{exchange, stored, MemoryOs};
 use super::{MemoryOsSettings, ThreadSummaries};
 use crate::system::{MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 
-fn message(role: Role, content: String) -> DialogMessage {
-    DialogMessage {
-        role,
-        content,
-        extra: Default::default(),
-    }
+fn message(role: Role, content: String) -> Message {
+    Message { role, content }
 }
 
 #[tokio::test]
@@ -53,7 +48,7 @@ async fn a_new_session_is_keyworded_by_its_summary_alone() {
         date: "2023-05-08".into(),
     };
     let memory = MemoryOs::new(context).unwrap();
-    let messages: Vec<DialogMessage> = (0..7)
+    let messages: Vec<Message> = (0..7)
         .flat_map(|i| {
             [
                 message(Role::User, format!("I planted {i} tomatoes.")),
@@ -113,7 +108,7 @@ fn offline_memory_showing(
 
 /// A conversation of `turns` turns that keeps returning to a few topics, so that pages join
 /// existing sessions, chains grow and break, and sessions heat up.
-fn conversation(turns: usize) -> Vec<DialogMessage> {
+fn conversation(turns: usize) -> Vec<Message> {
     let topics = [
         "my garden tomatoes need water every morning",
         "the chess club meets on tuesday evenings",
@@ -131,7 +126,7 @@ fn conversation(turns: usize) -> Vec<DialogMessage> {
         .collect()
 }
 
-async fn memorize(memory: &MemoryOs, messages: &[DialogMessage]) {
+async fn memorize(memory: &MemoryOs, messages: &[Message]) {
     memory
         .memorize_dialog(TrainingDialog {
             test_idx: 0,

@@ -10,7 +10,6 @@ use mb_baselines::memoryos::MemoryOsSettings;
 use mb_baselines::{registry, MemoryContext, MemorySystem, SystemSettings, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
 use mb_llm::ops::{Backend, OutputHandling};
 use mb_llm::testing::ScriptedProvider;
 use mb_llm::{LlmStack, Message, Role};
@@ -28,11 +27,10 @@ fn scripted(script: Arc<ScriptedProvider>) -> Arc<LlmStack> {
     Arc::new(stack)
 }
 
-fn message(role: Role, content: &str) -> DialogMessage {
-    DialogMessage {
+fn message(role: Role, content: &str) -> Message {
+    Message {
         role,
         content: content.into(),
-        extra: Default::default(),
     }
 }
 
@@ -102,7 +100,7 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
     let stats = memory.stats().unwrap();
     assert_eq!(stats.items, 1);
     assert_eq!(stats.llm_operations, 4);
-    let history = memory.history().unwrap().unwrap();
+    let history = memory.history(0).unwrap().unwrap();
     let events: Vec<MemoryEventKind> = history.iter().map(|h| h.event).collect();
     assert_eq!(
         events,
@@ -119,7 +117,12 @@ async fn mem0_adds_updates_and_deletes_with_a_history() {
     // The history and memory survive reopening.
     drop(memory);
     let memory = mem0(ctx);
-    assert_eq!(memory.history().unwrap().unwrap(), history);
+    assert_eq!(memory.history(0).unwrap().unwrap(), history);
+    // Read from an entry on: the last two, then nothing past the end.
+    assert_eq!(memory.history_len().unwrap(), 4);
+    assert_eq!(memory.history(2).unwrap().unwrap(), history[2..]);
+    assert!(memory.history(4).unwrap().unwrap().is_empty());
+    assert!(memory.history(99).unwrap().unwrap().is_empty());
     let answered = memory
         .answer(&[Message::user("Where do I live?")], Lang::En, 10)
         .await
@@ -273,7 +276,7 @@ async fn memoryos_runs_the_reference_inventory_of_operations() {
         .unwrap()
         .build(context(engine(dir.path()), "os", scripted(script.clone())))
         .unwrap();
-    let dialog: Vec<DialogMessage> = (0..8)
+    let dialog: Vec<Message> = (0..8)
         .flat_map(|i| {
             [
                 message(

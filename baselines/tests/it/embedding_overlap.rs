@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 
 use mb_baselines::{MemoryContext, TrainingDialog};
 use mb_core::Lang;
-use mb_datasets::row::DialogMessage;
 use mb_embed::{Embedder, HashingEmbedder};
 
-use mb_llm::Role;
+use mb_llm::{Message, Role};
 
 use crate::common::{engine, offline, system};
 
@@ -43,10 +42,9 @@ async fn two_questions_embed_at_once_on_one_runtime_thread() {
         ..crate::common::context(engine(dir.path()), "slow", offline())
     };
     let memory = system("embedder_message", context);
-    let messages = [DialogMessage {
+    let messages = [Message {
         role: Role::User,
         content: "A heron waits by the river.".into(),
-        extra: Default::default(),
     }];
     memory
         .memorize_dialog(TrainingDialog {

@@ -11,7 +11,6 @@ use mb_baselines::{
 use mb_core::{Lang, Message, Role};
 use mb_datasets::corpus::Conversation;
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
 use mb_engine::NamespaceOptions;
 
 use crate::common::{context, engine, offline};
@@ -119,7 +118,7 @@ static RECENT: SystemSpec = SystemSpec::new(
     |context| Ok(Box::new(RecentMessages::new(context)?)),
 );
 
-fn user(text: &str) -> DialogMessage {
+fn user(text: &str) -> Message {
     serde_json::from_value(serde_json::json!({"role": "user", "content": text})).unwrap()
 }
 

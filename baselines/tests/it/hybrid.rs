@@ -9,9 +9,8 @@ use mb_baselines::{MemoryContext, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::corpus::{Conversation, Session, Turn};
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
 use mb_eval::metrics::retrieval::turn_recall_at_k;
-use mb_llm::Role;
+use mb_llm::{Message, Role};
 
 use crate::common::{context, engine, offline, plain, sample, system};
 
@@ -217,10 +216,9 @@ async fn extracted_facts_are_indexed_and_counted() {
 async fn training_dialogs_become_rounds() {
     let dir = tempfile::tempdir().unwrap();
     let memory = system("hybrid", context(engine(dir.path()), "dialogs", offline()));
-    let message = |role, content: &str| DialogMessage {
+    let message = |role, content: &str| Message {
         role,
         content: content.into(),
-        extra: Default::default(),
     };
     let messages = vec![
         message(Role::System, "Be brief."),

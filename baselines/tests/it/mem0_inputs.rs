@@ -95,7 +95,7 @@ async fn offline_facts_come_from_both_speakers() {
         .memorize_corpus(&conversation(), CorpusFormat::Locomo)
         .await
         .unwrap();
-    let history = memory.history().unwrap().unwrap();
+    let history = memory.history(0).unwrap().unwrap();
     let texts: Vec<String> = history
         .iter()
         .filter_map(|e| e.new_memory.clone())

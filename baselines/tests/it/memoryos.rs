@@ -6,22 +6,17 @@ use mb_baselines::{registry, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::corpus::turn_line;
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
 
 use mb_llm::{Message, Role};
 
 use crate::common::{context, engine, offline, sample};
 
-fn message(role: Role, content: String) -> DialogMessage {
-    DialogMessage {
-        role,
-        content,
-        extra: Default::default(),
-    }
+fn message(role: Role, content: String) -> Message {
+    Message { role, content }
 }
 
 /// A dialog of `n` exchanges about the user's garden.
-fn dialog(n: usize) -> Vec<DialogMessage> {
+fn dialog(n: usize) -> Vec<Message> {
     (0..n)
         .flat_map(|i| {
             [

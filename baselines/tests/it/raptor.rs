@@ -7,8 +7,7 @@ use mb_baselines::tokens::TokenCounter;
 use mb_baselines::TrainingDialog;
 use mb_core::Lang;
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
-use mb_llm::Role;
+use mb_llm::{Message, Role};
 
 use crate::common::{context, engine, offline, sample, system};
 
@@ -97,10 +96,9 @@ async fn the_tree_is_built_once_kept_and_rebuilt_when_documents_change() {
     assert_eq!(before, after, "the tree was not rebuilt");
 
     // A new dialog makes the next question rebuild it.
-    let messages = vec![DialogMessage {
+    let messages = vec![Message {
         role: Role::User,
         content: "My favourite mountain is Ben Nevis.".into(),
-        extra: Default::default(),
     }];
     again
         .memorize_dialog(TrainingDialog {

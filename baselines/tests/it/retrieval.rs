@@ -8,9 +8,8 @@ use mb_baselines::{MemoryError, TrainingDialog};
 use mb_core::Lang;
 use mb_datasets::corpus::locomo_conversation;
 use mb_datasets::dataset::CorpusFormat;
-use mb_datasets::row::DialogMessage;
 
-use mb_llm::Role;
+use mb_llm::{Message, Role};
 use regex::Regex;
 
 use crate::common::{context, engine, offline, plain, sample, system};
@@ -129,15 +128,13 @@ async fn units_ids_and_texts_follow_upstream() {
 
     let message = system("bm25_message", context(engine.clone(), "m", offline()));
     let messages = [
-        DialogMessage {
+        Message {
             role: Role::User,
             content: "Write about a heron".into(),
-            extra: Default::default(),
         },
-        DialogMessage {
+        Message {
             role: Role::Assistant,
             content: "A heron waits.".into(),
-            extra: Default::default(),
         },
     ];
     let dialog = TrainingDialog {
@@ -247,15 +244,13 @@ async fn huge_and_odd_messages_are_stored() {
     let memory = system("bm25_message", context(engine, "odd", offline()));
     let huge = "lighthouse ".repeat(200_000);
     let messages = [
-        DialogMessage {
+        Message {
             role: Role::User,
             content: huge,
-            extra: Default::default(),
         },
-        DialogMessage {
+        Message {
             role: Role::Assistant,
             content: "\u{0}\u{feff}🦀 ünïcödé".into(),
-            extra: Default::default(),
         },
     ];
     let dialog = TrainingDialog {

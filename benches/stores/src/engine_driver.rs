@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use mb_engine::{Engine, EngineOptions, NewRecord};
 
-use crate::data::Data;
+use mb_stores_data::Data;
 
 /// Record `i` as the engine's drivers store it: its text, its `source` and `speaker`
 /// attributes, and its vector in `space`.

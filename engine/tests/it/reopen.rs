@@ -266,3 +266,47 @@ fn merging_the_lexical_segments_changes_no_search_and_survives_reopen() {
     assert_eq!(ranking(&e), before.0);
     assert_indexes_agree(&e, &before.1);
 }
+
+/// A prefix's namespaces are listed in name order, without the ones beside it, before and after
+/// a reopen, and a dropped one is gone from the list.
+#[test]
+fn namespaces_under_a_prefix_are_listed_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "t/u",
+        "t/u/agent/b",
+        "t/u/agent/a",
+        "t/ua",
+        "t/v",
+        "s/u",
+        "t",
+    ];
+    let under = |e: &Engine, prefix: &str| -> Vec<String> {
+        e.namespaces_under(prefix)
+            .into_iter()
+            .map(|info| info.name)
+            .collect()
+    };
+    {
+        let e = Engine::open(dir.path(), EngineOptions::default()).unwrap();
+        for name in names {
+            e.create_namespace(name, NamespaceOptions::default())
+                .unwrap();
+        }
+        assert_eq!(under(&e, "t/u/"), ["t/u/agent/a", "t/u/agent/b"]);
+        assert_eq!(
+            under(&e, "t/u"),
+            ["t/u", "t/u/agent/a", "t/u/agent/b", "t/ua"]
+        );
+        assert_eq!(under(&e, "x").len(), 0);
+        assert_eq!(under(&e, "").len(), names.len());
+    }
+    let e = Engine::open(dir.path(), EngineOptions::default()).unwrap();
+    assert_eq!(under(&e, "t/u/"), ["t/u/agent/a", "t/u/agent/b"]);
+    e.drop_namespace("t/u/agent/a").unwrap();
+    assert_eq!(under(&e, "t/u/"), ["t/u/agent/b"]);
+    let all: Vec<String> = e.namespaces().into_iter().map(|info| info.name).collect();
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(all, sorted);
+}

@@ -131,10 +131,15 @@ async fn run_dataset(
     };
     let cap = MAX_TOKENS.min(dataset.config.max_output_tokens());
     let train = sliced(&dataset.train, args.sample);
-    let memoryless = spec.memoryless;
+    // Vanilla retrieves nothing; a memory, its run's number of memories.
+    let k = if spec.memoryless {
+        None
+    } else {
+        Some(setup.retrieve_k(spec)?)
+    };
     let answered: Vec<Value> = stream::iter(train.iter().map(|row| {
         let dialog = row.dialogs.get(stem);
-        answer_with_feedback(system.as_ref(), memoryless, wording, row, dialog, cap)
+        answer_with_feedback(system.as_ref(), k, wording, row, dialog, cap)
     }))
     .buffered(args.run.threads.max(1))
     .collect()
@@ -196,11 +201,12 @@ async fn evaluate_side(
     Ok(summary)
 }
 
-/// Answers a training row with its dialog in upstream's prompt, once; a failure is recorded
-/// with an empty response, as upstream records it.
+/// Answers a training row with its dialog in upstream's prompt, once, retrieving `k` memories
+/// (`None`: a memoryless system); a failure is recorded with an empty response, as upstream
+/// records it.
 async fn answer_with_feedback(
     system: &dyn MemorySystem,
-    memoryless: bool,
+    k: Option<usize>,
     wording: &Wording,
     row: &Row,
     dialog: Option<&Dialog>,
@@ -218,25 +224,25 @@ async fn answer_with_feedback(
         Ok(prompt) => last.content = prompt,
         Err(e) => return failed(e.to_string()),
     }
-    let answered = if memoryless {
+    let answered = match k {
         // Vanilla sends the messages as they are, with the run's output cap.
-        let operation = Answer::new(messages.clone()).with_max_tokens(cap);
-        system
-            .context()
-            .llm
-            .answer
-            .run(&operation, row.lang)
-            .await
-            .map(|response| (messages, response))
-            .map_err(|e| e.to_string())
-    } else {
+        None => {
+            let operation = Answer::new(messages.clone()).with_max_tokens(cap);
+            system
+                .context()
+                .llm
+                .answer
+                .run(&operation, row.lang)
+                .await
+                .map(|response| (messages, response))
+                .map_err(|e| e.to_string())
+        }
         // A memory system retrieves with the whole prompt and wraps it in its own template.
-        let k = system.context().settings.retrieve_k();
-        system
+        Some(k) => system
             .answer(&messages, row.lang, k)
             .await
             .map(|a| (a.messages, a.response))
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string()),
     };
     match answered {
         Ok((messages, response)) => json!({

@@ -80,7 +80,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
                     .services
                     .runtime
                     .block_on(system.memorize_corpus(conversation, format))?;
-                let k = system.context().settings.retrieve_k();
+                let k = setup.retrieve_k(spec)?;
                 // Upstream reads sequentially: each dialog sees the same corpus memory.
                 let mut train = Vec::new();
                 let bar = progress(

@@ -16,6 +16,7 @@ pub mod longmemeval;
 pub mod off_policy;
 pub mod on_policy;
 pub mod plan;
+pub(crate) mod regimes;
 pub mod report;
 pub mod retrieve;
 pub mod serve;

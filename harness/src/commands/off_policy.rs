@@ -232,7 +232,7 @@ pub(crate) async fn run_system(
             built
         }
     };
-    let k = system.context().settings.retrieve_k();
+    let k = setup.retrieve_k(spec)?;
 
     files.write(MEMORIZATION, &built.per_dialog)?;
     // Recorded, so that a resumed run copies the memory as the run it continues did.

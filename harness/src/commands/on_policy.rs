@@ -19,7 +19,8 @@
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
 use mb_baselines::{MemorySystem, SystemSpec, TrainingDialog};
-use mb_datasets::row::{DialogMessage, Feedback, Row};
+use mb_core::Message;
+use mb_datasets::row::{Feedback, Row};
 use mb_datasets::{Dataset, PyRandom};
 use mb_eval::RunFiles;
 use mb_eval::{evaluator_for, Evaluator};
@@ -84,7 +85,7 @@ struct Collected {
     dataset: String,
     /// Its position in the pool of every dataset's training rows (what was drawn).
     training_set_idx: usize,
-    dialog: Vec<DialogMessage>,
+    dialog: Vec<Message>,
     implicit_feedback: Vec<Value>,
 }
 

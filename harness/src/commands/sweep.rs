@@ -18,27 +18,8 @@ use clap::Args;
 use mb_baselines::registry;
 use mb_datasets::catalog::DatasetType;
 
+use crate::commands::regimes::Regime;
 use crate::error::HarnessError;
-
-/// The regimes a sweep can run: the name `--regimes` takes, the command that runs it, and
-/// whether it accepts a memoryless system (Vanilla).
-const REGIMES: &[(&str, &[&str], bool)] = &[
-    ("off-policy", &["off-policy"], true),
-    ("train-performance", &["train-performance"], true),
-    ("stepwise-off-policy", &["stepwise-off-policy"], false),
-    ("on-policy", &["on-policy"], false),
-    // `run_scripts/action_feedback.py` sweeps the memory systems, not `wo_memory`.
-    (
-        "action-feedback-like",
-        &["action-feedback", "--action", "like"],
-        false,
-    ),
-    (
-        "action-feedback-copy",
-        &["action-feedback", "--action", "copy"],
-        false,
-    ),
-];
 
 /// What a sweep is made of.
 #[derive(Args, Debug, Clone)]
@@ -116,11 +97,10 @@ pub struct PlannedRun {
 impl PlannedRun {
     /// The run's command line after `mb-harness`.
     pub fn arguments(&self, output_dir: &Path, store: &Path, flags: &[String]) -> Vec<String> {
-        let command = REGIMES
-            .iter()
-            .find(|(name, ..)| *name == self.regime)
-            .map_or(&[][..], |(_, command, _)| command);
-        let mut arguments: Vec<String> = command.iter().map(|w| w.to_string()).collect();
+        let mut arguments = Regime::swept()
+            .into_iter()
+            .find(|swept| swept.name == self.regime)
+            .map_or_else(Vec::new, |swept| swept.words);
         arguments.extend([
             "--dataset-type".into(),
             self.dataset_type.clone(),
@@ -143,12 +123,13 @@ impl PlannedRun {
 pub fn plan(spec: &SweepSpec) -> Result<Vec<PlannedRun>, HarnessError> {
     let mut runs = Vec::new();
     for regime in &spec.regimes {
-        let accepts_memoryless = REGIMES
+        let swept = Regime::swept();
+        let accepts_memoryless = swept
             .iter()
-            .find(|(name, ..)| name == regime)
-            .map(|(.., memoryless)| *memoryless)
+            .find(|s| s.name == *regime)
+            .map(|s| s.regime.memoryless)
             .ok_or_else(|| {
-                let known: Vec<&str> = REGIMES.iter().map(|(name, ..)| *name).collect();
+                let known: Vec<&str> = swept.iter().map(|s| s.name.as_str()).collect();
                 HarnessError::Usage(format!(
                     "--regimes: unknown regime {regime:?} (known: {})",
                     known.join(", ")

@@ -6,8 +6,10 @@
 //! it ends the conversation, what it says is added and the plain answer model replies to the
 //! dialog as recorded.
 
+use std::collections::BTreeMap;
+
 use mb_baselines::MemorySystem;
-use mb_datasets::row::{Dialog, DialogMessage, Feedback, Row};
+use mb_datasets::row::{Dialog, Feedback, Row};
 use mb_datasets::Dataset;
 use mb_eval::Evaluator;
 use mb_llm::ops::Answer;
@@ -75,33 +77,25 @@ pub async fn converse(
     opening: Opening<'_>,
 ) -> Result<Dialog, HarnessError> {
     let initial = row.input.initial_messages();
+    let mut extra_keys = BTreeMap::new();
     let (mut messages, first) = match opening {
         Opening::QuestionRecorded(system, k) => {
             let case = answer_case(system, &initial, row.lang, k).await?;
-            (
-                initial.iter().map(plain).collect::<Vec<_>>(),
-                case.answered.response,
-            )
+            (initial, case.answered.response)
         }
         Opening::PromptRecorded(system, k) => {
             let answered = system.answer(&initial, row.lang, k).await?;
-            let sent = answered
-                .messages
-                .iter()
-                .zip(initial.iter().map(Some).chain(std::iter::repeat(None)))
-                .map(|(sent, original)| {
-                    let mut message = plain(sent);
-                    // The prompt sent carries the memory; keep the question as it was asked.
-                    if let Some(original) = original.filter(|o| o.content != sent.content) {
-                        message.extra.insert(
-                            "origin_content".into(),
-                            Value::String(original.content.clone()),
-                        );
-                    }
-                    message
-                })
-                .collect();
-            (sent, answered.response)
+            // The prompt sent carries the memory; keep the question as it was asked.
+            for (position, (sent, original)) in answered.messages.iter().zip(&initial).enumerate() {
+                if original.content != sent.content {
+                    let origin = Value::String(original.content.clone());
+                    extra_keys.insert(
+                        position,
+                        Map::from_iter([("origin_content".into(), origin)]),
+                    );
+                }
+            }
+            (answered.messages, answered.response)
         }
         Opening::Plain => {
             let response = setup
@@ -110,14 +104,13 @@ pub async fn converse(
                 .answer
                 .run(&Answer::new(initial.clone()), row.lang)
                 .await?;
-            (initial.iter().map(plain).collect::<Vec<_>>(), response)
+            (initial, response)
         }
     };
-    messages.push(plain(&Message::assistant(first)));
+    messages.push(Message::assistant(first));
     let mut feedback = Vec::new();
     for round in 1..rounds.max.max(1) {
-        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
-        let reaction = react(dataset, row, &conversation, evaluator, &setup.services.llm).await?;
+        let reaction = react(dataset, row, &messages, evaluator, &setup.services.llm).await?;
         feedback.push(Feedback {
             round: rounds.first_number + round as i64 - 1,
             actions: vec![reaction.action],
@@ -128,8 +121,8 @@ pub async fn converse(
         if reaction.end || reaction.text.is_empty() {
             break;
         }
-        messages.push(plain(&Message::user(reaction.text)));
-        let conversation: Vec<Message> = messages.iter().map(DialogMessage::message).collect();
+        messages.push(Message::user(reaction.text));
+        let conversation = messages.clone();
         match rounds.feedback_answers {
             FeedbackAnswers::Answered => {}
             FeedbackAnswers::Skipped => break,
@@ -151,15 +144,11 @@ pub async fn converse(
             .answer
             .run(&Answer::new(conversation), row.lang)
             .await?;
-        messages.push(plain(&Message::assistant(reply)));
+        messages.push(Message::assistant(reply));
     }
-    Ok(Dialog { messages, feedback })
-}
-
-fn plain(message: &Message) -> DialogMessage {
-    DialogMessage {
-        role: message.role,
-        content: message.content.clone(),
-        extra: Map::new(),
-    }
+    Ok(Dialog {
+        messages,
+        extra_keys,
+        feedback,
+    })
 }

@@ -90,7 +90,7 @@ impl GrowingMemory {
             engine.drop_namespace(&namespace)?;
         }
         let system = setup.system(spec, &namespace)?;
-        let k = system.context().settings.retrieve_k();
+        let k = setup.retrieve_k(spec)?;
         let held = if intact { progress.batches.len() } else { 0 };
         let rebuilt = !intact && progress.corpora.is_some();
         let mut memory = GrowingMemory {

@@ -38,28 +38,51 @@ pub fn recorded_command(system: &str) -> Option<Vec<String>> {
 fn command_for(words: &[String], system: &str) -> Vec<String> {
     let mut command = Vec::with_capacity(words.len() + 2);
     let mut named = false;
-    let mut words = words.iter();
-    while let Some(word) = words.next() {
-        let flag = word.split('=').next().unwrap_or(word);
-        let inline = word.contains('=');
-        if NOT_RECORDED.contains(&flag) {
-            if !inline {
-                words.next();
+    for (flag, covered) in split_flags(words, &[NOT_RECORDED, BASELINE_FLAGS].concat()) {
+        match flag {
+            Some(flag) if NOT_RECORDED.contains(&flag) => {}
+            Some(_) => {
+                command.extend(["--baseline".to_string(), system.to_string()]);
+                named = true;
             }
-        } else if BASELINE_FLAGS.contains(&flag) {
-            if !inline {
-                words.next();
-            }
-            command.extend(["--baseline".to_string(), system.to_string()]);
-            named = true;
-        } else {
-            command.push(word.clone());
+            None => command.extend_from_slice(covered),
         }
     }
     if !named {
         command.extend(["--baseline".to_string(), system.to_string()]);
     }
     command
+}
+
+/// `words` in order, each a word alone (`None`) or one of `flags` with its value (`--flag
+/// value` or `--flag=value`), so that a caller can drop or replace a flag whichever way it was
+/// written.
+fn split_flags<'w>(words: &'w [String], flags: &[&'w str]) -> Vec<(Option<&'w str>, &'w [String])> {
+    let mut parts = Vec::with_capacity(words.len());
+    let mut at = 0;
+    while at < words.len() {
+        let word = words[at].as_str();
+        let (name, inline) = match word.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (word, false),
+        };
+        match flags.iter().find(|f| **f == name) {
+            Some(flag) => {
+                let end = if inline {
+                    at + 1
+                } else {
+                    (at + 2).min(words.len())
+                };
+                parts.push((Some(*flag), &words[at..end]));
+                at = end;
+            }
+            None => {
+                parts.push((None, &words[at..at + 1]));
+                at += 1;
+            }
+        }
+    }
+    parts
 }
 
 /// `args` (the program's, program name first) with the command recorded by the run that
@@ -115,23 +138,19 @@ fn recorded_in(dir: &OsString) -> Option<Vec<String>> {
 /// its subcommand and `--resume dir` when the run recorded its command, else this process's
 /// own command line with its `--resume` replaced by `--resume dir`.
 pub fn say_how_to_resume(dir: &Path, recorded: bool) {
-    let mut words: Vec<String> = Vec::new();
     // Arguments need not be UTF-8 (a path); such a word is shown as near as text allows.
-    let mut arguments = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
-    if recorded {
-        words.extend(arguments.by_ref().take(2).map(|w| shell_word(&w)));
+    let arguments: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut words: Vec<String> = if recorded {
+        arguments.iter().take(2).map(|w| shell_word(w)).collect()
     } else {
-        while let Some(word) = arguments.next() {
-            let flag = word.split('=').next().unwrap_or(&word);
-            if NOT_RECORDED.contains(&flag) {
-                if !word.contains('=') {
-                    arguments.next();
-                }
-            } else {
-                words.push(shell_word(&word));
-            }
-        }
-    }
+        split_flags(&arguments, &NOT_RECORDED)
+            .into_iter()
+            .filter(|(flag, _)| flag.is_none())
+            .flat_map(|(_, covered)| covered.iter().map(|w| shell_word(w)))
+            .collect()
+    };
     words.extend([
         "--resume".to_string(),
         shell_word(&dir.display().to_string()),
@@ -178,6 +197,11 @@ mod tests {
         assert_eq!(
             command_for(&words("off-policy"), "bm25_message"),
             words("off-policy --baseline bm25_message")
+        );
+        // A flag without its value at the end is dropped alone.
+        assert_eq!(
+            command_for(&words("off-policy --limit 3 --resume"), "mem0"),
+            words("off-policy --limit 3 --baseline mem0")
         );
     }
 

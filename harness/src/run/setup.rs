@@ -2,6 +2,7 @@
 //! services they share (the engine store, the model roles, the embedders, the async runtime),
 //! all checked before any work.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -106,6 +107,11 @@ impl RunSetup {
             .system(spec, namespace, self.lang(), &self.date)
     }
 
+    /// How many memories `spec` retrieves in this run ([`Services::retrieve_k`]).
+    pub fn retrieve_k(&self, spec: &SystemSpec) -> Result<usize, HarnessError> {
+        self.services.retrieve_k(spec)
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.services.store.engine
@@ -165,6 +171,10 @@ pub struct Services {
     pub memory_config: Option<PathBuf>,
     /// `--retrieve-k` and `--embedder`, over every system's settings.
     pub overrides: Overrides,
+    /// How many memories each of the run's systems retrieves (its settings under
+    /// `--retrieve-k`), resolved once here and read by the regimes through
+    /// [`Services::retrieve_k`], never back out of a built system.
+    retrieve_k: BTreeMap<&'static str, usize>,
     /// The model server `--llm local` started, stopped when the services are dropped (after
     /// everything above, which may still call it).
     pub _llm_server: Option<LocalServer>,
@@ -185,8 +195,11 @@ impl Services {
         let llm = Arc::new(args.llm.stack(&llm_settings, &store.engine)?);
         args.warn_if_memory_config_replaced(&llm_settings);
         let embedders = Embedders::new(store.engine.clone());
+        let mut retrieve_k = BTreeMap::new();
         for spec in specs {
-            embedders.for_system(spec, &args.system_settings(spec, &llm_settings)?)?;
+            let settings = args.system_settings(spec, &llm_settings)?;
+            embedders.for_system(spec, &settings)?;
+            retrieve_k.insert(spec.name, settings.retrieve_k());
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(args.threads.max(1))
@@ -204,6 +217,7 @@ impl Services {
         Ok(Services {
             memory_config: args.memory_config(&llm_settings).map(Path::to_path_buf),
             overrides: args.overrides(),
+            retrieve_k,
             store,
             llm,
             runtime,
@@ -214,8 +228,16 @@ impl Services {
 
     /// `spec`'s settings for the run: its file (or `--memory-config`'s) under `--retrieve-k`
     /// and `--embedder`.
-    pub fn settings(&self, spec: &SystemSpec) -> Result<SystemSettings, HarnessError> {
+    fn settings(&self, spec: &SystemSpec) -> Result<SystemSettings, HarnessError> {
         Ok(spec.run_settings(self.memory_config.as_deref(), &self.overrides)?)
+    }
+
+    /// How many memories `spec` retrieves in this run (a system the run did not start with
+    /// is refused).
+    pub fn retrieve_k(&self, spec: &SystemSpec) -> Result<usize, HarnessError> {
+        self.retrieve_k.get(spec.name).copied().ok_or_else(|| {
+            HarnessError::Usage(format!("{} is not one of this run's systems", spec.name))
+        })
     }
 
     /// Opens `spec`'s memory in `namespace`, indexing for `lang`, with `date` as today's.

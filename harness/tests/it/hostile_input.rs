@@ -79,7 +79,7 @@ fn a_report_directory_linking_into_itself_is_read_once() {
     ]);
     assert_ok(&out);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.starts_with("1 runs;"), "{stdout}");
+    assert!(stdout.starts_with("1 run;"), "{stdout}");
 }
 
 #[test]

@@ -217,6 +217,11 @@ fn report_compares_runs_in_one_offline_page() {
         page.to_str().unwrap(),
     ]);
     assert_ok(&out);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("2 runs; 1 group of comparable runs; report written to "),
+        "{said}"
+    );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
         html.contains("bm25_message")

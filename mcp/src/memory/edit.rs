@@ -95,7 +95,7 @@ impl MemoryService {
         if !self.exists(&self.namespace(owner)) {
             return Ok(Vec::new());
         }
-        self.open(owner)?.system.history()?.ok_or_else(no_history)
+        self.open(owner)?.system.history(0)?.ok_or_else(no_history)
     }
 
     /// Deletes everything of `user_id` in `tenant` (adds of the user arriving meanwhile are
@@ -123,7 +123,7 @@ impl MemoryService {
         let queued = self.delete_queued(tenant, &matches)?;
         let names: Vec<String> = self
             .engine
-            .namespaces()
+            .namespaces_under(&own)
             .into_iter()
             .map(|info| info.name)
             .filter(|ns| matches(ns))

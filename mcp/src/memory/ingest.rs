@@ -17,8 +17,7 @@ use std::time::Duration;
 
 use mb_baselines::curation::{Metadata, MetadataFilter};
 use mb_baselines::{MemoryError, TrainingDialog};
-use mb_core::Lang;
-use mb_datasets::row::DialogMessage;
+use mb_core::{Lang, Message};
 use mb_engine::{Filter, Hit, NamespaceOptions, NewRecord, RecordId};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -46,7 +45,7 @@ const FAILED: &str = "failed";
 struct JobBody {
     user_id: String,
     agent_id: Option<String>,
-    messages: Vec<DialogMessage>,
+    messages: Vec<Message>,
     /// What every memory made of the dialog carries (checked when queued).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     metadata: Option<Map<String, Value>>,
@@ -65,7 +64,7 @@ fn applied_key(id: u64) -> String {
     format!("mcp/applied/{id:020}")
 }
 
-fn transcript(messages: &[DialogMessage]) -> String {
+fn transcript(messages: &[Message]) -> String {
     messages
         .iter()
         .map(|m| {
@@ -97,7 +96,7 @@ impl MemoryService {
     pub fn enqueue(
         &self,
         owner: &Owner,
-        messages: Vec<DialogMessage>,
+        messages: Vec<Message>,
         metadata: Option<&Metadata>,
         wait: bool,
     ) -> Result<Enqueued, McpError> {
@@ -403,12 +402,8 @@ mod tests {
         Arc::new(MemoryService::new(engine.clone(), &config).unwrap())
     }
 
-    fn message(text: &str) -> Vec<DialogMessage> {
-        vec![DialogMessage {
-            role: mb_core::Role::User,
-            content: text.into(),
-            extra: Default::default(),
-        }]
+    fn message(text: &str) -> Vec<Message> {
+        vec![Message::user(text)]
     }
 
     async fn drained(engine: &Engine, queue: &str) {

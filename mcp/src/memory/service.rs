@@ -239,14 +239,14 @@ impl MemoryService {
         let mut scopes = vec![owner.clone()];
         if owner.agent_id.is_none() {
             let prefix = format!("{}/agent/", self.namespace(owner));
-            let mut agents: Vec<String> = self
+            // Sorted by name, hence by agent.
+            let agents: Vec<String> = self
                 .engine
-                .namespaces()
+                .namespaces_under(&prefix)
                 .into_iter()
                 .filter_map(|info| info.name.strip_prefix(&prefix).map(str::to_string))
                 .filter(|agent| !agent.is_empty() && !agent.contains('/'))
                 .collect();
-            agents.sort();
             scopes.extend(agents.into_iter().map(|agent| Owner {
                 agent_id: Some(agent),
                 ..owner.clone()
@@ -335,14 +335,13 @@ impl MemoryService {
     pub fn namespaces(&self, tenant: &Tenant) -> Result<Vec<(String, u64)>, McpError> {
         let prefix = self.tenant_prefix(tenant);
         let mut found = Vec::new();
-        for info in self.engine.namespaces() {
+        for info in self.engine.namespaces_under(&prefix) {
             let memory = info.name.strip_prefix(&prefix).is_some_and(holds_memories);
             if memory {
                 let count = self.engine.count(&info.name)?;
                 found.push((info.name, count));
             }
         }
-        found.sort();
         Ok(found)
     }
 }

@@ -121,14 +121,13 @@ impl Server {
                 }
                 let messages = messages
                     .into_iter()
-                    .map(|m| mb_datasets::row::DialogMessage {
+                    .map(|m| mb_core::Message {
                         role: match m.role {
                             MessageRole::User => mb_core::Role::User,
                             MessageRole::Assistant => mb_core::Role::Assistant,
                             MessageRole::System => mb_core::Role::System,
                         },
                         content: m.content,
-                        extra: Default::default(),
                     })
                     .collect();
                 let metadata = metadata("metadata", args.metadata)?;

@@ -4,25 +4,10 @@
 //! exactly once (no loss, no duplicate). Rounds repeat the kill at different moments.
 
 use std::collections::HashMap;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::StdioClient;
+use crate::support::{structured, StdioClient};
 use serde_json::{json, Value};
-
-fn server(store: &std::path::Path) -> StdioClient {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
-    command
-        .arg("--store")
-        .arg(store)
-        .args(["--memory-system", "bm25_message", "--workers", "1"]);
-    StdioClient::start(command)
-}
-
-fn structured(result: Value) -> Value {
-    assert_ne!(result["isError"], json!(true), "tool error: {result}");
-    result["structuredContent"].clone()
-}
 
 fn token(round: usize, n: usize) -> String {
     format!("tok{round}x{n}")
@@ -37,7 +22,7 @@ fn all_memories(client: &mut StdioClient, user: &str) -> Vec<String> {
         if !cursor.is_null() {
             args["cursor"] = cursor.clone();
         }
-        let page = structured(client.call("list_memories", args));
+        let page = structured(&client.call("list_memories", args));
         for memory in page["memories"].as_array().unwrap() {
             texts.push(memory["text"].as_str().unwrap().to_string());
         }
@@ -51,7 +36,7 @@ fn all_memories(client: &mut StdioClient, user: &str) -> Vec<String> {
 fn wait_drained(client: &mut StdioClient) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let status = structured(client.call("memory_status", json!({})));
+        let status = structured(&client.call("memory_status", json!({})));
         if status["queue_depth"] == json!(0) {
             assert_eq!(status["queue"]["failed"], json!(0), "{status}");
             return;
@@ -71,12 +56,12 @@ fn kill_9_with_queued_dialogs_loses_nothing_and_duplicates_nothing() {
     let mut acknowledged: Vec<String> = Vec::new();
     let mut max_depth_at_kill = 0;
     for round in 0..3 {
-        let mut client = server(&store);
+        let mut client = StdioClient::ours(&store, &["--workers", "1"]);
         let count = 150 + 50 * round;
         let mut depth = 0;
         for n in 0..count {
             let t = token(round, n);
-            let added = structured(client.call(
+            let added = structured(&client.call(
                 "add_memory",
                 json!({"user_id": "u", "messages": [
                     {"role": "user", "content": format!("note {t} for later")}]}),
@@ -87,7 +72,7 @@ fn kill_9_with_queued_dialogs_loses_nothing_and_duplicates_nothing() {
         }
         // The last dialog is searchable before it is memorized.
         let last = token(round, count - 1);
-        let found = structured(client.call(
+        let found = structured(&client.call(
             "search_memories",
             json!({"user_id": "u", "query": last, "limit": 5}),
         ));
@@ -104,7 +89,7 @@ fn kill_9_with_queued_dialogs_loses_nothing_and_duplicates_nothing() {
     // The test is real only if dialogs were still queued when the server was killed.
     assert!(max_depth_at_kill > 1, "the queue was empty at every kill");
 
-    let mut client = server(&store);
+    let mut client = StdioClient::ours(&store, &["--workers", "1"]);
     wait_drained(&mut client);
     let memories = all_memories(&mut client, "u");
     let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -130,10 +115,10 @@ fn kill_9_with_queued_dialogs_loses_nothing_and_duplicates_nothing() {
 fn sigterm_stops_cleanly_and_the_queue_resumes_once() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let mut client = server(&store);
+    let mut client = StdioClient::ours(&store, &["--workers", "1"]);
     let tokens: Vec<String> = (0..200).map(|n| token(9, n)).collect();
     for t in &tokens {
-        structured(client.call(
+        structured(&client.call(
             "add_memory",
             json!({"user_id": "u", "messages": [
                 {"role": "user", "content": format!("note {t} for later")}]}),
@@ -144,7 +129,7 @@ fn sigterm_stops_cleanly_and_the_queue_resumes_once() {
         client.terminate(),
         "the server did not exit cleanly on SIGTERM"
     );
-    let mut client = server(&store);
+    let mut client = StdioClient::ours(&store, &["--workers", "1"]);
     wait_drained(&mut client);
     let memories = all_memories(&mut client, "u");
     assert_eq!(memories.len(), tokens.len());

@@ -4,34 +4,20 @@
 //! may replace it; bad metadata or filters are tool errors naming the field. And Mem0's history
 //! names every memory by the id the tools take, a memory deleted before a restart included.
 
-use crate::support::{is_error, text, StdioClient};
+use crate::support::{is_error, structured, text, StdioClient};
 use serde_json::{json, Value};
-
-fn ok(result: Value) -> Value {
-    assert!(!is_error(&result), "tool error: {result}");
-    result["structuredContent"].clone()
-}
-
-fn server(store: &std::path::Path, system: &str) -> StdioClient {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
-    command
-        .arg("--store")
-        .arg(store)
-        .args(["--memory-system", system, "--embedder", "hashing"]);
-    StdioClient::start(command)
-}
 
 fn add(server: &mut StdioClient, text: &str, metadata: Value) -> Value {
     let mut arguments = json!({"user_id": "u1", "wait": true, "messages": text});
     if !metadata.is_null() {
         arguments["metadata"] = metadata;
     }
-    ok(server.call("add_memory", arguments))
+    structured(&server.call("add_memory", arguments))
 }
 
 /// The texts of a filtered search's results (and of its pending dialogs).
 fn found(server: &mut StdioClient, filters: Value) -> Vec<String> {
-    let result = ok(server.call(
+    let result = structured(&server.call(
         "search_memories",
         json!({"user_id": "u1", "query": "ramen udon Lima cello queued", "limit": 10, "filters": filters}),
     ));
@@ -52,7 +38,10 @@ fn found(server: &mut StdioClient, filters: Value) -> Vec<String> {
 fn metadata_travels_with_memories_and_filters_select_by_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let mut server = server(&store, "bm25_message");
+    let mut server = StdioClient::on_store(
+        &store,
+        &["--memory-system", "bm25_message", "--embedder", "hashing"],
+    );
     let ramen = add(
         &mut server,
         "I love ramen.",
@@ -89,7 +78,7 @@ fn metadata_travels_with_memories_and_filters_select_by_it() {
     assert!(found(&mut server, json!({"topic": "sport"})).is_empty());
 
     // A queued dialog is found by its metadata before (or after) it is memorized.
-    ok(server.call(
+    structured(&server.call(
         "add_memory",
         json!({"user_id": "u1", "messages": "A queued note.", "metadata": {"topic": "later"}}),
     ));
@@ -98,12 +87,12 @@ fn metadata_travels_with_memories_and_filters_select_by_it() {
 
     // An update replaces the metadata when given one, keeps it otherwise.
     let id = ramen["added"][0]["id"].clone();
-    let kept = ok(server.call(
+    let kept = structured(&server.call(
         "update_memory",
         json!({"user_id": "u1", "memory_id": id, "text": "I love ramen and udon."}),
     ));
     assert_eq!(kept["metadata"]["topic"], "food", "{kept}");
-    let moved = ok(server.call(
+    let moved = structured(&server.call(
         "update_memory",
         json!({"user_id": "u1", "memory_id": id, "text": "I love udon.", "metadata": {"topic": "noodles"}}),
     ));
@@ -154,10 +143,13 @@ fn metadata_travels_with_memories_and_filters_select_by_it() {
 
     // After a restart the metadata is read back from the store.
     drop(server);
-    let mut server = self::server(&store, "bm25_message");
-    let got = ok(server.call("get_memory", json!({"user_id": "u1", "memory_id": id})));
+    let mut server = StdioClient::on_store(
+        &store,
+        &["--memory-system", "bm25_message", "--embedder", "hashing"],
+    );
+    let got = structured(&server.call("get_memory", json!({"user_id": "u1", "memory_id": id})));
     assert_eq!(got["metadata"], json!({"topic": "noodles"}), "{got}");
-    let listed = ok(server.call("list_memories", json!({"user_id": "u1"})));
+    let listed = structured(&server.call("list_memories", json!({"user_id": "u1"})));
     let tagged = listed["memories"]
         .as_array()
         .unwrap()
@@ -173,13 +165,13 @@ fn metadata_travels_with_memories_and_filters_select_by_it() {
         }
         arguments
     };
-    let first = ok(server.call("list_memories", page(Value::Null)));
+    let first = structured(&server.call("list_memories", page(Value::Null)));
     assert_eq!(
         first["memories"][0]["metadata"]["topic"], "travel",
         "{first}"
     );
     assert!(first["next_cursor"].is_null(), "{first}");
-    let none = ok(server.call(
+    let none = structured(&server.call(
         "list_memories",
         json!({"user_id": "u1", "filters": {"topic": "sport"}}),
     ));
@@ -191,7 +183,10 @@ fn metadata_travels_with_memories_and_filters_select_by_it() {
 fn mem0_history_names_a_memory_deleted_before_a_restart_by_its_id() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let mut server = server(&store, "mem0");
+    let mut server = StdioClient::on_store(
+        &store,
+        &["--memory-system", "mem0", "--embedder", "hashing"],
+    );
     let added = add(
         &mut server,
         "I am allergic to peanuts.",
@@ -200,11 +195,14 @@ fn mem0_history_names_a_memory_deleted_before_a_restart_by_its_id() {
     let memory = &added["added"][0];
     assert_eq!(memory["metadata"]["kind"], "health", "{added}");
     let id = memory["id"].clone();
-    ok(server.call("delete_memory", json!({"user_id": "u1", "memory_id": id})));
+    structured(&server.call("delete_memory", json!({"user_id": "u1", "memory_id": id})));
     drop(server);
 
-    let mut server = self::server(&store, "mem0");
-    let history = ok(server.call("memory_history", json!({"user_id": "u1"})));
+    let mut server = StdioClient::on_store(
+        &store,
+        &["--memory-system", "mem0", "--embedder", "hashing"],
+    );
+    let history = structured(&server.call("memory_history", json!({"user_id": "u1"})));
     let events = history["events"].as_array().unwrap();
     let about: Vec<&Value> = events
         .iter()

@@ -5,22 +5,8 @@
 
 use std::process::Command;
 
-use crate::support::{is_error, text, StdioClient};
+use crate::support::{is_error, structured, text, StdioClient};
 use serde_json::{json, Value};
-
-fn hybrid(store: &std::path::Path) -> StdioClient {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
-    command
-        .arg("--store")
-        .arg(store)
-        .args(["--embedder", "hashing"]);
-    StdioClient::start(command)
-}
-
-fn ok(result: Value) -> Value {
-    assert!(!is_error(&result), "tool error: {result}");
-    result["structuredContent"].clone()
-}
 
 /// A dialog to add, waiting for it to be memorized.
 fn dialog(user: &str, text: &str) -> Value {
@@ -33,18 +19,18 @@ fn dialog(user: &str, text: &str) -> Value {
 #[test]
 fn memories_are_added_found_paged_edited_and_deleted_per_user() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = hybrid(&dir.path().join("store"));
+    let mut server = StdioClient::on_store(&dir.path().join("store"), &["--embedder", "hashing"]);
     for fact in [
         "My sister Ines lives in Lisbon.",
         "I am allergic to peanuts.",
         "Our dog Pixel is a border collie.",
     ] {
-        let added = ok(server.call("add_memory", dialog("u1", fact)));
+        let added = structured(&server.call("add_memory", dialog("u1", fact)));
         assert!(!added["added"].as_array().unwrap().is_empty(), "{added}");
     }
-    ok(server.call("add_memory", dialog("u2", "I live in Oslo.")));
+    structured(&server.call("add_memory", dialog("u2", "I live in Oslo.")));
     // A plain string, as mem0's add takes it, is one message from the user.
-    let plain = ok(server.call(
+    let plain = structured(&server.call(
         "add_memory",
         json!({"user_id": "u3", "wait": true, "messages": "I play the cello on Sundays."}),
     ));
@@ -57,7 +43,7 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
         "{plain}"
     );
 
-    let found = ok(server.call(
+    let found = structured(&server.call(
         "search_memories",
         json!({"user_id": "u1", "query": "is he allergic to peanuts?", "limit": 2}),
     ));
@@ -73,7 +59,7 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
     let mut seen = Vec::new();
     let mut cursor = Value::Null;
     loop {
-        let page = ok(server.call(
+        let page = structured(&server.call(
             "list_memories",
             json!({"user_id": "u1", "limit": 1, "cursor": cursor}),
         ));
@@ -85,7 +71,7 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
             break;
         }
     }
-    let all = ok(server.call("list_memories", json!({"user_id": "u1", "limit": 100})));
+    let all = structured(&server.call("list_memories", json!({"user_id": "u1", "limit": 100})));
     let ids: Vec<u64> = all["memories"]
         .as_array()
         .unwrap()
@@ -108,7 +94,7 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
     );
 
     // Another user's memories are not this user's.
-    let other = ok(server.call("list_memories", json!({"user_id": "u2"})));
+    let other = structured(&server.call("list_memories", json!({"user_id": "u2"})));
     let other_id = other["memories"][0]["id"].as_u64().unwrap();
     assert!(!ids.contains(&other_id));
     let missing = server.call(
@@ -121,29 +107,29 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
     );
 
     let first = ids[0];
-    let updated = ok(server.call(
+    let updated = structured(&server.call(
         "update_memory",
         json!({"user_id": "u1", "memory_id": first, "text": "Ines moved to Porto."}),
     ));
     assert_eq!(updated["text"], "Ines moved to Porto.");
-    let found = ok(server.call(
+    let found = structured(&server.call(
         "search_memories",
         json!({"user_id": "u1", "query": "Porto", "limit": 1}),
     ));
     assert_eq!(found["results"][0]["id"], json!(first), "{found}");
 
-    let deleted = ok(server.call(
+    let deleted = structured(&server.call(
         "delete_memory",
         json!({"user_id": "u1", "memory_id": first}),
     ));
     assert_eq!(deleted["deleted"], json!(true));
-    let deleted = ok(server.call(
+    let deleted = structured(&server.call(
         "delete_memory",
         json!({"user_id": "u1", "memory_id": first}),
     ));
     assert_eq!(deleted["deleted"], json!(false));
 
-    let status = ok(server.call("memory_status", json!({})));
+    let status = structured(&server.call("memory_status", json!({})));
     assert_eq!(status["memory_system"], "hybrid");
     assert_eq!(status["queue_depth"], 0);
     assert_eq!(
@@ -158,10 +144,10 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
         "{history}"
     );
 
-    ok(server.call("delete_all_memories", json!({"user_id": "u1"})));
-    let after = ok(server.call("list_memories", json!({"user_id": "u1"})));
+    structured(&server.call("delete_all_memories", json!({"user_id": "u1"})));
+    let after = structured(&server.call("list_memories", json!({"user_id": "u1"})));
     assert_eq!(after["memories"], json!([]));
-    let kept = ok(server.call("list_memories", json!({"user_id": "u2"})));
+    let kept = structured(&server.call("list_memories", json!({"user_id": "u2"})));
     assert_eq!(kept["memories"], other["memories"]);
 
     // Nothing of u1 is left, the sessions the hybrid memory derived included; u2's are whole.
@@ -183,7 +169,7 @@ fn memories_are_added_found_paged_edited_and_deleted_per_user() {
 #[test]
 fn bad_arguments_are_tool_errors_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = hybrid(&dir.path().join("store"));
+    let mut server = StdioClient::on_store(&dir.path().join("store"), &["--embedder", "hashing"]);
     let long = "x".repeat(memorybench_mcp::limits::MAX_STRING_BYTES + 1);
     let cases = [
         ("add_memory", json!({"user_id": "u1"}), "messages"),
@@ -274,7 +260,7 @@ fn bad_arguments_are_tool_errors_naming_the_field() {
         "{result}"
     );
     // Still serving.
-    let graph = ok(server.call("read_graph", json!({})));
+    let graph = structured(&server.call("read_graph", json!({})));
     assert_eq!(graph, json!({"entities": [], "relations": []}));
 }
 
@@ -284,14 +270,14 @@ fn a_dialog_is_found_by_a_search_right_after_its_add_whatever_the_workers_do() {
     // `pending`, never in neither (searching the memories before the queue missed about one
     // dialog in ten, those applied between the two searches).
     let dir = tempfile::tempdir().unwrap();
-    let mut server = hybrid(&dir.path().join("store"));
+    let mut server = StdioClient::on_store(&dir.path().join("store"), &["--embedder", "hashing"]);
     for n in 0..80 {
         let text = format!("Marker number m{n}x is in the garden.");
-        ok(server.call(
+        structured(&server.call(
             "add_memory",
             json!({"user_id": "u", "messages": [{"role": "user", "content": text}]}),
         ));
-        let found = ok(server.call(
+        let found = structured(&server.call(
             "search_memories",
             json!({"user_id": "u", "query": format!("m{n}x"), "limit": 5}),
         ));
@@ -307,14 +293,14 @@ fn a_dialog_is_found_by_a_search_right_after_its_add_whatever_the_workers_do() {
 #[test]
 fn a_users_search_covers_their_agents_memories_and_an_agents_only_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = hybrid(&dir.path().join("store"));
-    ok(server.call("add_memory", dialog("u4", "I keep bees in my garden.")));
+    let mut server = StdioClient::on_store(&dir.path().join("store"), &["--embedder", "hashing"]);
+    structured(&server.call("add_memory", dialog("u4", "I keep bees in my garden.")));
     let mut travel = dialog("u4", "I always book a window seat on flights.");
     travel["agent_id"] = json!("travel");
-    let kept = ok(server.call("add_memory", travel));
+    let kept = structured(&server.call("add_memory", travel));
     let agents_id = kept["added"][0]["id"].as_u64().unwrap();
 
-    let user = ok(server.call(
+    let user = structured(&server.call(
         "search_memories",
         json!({"user_id": "u4", "query": "window seat flights bees garden", "limit": 10}),
     ));
@@ -339,7 +325,7 @@ fn a_users_search_covers_their_agents_memories_and_an_agents_only_its_own() {
             .any(|(t, a)| t.contains("window seat") && a == "travel"),
         "{user}"
     );
-    let agent = ok(server.call(
+    let agent = structured(&server.call(
         "search_memories",
         json!({"user_id": "u4", "agent_id": "travel", "query": "window seat flights bees garden", "limit": 10}),
     ));
@@ -356,7 +342,7 @@ fn a_users_search_covers_their_agents_memories_and_an_agents_only_its_own() {
     );
 
     // The agent's memory by its id, with the user's id alone.
-    let got = ok(server.call(
+    let got = structured(&server.call(
         "get_memory",
         json!({"user_id": "u4", "memory_id": agents_id}),
     ));
@@ -364,12 +350,12 @@ fn a_users_search_covers_their_agents_memories_and_an_agents_only_its_own() {
         got["text"].as_str().unwrap().contains("window seat"),
         "{got}"
     );
-    let edited = ok(server.call(
+    let edited = structured(&server.call(
         "update_memory",
         json!({"user_id": "u4", "memory_id": agents_id, "text": "user: I prefer aisle seats now."}),
     ));
     assert_eq!(edited["id"], json!(agents_id));
-    let deleted = ok(server.call(
+    let deleted = structured(&server.call(
         "delete_memory",
         json!({"user_id": "u4", "memory_id": agents_id}),
     ));

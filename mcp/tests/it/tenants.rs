@@ -8,8 +8,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 
 use crate::support::http::HttpClient;
-use crate::support::ours_http_with;
-use serde_json::{json, Value};
+use crate::support::{is_error, ours_http_with, structured};
+use serde_json::json;
 
 fn digest(token: &str) -> String {
     memorybench_mcp::digest_hex(token)
@@ -29,15 +29,6 @@ fn config(dir: &std::path::Path) -> std::path::PathBuf {
     );
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn structured(result: &Value) -> Value {
-    assert_ne!(result["isError"], json!(true), "tool error: {result}");
-    result["structuredContent"].clone()
-}
-
-fn is_error(result: &Value) -> bool {
-    result["isError"] == json!(true)
 }
 
 fn raw_post(address: &str, head: &str) -> (TcpStream, String) {

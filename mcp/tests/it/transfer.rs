@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output};
 
 use crate::support::http::HttpClient;
-use crate::support::ours_http_system;
+use crate::support::{ours_http_system, structured};
 use mb_core::residue::{files_holding, markers};
 use mb_engine::{Engine, EngineOptions};
 use serde_json::{json, Value};
@@ -61,11 +61,6 @@ fn client(url: &str, token: &str) -> HttpClient {
     client
 }
 
-fn structured(result: Value) -> Value {
-    assert_ne!(result["isError"], json!(true), "tool error: {result}");
-    result["structuredContent"].clone()
-}
-
 /// Runs `memorybench-mcp ARGS` (a tenant command).
 fn command(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"))
@@ -101,13 +96,13 @@ fn seen(url: &str, token: &str, query: &str) -> Value {
     let mut c = client(url, token);
     let mut answers = Vec::new();
     for user in ["ann", "ben"] {
-        let found = structured(c.call(
+        let found = structured(&c.call(
             "search_memories",
             json!({"user_id": user, "query": query, "limit": 10}),
         ));
         answers.push(found["results"].clone());
     }
-    answers.push(structured(c.call("read_graph", json!({}))));
+    answers.push(structured(&c.call("read_graph", json!({}))));
     Value::Array(answers)
 }
 
@@ -133,14 +128,14 @@ fn a_tenant_moves_whole_and_leaves_nothing_behind() {
         for (i, mark) in marks.iter().enumerate() {
             let user = if i % 2 == 0 { "ann" } else { "ben" };
             let said = format!("{tenant} {user}: my code word is {mark} and I like sailing");
-            structured(c.call(
+            structured(&c.call(
                 "add_memory",
                 json!({"user_id": user, "wait": true, "messages": [
                     {"role": "user", "content": said},
                     {"role": "assistant", "content": "Noted, sailing it is."}]}),
             ));
         }
-        structured(c.call(
+        structured(&c.call(
             "create_entities",
             json!({"entities": [{"name": format!("{tenant} boat"), "entityType": "thing",
                                  "observations": [format!("painted {}", marks[0])]}]}),
@@ -183,12 +178,12 @@ fn a_tenant_moves_whole_and_leaves_nothing_behind() {
     assert_eq!(bravo[0], json!([]), "{bravo}");
     // Moved memories keep working: a new one is found beside the old ones.
     let mut c = client(&url, "token-acme");
-    structured(c.call(
+    structured(&c.call(
         "add_memory",
         json!({"user_id": "ann", "wait": true, "messages": [
             {"role": "user", "content": "after the move I bought a kayak"}]}),
     ));
-    let found = structured(c.call(
+    let found = structured(&c.call(
         "search_memories",
         json!({"user_id": "ann", "query": "kayak", "limit": 1}),
     ));
@@ -286,7 +281,7 @@ fn a_cut_or_altered_export_is_refused_and_only_regular_files_are_written() {
     let (child, url) = server(&a, &config);
     let mut c = client(&url, "token-acme");
     for user in ["ann", "ben"] {
-        structured(c.call(
+        structured(&c.call(
             "add_memory",
             json!({"user_id": user, "wait": true, "messages": [
                 {"role": "user", "content": format!("{user} keeps bees and sails on sundays")},

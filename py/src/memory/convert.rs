@@ -2,9 +2,8 @@
 //! filters in; found memories, records and history events out.
 
 use mb_baselines::curation::{Found as FoundMemory, Metadata, MetadataFilter};
-use mb_core::Lang;
+use mb_core::{Lang, Message};
 use mb_datasets::corpus::{Conversation, Session, Turn};
-use mb_datasets::row::DialogMessage;
 use mb_engine::Record;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -145,10 +144,7 @@ pub fn conversation(sessions: Vec<SessionArg>, speakers: Option<(String, String)
 }
 
 /// Python's messages as dialog messages; a malformed one raises naming its index and field.
-pub fn dialog_messages(
-    py: Python<'_>,
-    messages: &Bound<'_, PyAny>,
-) -> PyResult<Vec<DialogMessage>> {
+pub fn dialog_messages(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Vec<Message>> {
     let value = crate::json::to_value(py, messages)?;
     let serde_json::Value::Array(items) = value else {
         return Err(Raised::new("InvalidInputError", "messages must be a list of dicts").into());

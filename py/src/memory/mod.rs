@@ -154,7 +154,7 @@ impl PyMemory {
         let metadata = metadata_arg(py, metadata, "metadata")?;
         let events = self.run(py, |opened, runtime| {
             let context = opened.system.context();
-            let before = opened.system.history()?.map_or(0, |h| h.len());
+            let before = opened.system.history_len()?;
             let number: u64 = context
                 .engine
                 .get_state(&context.namespace, NEXT_DIALOG)?
@@ -170,8 +170,7 @@ impl PyMemory {
                 metadata: metadata.as_ref(),
             };
             runtime.block_on(opened.system.memorize_dialog(dialog))?;
-            let mut events = opened.system.history()?.unwrap_or_default();
-            Ok(events.split_off(before.min(events.len())))
+            Ok(opened.system.history(before)?.unwrap_or_default())
         })?;
         self.events_with_ids(py, events)
     }
@@ -319,7 +318,7 @@ impl PyMemory {
     /// of the memory it is about (as `get` takes it); other systems raise.
     fn history<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let events = self.run(py, |opened, _| {
-            opened.system.history()?.ok_or_else(|| {
+            opened.system.history(0)?.ok_or_else(|| {
                 MemoryError::Config(format!(
                     "{} keeps no history (only mem0 does)",
                     opened.system.context().namespace

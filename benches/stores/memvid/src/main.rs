@@ -19,15 +19,11 @@
 //!   filter, so it is done as a user would: every frame's tags scanned, each match deleted, one
 //!   `commit` at the end.
 
-#[allow(dead_code)]
-#[path = "../../src/data.rs"]
-mod data;
-
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use data::{dir_bytes, peak_rss_mib, percentiles, record_bulk, Data};
+use mb_stores_data::{dir_bytes, peak_rss_mib, percentiles, record_bulk, Data};
 use memvid_core::{
     AclEnforcementMode, AskMode, AskRequest, FrameStatus, Memvid, PutManyOpts, PutOptions,
     SearchRequest, VecEmbedder,
@@ -85,7 +81,7 @@ impl VecEmbedder for Precomputed<'_> {
     }
 
     fn embedding_dimension(&self) -> usize {
-        data::DIM
+        mb_stores_data::DIM
     }
 }
 

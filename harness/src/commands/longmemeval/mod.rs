@@ -244,7 +244,7 @@ fn run_system(
             "longmemeval_prompts": words.source(),
         }),
     )?;
-    let k = services.settings(spec)?.retrieve_k();
+    let k = services.retrieve_k(spec)?;
     let reading = Reading {
         style: args.reading.style(),
         history,

@@ -23,7 +23,7 @@
 //! scatter places each name beside its point; line charts have their legend beside the plot.
 //!
 //! `report_body` gives the page without its frame, for a server to embed: it has no inline
-//! style, only classes, whose rules are `STYLE` here and `serve/assets/app.css` there.
+//! style, only classes, whose rules are `report.css`, inline here and an asset of `serve`.
 
 mod charts;
 mod groups;
@@ -59,19 +59,9 @@ pub struct ReportArgs {
     out: PathBuf,
 }
 
-/// The rules of the classes the report's HTML uses, inline in the page `report` writes (`serve`
-/// styles the same classes within its own page, in `serve/assets/app.css`).
-const STYLE: &str = "body{font-family:sans-serif;margin:2em}\
-table{border-collapse:collapse;margin:0.5em 0}\
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\
-td.name,th.name{text-align:left}\
-td.fallbacks-bad{color:#c00;font-weight:bold}\
-svg{display:block;max-width:100%;height:auto;margin:0.5em 0}\
-.key{color:#555;font-size:0.9em}\
-nav.toc li{margin:0.2em 0}\
-section.group{border-top:2px solid #ddd;margin-top:2em}\
-details.step>summary{cursor:pointer;font-weight:bold;margin:0.5em 0}\
-a.top{font-size:0.9em}";
+/// The rules of the classes the report's HTML uses (`report.css`, which `serve` serves to its
+/// own page too), inline in the page `report` writes, after the page's own.
+pub(crate) const STYLE: &str = include_str!("report.css");
 
 /// Runs `report`.
 pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
@@ -92,12 +82,17 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     mb_core::atomic_file::write_atomic(&args.out, html.as_bytes())
         .map_err(|e| crate::error::file_error(&args.out, e))?;
     println!(
-        "{} runs; {} groups of comparable runs; report written to {}",
-        report.runs,
-        report.groups,
+        "{}; {} of comparable runs; report written to {}",
+        counted(report.runs, "run", "runs"),
+        counted(report.groups, "group", "groups"),
         args.out.display()
     );
     Ok(())
+}
+
+/// `n` with its noun in the right number: "1 run", "2 runs".
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The report of the runs under `dirs` as an HTML fragment (a table of contents and a section
@@ -143,6 +138,7 @@ fn build(dirs: &[PathBuf]) -> Result<Option<Report>, HarnessError> {
 fn page(body: &str) -> String {
     format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>memorybench-rs report</title>\
-         <style>{STYLE}</style></head><body><h1>memorybench-rs report</h1>{body}</body></html>\n"
+         <style>body{{font-family:sans-serif;margin:2em}}\n{STYLE}</style></head><body>\
+         <h1>memorybench-rs report</h1><div class=\"report\">{body}</div></body></html>\n"
     )
 }

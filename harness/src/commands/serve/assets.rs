@@ -9,9 +9,9 @@ use super::reply::ApiError;
 
 const INDEX: &str = include_str!("assets/index.html");
 
-/// The page's scripts and style sheet by name: shared helpers and routing (`app.js`), one
-/// script per view.
-const FILES: [(&str, &str, &str); 5] = [
+/// The page's scripts and style sheets by name: shared helpers and routing (`app.js`), one
+/// script per view, the page's style and the report's (shared with `mb-harness report`).
+const FILES: [(&str, &str, &str); 6] = [
     (
         "app.js",
         "text/javascript; charset=utf-8",
@@ -36,6 +36,11 @@ const FILES: [(&str, &str, &str); 5] = [
         "app.css",
         "text/css; charset=utf-8",
         include_str!("assets/app.css"),
+    ),
+    (
+        "report.css",
+        "text/css; charset=utf-8",
+        crate::commands::report::STYLE,
     ),
 ];
 

@@ -1,6 +1,7 @@
-//! What a run can be launched with, as `GET /api/choices` lists it: the regimes (a table
-//! below, with each one's own flags), the sets of the dataset catalog, the memory systems of
-//! the registry, and the model and embedder settings files under `configs/`. A new system,
+//! What a run can be launched with, as `GET /api/choices` lists it: the regimes (the table of
+//! [`crate::commands::regimes`], with each one's own flags), the sets of the dataset catalog,
+//! the memory systems of the registry, and the model and embedder settings files under
+//! `configs/`. A new system,
 //! set or settings file appears on the page without a change to it.
 
 use std::collections::BTreeMap;
@@ -14,129 +15,8 @@ use mb_datasets::catalog::{Catalog, DatasetType};
 use serde_json::{json, Value};
 
 use super::Server;
+use crate::commands::regimes::{FieldKind, Regime};
 use crate::error::HarnessError;
-
-/// One of a regime's own flags (`--batch-size`), shown only for that regime.
-pub(crate) struct Field {
-    /// The flag without its dashes.
-    pub name: &'static str,
-    /// What the page calls it.
-    pub label: &'static str,
-    /// Its values.
-    pub kind: FieldKind,
-}
-
-/// The values a regime's flag takes.
-pub(crate) enum FieldKind {
-    /// A whole number in `min..=max`.
-    Number {
-        /// Smallest.
-        min: i64,
-        /// Largest.
-        max: i64,
-        /// The command's default.
-        default: i64,
-    },
-    /// One of `options`.
-    Choice {
-        /// The values.
-        options: &'static [&'static str],
-        /// The command's default.
-        default: &'static str,
-    },
-}
-
-/// A regime the page launches.
-pub(crate) struct Regime {
-    /// Its subcommand.
-    pub id: &'static str,
-    /// What the page calls it.
-    pub label: &'static str,
-    /// Whether it runs a memoryless system (Vanilla).
-    pub memoryless: bool,
-    /// Its own flags.
-    pub fields: &'static [Field],
-}
-
-const fn number(
-    name: &'static str,
-    label: &'static str,
-    min: i64,
-    max: i64,
-    default: i64,
-) -> Field {
-    Field {
-        name,
-        label,
-        kind: FieldKind::Number { min, max, default },
-    }
-}
-
-/// Every regime the harness has, with the flags of its own (and their defaults) as its
-/// subcommand declares them.
-pub(crate) static REGIMES: &[Regime] = &[
-    Regime {
-        id: "off-policy",
-        label: "Off-policy",
-        memoryless: true,
-        fields: &[],
-    },
-    Regime {
-        id: "train-performance",
-        label: "Training-set performance",
-        memoryless: true,
-        fields: &[],
-    },
-    Regime {
-        id: "stepwise-off-policy",
-        label: "Stepwise off-policy",
-        memoryless: false,
-        fields: &[number("batch-size", "Dialogs per step", 1, 1_000_000, 100)],
-    },
-    Regime {
-        id: "on-policy",
-        label: "On-policy",
-        memoryless: false,
-        fields: &[
-            number("step", "Steps", 1, 1000, 10),
-            number("batch-size", "Training rows per step", 1, 1_000_000, 100),
-            number("max-rounds", "Assistant turns per dialog", 1, 100, 3),
-            Field {
-                name: "feedback-answers",
-                label: "Answers to feedback",
-                kind: FieldKind::Choice {
-                    options: &["discarded", "skipped", "answered"],
-                    default: "discarded",
-                },
-            },
-        ],
-    },
-    Regime {
-        id: "action-feedback",
-        label: "Action feedback",
-        memoryless: false,
-        fields: &[Field {
-            name: "action",
-            label: "Action",
-            kind: FieldKind::Choice {
-                options: &["like", "copy"],
-                default: "like",
-            },
-        }],
-    },
-    Regime {
-        id: "feedback-usefulness",
-        label: "Feedback usefulness",
-        memoryless: true,
-        fields: &[number(
-            "sample",
-            "Rows per split (-1: all but the last)",
-            -1,
-            1_000_000_000,
-            -1,
-        )],
-    },
-];
 
 /// A settings choice: what the page shows and what the run is given.
 pub(crate) struct Setting {
@@ -293,7 +173,7 @@ fn key_variables(value: &toml::Value, found: &mut Vec<String>) {
 /// `GET /api/choices`.
 pub(crate) async fn get_choices(State(server): State<Arc<Server>>) -> Json<Value> {
     let choices = &server.choices;
-    let regimes: Vec<Value> = REGIMES
+    let regimes: Vec<Value> = Regime::all()
         .iter()
         .map(|r| {
             let fields: Vec<Value> = r

@@ -5,16 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use clap::Args as _;
 use mb_baselines::registry;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::choices::{Choices, FieldKind, REGIMES};
+use super::choices::Choices;
 use super::reply::{ApiError, ApiResult};
-use crate::commands::{
-    action_feedback, feedback_usefulness, off_policy, on_policy, stepwise, train_performance,
-};
+use crate::commands::regimes::{FieldKind, Regime};
 
 /// Most characters of an API key.
 const LONGEST_KEY: usize = 4096;
@@ -70,9 +67,7 @@ pub(crate) struct Places<'a> {
 impl LaunchRequest {
     /// The arguments of the run this asks for, or the first field that is not a choice.
     pub fn check(self, choices: &Choices, places: &Places) -> ApiResult<Launch> {
-        let regime = REGIMES
-            .iter()
-            .find(|r| r.id == self.regime)
+        let regime = Regime::named(&self.regime)
             .ok_or_else(|| ApiError::field("regime", format!("no regime {:?}", self.regime)))?;
         let sets = choices
             .sets
@@ -233,17 +228,8 @@ fn path_text(path: &Path) -> ApiResult<String> {
 /// Checks that `argv` parses as its subcommand's arguments, as the launched process will.
 fn parses(argv: &[String]) -> ApiResult<()> {
     let name = argv.first().map(String::as_str).unwrap_or_default();
-    let command = clap::Command::new("mb-harness");
-    let command = match name {
-        "off-policy" => off_policy::OffPolicyArgs::augment_args(command),
-        "train-performance" => train_performance::RunArgs::augment_args(command),
-        "stepwise-off-policy" => stepwise::StepwiseArgs::augment_args(command),
-        "on-policy" => on_policy::OnPolicyArgs::augment_args(command),
-        "action-feedback" => action_feedback::ActionFeedbackArgs::augment_args(command),
-        "feedback-usefulness" => feedback_usefulness::FeedbackUsefulnessArgs::augment_args(command),
-        _ => return Err(ApiError::field("regime", "no such regime")),
-    };
-    command
+    let regime = Regime::named(name).ok_or_else(|| ApiError::field("regime", "no such regime"))?;
+    (regime.arguments)(clap::Command::new("mb-harness"))
         .try_get_matches_from(argv)
         .map(|_| ())
         .map_err(|e| ApiError::internal(format!("the launch's arguments do not parse: {e}")))

@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// the token (open the page once as `/?token=...`, which sets a cookie).
     #[arg(long, default_value = "MB_SERVE_TOKEN")]
     pub token_env: String,
+    /// Ended launched runs whose logs the page keeps (1 to 100 000); older ones' folders are
+    /// deleted, their results stay in the runs directory.
+    #[arg(long, default_value_t = jobs::KEPT_JOBS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub keep_jobs: u32,
 }
 
 /// How long a request's headers may take to arrive.
@@ -100,7 +104,7 @@ pub fn run(args: &ServeArgs) -> Result<(), HarnessError> {
     // Launched runs get absolute paths: what they record names the same place from anywhere.
     let store = std::path::absolute(&store).map_err(|e| file_error(&store, e))?;
     let runs = confine::Runs::open(&args.runs, &store)?;
-    let jobs = jobs::Jobs::open(&runs, &store, args.data.as_deref())?;
+    let jobs = jobs::Jobs::open(&runs, &store, args.data.as_deref(), args.keep_jobs as usize)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -47,14 +47,18 @@ impl StdioClient {
         client
     }
 
-    /// Our server on `store`, with extra arguments.
+    /// Our server on `store`, with the BM25 memory system and extra arguments.
     pub fn ours(store: &Path, extra: &[&str]) -> StdioClient {
+        let mut args = vec!["--memory-system", "bm25_message"];
+        args.extend_from_slice(extra);
+        StdioClient::on_store(store, &args)
+    }
+
+    /// Our server on `store` with `args` as given (the default memory system unless they name
+    /// one).
+    pub fn on_store(store: &Path, args: &[&str]) -> StdioClient {
         let mut command = Command::new(env!("CARGO_BIN_EXE_memorybench-mcp"));
-        command
-            .arg("--store")
-            .arg(store)
-            .args(["--memory-system", "bm25_message"])
-            .args(extra);
+        command.arg("--store").arg(store).args(args);
         StdioClient::start(command)
     }
 
@@ -136,6 +140,12 @@ pub fn text(result: &Value) -> &str {
 /// Whether a tool result is an error.
 pub fn is_error(result: &Value) -> bool {
     result.get("isError") == Some(&json!(true))
+}
+
+/// The structured content of a tool result that must not be an error.
+pub fn structured(result: &Value) -> Value {
+    assert!(!is_error(result), "tool error: {result}");
+    result["structuredContent"].clone()
 }
 
 /// `mcp/tests/node`, where `npm ci` installs the test tools.

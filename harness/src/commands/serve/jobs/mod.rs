@@ -37,6 +37,10 @@ use crate::run::resume_command::shell_word;
 /// How long a stopped job has to end before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
+/// Ended jobs kept by default (`serve --keep-jobs`): the folders (logs, progress) of older ones
+/// are deleted when the server opens and when a job starts. Their runs stay where they are.
+pub(crate) const KEPT_JOBS: u32 = 200;
+
 /// A job's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,12 +99,19 @@ pub(crate) struct Jobs {
     data: Option<PathBuf>,
     table: Arc<Mutex<BTreeMap<String, Job>>>,
     next: AtomicU64,
+    /// Ended jobs kept ([`KEPT_JOBS`] by default).
+    keep: usize,
 }
 
 impl Jobs {
-    /// The jobs recorded under `runs`; those that were running are interrupted (or watched
-    /// until they end, when their process still runs).
-    pub fn open(runs: &Runs, store: &Path, data: Option<&Path>) -> Result<Jobs, HarnessError> {
+    /// The jobs recorded under `runs`, the newest `keep` ended ones kept; those that were
+    /// running are interrupted (or watched until they end, when their process still runs).
+    pub fn open(
+        runs: &Runs,
+        store: &Path,
+        data: Option<&Path>,
+        keep: usize,
+    ) -> Result<Jobs, HarnessError> {
         let dir = runs.root().join(SERVER_FOLDER).join("jobs");
         std::fs::create_dir_all(&dir).map_err(|e| file_error(&dir, e))?;
         let table: Arc<Mutex<BTreeMap<String, Job>>> = Arc::default();
@@ -126,6 +137,7 @@ impl Jobs {
             };
             table.lock().insert(job.record.id.clone(), job);
         }
+        prune(&mut table.lock(), &dir, keep);
         Ok(Jobs {
             dir,
             root: runs.root().to_path_buf(),
@@ -133,6 +145,7 @@ impl Jobs {
             data: data.map(Path::to_path_buf),
             table,
             next: AtomicU64::new(1),
+            keep,
         })
     }
 
@@ -153,6 +166,7 @@ impl Jobs {
                 ),
             ));
         }
+        prune(&mut table, &self.dir, self.keep);
         let stamp = mb_core::clock::utc_timestamp();
         let id = format!("{stamp}-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let started = iso_time(&stamp);
@@ -336,6 +350,32 @@ fn finish(table: &Mutex<BTreeMap<String, Job>>, dir: &Path, id: &str, code: Opti
     }
 }
 
+/// Deletes the oldest ended jobs past the newest `keep`: their folders, then their entries (a
+/// folder that cannot be deleted keeps its entry, and is tried again next time).
+fn prune(table: &mut BTreeMap<String, Job>, dir: &Path, keep: usize) {
+    let mut ended: Vec<&JobRecord> = table
+        .values()
+        .map(|j| &j.record)
+        .filter(|r| !r.state.is_live())
+        .collect();
+    // Ids are `<start time>-<n>`: by start, then by n as a number.
+    ended.sort_by(|a, b| (&a.started, a.id.len(), &a.id).cmp(&(&b.started, b.id.len(), &b.id)));
+    let excess = ended.len().saturating_sub(keep);
+    let old: Vec<String> = ended[..excess].iter().map(|r| r.id.clone()).collect();
+    for id in old {
+        let folder = dir.join(&id);
+        match std::fs::remove_dir_all(&folder) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!("cannot delete the old job folder {}: {e}", folder.display());
+                continue;
+            }
+        }
+        table.remove(&id);
+    }
+}
+
 /// Follows a job whose process outlived the server that started it, until it ends.
 fn watch_orphan(table: Arc<Mutex<BTreeMap<String, Job>>>, dir: PathBuf, id: String, pid: u32) {
     std::thread::spawn(move || {
@@ -390,3 +430,6 @@ fn signal_group(pid: u32, signal: libc::c_int) {
         libc::kill(-pid, signal);
     }
 }
+
+#[cfg(test)]
+mod tests;

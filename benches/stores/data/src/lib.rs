@@ -1,8 +1,8 @@
 //! The stores benchmark's data set (`benches/stores/prepare.py` writes it), latency summaries
 //! and process measurements: what every Rust driver shares, the engine's and memvid-core's
-//! alike. memvid-core's driver (`benches/stores/memvid/`, a crate of its own) includes this file
-//! by path, so it uses nothing but the standard library and serde: no workspace crate
-//! (`tests/it/architecture.rs` checks it).
+//! alike. memvid-core's driver (`benches/stores/memvid/`, a crate outside the workspace)
+//! depends on this crate, so it depends on nothing but the standard library, serde and
+//! serde_json: no workspace crate (`tests/it/outside_crates.rs` checks it).
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
