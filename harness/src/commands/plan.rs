@@ -1,6 +1,8 @@
 //! `plan`: the runs of a sweep (regimes × sets × systems) and the shard each belongs to (see
 //! [`super::sweep`]).
 
+use std::io::Write;
+
 use clap::Args;
 
 use super::sweep::{default_store, plan, Shard, SweepSpec};
@@ -17,10 +19,13 @@ pub struct PlanArgs {
     pub shards: u32,
 }
 
-/// Prints the plan: one line per run with its shard and command.
+/// Prints the plan: one line per run with its shard and command. A closed pipe (`plan | head`)
+/// ends it quietly: the error's kind says so, and `main` treats it as success.
 pub fn run(args: &PlanArgs) -> Result<(), HarnessError> {
     let runs = plan(&args.spec)?;
-    println!("{} runs in {} shard(s)", runs.len(), args.shards);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{} runs in {} shard(s)", runs.len(), args.shards)
+        .map_err(HarnessError::Output)?;
     for (i, run) in runs.iter().enumerate() {
         let shard = i % args.shards as usize;
         let store = default_store(
@@ -31,7 +36,8 @@ pub fn run(args: &PlanArgs) -> Result<(), HarnessError> {
             },
         );
         let arguments = run.arguments(&args.spec.output_dir, &store, &args.spec.flags);
-        println!("shard {shard}: mb-harness {}", arguments.join(" "));
+        writeln!(out, "shard {shard}: mb-harness {}", arguments.join(" "))
+            .map_err(HarnessError::Output)?;
     }
     Ok(())
 }
