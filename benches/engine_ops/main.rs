@@ -20,11 +20,12 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use mb_core::test_vectors::{self, EmbeddingLike};
 use memorybench::engine::lexical::Idf;
 use memorybench::engine::{Engine, EngineOptions, HnswParams, NamespaceOptions, NewRecord, Space};
 use memorybench::text::Analyzer;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 mod texts;
 
@@ -32,41 +33,25 @@ use texts::Texts;
 
 const DIM: usize = 384;
 
-fn normalized(v: Vec<f32>) -> Vec<f32> {
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.into_iter().map(|x| x / n).collect()
-}
-
 fn unit(rng: &mut StdRng) -> Vec<f32> {
-    normalized((0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+    test_vectors::unit(rng, DIM)
 }
 
-/// Vector generator: embedding-like (near a random 32-d subspace) or uniform.
-struct Vectors {
-    basis: Vec<Vec<f32>>,
-}
+/// Vector generator: embedding-like (near a random 32-d subspace), or uniform when
+/// `MB_BENCH_UNIFORM=1`.
+struct Vectors(Option<EmbeddingLike>);
 
 impl Vectors {
     fn new(rng: &mut StdRng) -> Self {
         let uniform = std::env::var("MB_BENCH_UNIFORM").is_ok_and(|v| v == "1");
-        let basis = if uniform {
-            Vec::new()
-        } else {
-            (0..32).map(|_| unit(rng)).collect()
-        };
-        Vectors { basis }
+        Vectors((!uniform).then(|| EmbeddingLike::new(rng, DIM, 32)))
     }
 
     fn sample(&self, rng: &mut StdRng) -> Vec<f32> {
-        if self.basis.is_empty() {
-            return unit(rng);
+        match &self.0 {
+            Some(space) => space.sample(rng),
+            None => unit(rng),
         }
-        let mut v: Vec<f32> = unit(rng).into_iter().map(|x| 0.15 * x).collect();
-        for b in &self.basis {
-            let z: f32 = rng.random_range(-1.0..1.0);
-            v.iter_mut().zip(b).for_each(|(x, y)| *x += z * y);
-        }
-        normalized(v)
     }
 }
 

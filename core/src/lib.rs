@@ -8,7 +8,8 @@
 //! replaced whole or not at all ([`atomic_file`]), and the
 //! places a relative asset path is looked for ([`search_roots()`]); for tests only (feature
 //! `testing`, which the other crates' dev-dependencies enable), the byte scan that proves
-//! deleted text gone from a store (`residue`) and the data-or-skip rule (`test_data`). Each is
+//! deleted text gone from a store (`residue`), the data-or-skip rule (`test_data`) and vectors
+//! shaped like sentence embeddings (`test_vectors`). Each is
 //! defined once, here,
 //! low in the crate graph, so that a crate needing only these compiles no storage engine, HTTP
 //! client or model runtime.
@@ -30,6 +31,8 @@ pub mod retry;
 mod search_roots;
 #[cfg(feature = "testing")]
 pub mod test_data;
+#[cfg(feature = "testing")]
+pub mod test_vectors;
 mod toml_text;
 
 pub use excerpt::{excerpt, MESSAGE_CHARS};

@@ -5,41 +5,15 @@
 //! vectors do not, and no graph index finds their neighbours cheaply (see docs/benchmarks.md). The
 //! vectors here are random points of a random 32-dimensional subspace plus isotropic noise.
 
+use mb_core::test_vectors::{self, EmbeddingLike};
 use mb_engine::{Engine, EngineOptions, HnswParams, NamespaceOptions, NewRecord, Space};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 const DIM: usize = 384;
 
-fn normalized(v: Vec<f32>) -> Vec<f32> {
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.into_iter().map(|x| x / n).collect()
-}
-
 fn unit(rng: &mut StdRng) -> Vec<f32> {
-    normalized((0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect())
-}
-
-/// Random vectors near a random 32-dimensional subspace.
-struct EmbeddingLike {
-    basis: Vec<Vec<f32>>,
-}
-
-impl EmbeddingLike {
-    fn new(rng: &mut StdRng) -> Self {
-        EmbeddingLike {
-            basis: (0..32).map(|_| unit(rng)).collect(),
-        }
-    }
-
-    fn sample(&self, rng: &mut StdRng) -> Vec<f32> {
-        let mut v: Vec<f32> = unit(rng).into_iter().map(|x| 0.15 * x).collect();
-        for b in &self.basis {
-            let z: f32 = rng.random_range(-1.0..1.0);
-            v.iter_mut().zip(b).for_each(|(x, y)| *x += z * y);
-        }
-        normalized(v)
-    }
+    test_vectors::unit(rng, DIM)
 }
 
 fn brute_force(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<usize> {
@@ -66,7 +40,7 @@ fn hnsw_recall_at_default_parameters() {
         .unwrap();
     engine.create_space(Space::new("s", DIM)).unwrap();
     let mut rng = StdRng::seed_from_u64(1);
-    let space = EmbeddingLike::new(&mut rng);
+    let space = EmbeddingLike::new(&mut rng, DIM, 32);
     let data: Vec<Vec<f32>> = (0..n).map(|_| space.sample(&mut rng)).collect();
     let mut ids = Vec::with_capacity(n);
     // Touch the namespace first so its collection is live and builds in the background.
