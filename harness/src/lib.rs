@@ -13,10 +13,13 @@
 //!   memory copies and the memory grown in batches, answering cases (with fewer memories when
 //!   the context overflows), conversations with the simulated user, costs and progress bars.
 //! - What any command may open: the engine `store`, the `embedders` (`--embedder`), the data
-//!   source (`data`, `--data`) and the model roles (`llm_args`, `--llm`), and the crate's
-//!   [`error`] type.
+//!   source (`data`, `--data`) and the model roles (`llm_args`, `--llm`), the crate's
+//!   [`error`] type, and `stdout`, through which commands print without panicking on a closed
+//!   pipe.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// Commands print through `stdout::line`, which returns a closed pipe as an error.
+#![cfg_attr(not(test), deny(clippy::print_stdout))]
 
 pub mod commands;
 mod data;
@@ -24,6 +27,7 @@ mod embedders;
 pub mod error;
 mod llm_args;
 mod run;
+mod stdout;
 mod store;
 
 pub use error::HarnessError;

@@ -15,6 +15,7 @@ use crate::data::DataArgs;
 use crate::error::HarnessError;
 use crate::llm_args::LlmArgs;
 use crate::run::evaluation::{evaluate_run, summarize};
+use crate::stdout::line;
 use crate::store::Store;
 
 /// Arguments of `evaluate` and `summarize`.
@@ -101,10 +102,7 @@ pub(crate) fn rewrite_summary(
         NumpyScores::Counted,
         timing,
     )?;
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&summary["summary"]).unwrap_or_default()
-    );
+    line(serde_json::to_string_pretty(&summary["summary"]).unwrap_or_default())?;
     Ok(())
 }
 

@@ -36,6 +36,7 @@ use crate::error::HarnessError;
 use crate::run::dir::run_dir_in;
 use crate::run::evaluation::score;
 use crate::run::{RunArgs, RunSetup};
+use crate::stdout::line;
 use crate::store::drop_namespace_if_present;
 
 /// Upstream's output cap of the feedback-usefulness runs (`config.get("max_tokens", 2048)`).
@@ -67,7 +68,10 @@ pub fn run(args: &FeedbackUsefulnessArgs) -> Result<(), HarnessError> {
     for dataset in &setup.datasets {
         let systems: Vec<&'static SystemSpec> = match dataset.corpus_format() {
             Some(CorpusFormat::DialSim) => {
-                println!("{}: skipped: upstream does not run DialSim", dataset.name());
+                line(format_args!(
+                    "{}: skipped: upstream does not run DialSim",
+                    dataset.name()
+                ))?;
                 continue;
             }
             Some(CorpusFormat::Locomo) => setup
@@ -79,17 +83,17 @@ pub fn run(args: &FeedbackUsefulnessArgs) -> Result<(), HarnessError> {
             None => vec![vanilla],
         };
         if systems.is_empty() {
-            println!(
+            line(format_args!(
                 "{}: skipped: a LoCoMo dataset needs a memory system (--baseline)",
                 dataset.name()
-            );
+            ))?;
         }
         for spec in systems {
             let compare = setup
                 .services
                 .runtime
                 .block_on(run_dataset(args, &setup, dataset, spec))?;
-            println!("{} {}: {compare}", dataset.name(), spec.name);
+            line(format_args!("{} {}: {compare}", dataset.name(), spec.name))?;
             ran += 1;
         }
     }

@@ -22,6 +22,7 @@ use crate::error::HarnessError;
 use crate::run::converse::{converse, FeedbackAnswers, Opening, Rounds};
 use crate::run::progress::progress;
 use crate::run::{RunArgs, RunSetup};
+use crate::stdout::line;
 use crate::store::drop_namespace_if_present;
 
 /// Arguments of `generate-dialogs`.
@@ -158,7 +159,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
         );
     }
     out.write_hf_layout(&args.out)?;
-    println!(
+    line(format_args!(
         "dialogs of {} written to {}",
         setup
             .datasets
@@ -167,7 +168,7 @@ pub fn run(args: &DialogArgs) -> Result<(), HarnessError> {
             .collect::<Vec<_>>()
             .join(", "),
         args.out.display()
-    );
+    ))?;
     Ok(())
 }
 

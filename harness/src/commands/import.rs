@@ -10,6 +10,7 @@ use mb_datasets::InMemorySource;
 use mb_upstream::Upstream;
 
 use crate::error::HarnessError;
+use crate::stdout::line;
 
 /// Arguments of `import`.
 #[derive(Args, Debug)]
@@ -116,6 +117,10 @@ pub fn run(args: &ImportArgs) -> Result<(), HarnessError> {
         ));
     }
     source.write_hf_layout(&args.out)?;
-    println!("imported {} into {}", names.join(", "), args.out.display());
+    line(format_args!(
+        "imported {} into {}",
+        names.join(", "),
+        args.out.display()
+    ))?;
     Ok(())
 }

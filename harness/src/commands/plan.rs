@@ -1,12 +1,11 @@
 //! `plan`: the runs of a sweep (regimes × sets × systems) and the shard each belongs to (see
 //! [`super::sweep`]).
 
-use std::io::Write;
-
 use clap::Args;
 
 use super::sweep::{default_store, plan, Shard, SweepSpec};
 use crate::error::HarnessError;
+use crate::stdout::line;
 
 /// `mb-harness plan`: the sweep's runs and their shards.
 #[derive(Args, Debug, Clone)]
@@ -19,13 +18,14 @@ pub struct PlanArgs {
     pub shards: u32,
 }
 
-/// Prints the plan: one line per run with its shard and command. A closed pipe (`plan | head`)
-/// ends it quietly: the error's kind says so, and `main` treats it as success.
+/// Prints the plan: one line per run with its shard and command.
 pub fn run(args: &PlanArgs) -> Result<(), HarnessError> {
     let runs = plan(&args.spec)?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{} runs in {} shard(s)", runs.len(), args.shards)
-        .map_err(HarnessError::Output)?;
+    line(format_args!(
+        "{} runs in {} shard(s)",
+        runs.len(),
+        args.shards
+    ))?;
     for (i, run) in runs.iter().enumerate() {
         let shard = i % args.shards as usize;
         let store = default_store(
@@ -36,8 +36,10 @@ pub fn run(args: &PlanArgs) -> Result<(), HarnessError> {
             },
         );
         let arguments = run.arguments(&args.spec.output_dir, &store, &args.spec.flags);
-        writeln!(out, "shard {shard}: mb-harness {}", arguments.join(" "))
-            .map_err(HarnessError::Output)?;
+        line(format_args!(
+            "shard {shard}: mb-harness {}",
+            arguments.join(" ")
+        ))?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Input nobody writes by hand: a `k` near `usize::MAX`, settings far out of range, a report
-//! directory that links back into itself. Each gets one readable line or a bounded result,
-//! never a backtrace.
+//! directory that links back into itself, an output pipe closed before anything is written.
+//! Each gets one readable line, a bounded result or a quiet end, never a backtrace.
 
 use crate::common::{assert_ok, harness, harness_in, in_dir, json, only_run};
 
@@ -135,4 +135,25 @@ fn an_embedder_no_system_of_the_run_uses_is_named_as_unused() {
     let stderr = refusal(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(stderr.contains("/nonexistent.toml"), "{stderr}");
     assert!(!stderr.contains("unused"), "{stderr}");
+}
+
+#[test]
+fn output_read_by_a_closed_pipe_ends_quietly() {
+    // `mb-harness plan | head -1`: the reader is gone before anything is written.
+    for args in [
+        &["plan", "--baseline", "all", "--shards", "2"][..],
+        &["list"],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mb-harness"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
 }

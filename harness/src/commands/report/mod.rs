@@ -47,6 +47,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::error::HarnessError;
+use crate::stdout::line;
 
 /// Arguments of `report`.
 #[derive(Args, Debug)]
@@ -81,12 +82,12 @@ pub fn run(args: &ReportArgs) -> Result<(), HarnessError> {
     }
     mb_core::atomic_file::write_atomic(&args.out, html.as_bytes())
         .map_err(|e| crate::error::file_error(&args.out, e))?;
-    println!(
+    line(format_args!(
         "{}; {} of comparable runs; report written to {}",
         counted(report.runs, "run", "runs"),
         counted(report.groups, "group", "groups"),
         args.out.display()
-    );
+    ))?;
     Ok(())
 }
 

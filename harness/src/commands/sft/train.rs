@@ -19,6 +19,7 @@ use crate::commands::report::loss_chart;
 use crate::data::DataArgs;
 use crate::error::HarnessError;
 use crate::run::progress::progress;
+use crate::stdout::line;
 
 /// Where the run's examples are written for inspection.
 const TRAINING_DATA: &str = "training_data.json";
@@ -168,11 +169,11 @@ pub fn run(args: &SftTrainArgs) -> Result<(), HarnessError> {
     mb_core::atomic_file::write_atomic(&chart_path, chart.as_bytes())
         .map_err(|e| crate::error::file_error(&chart_path, e))?;
     let last = state.steps.last().map_or(f64::NAN, |s| s.loss);
-    println!(
+    line(format_args!(
         "trained on {} examples, {} steps, final loss {last:.4}; adapters in {}",
         examples.len(),
         state.steps.len(),
         dir.display()
-    );
+    ))?;
     Ok(())
 }
