@@ -1,7 +1,7 @@
 //! What a command prints on standard output, as a result rather than a panic.
 //!
 //! `println!` panics when standard output is gone (`mb-harness plan | head`), which the panic
-//! hook would report as an internal error. A command prints through [`line`] instead and
+//! hook would report as an internal error. A command prints through [`line()`] instead and
 //! returns the failure as [`HarnessError::Output`]; `main` ends quietly when its kind is a
 //! closed pipe, and says what failed otherwise (a full disk under a redirect).
 
