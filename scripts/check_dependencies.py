@@ -47,6 +47,12 @@ def published(name):
             with urllib.request.urlopen(url, timeout=30) as reply:
                 body = reply.read(MAX_INDEX_BYTES + 1)
             break
+        except urllib.error.HTTPError as error:
+            if error.code == 404:
+                return {}  # no such crate: every version of it is "not in the index"
+            if attempt + 1 == ATTEMPTS:
+                raise OSError(f"{url}: {error}") from error
+            time.sleep(1 + attempt)
         except (urllib.error.URLError, TimeoutError) as error:
             if attempt + 1 == ATTEMPTS:
                 raise OSError(f"{url}: {error}") from error

@@ -122,8 +122,8 @@ impl PlannedRun {
 /// Systems upstream skips on a set are left out when chosen by `all`, refused when named.
 pub fn plan(spec: &SweepSpec) -> Result<Vec<PlannedRun>, HarnessError> {
     let mut runs = Vec::new();
+    let swept = Regime::swept();
     for regime in &spec.regimes {
-        let swept = Regime::swept();
         let accepts_memoryless = swept
             .iter()
             .find(|s| s.name == *regime)
